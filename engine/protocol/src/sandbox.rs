@@ -1,0 +1,54 @@
+//! The `Sandbox` trait: where shell commands run.
+//!
+//! The default adapter spawns a process in its own process group with a
+//! timeout; stronger adapters (namespaces, seccomp) can confine it further.
+//! Whatever the adapter, a cancelled or timed-out command leaves no process
+//! of its group behind.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cancel::CancelToken;
+use crate::provider::BoxFuture;
+
+/// One command line to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecRequest {
+    /// Run by `bash -c`.
+    pub command: String,
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+    /// Extra variables, set on top of the inherited environment.
+    pub env: Vec<(String, String)>,
+}
+
+/// How a command ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExecOutput {
+    /// stdout and stderr, interleaved in the order they arrived.
+    pub output: Vec<u8>,
+    /// `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+/// The command could not be started at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("could not run the command: {0}")]
+pub struct SandboxError(pub String);
+
+/// Somewhere to run shell commands.
+pub trait Sandbox: Send + Sync {
+    /// A short name for `cox doctor` and the logs.
+    fn name(&self) -> &str;
+    /// Runs the command to its end, its timeout, or `cancel`. Output chunks
+    /// are passed to `on_output` as they arrive.
+    fn exec<'a>(
+        &'a self,
+        request: ExecRequest,
+        cancel: CancelToken,
+        on_output: &'a (dyn Fn(&[u8]) + Send + Sync),
+    ) -> BoxFuture<'a, Result<ExecOutput, SandboxError>>;
+}

@@ -1,0 +1,105 @@
+//! The `Tool` trait: one capability the model can call.
+//!
+//! Tools are an open set (built-ins today, MCP tools discovered at run time
+//! later), so the core holds them as trait objects and their futures are
+//! boxed. Every tool classifies a call before it runs (risk and subject, for
+//! the permission engine) and validates its own input: a bad input is a
+//! failed [`ToolResult`] the model reads, never a panic.
+
+use std::path::{Path, PathBuf};
+
+use futures::channel::mpsc::UnboundedSender;
+use serde_json::Value;
+
+use crate::cancel::CancelToken;
+use crate::ids::CallId;
+use crate::provider::{BoxFuture, ToolSpec};
+use crate::sandbox::Sandbox;
+use crate::types::{Risk, ToolResult};
+
+/// Where a session works: the folder it started in and the roots file tools
+/// may reach. `cwd` is always inside one of the roots.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workspace {
+    pub cwd: PathBuf,
+    /// Canonical paths; the first is the primary root.
+    pub roots: Vec<PathBuf>,
+}
+
+impl Workspace {
+    /// A workspace whose only root is `cwd`.
+    #[must_use]
+    pub fn single(cwd: PathBuf) -> Self {
+        Self { roots: vec![cwd.clone()], cwd }
+    }
+}
+
+/// What a tool says about a call before it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Classified {
+    pub risk: Risk,
+    /// The confined path, the command line, the URL, or the tool's name.
+    pub subject: String,
+    /// For shell commands: the commands the line splits into.
+    pub segments: Option<Vec<String>>,
+}
+
+/// Streams pieces of a running call's output to the surfaces.
+#[derive(Clone, Debug)]
+pub struct OutputSink {
+    call_id: CallId,
+    tx: Option<UnboundedSender<(CallId, String)>>,
+}
+
+impl OutputSink {
+    /// A sink that forwards to the session's event loop.
+    #[must_use]
+    pub fn new(call_id: CallId, tx: UnboundedSender<(CallId, String)>) -> Self {
+        Self { call_id, tx: Some(tx) }
+    }
+
+    /// A sink that drops everything (for tests and one-off calls).
+    #[must_use]
+    pub fn discard(call_id: CallId) -> Self {
+        Self { call_id, tx: None }
+    }
+
+    /// Sends one chunk; ignored once the session stopped listening.
+    pub fn send(&self, chunk: String) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.unbounded_send((self.call_id.clone(), chunk));
+        }
+    }
+}
+
+/// Everything a running call may use.
+pub struct ToolContext<'a> {
+    pub call_id: &'a CallId,
+    pub workspace: &'a Workspace,
+    /// Fires on `Interrupt`; a tool stops promptly and cleans up.
+    pub cancel: CancelToken,
+    /// Where shell commands run.
+    pub sandbox: &'a dyn Sandbox,
+    pub output: OutputSink,
+}
+
+impl ToolContext<'_> {
+    /// The session's working folder.
+    #[must_use]
+    pub fn cwd(&self) -> &Path {
+        &self.workspace.cwd
+    }
+}
+
+/// One tool the model can call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// The description and JSON schema sent to the model.
+    fn spec(&self) -> ToolSpec;
+    /// Risk and subject of a call, decided from its input alone. Must not
+    /// fail: an input that does not parse still gets the tool's base risk.
+    fn classify(&self, input: &Value, workspace: &Workspace) -> Classified;
+    /// Runs the call. Failures are results the model reads.
+    fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult>;
+}

@@ -1,0 +1,352 @@
+//! Submissions in, events out: the two enums every surface speaks.
+//!
+//! Both serialise as internally tagged JSON (`{"type": "…", …}`) with
+//! snake_case names. That JSON is printed by `cox run --output-format
+//! stream-json` and written line by line to the rollout, so a change here is a
+//! change of a public format.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::{CallId, SessionId};
+
+pub use crate::config::{ApprovalPolicy, PermissionMode, SandboxMode};
+
+/// What a surface asks the session to do.
+///
+/// A user turn as JSON:
+///
+/// ```
+/// use cox_protocol::types::Submission;
+///
+/// let turn = Submission::UserTurn { text: "create hello.txt containing hi".into() };
+/// let json = serde_json::to_string(&turn).unwrap();
+/// assert_eq!(json, r#"{"type":"user_turn","text":"create hello.txt containing hi"}"#);
+/// let back: Submission = serde_json::from_str(&json).unwrap();
+/// assert_eq!(back, turn);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Submission {
+    /// The person (or script) says something; the session runs one turn.
+    UserTurn { text: String },
+    /// The answer to an [`Event::ApprovalRequired`].
+    Approve { call_id: CallId, decision: Decision },
+    /// Cancel the running turn: the model stream and every running tool.
+    Interrupt,
+    /// Summarise the history now, optionally steering what to keep.
+    Compact {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
+    },
+    /// Finish: the session ends after the current turn.
+    Shutdown,
+}
+
+/// How much a tool call can change the world. Ordered from least to most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Reads only: may run concurrently with other read-only calls.
+    ReadOnly,
+    /// Changes files in the workspace.
+    Write,
+    /// Runs a program.
+    Exec,
+    /// Hard to undo (deleting, force-pushing, leaving the machine).
+    Destructive,
+}
+
+impl Risk {
+    /// The name used in JSON and in messages.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::ReadOnly => "read_only",
+            Risk::Write => "write",
+            Risk::Exec => "exec",
+            Risk::Destructive => "destructive",
+        }
+    }
+}
+
+/// One tool call the model asked for, classified before anything runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: CallId,
+    /// The tool's name as the model used it (`read`, `bash`, `mcp__srv__tool`).
+    pub name: String,
+    /// The input exactly as the model sent it.
+    pub input: Value,
+    pub risk: Risk,
+    /// What the call acts on: a confined path, a command line, a URL, or an
+    /// MCP tool name. Permission rules match against it.
+    pub subject: String,
+    /// For `bash`: the commands the line splits into. `None` for other tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Vec<String>>,
+}
+
+/// A person's answer to an approval request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call once.
+    Allow,
+    /// Run it, and let calls like it through for the rest of the session.
+    AllowForSession,
+    /// Do not run it. With a reason, the model reads it and the turn goes on;
+    /// without one, the turn stops after the pending results are recorded.
+    Deny {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Replace the call's input; the new call is decided again.
+    Edit { input: Value },
+}
+
+/// Why a turn ended. `turn_done.stop` in JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished on its own.
+    EndTurn,
+    /// An `Interrupt` arrived.
+    Interrupted,
+    /// A spending cap would have been crossed.
+    Budget,
+    /// A person denied a call and gave no reason to go on with.
+    Denied,
+    /// The provider or the session failed; a `Notice` before says why.
+    Error,
+    /// The model kept calling tools past `--max-turns` rounds.
+    MaxTurns,
+}
+
+impl StopReason {
+    /// The snake_case name used in JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::Interrupted => "interrupted",
+            StopReason::Budget => "budget",
+            StopReason::Denied => "denied",
+            StopReason::Error => "error",
+            StopReason::MaxTurns => "max_turns",
+        }
+    }
+}
+
+/// What a finished tool call returns to the model and to the surfaces.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// False when the tool failed, was refused or was denied.
+    pub ok: bool,
+    /// The text the model reads.
+    pub visible: String,
+    /// The size of the payload the tool handled (bytes written, read, or
+    /// printed by a command), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// True when the permission engine or a person refused the call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub denied: bool,
+}
+
+impl ToolResult {
+    /// A successful result.
+    #[must_use]
+    pub fn ok(visible: impl Into<String>) -> Self {
+        Self { ok: true, visible: visible.into(), bytes: None, denied: false }
+    }
+
+    /// A failed result the model can read and act on.
+    #[must_use]
+    pub fn error(visible: impl Into<String>) -> Self {
+        Self { ok: false, visible: visible.into(), bytes: None, denied: false }
+    }
+
+    /// A refused call, with the reason for the model.
+    #[must_use]
+    pub fn denied(visible: impl Into<String>) -> Self {
+        Self { ok: false, visible: visible.into(), bytes: None, denied: true }
+    }
+
+    /// The same result with a payload size.
+    #[must_use]
+    pub fn with_bytes(mut self, bytes: u64) -> Self {
+        self.bytes = Some(bytes);
+        self
+    }
+}
+
+/// How loud a [`Event::Notice`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    Info,
+    Warn,
+    Error,
+    /// Something secret-shaped was seen or a trust boundary was crossed.
+    Security,
+}
+
+/// Tokens one provider call used, as the provider reported them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another call's usage to this total.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// Everything a session reports, in the order it happens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The first event of every session.
+    SessionStarted {
+        session_id: SessionId,
+        cwd: String,
+        model: String,
+        provider: String,
+        tools: Vec<String>,
+        permission_mode: PermissionMode,
+        /// Wall-clock start, RFC 3339 UTC, as the driver was told it.
+        at: String,
+    },
+    /// A user turn begins; `turn` counts from 1 within the session.
+    TurnStarted { turn: u32, text: String },
+    /// A piece of the model's visible answer.
+    TextDelta { text: String },
+    /// A piece of the model's reasoning, where the provider exposes it.
+    ThinkingDelta { text: String },
+    /// The model asked for a tool call; it has been classified, not run.
+    ToolCallRequested { call: ToolCall },
+    /// The call waits for a person's [`Submission::Approve`].
+    ApprovalRequired { call_id: CallId, reason: String },
+    /// A piece of output from a running tool (a command's stdout/stderr).
+    ToolCallOutput { call_id: CallId, chunk: String },
+    /// The call finished (ran, failed, was refused, or was cancelled).
+    ToolCallDone { call_id: CallId, result: ToolResult },
+    /// One provider call's token usage.
+    Usage {
+        provider: String,
+        model: String,
+        #[serde(flatten)]
+        usage: Usage,
+    },
+    /// Something a person should know that is not part of the answer.
+    Notice { level: NoticeLevel, text: String },
+    /// The turn is over. Nothing of this turn follows it.
+    TurnDone { stop: StopReason },
+}
+
+impl Event {
+    /// The `type` tag of this event, as JSON spells it.
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::SessionStarted { .. } => "session_started",
+            Event::TurnStarted { .. } => "turn_started",
+            Event::TextDelta { .. } => "text_delta",
+            Event::ThinkingDelta { .. } => "thinking_delta",
+            Event::ToolCallRequested { .. } => "tool_call_requested",
+            Event::ApprovalRequired { .. } => "approval_required",
+            Event::ToolCallOutput { .. } => "tool_call_output",
+            Event::ToolCallDone { .. } => "tool_call_done",
+            Event::Usage { .. } => "usage",
+            Event::Notice { .. } => "notice",
+            Event::TurnDone { .. } => "turn_done",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_serialise_in_the_documented_shapes() {
+        let call = ToolCall {
+            id: CallId::from("c1"),
+            name: "write".into(),
+            input: json!({"path": "hello.txt", "content": "hi\n"}),
+            risk: Risk::Write,
+            subject: "hello.txt".into(),
+            segments: None,
+        };
+        let requested = serde_json::to_value(Event::ToolCallRequested { call }).unwrap();
+        assert_eq!(requested["type"], "tool_call_requested");
+        assert_eq!(requested["call"]["name"], "write");
+        assert_eq!(requested["call"]["risk"], "write");
+        assert!(requested["call"].get("segments").is_none());
+
+        let done = Event::ToolCallDone {
+            call_id: CallId::from("c1"),
+            result: ToolResult::ok("wrote 3 bytes to hello.txt").with_bytes(3),
+        };
+        assert_eq!(
+            serde_json::to_value(done).unwrap(),
+            json!({"type":"tool_call_done","call_id":"c1",
+                   "result":{"ok":true,"visible":"wrote 3 bytes to hello.txt","bytes":3}})
+        );
+        assert_eq!(
+            serde_json::to_value(Event::TextDelta { text: "Created.".into() }).unwrap(),
+            json!({"type":"text_delta","text":"Created."})
+        );
+        assert_eq!(
+            serde_json::to_value(Event::TurnDone { stop: StopReason::EndTurn }).unwrap(),
+            json!({"type":"turn_done","stop":"end_turn"})
+        );
+    }
+
+    #[test]
+    fn every_event_round_trips_through_json() {
+        let events = vec![
+            Event::TurnStarted { turn: 1, text: "hi".into() },
+            Event::ApprovalRequired { call_id: "c".into(), reason: "writes".into() },
+            Event::ToolCallOutput { call_id: "c".into(), chunk: "out".into() },
+            Event::Usage {
+                provider: "scripted".into(),
+                model: "m".into(),
+                usage: Usage { input_tokens: 3, output_tokens: 4, ..Usage::default() },
+            },
+            Event::Notice { level: NoticeLevel::Security, text: "x".into() },
+            Event::TurnDone { stop: StopReason::MaxTurns },
+        ];
+        for event in events {
+            let line = serde_json::to_string(&event).unwrap();
+            let back: Event = serde_json::from_str(&line).unwrap();
+            assert_eq!(back, event, "{line}");
+            assert!(line.starts_with(&format!("{{\"type\":\"{}\"", event.kind())), "{line}");
+        }
+    }
+
+    #[test]
+    fn decisions_serialise_with_a_kind_tag() {
+        let deny = Decision::Deny { reason: Some("not now".into()) };
+        assert_eq!(serde_json::to_value(&deny).unwrap(), json!({"kind":"deny","reason":"not now"}));
+        let allow: Decision = serde_json::from_value(json!({"kind":"allow_for_session"})).unwrap();
+        assert_eq!(allow, Decision::AllowForSession);
+        let approve = Submission::Approve { call_id: "c9".into(), decision: Decision::Allow };
+        assert_eq!(
+            serde_json::to_value(approve).unwrap(),
+            json!({"type":"approve","call_id":"c9","decision":{"kind":"allow"}})
+        );
+    }
+}
