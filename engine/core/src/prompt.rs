@@ -1,0 +1,32 @@
+//! cox's own system prompt.
+//!
+//! It is versioned and carries no date, cwd or other volatile fact: those go
+//! in the volatile block at the end of the system prompt, so these bytes stay
+//! identical across calls, sessions and days and the provider's prompt cache
+//! keeps hitting. Change the text only with a new version number.
+
+/// The version of [`SYSTEM_PROMPT`]; bump it with every change of the text.
+pub const SYSTEM_PROMPT_VERSION: u32 = 1;
+
+/// The system prompt every main turn starts with.
+pub const SYSTEM_PROMPT: &str = "\
+You are cox (system prompt v1), a coding agent working in the user's repository \
+from a terminal. Do the task you are given with the tools you have: read before you \
+edit, keep changes small and in the style of the code around them, and run the \
+project's own checks when they exist. Paths are relative to the working directory \
+and must stay inside the workspace. A tool call may be refused by the user's \
+permission rules; when that happens, read the reason and find another way or \
+explain what you need. Be brief: say what you did and what is left, without \
+repeating file contents back.";
+
+/// The volatile block: facts that change between calls. Never cached.
+#[must_use]
+pub fn volatile_block(date: &str, cwd: &str, branch: Option<&str>) -> String {
+    let mut out = format!("Date: {date}\nWorking directory: {cwd}\n");
+    if let Some(branch) = branch {
+        out.push_str("Git branch: ");
+        out.push_str(branch);
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,663 @@
+//! The session driver: the one place that awaits, and the one place generic
+//! over the outside world.
+//!
+//! [`Session::run`] reads submissions and drives each user turn through the
+//! phases of [`crate::turn`]. While a turn runs it keeps listening, so an
+//! `Interrupt` cancels the turn's token (the provider stream and every tool
+//! see it) and an `Approve` answers the call that waits for it. Submissions
+//! that cannot act mid-turn (another `UserTurn`, `Compact`) wait their turn.
+//!
+//! Every event goes to the store's rollout first, then to the surface's
+//! sink. A turn's events go through a [`TurnOut`] that is consumed by the
+//! closing `TurnDone`, so no event of a turn can follow it.
+
+use std::collections::VecDeque;
+use std::pin::pin;
+use std::sync::Arc;
+
+use cox_protocol::hook::{Hook, HookPoint, HookVerdict};
+use cox_protocol::provider::{ProviderError, SystemParts};
+use cox_protocol::store::{SessionMeta, StoreError};
+use cox_protocol::tool::{OutputSink, Tool, ToolContext, Workspace};
+use cox_protocol::types::{
+    ApprovalPolicy, Decision, Event, NoticeLevel, PermissionMode, Risk, SandboxMode, StopReason,
+    Submission, ToolResult,
+};
+use cox_protocol::{Archive, CallId, CancelToken, Provider, Sandbox, SessionId, Store};
+use futures::channel::mpsc;
+use futures::{Stream, StreamExt};
+
+use crate::permission::{Engine, Grant, Outcome};
+use crate::toolset::ToolSet;
+use crate::turn::{Done, History, Next, Prefix, Turn, INTERRUPTED};
+
+/// Everything a session is told when it starts. The driver gathers it (time,
+/// paths, flags); the core reads no clock, file or variable itself.
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    pub id: SessionId,
+    pub workspace: Workspace,
+    pub permission_mode: PermissionMode,
+    pub approval: ApprovalPolicy,
+    pub sandbox_mode: SandboxMode,
+    /// Model rounds allowed per user turn (`--max-turns`).
+    pub max_turns: Option<u32>,
+    /// RFC 3339 UTC, as the driver read the clock.
+    pub started_at: String,
+    pub system: SystemParts,
+    pub max_output_tokens: u32,
+}
+
+/// The session could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot start the session record: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// The parts that do not change while a session runs.
+struct World<P, S, A, X> {
+    provider: P,
+    store: S,
+    #[allow(dead_code)] // read by compaction and big-output archiving
+    archive: A,
+    sandbox: X,
+    tools: ToolSet,
+    hooks: Vec<Arc<dyn Hook>>,
+    engine: Engine,
+    config: SessionConfig,
+}
+
+/// What changes from turn to turn.
+#[derive(Default)]
+struct State {
+    history: History,
+    turns: u32,
+    grants: Vec<Grant>,
+}
+
+/// One session over a provider `P`, a store `S`, an archive `A` and a
+/// sandbox `X`, all chosen by the binary at compile time.
+pub struct Session<P, S, A, X> {
+    world: World<P, S, A, X>,
+    state: State,
+}
+
+impl<P, S, A, X> Session<P, S, A, X>
+where
+    P: Provider,
+    S: Store,
+    A: Archive,
+    X: Sandbox + 'static,
+{
+    /// A session that has not started yet.
+    pub fn new(
+        config: SessionConfig,
+        provider: P,
+        store: S,
+        archive: A,
+        sandbox: X,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Self {
+        let world = World {
+            provider,
+            store,
+            archive,
+            sandbox,
+            tools: ToolSet::new(tools),
+            hooks: Vec::new(),
+            engine: Engine::new(),
+            config,
+        };
+        Self { world, state: State::default() }
+    }
+
+    /// Adds hooks, called in the order given.
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: Vec<Arc<dyn Hook>>) -> Self {
+        self.world.hooks = hooks;
+        self
+    }
+
+    /// The tool names the model is offered, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.world.tools.names().map(str::to_owned).collect()
+    }
+
+    /// Runs until `Shutdown` or until `submissions` ends, sending every event
+    /// to the rollout and then to `sink`. Fails only when the record cannot
+    /// be started; every later failure is an event.
+    pub async fn run<I, F>(self, submissions: I, mut sink: F) -> Result<(), SessionError>
+    where
+        I: Stream<Item = Submission> + Unpin,
+        F: FnMut(&Event),
+    {
+        let Self { world, mut state } = self;
+        let cfg = &world.config;
+        world.store.session_started(&SessionMeta {
+            id: cfg.id,
+            cwd: cfg.workspace.cwd.display().to_string(),
+            provider: world.provider.name().to_owned(),
+            model: world.provider.model().to_owned(),
+            created_at: cfg.started_at.clone(),
+        })?;
+        let mut out = Emitter { store: &world.store, id: cfg.id, sink: &mut sink, broken: false };
+        out.emit(Event::SessionStarted {
+            session_id: cfg.id,
+            cwd: cfg.workspace.cwd.display().to_string(),
+            model: world.provider.model().to_owned(),
+            provider: world.provider.name().to_owned(),
+            tools: world.tools.names().map(str::to_owned).collect(),
+            permission_mode: cfg.permission_mode,
+            at: cfg.started_at.clone(),
+        });
+        let mut inbox = Inbox { subs: submissions, closed: false, queue: VecDeque::new() };
+        let mut shutdown = false;
+        while !shutdown {
+            let Some(sub) = inbox.next_idle().await else { break };
+            match sub {
+                Submission::UserTurn { text } => {
+                    shutdown = run_turn(&world, &mut state, &mut out, &mut inbox, text).await;
+                }
+                Submission::Shutdown => shutdown = true,
+                Submission::Interrupt => {}
+                Submission::Approve { call_id, .. } => out.notice(
+                    NoticeLevel::Warn,
+                    format!("no call {call_id} is waiting for approval; the answer was ignored"),
+                ),
+                Submission::Compact { .. } => out.notice(
+                    NoticeLevel::Info,
+                    "compaction is not available in this build; the history was kept whole".into(),
+                ),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sends events to the rollout, then to the surface.
+struct Emitter<'a, S, F> {
+    store: &'a S,
+    id: SessionId,
+    sink: &'a mut F,
+    /// The rollout failed once; it is said once, not per event.
+    broken: bool,
+}
+
+impl<S: Store, F: FnMut(&Event)> Emitter<'_, S, F> {
+    fn emit(&mut self, event: Event) {
+        if !self.broken {
+            if let Err(err) = self.store.rollout_append(self.id, &event) {
+                self.broken = true;
+                (self.sink)(&Event::Notice {
+                    level: NoticeLevel::Error,
+                    text: format!("the rollout could not be written ({err}); events are no longer recorded"),
+                });
+            }
+        }
+        (self.sink)(&event);
+    }
+
+    fn notice(&mut self, level: NoticeLevel, text: String) {
+        self.emit(Event::Notice { level, text });
+    }
+}
+
+/// The events of one turn. [`TurnOut::done`] consumes it with the turn's
+/// `TurnDone`, so nothing of the turn can be emitted after.
+struct TurnOut<'o, 'a, S, F>(&'o mut Emitter<'a, S, F>);
+
+impl<S: Store, F: FnMut(&Event)> TurnOut<'_, '_, S, F> {
+    fn emit(&mut self, event: Event) {
+        self.0.emit(event);
+    }
+
+    fn notice(&mut self, level: NoticeLevel, text: String) {
+        self.0.notice(level, text);
+    }
+
+    fn done(self, turn: Turn<Done>) -> StopReason {
+        let stop = turn.stop();
+        self.0.emit(turn.into_event());
+        stop
+    }
+}
+
+/// Submissions, with what arrived mid-turn and must wait.
+struct Inbox<I> {
+    subs: I,
+    closed: bool,
+    queue: VecDeque<Submission>,
+}
+
+impl<I: Stream<Item = Submission> + Unpin> Inbox<I> {
+    /// The next submission between turns; `None` once there will be no more.
+    async fn next_idle(&mut self) -> Option<Submission> {
+        if let Some(sub) = self.queue.pop_front() {
+            return Some(sub);
+        }
+        if self.closed {
+            return None;
+        }
+        let next = self.subs.next().await;
+        self.closed = next.is_none();
+        next
+    }
+
+    /// The next submission during a turn. Once the stream has ended this
+    /// never resolves, so the turn runs to its end undisturbed.
+    async fn next_live(&mut self) -> Submission {
+        if !self.closed {
+            if let Some(sub) = self.subs.next().await {
+                return sub;
+            }
+            self.closed = true;
+        }
+        std::future::pending().await
+    }
+}
+
+/// What a submission that arrived mid-turn means for the turn.
+enum MidTurn {
+    Interrupt,
+    Approve(Decision),
+    Ignored,
+}
+
+/// Sorts a submission that arrived during a turn: what can wait is queued.
+fn mid_turn<I, S: Store, F: FnMut(&Event)>(
+    sub: Submission,
+    inbox: &mut Inbox<I>,
+    shutdown: &mut bool,
+    out: &mut TurnOut<'_, '_, S, F>,
+    waiting_for: Option<&CallId>,
+) -> MidTurn {
+    match sub {
+        Submission::Interrupt => MidTurn::Interrupt,
+        Submission::Shutdown => {
+            *shutdown = true;
+            MidTurn::Ignored
+        }
+        Submission::Approve { call_id, decision } if Some(&call_id) == waiting_for => {
+            MidTurn::Approve(decision)
+        }
+        Submission::Approve { call_id, .. } => {
+            out.notice(
+                NoticeLevel::Warn,
+                format!("no call {call_id} is waiting for approval; the answer was ignored"),
+            );
+            MidTurn::Ignored
+        }
+        sub @ (Submission::UserTurn { .. } | Submission::Compact { .. }) => {
+            inbox.queue.push_back(sub);
+            MidTurn::Ignored
+        }
+    }
+}
+
+/// How the model stream of one round ended.
+enum Streamed {
+    Finished,
+    Interrupted,
+    Failed(ProviderError),
+}
+
+/// Runs one user turn to its `TurnDone`. Returns whether a `Shutdown`
+/// arrived meanwhile.
+async fn run_turn<P, S, A, X, I, F>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    emitter: &mut Emitter<'_, S, F>,
+    inbox: &mut Inbox<I>,
+    text: String,
+) -> bool
+where
+    P: Provider,
+    S: Store,
+    A: Archive,
+    X: Sandbox + 'static,
+    I: Stream<Item = Submission> + Unpin,
+    F: FnMut(&Event),
+{
+    state.turns += 1;
+    let number = state.turns;
+    let mut out = TurnOut(emitter);
+    let mut shutdown = false;
+    out.emit(Event::TurnStarted { turn: number, text: text.clone() });
+
+    let text = match prompt_hooks(world, &mut out, text).await {
+        Ok(text) => text,
+        Err(()) => {
+            out.done(Turn::refused(number, StopReason::Denied));
+            return shutdown;
+        }
+    };
+
+    let cfg = &world.config;
+    let prefix = Prefix {
+        provider: world.provider.name(),
+        model: world.provider.model(),
+        system: &cfg.system,
+        tools: &world.tools,
+        workspace: &cfg.workspace,
+        max_output_tokens: cfg.max_output_tokens,
+    };
+    let cancel = CancelToken::new();
+    let mut turn = Turn::begin(number, &text, cfg.max_turns, &mut state.history);
+    let done = loop {
+        let (mut streaming, request) = turn.request(&state.history, &prefix);
+        let streamed = {
+            let mut stream = pin!(world.provider.stream(request, cancel.clone()));
+            loop {
+                tokio::select! {
+                    biased;
+                    sub = inbox.next_live() => {
+                        if let MidTurn::Interrupt = mid_turn(sub, inbox, &mut shutdown, &mut out, None) {
+                            cancel.cancel();
+                            break Streamed::Interrupted;
+                        }
+                    }
+                    item = stream.next() => match item {
+                        Some(Ok(event)) => {
+                            if let Some(event) = streaming.apply(event, &prefix) {
+                                out.emit(event);
+                            }
+                        }
+                        Some(Err(err)) => break Streamed::Failed(err),
+                        None => break Streamed::Finished,
+                    },
+                }
+            }
+        };
+        let mut running = match streamed {
+            Streamed::Interrupted => {
+                let (events, done) = streaming.interrupt(&mut state.history);
+                events.into_iter().for_each(|e| out.emit(e));
+                break done;
+            }
+            Streamed::Failed(err) => {
+                out.notice(NoticeLevel::Error, format!("the model call failed: {err}"));
+                break streaming.end(StopReason::Error);
+            }
+            Streamed::Finished => match streaming.finish(&mut state.history) {
+                Next::Done(done) => break done,
+                Next::Tools(running) => running,
+            },
+        };
+        let ran = run_tools(world, state, &mut out, inbox, &mut shutdown, &mut running, &cancel);
+        let (results, stop) = ran.await;
+        match running.record(results, stop, &mut state.history) {
+            Ok(next) => turn = next,
+            Err(done) => break done,
+        }
+    };
+    if done.stop() == StopReason::MaxTurns {
+        let rounds = done.ctx().rounds;
+        out.notice(
+            NoticeLevel::Warn,
+            format!("stopped after {rounds} model rounds: the --max-turns limit was reached"),
+        );
+    }
+    out.done(done);
+    if let Err(err) = world.store.turn_finished(cfg.id, state.turns) {
+        emitter.notice(NoticeLevel::Error, format!("the session record was not updated: {err}"));
+    }
+    shutdown
+}
+
+/// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or
+/// `Err` when a hook blocked it (already said in a notice).
+async fn prompt_hooks<P, S: Store, A, X, F: FnMut(&Event)>(
+    world: &World<P, S, A, X>,
+    out: &mut TurnOut<'_, '_, S, F>,
+    mut text: String,
+) -> Result<String, ()> {
+    for hook in &world.hooks {
+        let payload = serde_json::json!({ "hook_event_name": "UserPromptSubmit", "prompt": text });
+        match hook.run(HookPoint::UserPromptSubmit, &payload).await {
+            HookVerdict::Continue => {}
+            HookVerdict::Rewrite { text: new } => text = new,
+            HookVerdict::Block { reason } => {
+                let name = hook.name();
+                out.notice(NoticeLevel::Warn, format!("hook {name} blocked the prompt: {reason}"));
+                return Err(());
+            }
+            HookVerdict::Failed { message } => {
+                let name = hook.name();
+                out.notice(NoticeLevel::Warn, format!("hook {name} failed and was skipped: {message}"));
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// Decides, then runs, the calls of one assistant message. Results come back
+/// in call order; the second value ends the turn when set.
+async fn run_tools<P, S, A, X, I, F>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    out: &mut TurnOut<'_, '_, S, F>,
+    inbox: &mut Inbox<I>,
+    shutdown: &mut bool,
+    running: &mut Turn<crate::turn::RunningTools>,
+    cancel: &CancelToken,
+) -> (Vec<ToolResult>, Option<StopReason>)
+where
+    P: Provider,
+    S: Store,
+    A: Archive,
+    X: Sandbox + 'static,
+    I: Stream<Item = Submission> + Unpin,
+    F: FnMut(&Event),
+{
+    let count = running.calls().len();
+    let mut results: Vec<Option<ToolResult>> = vec![None; count];
+    let mut stop = None;
+
+    // Decide every call first, in order; people answer approvals one by one.
+    for index in 0..count {
+        if stop.is_some() {
+            results[index] =
+                Some(ToolResult::denied("not run: the user denied an earlier call of this message"));
+            continue;
+        }
+        match decide_call(world, state, out, inbox, shutdown, running, index).await {
+            Decided::Run => {}
+            Decided::Result(result) => results[index] = Some(result),
+            Decided::Stop(result) => {
+                results[index] = Some(result);
+                stop = Some(StopReason::Denied);
+            }
+            Decided::Interrupted => {
+                cancel.cancel();
+                stop = Some(StopReason::Interrupted);
+                break;
+            }
+        }
+    }
+
+    // Run: a stretch of read-only calls at once, anything else alone, in order.
+    let calls = running.calls();
+    let mut emitted = 0;
+    let mut index = 0;
+    while index < count && stop != Some(StopReason::Interrupted) {
+        if results[index].is_some() {
+            index += 1;
+            continue;
+        }
+        let mut end = index + 1;
+        if calls[index].risk == Risk::ReadOnly {
+            while end < count && results[end].is_none() && calls[end].risk == Risk::ReadOnly {
+                end += 1;
+            }
+        }
+        let (tx, mut rx) = mpsc::unbounded();
+        let group = futures::future::join_all(calls[index..end].iter().map(|call| {
+            let tool = world.tools.get(&call.name).expect("decided calls name known tools");
+            tool.run(
+                call.input.clone(),
+                ToolContext {
+                    call_id: &call.id,
+                    workspace: &world.config.workspace,
+                    cancel: cancel.child_token(),
+                    sandbox: &world.sandbox,
+                    output: OutputSink::new(call.id.clone(), tx.clone()),
+                },
+            )
+        }));
+        drop(tx);
+        let mut group = pin!(group);
+        let finished = loop {
+            tokio::select! {
+                biased;
+                sub = inbox.next_live() => {
+                    if let MidTurn::Interrupt = mid_turn(sub, inbox, shutdown, out, None) {
+                        cancel.cancel();
+                        break None;
+                    }
+                }
+                Some((call_id, chunk)) = rx.next() => out.emit(Event::ToolCallOutput { call_id, chunk }),
+                done = &mut group => break Some(done),
+            }
+        };
+        while let Ok((call_id, chunk)) = rx.try_recv() {
+            out.emit(Event::ToolCallOutput { call_id, chunk });
+        }
+        let Some(group_results) = finished else {
+            stop = Some(StopReason::Interrupted);
+            break;
+        };
+        for (slot, result) in results[index..end].iter_mut().zip(group_results) {
+            *slot = Some(result);
+        }
+        for call in &calls[emitted..end] {
+            let result = results[emitted].clone().unwrap_or_else(|| ToolResult::error(INTERRUPTED));
+            out.emit(Event::ToolCallDone { call_id: call.id.clone(), result });
+            emitted += 1;
+        }
+        index = end;
+    }
+    let results: Vec<ToolResult> = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| ToolResult::error(INTERRUPTED)))
+        .collect();
+    for (call, result) in calls.iter().zip(&results).skip(emitted) {
+        out.emit(Event::ToolCallDone { call_id: call.id.clone(), result: result.clone() });
+    }
+    (results, stop)
+}
+
+/// What deciding one call led to.
+enum Decided {
+    /// Allowed: it runs.
+    Run,
+    /// Not run; this is its result.
+    Result(ToolResult),
+    /// Not run, and the turn stops after this message.
+    Stop(ToolResult),
+    /// An `Interrupt` arrived while a person was being asked.
+    Interrupted,
+}
+
+async fn decide_call<P, S, A, X, I, F>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    out: &mut TurnOut<'_, '_, S, F>,
+    inbox: &mut Inbox<I>,
+    shutdown: &mut bool,
+    running: &mut Turn<crate::turn::RunningTools>,
+    index: usize,
+) -> Decided
+where
+    S: Store,
+    I: Stream<Item = Submission> + Unpin,
+    F: FnMut(&Event),
+{
+    let cfg = &world.config;
+    loop {
+        let call = &running.calls()[index];
+        if world.tools.get(&call.name).is_none() {
+            let known: Vec<&str> = world.tools.names().collect();
+            return Decided::Result(ToolResult::error(format!(
+                "unknown tool `{}`; the tools are: {}",
+                call.name,
+                known.join(", ")
+            )));
+        }
+        let outcome = world.engine.decide(
+            call,
+            cfg.permission_mode,
+            cfg.approval,
+            cfg.sandbox_mode,
+            &state.grants,
+        );
+        let reason = match outcome {
+            Outcome::Allow { .. } => return pre_tool_hooks(world, out, call).await,
+            Outcome::Deny { reason } => return Decided::Result(ToolResult::denied(reason)),
+            Outcome::Ask { reason } => reason,
+        };
+        let call_id = call.id.clone();
+        out.emit(Event::ApprovalRequired { call_id: call_id.clone(), reason });
+        let decision = loop {
+            let sub = inbox.next_live().await;
+            match mid_turn(sub, inbox, shutdown, out, Some(&call_id)) {
+                MidTurn::Interrupt => return Decided::Interrupted,
+                MidTurn::Approve(decision) => break decision,
+                MidTurn::Ignored => {}
+            }
+        };
+        match decision {
+            Decision::Allow => return pre_tool_hooks(world, out, call).await,
+            Decision::AllowForSession => {
+                state.grants.push(Grant::for_call(call));
+                return pre_tool_hooks(world, out, call).await;
+            }
+            Decision::Deny { reason: Some(reason) } => {
+                return Decided::Result(ToolResult::denied(format!(
+                    "the user denied this call: {reason}"
+                )));
+            }
+            Decision::Deny { reason: None } => {
+                return Decided::Stop(ToolResult::denied("the user denied this call"));
+            }
+            Decision::Edit { input } => {
+                let edited = world.tools.classify(call_id, call.name.clone(), input, &cfg.workspace);
+                out.emit(Event::ToolCallRequested { call: edited.clone() });
+                running.replace_call(index, edited);
+            }
+        }
+    }
+}
+
+/// Runs the `PreToolUse` hooks on an allowed call.
+async fn pre_tool_hooks<P, S: Store, A, X, F: FnMut(&Event)>(
+    world: &World<P, S, A, X>,
+    out: &mut TurnOut<'_, '_, S, F>,
+    call: &cox_protocol::types::ToolCall,
+) -> Decided {
+    if world.hooks.is_empty() {
+        return Decided::Run;
+    }
+    let payload = serde_json::json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": call.name,
+        "tool_input": call.input,
+        "call_id": call.id,
+    });
+    for hook in &world.hooks {
+        match hook.run(HookPoint::PreToolUse, &payload).await {
+            HookVerdict::Continue | HookVerdict::Rewrite { .. } => {}
+            HookVerdict::Block { reason } => {
+                return Decided::Result(ToolResult::denied(format!(
+                    "hook {} blocked this call: {reason}",
+                    hook.name()
+                )));
+            }
+            HookVerdict::Failed { message } => out.notice(
+                NoticeLevel::Warn,
+                format!("hook {} failed and was skipped: {message}", hook.name()),
+            ),
+        }
+    }
+    Decided::Run
+}

@@ -1,0 +1,403 @@
+//! One user turn as a typestate: `Turn<Assembling>` → `Turn<Streaming>` →
+//! `Turn<RunningTools>` → back to `Turn<Assembling>`, or → `Turn<Done>`.
+//!
+//! Each transition consumes the turn and returns the next phase, so running
+//! tools before the model answered, or streaming after the turn ended, does
+//! not compile. The phase types carry what the phase gathered and nothing
+//! generic: only the driver in [`crate::session`] knows the provider, store
+//! and sandbox, so their bounds stay in one place.
+//!
+//! This module is pure: it turns stream events into session events and
+//! writes the history; the driver does all awaiting.
+
+use cox_protocol::provider::{
+    ContentBlock, Message, ModelStop, Request, Role, StreamEvent, SystemParts,
+};
+use cox_protocol::tool::Workspace;
+use cox_protocol::types::{Event, StopReason, ToolCall, ToolResult, Usage};
+
+use crate::toolset::ToolSet;
+
+/// What the model has been told so far in this session.
+pub type History = Vec<Message>;
+
+/// The parts of a request that do not change within a session.
+#[derive(Debug)]
+pub struct Prefix<'a> {
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub system: &'a SystemParts,
+    pub tools: &'a ToolSet,
+    pub workspace: &'a Workspace,
+    pub max_output_tokens: u32,
+}
+
+/// Facts every phase shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TurnCtx {
+    /// The user turn's number within the session, from 1.
+    pub number: u32,
+    /// Model calls made so far in this turn.
+    pub rounds: u32,
+    /// Stop with `max_turns` after this many rounds that asked for tools.
+    pub max_rounds: Option<u32>,
+}
+
+/// Ready to build the next request.
+#[derive(Debug)]
+pub struct Assembling;
+
+/// The model is answering; what it said so far.
+#[derive(Debug, Default)]
+pub struct Streaming {
+    text: String,
+    thinking: String,
+    calls: Vec<ToolCall>,
+    usage: Usage,
+    stop: Option<ModelStop>,
+}
+
+/// The model asked for these calls, in this order.
+#[derive(Debug)]
+pub struct RunningTools {
+    calls: Vec<ToolCall>,
+}
+
+/// The turn is over.
+#[derive(Debug)]
+pub struct Done {
+    stop: StopReason,
+}
+
+/// A turn in phase `S`.
+#[derive(Debug)]
+pub struct Turn<S> {
+    ctx: TurnCtx,
+    phase: S,
+}
+
+/// Where a finished model response leads.
+#[derive(Debug)]
+pub enum Next {
+    Tools(Turn<RunningTools>),
+    Done(Turn<Done>),
+}
+
+impl<S> Turn<S> {
+    /// The shared facts.
+    #[must_use]
+    pub fn ctx(&self) -> TurnCtx {
+        self.ctx
+    }
+
+    /// Ends the turn now for a reason found outside the phase (an error,
+    /// a budget cap, a blocked prompt). Any phase may end this way.
+    #[must_use]
+    pub fn end(self, stop: StopReason) -> Turn<Done> {
+        Turn { ctx: self.ctx, phase: Done { stop } }
+    }
+}
+
+impl Turn<Done> {
+    /// A turn that ends before it starts (a hook blocked the prompt).
+    #[must_use]
+    pub fn refused(number: u32, stop: StopReason) -> Self {
+        Self { ctx: TurnCtx { number, rounds: 0, max_rounds: None }, phase: Done { stop } }
+    }
+}
+
+impl Turn<Assembling> {
+    /// Starts turn `number` with the user's text, which joins the history.
+    #[must_use]
+    pub fn begin(number: u32, text: &str, max_rounds: Option<u32>, history: &mut History) -> Self {
+        history.push(Message::user_text(text));
+        Self { ctx: TurnCtx { number, rounds: 0, max_rounds }, phase: Assembling }
+    }
+
+    /// Builds the provider-neutral request: stable parts first, then history.
+    #[must_use]
+    pub fn request(self, history: &History, prefix: &Prefix<'_>) -> (Turn<Streaming>, Request) {
+        let request = Request {
+            model: prefix.model.to_owned(),
+            system: prefix.system.clone(),
+            tools: prefix.tools.specs().to_vec(),
+            messages: history.clone(),
+            max_output_tokens: prefix.max_output_tokens,
+        };
+        let ctx = TurnCtx { rounds: self.ctx.rounds + 1, ..self.ctx };
+        (Turn { ctx, phase: Streaming::default() }, request)
+    }
+}
+
+impl Turn<Streaming> {
+    /// Folds one stream event in and returns the session event it becomes.
+    pub fn apply(&mut self, event: StreamEvent, prefix: &Prefix<'_>) -> Option<Event> {
+        let phase = &mut self.phase;
+        match event {
+            StreamEvent::TextDelta(text) => {
+                phase.text.push_str(&text);
+                Some(Event::TextDelta { text })
+            }
+            StreamEvent::ThinkingDelta(text) => {
+                phase.thinking.push_str(&text);
+                Some(Event::ThinkingDelta { text })
+            }
+            StreamEvent::ToolUse { id, name, input } => {
+                let call = prefix.tools.classify(id, name, input, prefix.workspace);
+                phase.calls.push(call.clone());
+                Some(Event::ToolCallRequested { call })
+            }
+            StreamEvent::Usage(usage) => {
+                phase.usage.add(&usage);
+                Some(Event::Usage {
+                    provider: prefix.provider.to_owned(),
+                    model: prefix.model.to_owned(),
+                    usage,
+                })
+            }
+            StreamEvent::Done(stop) => {
+                phase.stop = Some(stop);
+                None
+            }
+        }
+    }
+
+    /// The model's text so far.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.phase.text
+    }
+
+    /// The response is complete: it joins the history, and its calls (if any)
+    /// are next.
+    #[must_use]
+    pub fn finish(self, history: &mut History) -> Next {
+        let Streaming { text, thinking, calls, .. } = self.phase;
+        push_assistant(history, thinking, text, &calls);
+        if calls.is_empty() {
+            Next::Done(Turn { ctx: self.ctx, phase: Done { stop: StopReason::EndTurn } })
+        } else {
+            Next::Tools(Turn { ctx: self.ctx, phase: RunningTools { calls } })
+        }
+    }
+
+    /// The stream was interrupted: the partial answer joins the history, every
+    /// call it asked for is answered as not run, and the turn ends.
+    #[must_use]
+    pub fn interrupt(self, history: &mut History) -> (Vec<Event>, Turn<Done>) {
+        let Streaming { text, thinking, calls, .. } = self.phase;
+        push_assistant(history, thinking, text, &calls);
+        let running = Turn { ctx: self.ctx, phase: RunningTools { calls } };
+        running.interrupt_all(history)
+    }
+}
+
+fn push_assistant(history: &mut History, thinking: String, text: String, calls: &[ToolCall]) {
+    let mut content = Vec::with_capacity(calls.len() + 2);
+    if !thinking.is_empty() {
+        content.push(ContentBlock::Thinking { text: thinking });
+    }
+    if !text.is_empty() {
+        content.push(ContentBlock::Text { text });
+    }
+    content.extend(calls.iter().map(|c| ContentBlock::ToolUse {
+        id: c.id.clone(),
+        name: c.name.clone(),
+        input: c.input.clone(),
+    }));
+    if !content.is_empty() {
+        history.push(Message { role: Role::Assistant, content });
+    }
+}
+
+/// The text a call that never finished returns to the model.
+pub const INTERRUPTED: &str = "[interrupted by the user before this call finished]";
+
+impl Turn<RunningTools> {
+    /// The calls to run, in the order the model asked for them.
+    #[must_use]
+    pub fn calls(&self) -> &[ToolCall] {
+        &self.phase.calls
+    }
+
+    /// Replaces a call's input after a person edited it, re-classified.
+    pub fn replace_call(&mut self, index: usize, call: ToolCall) {
+        self.phase.calls[index] = call;
+    }
+
+    /// All results, in call order, go back in one user message. Then the
+    /// model is asked again, unless the round limit is reached or `stop`
+    /// says the turn must end here.
+    ///
+    /// # Panics
+    /// Never in practice: `results` has one entry per call by construction;
+    /// a mismatch is answered as interrupted rather than panicking.
+    #[must_use]
+    pub fn record(
+        self,
+        results: Vec<ToolResult>,
+        stop: Option<StopReason>,
+        history: &mut History,
+    ) -> Result<Turn<Assembling>, Turn<Done>> {
+        let mut results = results.into_iter();
+        let content = self
+            .phase
+            .calls
+            .iter()
+            .map(|call| {
+                let result = results.next().unwrap_or_else(|| ToolResult::error(INTERRUPTED));
+                ContentBlock::ToolResult {
+                    tool_use_id: call.id.clone(),
+                    content: result.visible,
+                    is_error: !result.ok,
+                }
+            })
+            .collect();
+        history.push(Message { role: Role::User, content });
+        if let Some(stop) = stop {
+            return Err(Turn { ctx: self.ctx, phase: Done { stop } });
+        }
+        match self.ctx.max_rounds {
+            Some(max) if self.ctx.rounds >= max => {
+                Err(Turn { ctx: self.ctx, phase: Done { stop: StopReason::MaxTurns } })
+            }
+            _ => Ok(Turn { ctx: self.ctx, phase: Assembling }),
+        }
+    }
+
+    /// Every call is answered as interrupted; the turn ends.
+    #[must_use]
+    pub fn interrupt_all(self, history: &mut History) -> (Vec<Event>, Turn<Done>) {
+        let events = self
+            .phase
+            .calls
+            .iter()
+            .map(|c| Event::ToolCallDone { call_id: c.id.clone(), result: interrupted() })
+            .collect();
+        let results = self.phase.calls.iter().map(|_| interrupted()).collect();
+        let done = match self.record(results, Some(StopReason::Interrupted), history) {
+            Ok(next) => next.end(StopReason::Interrupted),
+            Err(done) => done,
+        };
+        (events, done)
+    }
+}
+
+fn interrupted() -> ToolResult {
+    ToolResult::error(INTERRUPTED)
+}
+
+impl Turn<Done> {
+    /// Why the turn ended.
+    #[must_use]
+    pub fn stop(&self) -> StopReason {
+        self.phase.stop
+    }
+
+    /// The closing event. Consumes the turn: nothing of it can follow.
+    #[must_use]
+    pub fn into_event(self) -> Event {
+        Event::TurnDone { stop: self.phase.stop }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cox_protocol::CallId;
+    use serde_json::json;
+
+    fn prefix_parts() -> (SystemParts, ToolSet, Workspace) {
+        (
+            SystemParts::default(),
+            ToolSet::new(Vec::new()),
+            Workspace::single(std::path::PathBuf::from("/w")),
+        )
+    }
+
+    #[test]
+    fn tool_results_return_in_one_message_in_call_order() {
+        let (system, tools, workspace) = prefix_parts();
+        let prefix = Prefix {
+            provider: "p",
+            model: "m",
+            system: &system,
+            tools: &tools,
+            workspace: &workspace,
+            max_output_tokens: 100,
+        };
+        let mut history = History::new();
+        let turn = Turn::begin(1, "go", None, &mut history);
+        let (mut streaming, request) = turn.request(&history, &prefix);
+        assert_eq!(request.messages.len(), 1);
+        for id in ["a", "b"] {
+            let ev = streaming.apply(
+                StreamEvent::ToolUse { id: CallId::from(id), name: "read".into(), input: json!({}) },
+                &prefix,
+            );
+            assert!(matches!(ev, Some(Event::ToolCallRequested { .. })));
+        }
+        let Next::Tools(running) = streaming.finish(&mut history) else {
+            panic!("calls were requested")
+        };
+        let results = vec![ToolResult::ok("A"), ToolResult::error("B")];
+        let next = running.record(results, None, &mut history).expect("no limit");
+        assert_eq!(next.ctx().rounds, 1);
+        let last = history.last().unwrap();
+        assert_eq!(last.role, Role::User);
+        assert_eq!(
+            last.content,
+            vec![
+                ContentBlock::ToolResult { tool_use_id: "a".into(), content: "A".into(), is_error: false },
+                ContentBlock::ToolResult { tool_use_id: "b".into(), content: "B".into(), is_error: true },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_round_limit_ends_the_turn_with_max_turns() {
+        let (system, tools, workspace) = prefix_parts();
+        let prefix = Prefix {
+            provider: "p",
+            model: "m",
+            system: &system,
+            tools: &tools,
+            workspace: &workspace,
+            max_output_tokens: 100,
+        };
+        let mut history = History::new();
+        let (mut streaming, _) = Turn::begin(1, "go", Some(1), &mut history).request(&history, &prefix);
+        streaming.apply(
+            StreamEvent::ToolUse { id: "a".into(), name: "x".into(), input: json!({}) },
+            &prefix,
+        );
+        let Next::Tools(running) = streaming.finish(&mut history) else { panic!() };
+        let done = running.record(vec![ToolResult::ok("")], None, &mut history).unwrap_err();
+        assert_eq!(done.into_event(), Event::TurnDone { stop: StopReason::MaxTurns });
+    }
+
+    #[test]
+    fn an_interrupted_stream_keeps_its_partial_text_and_answers_its_calls() {
+        let (system, tools, workspace) = prefix_parts();
+        let prefix = Prefix {
+            provider: "p",
+            model: "m",
+            system: &system,
+            tools: &tools,
+            workspace: &workspace,
+            max_output_tokens: 100,
+        };
+        let mut history = History::new();
+        let (mut streaming, _) = Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
+        streaming.apply(StreamEvent::TextDelta("par".into()), &prefix);
+        streaming.apply(
+            StreamEvent::ToolUse { id: "a".into(), name: "x".into(), input: json!({}) },
+            &prefix,
+        );
+        let (events, done) = streaming.interrupt(&mut history);
+        assert_eq!(events.len(), 1);
+        assert_eq!(done.stop(), StopReason::Interrupted);
+        assert_eq!(history.len(), 3, "user, partial assistant, interrupted results");
+        assert!(matches!(&history[1].content[0], ContentBlock::Text { text } if text == "par"));
+    }
+}
