@@ -1,1 +1,234 @@
-//! placeholder
+//! The harness for cross-crate tests: a scenario from `tests/scenarios`,
+//! replayed by the scripted provider through the real session, the real
+//! tools, the real process sandbox and the real JSONL store, in temporary
+//! folders (never the real home).
+//!
+//! [`run`] returns every event the session emitted; [`normalise`] turns
+//! them into JSON lines with ids, times and temporary paths replaced, and
+//! [`assert_golden`] compares those lines with `tests/golden/<name>.jsonl`.
+//! Set `COX_BLESS=1` to write the golden file instead; a person reviews the
+//! change before it is committed.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cox_core::{Session, SessionConfig};
+use cox_protocol::provider::SystemParts;
+use cox_protocol::tool::{Tool, Workspace};
+use cox_protocol::types::{ApprovalPolicy, Event, PermissionMode, SandboxMode, Submission};
+use cox_protocol::SessionId;
+use cox_sandbox::ProcessSandbox;
+use cox_scripted::{Scenario, ScriptedProvider};
+use cox_store::{CoxHome, FileArchive, JsonlStore};
+use futures::channel::mpsc;
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub mod slow_tool;
+
+/// The folder of the bundled scenarios.
+#[must_use]
+pub fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// The folder of the golden event logs.
+#[must_use]
+pub fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("golden")
+}
+
+/// Decides, from the events so far, whether to send a submission now.
+pub type Trigger = Box<dyn FnMut(&[Event]) -> Option<Submission>>;
+
+/// How to run a scenario.
+pub struct Options {
+    pub prompt: String,
+    pub mode: PermissionMode,
+    pub approval: ApprovalPolicy,
+    pub max_turns: Option<u32>,
+    /// Files to create in the work folder first: (relative path, content).
+    pub files: Vec<(String, String)>,
+    /// Tools added to the built-in ones.
+    pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// Called after every event; a returned submission is sent at once.
+    pub trigger: Option<Trigger>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            prompt: "do the task".into(),
+            mode: PermissionMode::AcceptEdits,
+            approval: ApprovalPolicy::Never,
+            max_turns: None,
+            files: Vec::new(),
+            extra_tools: Vec::new(),
+            trigger: None,
+        }
+    }
+}
+
+/// What a run left behind.
+pub struct Run {
+    pub events: Vec<Event>,
+    pub session_id: SessionId,
+    pub workdir: TempDir,
+    pub home: TempDir,
+}
+
+impl Run {
+    /// The session's rollout file.
+    #[must_use]
+    pub fn rollout_path(&self) -> PathBuf {
+        self.home.path().join("sessions").join(format!("{}.jsonl", self.session_id))
+    }
+}
+
+/// Replays `tests/scenarios/<name>.toml` through a real session.
+///
+/// # Panics
+/// When the scenario does not load or the session cannot start: both are
+/// test set-up errors.
+#[must_use]
+pub fn run(name: &str, mut options: Options) -> Run {
+    let scenario = Scenario::load(&scenarios_dir().join(format!("{name}.toml")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let workdir = tempfile::tempdir().expect("work folder");
+    let home_dir = tempfile::tempdir().expect("COX_HOME");
+    let cwd = std::fs::canonicalize(workdir.path()).expect("canonical work folder");
+    for (path, content) in &options.files {
+        let path = cwd.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, content).expect("fixture file");
+    }
+    let home = CoxHome::resolve(Some(home_dir.path().to_path_buf())).expect("home");
+    home.prepare().expect("prepare home");
+    let id = SessionId::generate();
+    let config = SessionConfig {
+        id,
+        workspace: Workspace::single(cwd.clone()),
+        permission_mode: options.mode,
+        approval: options.approval,
+        sandbox_mode: SandboxMode::WorkspaceWrite,
+        max_turns: options.max_turns,
+        started_at: "2026-01-01T00:00:00.000Z".into(),
+        system: SystemParts {
+            prompt: cox_core::prompt::SYSTEM_PROMPT.into(),
+            instructions: String::new(),
+            volatile: cox_core::prompt::volatile_block("2026-01-01", "<cwd>", None),
+        },
+        max_output_tokens: 32_000,
+    };
+    let mut tools = cox_tools::builtin_tools();
+    tools.append(&mut options.extra_tools);
+    let session = Session::new(
+        config,
+        ScriptedProvider::new(scenario),
+        JsonlStore::new(home.clone()),
+        FileArchive::new(&home),
+        ProcessSandbox::new(),
+        tools,
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (tx, rx) = mpsc::unbounded();
+    tx.unbounded_send(Submission::UserTurn { text: options.prompt.clone() }).expect("send");
+    tx.unbounded_send(Submission::Shutdown).expect("send");
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&events);
+    let mut trigger = options.trigger.take();
+    runtime
+        .block_on(session.run(rx, move |event| {
+            let mut seen = seen.lock().expect("events");
+            seen.push(event.clone());
+            if let Some(trigger) = trigger.as_mut() {
+                if let Some(sub) = trigger(&seen) {
+                    let _ = tx.unbounded_send(sub);
+                }
+            }
+        }))
+        .expect("session starts");
+    let events = std::mem::take(&mut *events.lock().expect("events"));
+    Run { events, session_id: id, workdir, home: home_dir }
+}
+
+/// The events as JSON lines, with the session id, times and the temporary
+/// folders replaced by `<session>`, `<time>`, `<cwd>` and `<home>`.
+#[must_use]
+pub fn normalise(run: &Run) -> Vec<String> {
+    let cwd = std::fs::canonicalize(run.workdir.path()).expect("work folder").display().to_string();
+    let home = std::fs::canonicalize(run.home.path()).expect("home").display().to_string();
+    let session = run.session_id.to_string();
+    run.events
+        .iter()
+        .map(|event| {
+            let mut value = serde_json::to_value(event).expect("events serialise");
+            if let Some(obj) = value.as_object_mut() {
+                if obj.contains_key("at") {
+                    obj.insert("at".into(), Value::String("<time>".into()));
+                }
+            }
+            replace_strings(&mut value, &[(&cwd, "<cwd>"), (&home, "<home>"), (&session, "<session>")]);
+            serde_json::to_string(&value).expect("json")
+        })
+        .collect()
+}
+
+fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
+    match value {
+        Value::String(s) => {
+            for (from, to) in pairs {
+                if s.contains(from) {
+                    *s = s.replace(from, to);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_strings(v, pairs)),
+        Value::Object(map) => map.values_mut().for_each(|v| replace_strings(v, pairs)),
+        _ => {}
+    }
+}
+
+/// Compares the normalised events with `tests/golden/<name>.jsonl`.
+///
+/// # Panics
+/// When they differ (with a line diff), or the golden file is missing.
+pub fn assert_golden(name: &str, run: &Run) {
+    let lines = normalise(run);
+    let path = golden_dir().join(format!("{name}.jsonl"));
+    let actual = lines.join("\n") + "\n";
+    if std::env::var_os("COX_BLESS").is_some() {
+        std::fs::create_dir_all(golden_dir()).expect("golden folder");
+        std::fs::write(&path, &actual).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("{}: {e}; run with COX_BLESS=1 to create it, then review it", path.display())
+    });
+    pretty_assertions::assert_eq!(expected, actual, "golden log {}", path.display());
+}
+
+/// Asserts that nothing of a turn follows its `TurnDone`: the only event
+/// allowed after one is the next `TurnStarted`.
+///
+/// # Panics
+/// When an event follows a `TurnDone` that is not a `TurnStarted`.
+pub fn assert_nothing_after_turn_done(events: &[Event]) {
+    for pair in events.windows(2) {
+        if matches!(pair[0], Event::TurnDone { .. }) {
+            assert!(
+                matches!(pair[1], Event::TurnStarted { .. }),
+                "{:?} was emitted after TurnDone",
+                pair[1]
+            );
+        }
+    }
+    assert!(
+        events.iter().filter(|e| matches!(e, Event::TurnDone { .. })).count()
+            == events.iter().filter(|e| matches!(e, Event::TurnStarted { .. })).count(),
+        "every turn ends with exactly one TurnDone"
+    );
+}

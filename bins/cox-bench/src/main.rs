@@ -1,1 +1,237 @@
-fn main() {}
+//! `cox-bench`: the figures cox promises, measured the same way every time.
+//!
+//! - `cox-bench turns [N]`: N scripted user turns without tools through the
+//!   real session, store and tools (sessions of ten turns, as a person would
+//!   have); prints the core's overhead per turn and events per second.
+//! - `cox-bench deltas [N]`: one turn streaming N text deltas through the
+//!   session and the stream-json writer; prints the wall time.
+//! - `cox-bench exec [RUNS] -- CMD ARGS…`: runs a command RUNS times and
+//!   prints its wall time (min, median) and peak RSS (max), read with wait4.
+//!
+//! Every mode ends with this process's own peak RSS. Build with
+//! `--release`; debug figures mean nothing.
+
+#![allow(unsafe_code)] // wait4 and getrusage have no safe wrapper in std
+
+use std::io::Write;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cox_core::{Session, SessionConfig};
+use cox_protocol::provider::SystemParts;
+use cox_protocol::tool::Workspace;
+use cox_protocol::types::{ApprovalPolicy, Event, PermissionMode, SandboxMode, Submission};
+use cox_protocol::SessionId;
+use cox_run::OutputFormat;
+use cox_run::output::Renderer;
+use cox_sandbox::ProcessSandbox;
+use cox_scripted::{Scenario, ScriptedProvider};
+use cox_store::{CoxHome, FileArchive, JsonlStore};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("turns") => turns(number(args.get(1), 2_000)),
+        Some("deltas") => deltas(number(args.get(1), 10_000)),
+        Some("exec") => exec(&args[1..]),
+        _ => Err("usage: cox-bench turns [N] | deltas [N] | exec [RUNS] -- CMD ARGS…".into()),
+    };
+    match result {
+        Ok(()) => println!("peak RSS (cox-bench): {:.1} MB", own_peak_rss_kb() as f64 / 1024.0),
+        Err(err) => {
+            eprintln!("cox-bench: error: {err}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn number(arg: Option<&String>, default: usize) -> usize {
+    arg.and_then(|a| a.parse().ok()).unwrap_or(default)
+}
+
+/// A session over a scenario, in a fresh temporary home and work folder.
+struct Bench {
+    home: CoxHome,
+    cwd: std::path::PathBuf,
+    _dirs: (tempdir::Dir, tempdir::Dir),
+}
+
+mod tempdir {
+    /// A folder under the system temp dir, removed on drop.
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new(tag: &str) -> std::io::Result<Self> {
+            let path = std::env::temp_dir()
+                .join(format!("cox-bench-{tag}-{}-{}", std::process::id(), ulid::Ulid::generate()));
+            std::fs::create_dir_all(&path)?;
+            Ok(Self(path.canonicalize()?))
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+impl Bench {
+    fn new() -> Result<Self, String> {
+        let home_dir = tempdir::Dir::new("home").map_err(|e| e.to_string())?;
+        let work_dir = tempdir::Dir::new("work").map_err(|e| e.to_string())?;
+        let home = CoxHome::at(home_dir.0.clone());
+        home.prepare().map_err(|e| e.to_string())?;
+        Ok(Self { home, cwd: work_dir.0.clone(), _dirs: (home_dir, work_dir) })
+    }
+
+    /// Runs `prompts` user turns against `scenario`, handing every event to
+    /// `sink`.
+    fn run(&self, scenario: Scenario, prompts: usize, sink: impl FnMut(&Event)) -> Result<(), String> {
+        let config = SessionConfig {
+            id: SessionId::generate(),
+            workspace: Workspace::single(self.cwd.clone()),
+            permission_mode: PermissionMode::AcceptEdits,
+            approval: ApprovalPolicy::Never,
+            sandbox_mode: SandboxMode::WorkspaceWrite,
+            max_turns: None,
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            system: SystemParts {
+                prompt: cox_core::prompt::SYSTEM_PROMPT.into(),
+                instructions: String::new(),
+                volatile: String::new(),
+            },
+            max_output_tokens: 32_000,
+        };
+        let session = Session::new(
+            config,
+            ScriptedProvider::new(scenario),
+            JsonlStore::new(self.home.clone()),
+            FileArchive::new(&self.home),
+            ProcessSandbox::new(),
+            cox_tools::builtin_tools(),
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let subs = (0..prompts)
+            .map(|i| Submission::UserTurn { text: format!("prompt {i}") })
+            .chain([Submission::Shutdown]);
+        runtime
+            .block_on(session.run(futures::stream::iter(subs), sink))
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn turns(n: usize) -> Result<(), String> {
+    const PER_SESSION: usize = 10;
+    let sessions = n.div_ceil(PER_SESSION);
+    let mut toml = String::new();
+    for _ in 0..PER_SESSION {
+        toml.push_str("[[turn]]\ntext = \"Done: nothing to change.\"\n");
+    }
+    let scenario = Scenario::parse(&toml, "bench").map_err(|e| e.to_string())?;
+    let bench = Bench::new()?;
+    let mut events = 0usize;
+    let start = Instant::now();
+    for _ in 0..sessions {
+        bench.run(scenario.clone(), PER_SESSION, |_| events += 1)?;
+    }
+    let elapsed = start.elapsed();
+    let turns = sessions * PER_SESSION;
+    println!("turns: {turns} in {sessions} sessions, {events} events, {:.1} ms", ms(elapsed));
+    println!("core overhead per turn (no tools, rollout on disk): {:.1} µs", us(elapsed) / turns as f64);
+    println!("events/s: {:.0}", events as f64 / elapsed.as_secs_f64());
+    Ok(())
+}
+
+fn deltas(n: usize) -> Result<(), String> {
+    let text = "x".repeat(n);
+    let toml = format!("[[turn]]\nchunk_chars = 1\ntext = \"{text}\"\n");
+    let scenario = Scenario::parse(&toml, "bench").map_err(|e| e.to_string())?;
+    let bench = Bench::new()?;
+    let mut renderer = Renderer::new(std::io::sink(), OutputFormat::StreamJson, Instant::now());
+    let mut deltas = 0usize;
+    let start = Instant::now();
+    bench.run(scenario, 1, |event| {
+        deltas += usize::from(matches!(event, Event::TextDelta { .. }));
+        renderer.event(event);
+    })?;
+    renderer.finish();
+    let elapsed = start.elapsed();
+    println!("{deltas} deltas through the session and stream-json: {:.1} ms", ms(elapsed));
+    println!("deltas/s: {:.0}", deltas as f64 / elapsed.as_secs_f64());
+    Ok(())
+}
+
+fn exec(args: &[String]) -> Result<(), String> {
+    let (runs, command) = match args {
+        [runs, dash, rest @ ..] if dash == "--" => (runs.parse().map_err(|_| "RUNS is a number")?, rest),
+        [dash, rest @ ..] if dash == "--" => (20, rest),
+        _ => return Err("usage: cox-bench exec [RUNS] -- CMD ARGS…".into()),
+    };
+    let Some((program, rest)) = command.split_first() else {
+        return Err("no command given".into());
+    };
+    let mut walls = Vec::with_capacity(runs);
+    let mut peak_kb = 0i64;
+    let mut codes = Vec::new();
+    for _ in 0..runs {
+        let start = Instant::now();
+        let child = Command::new(program)
+            .args(rest)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{program}: {e}"))?;
+        let (code, maxrss_kb) = wait_with_rusage(child.id())?;
+        walls.push(start.elapsed());
+        peak_kb = peak_kb.max(maxrss_kb);
+        codes.push(code);
+    }
+    walls.sort();
+    let _ = std::io::stdout().flush();
+    println!("command: {}", command.join(" "));
+    println!(
+        "runs: {runs}, wall min {:.2} ms, median {:.2} ms, max {:.2} ms",
+        ms(walls[0]),
+        ms(walls[walls.len() / 2]),
+        ms(walls[walls.len() - 1])
+    );
+    println!("peak RSS (command): {:.1} MB", peak_kb as f64 / 1024.0);
+    codes.dedup();
+    println!("exit codes: {codes:?}");
+    Ok(())
+}
+
+/// Waits for `pid` and returns its exit code and peak RSS in KiB.
+fn wait_with_rusage(pid: u32) -> Result<(i32, i64), String> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = libc::pid_t::try_from(pid).map_err(|e| e.to_string())?;
+    // SAFETY: `status` and `usage` are valid for writes; `pid` is our child.
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if got != pid {
+        return Err(format!("wait4 failed: {}", std::io::Error::last_os_error()));
+    }
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    Ok((code, usage.ru_maxrss))
+}
+
+fn own_peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}

@@ -1,1 +1,231 @@
-//! placeholder
+//! `cox run`: one headless task from the command line to an exit code.
+//!
+//! Every binary that offers `run` calls [`execute`] with its own way of
+//! building a provider, so each picks its adapters at compile time while the
+//! flags, the output formats and the exit codes stay the same everywhere.
+//!
+//! Order of work: check the arguments, prepare `COX_HOME`, open the log,
+//! build the provider, then run one session of one turn on a single-threaded
+//! runtime. Anything that fails before the session starts is one line on
+//! stderr and exit 1; once it starts, failures are events and the exit code
+//! says how the turn ended.
+
+pub mod args;
+pub mod env;
+pub mod output;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use cox_core::{Session, SessionConfig};
+use cox_protocol::provider::SystemParts;
+use cox_protocol::tool::Workspace;
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, Submission};
+use cox_protocol::{Provider, SessionId};
+use cox_sandbox::ProcessSandbox;
+use cox_store::{CoxHome, FileArchive, JsonlStore};
+use futures::StreamExt;
+
+pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
+
+/// What the flags and the environment say about the provider.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderChoice {
+    /// `--provider`, else `COX_PROVIDER`.
+    pub provider: Option<String>,
+    /// `--model`, else `COX_MODEL`.
+    pub model: Option<String>,
+    /// `--scenario`, else `COX_SCENARIO`.
+    pub scenario: Option<PathBuf>,
+}
+
+impl ProviderChoice {
+    fn from_args(args: &RunArgs) -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Self {
+            provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
+            model: args.model.clone().or_else(|| var("COX_MODEL")),
+            scenario: args.scenario.clone().or_else(|| var("COX_SCENARIO").map(PathBuf::from)),
+        }
+    }
+}
+
+/// Runs `cox run` and returns the process exit code. Errors before the
+/// session starts are printed as one line.
+pub fn execute<P, M>(args: RunArgs, make_provider: M) -> i32
+where
+    P: Provider,
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    let started = Instant::now();
+    match prepare(&args, make_provider) {
+        Ok(prepared) => run_session(prepared, &args, started),
+        Err(err) => {
+            eprintln!("cox: error: {}", one_line(&err));
+            1
+        }
+    }
+}
+
+fn one_line(err: &anyhow::Error) -> String {
+    let text = format!("{err:#}");
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+struct Prepared<P> {
+    provider: P,
+    home: CoxHome,
+    cwd: PathBuf,
+    mode: PermissionMode,
+}
+
+fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
+where
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    if args.prompt.trim().is_empty() {
+        bail!("the prompt is empty: pass the task with -p \"…\"");
+    }
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
+    if !cwd.is_dir() {
+        bail!("--cwd {}: not a folder", cwd.display());
+    }
+    let home = CoxHome::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    home.prepare().map_err(|e| anyhow::anyhow!("{e}"))?;
+    init_log(home.logs_dir());
+    let provider = make_provider(&ProviderChoice::from_args(args))?;
+    Ok(Prepared { provider, home, cwd, mode: args.permission_mode.unwrap_or_default() })
+}
+
+/// JSON lines to `logs/cox.log`; a log that cannot be opened is skipped.
+fn init_log(dir: PathBuf) {
+    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("cox.log"))
+    else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("COX_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+}
+
+fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Instant) -> i32 {
+    let Prepared { provider, home, cwd, mode } = prepared;
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("cox: error: cannot start the async runtime: {err}");
+            return 1;
+        }
+    };
+    let id = SessionId::generate();
+    let started_at = env::now_rfc3339();
+    let cwd_text = cwd.display().to_string();
+    let config = SessionConfig {
+        id,
+        workspace: Workspace::single(cwd.clone()),
+        permission_mode: mode,
+        approval: ApprovalPolicy::Never,
+        sandbox_mode: SandboxMode::WorkspaceWrite,
+        max_turns: args.max_turns,
+        system: SystemParts {
+            prompt: cox_core::prompt::SYSTEM_PROMPT.to_owned(),
+            instructions: String::new(),
+            volatile: cox_core::prompt::volatile_block(
+                &started_at[..10],
+                &cwd_text,
+                env::git_branch(&cwd).as_deref(),
+            ),
+        },
+        started_at,
+        max_output_tokens: 32_000,
+    };
+    tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
+    let session = Session::new(
+        config,
+        provider,
+        JsonlStore::new(home.clone()),
+        FileArchive::new(&home),
+        ProcessSandbox::new(),
+        cox_tools::builtin_tools(),
+    );
+    let stdout = std::io::stdout().lock();
+    let mut renderer = output::Renderer::new(stdout, args.output_format, started);
+    let outcome = runtime.block_on(async {
+        let (interrupt_tx, interrupt_rx) = futures::channel::mpsc::unbounded();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = interrupt_tx.unbounded_send(Submission::Interrupt);
+            }
+        });
+        let first = futures::stream::iter([
+            Submission::UserTurn { text: args.prompt.clone() },
+            Submission::Shutdown,
+        ]);
+        let submissions = futures::stream::select(first, interrupt_rx);
+        session.run(submissions, |event| {
+            log_event(event);
+            renderer.event(event);
+        })
+        .await
+    });
+    if let Err(err) = outcome {
+        eprintln!("cox: error: {err}");
+        return 1;
+    }
+    let code = renderer.finish();
+    let _ = std::io::stderr().flush();
+    tracing::info!(session = %id, exit = code, "session end");
+    code
+}
+
+fn log_event(event: &cox_protocol::types::Event) {
+    use cox_protocol::types::Event;
+    match event {
+        Event::ToolCallRequested { call } => {
+            tracing::info!(call = %call.id, tool = %call.name, risk = call.risk.as_str(), subject = %call.subject, "tool call");
+        }
+        Event::ToolCallDone { call_id, result } => {
+            tracing::info!(call = %call_id, ok = result.ok, denied = result.denied, "tool done");
+        }
+        Event::Notice { level, text } => tracing::warn!(?level, %text, "notice"),
+        Event::TurnDone { stop } => tracing::info!(stop = stop.as_str(), "turn done"),
+        _ => {}
+    }
+}
+
+/// Builds the scripted provider from a [`ProviderChoice`]: the one provider
+/// every binary has. Errors name the variable to set.
+pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::ScriptedProvider> {
+    let Some(path) = &choice.scenario else {
+        bail!("the scripted provider needs a scenario: set COX_SCENARIO=<file.toml> or pass --scenario <file.toml>");
+    };
+    let scenario = cox_scripted::Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(cox_scripted::ScriptedProvider::new(scenario))
+}
+
+/// The provider a binary with only the scripted provider uses: it refuses
+/// any other name with a line that says what to set.
+pub fn scripted_only(choice: &ProviderChoice) -> Result<cox_scripted::ScriptedProvider> {
+    match choice.provider.as_deref() {
+        Some("scripted") => scripted_provider(choice),
+        None if choice.scenario.is_some() => scripted_provider(choice),
+        None => bail!(
+            "no model provider is configured: set COX_PROVIDER=scripted and COX_SCENARIO=<file.toml> \
+             to replay a scenario (try tests/scenarios/hello.toml)"
+        ),
+        Some(other) => bail!(
+            "unknown provider `{other}` (this build has: scripted); set COX_PROVIDER=scripted"
+        ),
+    }
+}

@@ -1,0 +1,283 @@
+//! Rendering the event stream for `cox run`, and the run's result.
+//!
+//! `stream-json` frames the stream the way Claude Code does: a
+//! `{"type":"system","subtype":"init",…}` line first, every other event as
+//! its own JSON line, and a `{"type":"result",…}` line last. `json` prints
+//! only that result object; `text` prints only the model's final answer.
+//! Every line is flushed as it is written, so a pipe sees events live.
+//!
+//! The exit code is derived from the events alone: 4 interrupted, 3 budget,
+//! 1 error or max turns, 2 when a call was denied, else 0.
+
+use std::io::Write;
+use std::time::Instant;
+
+use cox_protocol::SessionId;
+use cox_protocol::types::{Event, NoticeLevel, StopReason, Usage};
+use serde_json::{Value, json};
+
+use crate::args::OutputFormat;
+
+/// A denied call, as the result line lists it.
+#[derive(Debug, Clone)]
+struct Denial {
+    tool_name: String,
+    tool_use_id: String,
+    tool_input: Value,
+}
+
+/// Watches the events of one run and prints them.
+pub struct Renderer<W: Write> {
+    out: W,
+    format: OutputFormat,
+    started: Instant,
+    session_id: Option<SessionId>,
+    /// Text of the model's current round; the final one is the answer.
+    round_text: String,
+    after_tools: bool,
+    rounds: u32,
+    usage: Usage,
+    stop: Option<StopReason>,
+    denials: Vec<Denial>,
+    pending_calls: Vec<(String, String, Value)>,
+    last_error: Option<String>,
+    write_failed: bool,
+}
+
+impl<W: Write> Renderer<W> {
+    /// A renderer writing to `out`.
+    pub fn new(out: W, format: OutputFormat, started: Instant) -> Self {
+        Self {
+            out,
+            format,
+            started,
+            session_id: None,
+            round_text: String::new(),
+            after_tools: false,
+            rounds: 0,
+            usage: Usage::default(),
+            stop: None,
+            denials: Vec::new(),
+            pending_calls: Vec::new(),
+            last_error: None,
+            write_failed: false,
+        }
+    }
+
+    /// Takes one event: records what the result needs, prints what the
+    /// format shows.
+    pub fn event(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted { session_id, cwd, model, provider, tools, permission_mode, .. } => {
+                self.session_id = Some(*session_id);
+                if self.format == OutputFormat::StreamJson {
+                    let init = json!({
+                        "type": "system",
+                        "subtype": "init",
+                        "session_id": session_id,
+                        "cwd": cwd,
+                        "model": model,
+                        "provider": provider,
+                        "tools": tools,
+                        "permission_mode": permission_mode,
+                    });
+                    self.line(&init);
+                }
+                return;
+            }
+            Event::TextDelta { text } => {
+                if self.after_tools {
+                    self.round_text.clear();
+                    self.after_tools = false;
+                }
+                self.round_text.push_str(text);
+            }
+            Event::ToolCallRequested { call } => {
+                self.after_tools = true;
+                self.pending_calls.push((call.id.0.clone(), call.name.clone(), call.input.clone()));
+            }
+            Event::ToolCallDone { call_id, result } if result.denied => {
+                if let Some((id, name, input)) =
+                    self.pending_calls.iter().find(|(id, ..)| id == &call_id.0).cloned()
+                {
+                    self.denials.push(Denial { tool_name: name, tool_use_id: id, tool_input: input });
+                }
+            }
+            Event::Usage { usage, .. } => {
+                self.rounds += 1;
+                self.usage.add(usage);
+            }
+            Event::Notice { level, text } => {
+                if *level == NoticeLevel::Error {
+                    self.last_error = Some(text.clone());
+                }
+                if self.format != OutputFormat::StreamJson
+                    && matches!(level, NoticeLevel::Error | NoticeLevel::Warn | NoticeLevel::Security)
+                {
+                    let tag = if *level == NoticeLevel::Error { "error" } else { "warning" };
+                    eprintln!("cox: {tag}: {text}");
+                }
+            }
+            Event::TurnDone { stop } => self.stop = Some(*stop),
+            _ => {}
+        }
+        if self.format == OutputFormat::StreamJson {
+            match serde_json::to_value(event) {
+                Ok(value) => self.line(&value),
+                Err(err) => eprintln!("cox: error: an event could not be printed: {err}"),
+            }
+        }
+    }
+
+    /// The exit code the events so far call for.
+    pub fn exit_code(&self) -> i32 {
+        match self.stop {
+            Some(StopReason::Interrupted) => 4,
+            Some(StopReason::Budget) => 3,
+            Some(StopReason::Error | StopReason::MaxTurns) | None => 1,
+            Some(StopReason::Denied) => 2,
+            Some(StopReason::EndTurn) if !self.denials.is_empty() => 2,
+            Some(StopReason::EndTurn) => 0,
+        }
+    }
+
+    /// Prints what comes after the last event (the result, or the answer)
+    /// and returns the exit code.
+    pub fn finish(mut self) -> i32 {
+        let code = self.exit_code();
+        match self.format {
+            OutputFormat::Text => {
+                if !self.round_text.is_empty() {
+                    let text = std::mem::take(&mut self.round_text);
+                    self.write_text(&text);
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                let result = self.result(code);
+                self.line(&result);
+            }
+        }
+        if self.write_failed { 1 } else { code }
+    }
+
+    fn result(&self, code: i32) -> Value {
+        let stop = self.stop.map_or("error", StopReason::as_str);
+        let subtype = match self.stop {
+            Some(StopReason::EndTurn) => "success",
+            Some(StopReason::MaxTurns) => "error_max_turns",
+            Some(StopReason::Interrupted) => "interrupted",
+            Some(StopReason::Budget) => "error_budget",
+            Some(StopReason::Denied) => "denied",
+            Some(StopReason::Error) | None => "error_during_execution",
+        };
+        let denials: Vec<Value> = self
+            .denials
+            .iter()
+            .map(|d| json!({"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}))
+            .collect();
+        let mut result = json!({
+            "type": "result",
+            "subtype": subtype,
+            "is_error": code != 0,
+            "stop": stop,
+            "exit_code": code,
+            "result": self.round_text,
+            "num_turns": self.rounds,
+            "duration_ms": u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "session_id": self.session_id,
+            "usage": self.usage,
+            "permission_denials": denials,
+        });
+        if let Some(error) = &self.last_error {
+            result["error"] = Value::String(error.clone());
+        }
+        result
+    }
+
+    fn line(&mut self, value: &Value) {
+        if self.write_failed {
+            return;
+        }
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        if self.out.write_all(&bytes).and_then(|()| self.out.flush()).is_err() {
+            self.write_failed = true;
+        }
+    }
+
+    fn write_text(&mut self, text: &str) {
+        let ends = text.ends_with('\n');
+        let ok = self.out.write_all(text.as_bytes()).is_ok()
+            && (ends || self.out.write_all(b"\n").is_ok())
+            && self.out.flush().is_ok();
+        self.write_failed |= !ok;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cox_protocol::types::{Risk, ToolCall, ToolResult};
+
+    fn run(events: &[Event], format: OutputFormat) -> (String, i32) {
+        let mut buf = Vec::new();
+        let mut r = Renderer::new(&mut buf, format, Instant::now());
+        events.iter().for_each(|e| r.event(e));
+        let code = r.finish();
+        (String::from_utf8(buf).unwrap(), code)
+    }
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "write".into(),
+            input: json!({"path": "a"}),
+            risk: Risk::Write,
+            subject: "a".into(),
+            segments: None,
+        }
+    }
+
+    #[test]
+    fn text_prints_the_last_rounds_answer_only() {
+        let events = [
+            Event::TextDelta { text: "Let me write it. ".into() },
+            Event::ToolCallRequested { call: call("c1") },
+            Event::ToolCallDone { call_id: "c1".into(), result: ToolResult::ok("wrote") },
+            Event::TextDelta { text: "Done".into() },
+            Event::TextDelta { text: ".".into() },
+            Event::TurnDone { stop: StopReason::EndTurn },
+        ];
+        assert_eq!(run(&events, OutputFormat::Text), ("Done.\n".into(), 0));
+    }
+
+    #[test]
+    fn a_denied_call_makes_exit_two_and_is_listed() {
+        let events = [
+            Event::ToolCallRequested { call: call("c1") },
+            Event::ToolCallDone { call_id: "c1".into(), result: ToolResult::denied("no") },
+            Event::TurnDone { stop: StopReason::EndTurn },
+        ];
+        let (out, code) = run(&events, OutputFormat::Json);
+        assert_eq!(code, 2);
+        let result: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(result["permission_denials"][0]["tool_use_id"], "c1");
+        assert_eq!(result["exit_code"], 2);
+        assert_eq!(result["is_error"], true);
+    }
+
+    #[test]
+    fn exit_codes_follow_the_stop_reason() {
+        for (stop, code) in [
+            (StopReason::EndTurn, 0),
+            (StopReason::Error, 1),
+            (StopReason::MaxTurns, 1),
+            (StopReason::Denied, 2),
+            (StopReason::Budget, 3),
+            (StopReason::Interrupted, 4),
+        ] {
+            assert_eq!(run(&[Event::TurnDone { stop }], OutputFormat::Text).1, code, "{stop:?}");
+        }
+        assert_eq!(run(&[], OutputFormat::Text).1, 1, "no turn_done is an error");
+    }
+}
