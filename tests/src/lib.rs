@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cox_core::{Session, SessionConfig};
+use cox_protocol::SessionId;
 use cox_protocol::provider::SystemParts;
 use cox_protocol::tool::{Tool, Workspace};
 use cox_protocol::types::{ApprovalPolicy, Event, PermissionMode, SandboxMode, Submission};
-use cox_protocol::SessionId;
 use cox_sandbox::ProcessSandbox;
 use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};
@@ -81,7 +81,10 @@ impl Run {
     /// The session's rollout file.
     #[must_use]
     pub fn rollout_path(&self) -> PathBuf {
-        self.home.path().join("sessions").join(format!("{}.jsonl", self.session_id))
+        self.home
+            .path()
+            .join("sessions")
+            .join(format!("{}.jsonl", self.session_id))
     }
 }
 
@@ -135,7 +138,10 @@ pub fn run(name: &str, mut options: Options) -> Run {
         .build()
         .expect("runtime");
     let (tx, rx) = mpsc::unbounded();
-    tx.unbounded_send(Submission::UserTurn { text: options.prompt.clone() }).expect("send");
+    tx.unbounded_send(Submission::UserTurn {
+        text: options.prompt.clone(),
+    })
+    .expect("send");
     tx.unbounded_send(Submission::Shutdown).expect("send");
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);
@@ -144,34 +150,48 @@ pub fn run(name: &str, mut options: Options) -> Run {
         .block_on(session.run(rx, move |event| {
             let mut seen = seen.lock().expect("events");
             seen.push(event.clone());
-            if let Some(trigger) = trigger.as_mut() {
-                if let Some(sub) = trigger(&seen) {
-                    let _ = tx.unbounded_send(sub);
-                }
+            if let Some(trigger) = trigger.as_mut()
+                && let Some(sub) = trigger(&seen)
+            {
+                let _ = tx.unbounded_send(sub);
             }
         }))
         .expect("session starts");
     let events = std::mem::take(&mut *events.lock().expect("events"));
-    Run { events, session_id: id, workdir, home: home_dir }
+    Run {
+        events,
+        session_id: id,
+        workdir,
+        home: home_dir,
+    }
 }
 
 /// The events as JSON lines, with the session id, times and the temporary
 /// folders replaced by `<session>`, `<time>`, `<cwd>` and `<home>`.
 #[must_use]
 pub fn normalise(run: &Run) -> Vec<String> {
-    let cwd = std::fs::canonicalize(run.workdir.path()).expect("work folder").display().to_string();
-    let home = std::fs::canonicalize(run.home.path()).expect("home").display().to_string();
+    let cwd = std::fs::canonicalize(run.workdir.path())
+        .expect("work folder")
+        .display()
+        .to_string();
+    let home = std::fs::canonicalize(run.home.path())
+        .expect("home")
+        .display()
+        .to_string();
     let session = run.session_id.to_string();
     run.events
         .iter()
         .map(|event| {
             let mut value = serde_json::to_value(event).expect("events serialise");
-            if let Some(obj) = value.as_object_mut() {
-                if obj.contains_key("at") {
-                    obj.insert("at".into(), Value::String("<time>".into()));
-                }
+            if let Some(obj) = value.as_object_mut()
+                && obj.contains_key("at")
+            {
+                obj.insert("at".into(), Value::String("<time>".into()));
             }
-            replace_strings(&mut value, &[(&cwd, "<cwd>"), (&home, "<home>"), (&session, "<session>")]);
+            replace_strings(
+                &mut value,
+                &[(&cwd, "<cwd>"), (&home, "<home>"), (&session, "<session>")],
+            );
             serde_json::to_string(&value).expect("json")
         })
         .collect()
@@ -206,7 +226,10 @@ pub fn assert_golden(name: &str, run: &Run) {
         return;
     }
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("{}: {e}; run with COX_BLESS=1 to create it, then review it", path.display())
+        panic!(
+            "{}: {e}; run with COX_BLESS=1 to create it, then review it",
+            path.display()
+        )
     });
     pretty_assertions::assert_eq!(expected, actual, "golden log {}", path.display());
 }
@@ -227,8 +250,14 @@ pub fn assert_nothing_after_turn_done(events: &[Event]) {
         }
     }
     assert!(
-        events.iter().filter(|e| matches!(e, Event::TurnDone { .. })).count()
-            == events.iter().filter(|e| matches!(e, Event::TurnStarted { .. })).count(),
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::TurnDone { .. }))
+            .count()
+            == events
+                .iter()
+                .filter(|e| matches!(e, Event::TurnStarted { .. }))
+                .count(),
         "every turn ends with exactly one TurnDone"
     );
 }

@@ -34,7 +34,11 @@ impl Tool for SlowEcho {
 
     fn classify(&self, input: &Value, _: &Workspace) -> Classified {
         let subject = input["text"].as_str().unwrap_or_default().to_owned();
-        Classified { risk: Risk::ReadOnly, subject, segments: None }
+        Classified {
+            risk: Risk::ReadOnly,
+            subject,
+            segments: None,
+        }
     }
 
     fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {

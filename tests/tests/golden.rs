@@ -18,7 +18,10 @@ fn check(name: &str, run: &Run) {
     assert_nothing_after_turn_done(&run.events);
     let rollout = cox_store::read_rollout(&run.rollout_path()).expect("rollout reads back");
     assert!(!rollout.truncated_tail);
-    assert_eq!(rollout.events, run.events, "the rollout holds every event, in order");
+    assert_eq!(
+        rollout.events, run.events,
+        "the rollout holds every event, in order"
+    );
     assert_golden(name, run);
 }
 
@@ -33,13 +36,22 @@ fn stop_of(run: &Run) -> StopReason {
 fn write_then_done() {
     let run = run("hello", Options::default());
     assert_eq!(stop_of(&run), StopReason::EndTurn);
-    assert_eq!(std::fs::read_to_string(run.workdir.path().join("hello.txt")).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(run.workdir.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
     check("write_then_done", &run);
 }
 
 #[test]
 fn read_then_edit() {
-    let run = run("read_then_edit", Options { files: notes(), ..Options::default() });
+    let run = run(
+        "read_then_edit",
+        Options {
+            files: notes(),
+            ..Options::default()
+        },
+    );
     assert_eq!(stop_of(&run), StopReason::EndTurn);
     let notes = std::fs::read_to_string(run.workdir.path().join("notes.txt")).unwrap();
     assert_eq!(notes, "alpha\ngamma\n");
@@ -50,7 +62,13 @@ fn read_then_edit() {
 fn parallel_reads_return_in_emission_order() {
     let slow = SlowEcho::default();
     let finished = Arc::clone(&slow.finished);
-    let run = run("parallel_reads", Options { extra_tools: vec![Arc::new(slow)], ..Options::default() });
+    let run = run(
+        "parallel_reads",
+        Options {
+            extra_tools: vec![Arc::new(slow)],
+            ..Options::default()
+        },
+    );
     // They finished out of order, so they really ran at the same time…
     assert_eq!(*finished.lock().unwrap(), ["second", "third", "first"]);
     // …and the scenario's expectation (results joined in call order) held.
@@ -60,7 +78,13 @@ fn parallel_reads_return_in_emission_order() {
 
 #[test]
 fn a_failing_tool_is_a_result_the_model_reads() {
-    let run = run("failing_tool", Options { files: notes(), ..Options::default() });
+    let run = run(
+        "failing_tool",
+        Options {
+            files: notes(),
+            ..Options::default()
+        },
+    );
     assert_eq!(stop_of(&run), StopReason::EndTurn);
     check("failing_tool", &run);
 }
@@ -68,13 +92,26 @@ fn a_failing_tool_is_a_result_the_model_reads() {
 #[test]
 fn interrupt_mid_stream_keeps_the_partial_text() {
     let trigger = Box::new(|events: &[Event]| {
-        let deltas = events.iter().filter(|e| matches!(e, Event::TextDelta { .. })).count();
+        let deltas = events
+            .iter()
+            .filter(|e| matches!(e, Event::TextDelta { .. }))
+            .count();
         (deltas == 3 && matches!(events.last(), Some(Event::TextDelta { .. })))
             .then_some(Submission::Interrupt)
     });
-    let run = run("slow", Options { trigger: Some(trigger), ..Options::default() });
+    let run = run(
+        "slow",
+        Options {
+            trigger: Some(trigger),
+            ..Options::default()
+        },
+    );
     assert_eq!(stop_of(&run), StopReason::Interrupted);
-    let deltas = run.events.iter().filter(|e| matches!(e, Event::TextDelta { .. })).count();
+    let deltas = run
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::TextDelta { .. }))
+        .count();
     assert_eq!(deltas, 3, "no delta after the interrupt");
     check("interrupt_mid_stream", &run);
 }
@@ -82,7 +119,11 @@ fn interrupt_mid_stream_keeps_the_partial_text() {
 fn process_gone(pid: &str) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
     // Gone, or a zombie waiting for a reaper that is not ours.
-    stat.map_or(true, |s| s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
+    stat.map_or(true, |s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+    })
 }
 
 #[test]
@@ -93,7 +134,11 @@ fn interrupt_mid_tool_kills_the_command_and_its_children() {
         }
         _ => None,
     });
-    let options = Options { mode: PermissionMode::Auto, trigger: Some(trigger), ..Options::default() };
+    let options = Options {
+        mode: PermissionMode::Auto,
+        trigger: Some(trigger),
+        ..Options::default()
+    };
     let run = run("interrupt_tool", options);
     assert_eq!(stop_of(&run), StopReason::Interrupted);
     let dir = run.workdir.path();
@@ -105,17 +150,31 @@ fn interrupt_mid_tool_kills_the_command_and_its_children() {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(process_gone(&shell_pid), "the shell {shell_pid} is still running");
-    assert!(process_gone(&sleep_pid), "the background sleep {sleep_pid} is still running");
+    assert!(
+        process_gone(&shell_pid),
+        "the shell {shell_pid} is still running"
+    );
+    assert!(
+        process_gone(&sleep_pid),
+        "the background sleep {sleep_pid} is still running"
+    );
     check("interrupt_mid_tool", &run);
 }
 
 #[test]
 fn max_turns_stops_a_model_that_keeps_calling_tools() {
-    let options = Options { files: notes(), max_turns: Some(2), ..Options::default() };
+    let options = Options {
+        files: notes(),
+        max_turns: Some(2),
+        ..Options::default()
+    };
     let run = run("max_turns", options);
     assert_eq!(stop_of(&run), StopReason::MaxTurns);
-    let reads = run.events.iter().filter(|e| matches!(e, Event::ToolCallDone { .. })).count();
+    let reads = run
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCallDone { .. }))
+        .count();
     assert_eq!(reads, 2);
     check("max_turns", &run);
 }
@@ -128,10 +187,15 @@ fn a_call_that_would_ask_is_denied_when_nobody_can_answer() {
         ..Options::default()
     };
     let run = run("denied", options);
-    assert!(!run.workdir.path().join("hello.txt").exists(), "the denied write did not run");
-    assert!(run.events.iter().any(
-        |e| matches!(e, Event::ToolCallDone { result, .. } if result.denied && !result.ok)
-    ));
+    assert!(
+        !run.workdir.path().join("hello.txt").exists(),
+        "the denied write did not run"
+    );
+    assert!(
+        run.events.iter().any(
+            |e| matches!(e, Event::ToolCallDone { result, .. } if result.denied && !result.ok)
+        )
+    );
     assert_eq!(stop_of(&run), StopReason::EndTurn);
     check("denied", &run);
 }

@@ -1,1 +1,179 @@
-//! placeholder
+//! The default [`Sandbox`]: runs `bash -c` in its own process group.
+//!
+//! It confines nothing beyond what the user's account may do; what it
+//! guarantees is that a command ends when the call ends. Whatever way the
+//! call ends (the command exits, its timeout passes, the turn is cancelled,
+//! or the future running it is dropped), the command's whole process group
+//! is killed, so no `&` job or pipeline member is left behind.
+//!
+//! Invariants:
+//! - stdin is `/dev/null`: nobody can answer a prompt, so a command must not
+//!   wait for one;
+//! - stdout and stderr are one pipe, so the buffer holds their bytes in the
+//!   exact order they were written, and each chunk reaches `on_output`
+//!   before the next read;
+//! - once the leader has exited or been killed, reading stops at EOF or after
+//!   [`DRAIN_GRACE`], whichever is first, so a process that left the group
+//!   (`setsid`) while holding the pipe cannot hang the call;
+//! - the leader is always reaped: by `wait` on the normal paths, by tokio's
+//!   orphan reaper (`kill_on_drop`) when the future is dropped.
+
+mod group;
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use cox_protocol::CancelToken;
+use cox_protocol::provider::BoxFuture;
+use cox_protocol::sandbox::{ExecOutput, ExecRequest, Sandbox, SandboxError};
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::Command;
+use tokio::time::Instant;
+
+use crate::group::ProcessGroup;
+
+/// How long output is still read after the group was killed or the leader
+/// exited. Data already in the pipe arrives at once; this only bounds the
+/// wait on writers that escaped the group.
+pub const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// Size of one read from the pipe, and so the largest `on_output` chunk.
+const CHUNK: usize = 8 * 1024;
+
+/// Runs commands as the current user, each in a process group of its own.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessSandbox {
+    _private: (),
+}
+
+impl ProcessSandbox {
+    /// A sandbox with no configuration: there is nothing to configure yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Sandbox for ProcessSandbox {
+    fn name(&self) -> &str {
+        "process"
+    }
+
+    fn exec<'a>(
+        &'a self,
+        request: ExecRequest,
+        cancel: CancelToken,
+        on_output: &'a (dyn Fn(&[u8]) + Send + Sync),
+    ) -> BoxFuture<'a, Result<ExecOutput, SandboxError>> {
+        Box::pin(run(request, cancel, on_output))
+    }
+}
+
+/// Spawns the command and supervises it to its end.
+async fn run(
+    request: ExecRequest,
+    cancel: CancelToken,
+    on_output: &(dyn Fn(&[u8]) + Send + Sync),
+) -> Result<ExecOutput, SandboxError> {
+    let failed = |what: &str, e: io::Error| SandboxError(format!("{what}: {e}"));
+    // One pipe behind both stdout and stderr: the kernel then keeps the
+    // order of the writes, which two pipes read side by side cannot.
+    let (reader, writer) = io::pipe().map_err(|e| failed("creating the output pipe", e))?;
+    let writer_too = writer
+        .try_clone()
+        .map_err(|e| failed("creating the output pipe", e))?;
+    let mut pipe = Some(
+        pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
+            .map_err(|e| failed("creating the output pipe", e))?,
+    );
+    // The `Command` is a temporary: it drops our copies of the write end as
+    // soon as the child has them, so EOF comes when the group is gone.
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(&request.command)
+        .current_dir(&request.cwd)
+        .envs(request.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer_too)
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| failed(&format!("bash in {}", request.cwd.display()), e))?;
+    let leader = child
+        .id()
+        .ok_or_else(|| SandboxError("bash exited before it started".into()))?;
+    // Declared after `child`, so it is dropped first: the group is killed
+    // while the leader is not yet reaped and the group id is still ours.
+    let mut group = ProcessGroup::new(leader);
+
+    let mut buf = vec![0u8; CHUNK];
+    let mut result = ExecOutput::default();
+    let mut status: Option<ExitStatus> = None;
+    // Set once the group has been killed: from then on only draining is left.
+    let mut stopping = false;
+    let deadline = tokio::time::sleep(request.timeout);
+    tokio::pin!(deadline);
+
+    while status.is_none() || pipe.is_some() {
+        tokio::select! {
+            read = read_some(pipe.as_mut(), &mut buf) => match read {
+                Ok(n) if n > 0 => {
+                    result.output.extend_from_slice(&buf[..n]);
+                    on_output(&buf[..n]);
+                }
+                // EOF: every writer is gone. A read error ends reading too.
+                _ => pipe = None,
+            },
+            waited = child.wait(), if status.is_none() => {
+                status = Some(waited.map_err(|e| failed("waiting for bash", e))?);
+                if !stopping {
+                    // Anything still running is an `&` job holding the pipe.
+                    group.kill();
+                    stopping = true;
+                    deadline.as_mut().reset(Instant::now() + DRAIN_GRACE);
+                }
+            }
+            () = &mut deadline => {
+                if stopping {
+                    // Something outside the group still holds the pipe.
+                    pipe = None;
+                    if status.is_none() {
+                        // The leader got SIGKILL; this returns promptly.
+                        status = Some(child.wait().await.map_err(|e| failed("waiting for bash", e))?);
+                    }
+                } else {
+                    result.timed_out = true;
+                    group.kill();
+                    stopping = true;
+                    deadline.as_mut().reset(Instant::now() + DRAIN_GRACE);
+                }
+            }
+            () = cancel.cancelled(), if !stopping => {
+                result.cancelled = true;
+                group.kill();
+                stopping = true;
+                deadline.as_mut().reset(Instant::now() + DRAIN_GRACE);
+            }
+        }
+    }
+
+    group.disarm();
+    if let Some(status) = status {
+        result.exit_code = status.code();
+        result.signal = status.signal();
+    }
+    Ok(result)
+}
+
+/// One read from the pipe, or never, once it is closed.
+async fn read_some(pipe: Option<&mut pipe::Receiver>, buf: &mut [u8]) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,1 +1,55 @@
-//! placeholder
+//! The built-in tools of cox: `read`, `write`, `edit`, `bash`, `glob` and
+//! `grep`, and the path confinement every file tool goes through.
+//!
+//! Invariants every tool here keeps:
+//! - input is parsed strictly (`deny_unknown_fields`), and each `spec()`
+//!   schema lists exactly the fields its input struct accepts;
+//! - a bad input, a refused path, a missing file: each is a failed
+//!   [`ToolResult`] whose text tells the model what to do next, never a panic;
+//! - file tools touch only paths [`path::confine`] returned, so nothing
+//!   outside the workspace roots is read or written, links included;
+//! - `classify` decides from the input alone and never fails;
+//! - long work runs off the async runtime and checks the call's cancellation
+//!   token as it goes.
+//!
+//! The schemas are sent to the model on every request, so their descriptions
+//! stay terse: the six together are kept under 2 KB of JSON.
+//!
+//! [`ToolResult`]: cox_protocol::types::ToolResult
+
+mod bash;
+mod common;
+mod edit;
+mod glob;
+mod grep;
+pub mod path;
+mod read;
+mod walk;
+mod write;
+
+use std::sync::Arc;
+
+use cox_protocol::Tool;
+
+pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS};
+pub use edit::EditTool;
+pub use glob::{GlobTool, MAX_FILES};
+pub use grep::{DEFAULT_HEAD_LIMIT, GrepTool};
+pub use read::{DEFAULT_LIMIT, ReadTool};
+pub use write::WriteTool;
+
+/// Every built-in tool, in the order they are listed to the model.
+#[must_use]
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadTool),
+        Arc::new(WriteTool),
+        Arc::new(EditTool),
+        Arc::new(BashTool),
+        Arc::new(GlobTool),
+        Arc::new(GrepTool),
+    ]
+}
+
+#[cfg(test)]
+mod schema_tests;

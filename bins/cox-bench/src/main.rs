@@ -18,10 +18,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cox_core::{Session, SessionConfig};
+use cox_protocol::SessionId;
 use cox_protocol::provider::SystemParts;
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, Event, PermissionMode, SandboxMode, Submission};
-use cox_protocol::SessionId;
 use cox_run::OutputFormat;
 use cox_run::output::Renderer;
 use cox_sandbox::ProcessSandbox;
@@ -37,7 +37,10 @@ fn main() {
         _ => Err("usage: cox-bench turns [N] | deltas [N] | exec [RUNS] -- CMD ARGS…".into()),
     };
     match result {
-        Ok(()) => println!("peak RSS (cox-bench): {:.1} MB", own_peak_rss_kb() as f64 / 1024.0),
+        Ok(()) => println!(
+            "peak RSS (cox-bench): {:.1} MB",
+            own_peak_rss_kb() as f64 / 1024.0
+        ),
         Err(err) => {
             eprintln!("cox-bench: error: {err}");
             std::process::exit(1);
@@ -61,8 +64,11 @@ mod tempdir {
     pub struct Dir(pub std::path::PathBuf);
     impl Dir {
         pub fn new(tag: &str) -> std::io::Result<Self> {
-            let path = std::env::temp_dir()
-                .join(format!("cox-bench-{tag}-{}-{}", std::process::id(), ulid::Ulid::generate()));
+            let path = std::env::temp_dir().join(format!(
+                "cox-bench-{tag}-{}-{}",
+                std::process::id(),
+                ulid::Ulid::generate()
+            ));
             std::fs::create_dir_all(&path)?;
             Ok(Self(path.canonicalize()?))
         }
@@ -80,12 +86,21 @@ impl Bench {
         let work_dir = tempdir::Dir::new("work").map_err(|e| e.to_string())?;
         let home = CoxHome::at(home_dir.0.clone());
         home.prepare().map_err(|e| e.to_string())?;
-        Ok(Self { home, cwd: work_dir.0.clone(), _dirs: (home_dir, work_dir) })
+        Ok(Self {
+            home,
+            cwd: work_dir.0.clone(),
+            _dirs: (home_dir, work_dir),
+        })
     }
 
     /// Runs `prompts` user turns against `scenario`, handing every event to
     /// `sink`.
-    fn run(&self, scenario: Scenario, prompts: usize, sink: impl FnMut(&Event)) -> Result<(), String> {
+    fn run(
+        &self,
+        scenario: Scenario,
+        prompts: usize,
+        sink: impl FnMut(&Event),
+    ) -> Result<(), String> {
         let config = SessionConfig {
             id: SessionId::generate(),
             workspace: Workspace::single(self.cwd.clone()),
@@ -114,7 +129,9 @@ impl Bench {
             .build()
             .map_err(|e| e.to_string())?;
         let subs = (0..prompts)
-            .map(|i| Submission::UserTurn { text: format!("prompt {i}") })
+            .map(|i| Submission::UserTurn {
+                text: format!("prompt {i}"),
+            })
             .chain([Submission::Shutdown]);
         runtime
             .block_on(session.run(futures::stream::iter(subs), sink))
@@ -138,8 +155,14 @@ fn turns(n: usize) -> Result<(), String> {
     }
     let elapsed = start.elapsed();
     let turns = sessions * PER_SESSION;
-    println!("turns: {turns} in {sessions} sessions, {events} events, {:.1} ms", ms(elapsed));
-    println!("core overhead per turn (no tools, rollout on disk): {:.1} µs", us(elapsed) / turns as f64);
+    println!(
+        "turns: {turns} in {sessions} sessions, {events} events, {:.1} ms",
+        ms(elapsed)
+    );
+    println!(
+        "core overhead per turn (no tools, rollout on disk): {:.1} µs",
+        us(elapsed) / turns as f64
+    );
     println!("events/s: {:.0}", events as f64 / elapsed.as_secs_f64());
     Ok(())
 }
@@ -158,14 +181,19 @@ fn deltas(n: usize) -> Result<(), String> {
     })?;
     renderer.finish();
     let elapsed = start.elapsed();
-    println!("{deltas} deltas through the session and stream-json: {:.1} ms", ms(elapsed));
+    println!(
+        "{deltas} deltas through the session and stream-json: {:.1} ms",
+        ms(elapsed)
+    );
     println!("deltas/s: {:.0}", deltas as f64 / elapsed.as_secs_f64());
     Ok(())
 }
 
 fn exec(args: &[String]) -> Result<(), String> {
     let (runs, command) = match args {
-        [runs, dash, rest @ ..] if dash == "--" => (runs.parse().map_err(|_| "RUNS is a number")?, rest),
+        [runs, dash, rest @ ..] if dash == "--" => {
+            (runs.parse().map_err(|_| "RUNS is a number")?, rest)
+        }
         [dash, rest @ ..] if dash == "--" => (20, rest),
         _ => return Err("usage: cox-bench exec [RUNS] -- CMD ARGS…".into()),
     };
@@ -213,7 +241,11 @@ fn wait_with_rusage(pid: u32) -> Result<(i32, i64), String> {
     if got != pid {
         return Err(format!("wait4 failed: {}", std::io::Error::last_os_error()));
     }
-    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
     Ok((code, usage.ru_maxrss))
 }
 

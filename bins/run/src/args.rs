@@ -77,12 +77,17 @@ pub enum Approve {
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {
-    s.parse().map_err(|e: cox_protocol::config::UnknownMode| e.to_string())
+    s.parse()
+        .map_err(|e: cox_protocol::config::UnknownMode| e.to_string())
 }
 
 /// The command line of a binary whose only job is `run`.
 #[derive(Parser, Debug)]
-#[command(name = "cox", version, about = "cox: a terminal AI coding agent (headless)")]
+#[command(
+    name = "cox",
+    version,
+    about = "cox: a terminal AI coding agent (headless)"
+)]
 pub struct HeadlessCli {
     #[command(subcommand)]
     pub command: HeadlessCommand,
@@ -130,7 +135,10 @@ pub fn parse<T: Parser>(argv: impl IntoIterator<Item = OsString>) -> Parsed<T> {
 /// The first line of clap's report, without its `error: ` prefix, plus a
 /// pointer to `--help`.
 fn one_line(report: &str) -> String {
-    let first = report.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+    let first = report
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
     format!("{first} (see --help)")
 }
@@ -142,7 +150,10 @@ mod tests {
     #[test]
     fn clap_reports_fold_into_one_line() {
         let report = "error: unexpected argument '--frob' found\n\n  tip: …\n\nUsage: cox run\n";
-        assert_eq!(one_line(report), "unexpected argument '--frob' found (see --help)");
+        assert_eq!(
+            one_line(report),
+            "unexpected argument '--frob' found (see --help)"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Now, as RFC 3339 UTC with milliseconds (`2026-11-30T03:00:10.123Z`).
 #[must_use]
 pub fn now_rfc3339() -> String {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     rfc3339(since.as_secs(), since.subsec_millis())
 }
 
@@ -59,7 +61,10 @@ pub fn git_branch(cwd: &Path) -> Option<String> {
             None
         };
         if let Some(head) = head {
-            return head.trim().strip_prefix("ref: refs/heads/").map(str::to_owned);
+            return head
+                .trim()
+                .strip_prefix("ref: refs/heads/")
+                .map(str::to_owned);
         }
         dir = d.parent();
     }

@@ -26,7 +26,6 @@ use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, Submissio
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::ProcessSandbox;
 use cox_store::{CoxHome, FileArchive, JsonlStore};
-use futures::StreamExt;
 
 pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
 
@@ -47,7 +46,10 @@ impl ProviderChoice {
         Self {
             provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
             model: args.model.clone().or_else(|| var("COX_MODEL")),
-            scenario: args.scenario.clone().or_else(|| var("COX_SCENARIO").map(PathBuf::from)),
+            scenario: args
+                .scenario
+                .clone()
+                .or_else(|| var("COX_SCENARIO").map(PathBuf::from)),
         }
     }
 }
@@ -71,7 +73,11 @@ where
 
 fn one_line(err: &anyhow::Error) -> String {
     let text = format!("{err:#}");
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 struct Prepared<P> {
@@ -101,12 +107,20 @@ where
     home.prepare().map_err(|e| anyhow::anyhow!("{e}"))?;
     init_log(home.logs_dir());
     let provider = make_provider(&ProviderChoice::from_args(args))?;
-    Ok(Prepared { provider, home, cwd, mode: args.permission_mode.unwrap_or_default() })
+    Ok(Prepared {
+        provider,
+        home,
+        cwd,
+        mode: args.permission_mode.unwrap_or_default(),
+    })
 }
 
 /// JSON lines to `logs/cox.log`; a log that cannot be opened is skipped.
 fn init_log(dir: PathBuf) {
-    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("cox.log"))
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("cox.log"))
     else {
         return;
     };
@@ -120,8 +134,16 @@ fn init_log(dir: PathBuf) {
 }
 
 fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Instant) -> i32 {
-    let Prepared { provider, home, cwd, mode } = prepared;
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let Prepared {
+        provider,
+        home,
+        cwd,
+        mode,
+    } = prepared;
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("cox: error: cannot start the async runtime: {err}");
@@ -169,15 +191,18 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
             }
         });
         let first = futures::stream::iter([
-            Submission::UserTurn { text: args.prompt.clone() },
+            Submission::UserTurn {
+                text: args.prompt.clone(),
+            },
             Submission::Shutdown,
         ]);
         let submissions = futures::stream::select(first, interrupt_rx);
-        session.run(submissions, |event| {
-            log_event(event);
-            renderer.event(event);
-        })
-        .await
+        session
+            .run(submissions, |event| {
+                log_event(event);
+                renderer.event(event);
+            })
+            .await
     });
     if let Err(err) = outcome {
         eprintln!("cox: error: {err}");
@@ -208,7 +233,9 @@ fn log_event(event: &cox_protocol::types::Event) {
 /// every binary has. Errors name the variable to set.
 pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::ScriptedProvider> {
     let Some(path) = &choice.scenario else {
-        bail!("the scripted provider needs a scenario: set COX_SCENARIO=<file.toml> or pass --scenario <file.toml>");
+        bail!(
+            "the scripted provider needs a scenario: set COX_SCENARIO=<file.toml> or pass --scenario <file.toml>"
+        );
     };
     let scenario = cox_scripted::Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(cox_scripted::ScriptedProvider::new(scenario))

@@ -42,6 +42,8 @@ pub struct Renderer<W: Write> {
     pending_calls: Vec<(String, String, Value)>,
     last_error: Option<String>,
     write_failed: bool,
+    /// Reused for every line, so printing allocates nothing per event.
+    buf: Vec<u8>,
 }
 
 impl<W: Write> Renderer<W> {
@@ -61,6 +63,7 @@ impl<W: Write> Renderer<W> {
             pending_calls: Vec::new(),
             last_error: None,
             write_failed: false,
+            buf: Vec::with_capacity(256),
         }
     }
 
@@ -68,7 +71,15 @@ impl<W: Write> Renderer<W> {
     /// format shows.
     pub fn event(&mut self, event: &Event) {
         match event {
-            Event::SessionStarted { session_id, cwd, model, provider, tools, permission_mode, .. } => {
+            Event::SessionStarted {
+                session_id,
+                cwd,
+                model,
+                provider,
+                tools,
+                permission_mode,
+                ..
+            } => {
                 self.session_id = Some(*session_id);
                 if self.format == OutputFormat::StreamJson {
                     let init = json!({
@@ -94,13 +105,21 @@ impl<W: Write> Renderer<W> {
             }
             Event::ToolCallRequested { call } => {
                 self.after_tools = true;
-                self.pending_calls.push((call.id.0.clone(), call.name.clone(), call.input.clone()));
+                self.pending_calls
+                    .push((call.id.0.clone(), call.name.clone(), call.input.clone()));
             }
             Event::ToolCallDone { call_id, result } if result.denied => {
-                if let Some((id, name, input)) =
-                    self.pending_calls.iter().find(|(id, ..)| id == &call_id.0).cloned()
+                if let Some((id, name, input)) = self
+                    .pending_calls
+                    .iter()
+                    .find(|(id, ..)| id == &call_id.0)
+                    .cloned()
                 {
-                    self.denials.push(Denial { tool_name: name, tool_use_id: id, tool_input: input });
+                    self.denials.push(Denial {
+                        tool_name: name,
+                        tool_use_id: id,
+                        tool_input: input,
+                    });
                 }
             }
             Event::Usage { usage, .. } => {
@@ -112,9 +131,16 @@ impl<W: Write> Renderer<W> {
                     self.last_error = Some(text.clone());
                 }
                 if self.format != OutputFormat::StreamJson
-                    && matches!(level, NoticeLevel::Error | NoticeLevel::Warn | NoticeLevel::Security)
+                    && matches!(
+                        level,
+                        NoticeLevel::Error | NoticeLevel::Warn | NoticeLevel::Security
+                    )
                 {
-                    let tag = if *level == NoticeLevel::Error { "error" } else { "warning" };
+                    let tag = if *level == NoticeLevel::Error {
+                        "error"
+                    } else {
+                        "warning"
+                    };
                     eprintln!("cox: {tag}: {text}");
                 }
             }
@@ -122,10 +148,7 @@ impl<W: Write> Renderer<W> {
             _ => {}
         }
         if self.format == OutputFormat::StreamJson {
-            match serde_json::to_value(event) {
-                Ok(value) => self.line(&value),
-                Err(err) => eprintln!("cox: error: an event could not be printed: {err}"),
-            }
+            self.line(event);
         }
     }
 
@@ -194,13 +217,22 @@ impl<W: Write> Renderer<W> {
         result
     }
 
-    fn line(&mut self, value: &Value) {
+    fn line(&mut self, value: &impl serde::Serialize) {
         if self.write_failed {
             return;
         }
-        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
-        bytes.push(b'\n');
-        if self.out.write_all(&bytes).and_then(|()| self.out.flush()).is_err() {
+        self.buf.clear();
+        if let Err(err) = serde_json::to_writer(&mut self.buf, value) {
+            eprintln!("cox: error: an event could not be printed: {err}");
+            return;
+        }
+        self.buf.push(b'\n');
+        if self
+            .out
+            .write_all(&self.buf)
+            .and_then(|()| self.out.flush())
+            .is_err()
+        {
             self.write_failed = true;
         }
     }
@@ -241,12 +273,21 @@ mod tests {
     #[test]
     fn text_prints_the_last_rounds_answer_only() {
         let events = [
-            Event::TextDelta { text: "Let me write it. ".into() },
+            Event::TextDelta {
+                text: "Let me write it. ".into(),
+            },
             Event::ToolCallRequested { call: call("c1") },
-            Event::ToolCallDone { call_id: "c1".into(), result: ToolResult::ok("wrote") },
-            Event::TextDelta { text: "Done".into() },
+            Event::ToolCallDone {
+                call_id: "c1".into(),
+                result: ToolResult::ok("wrote"),
+            },
+            Event::TextDelta {
+                text: "Done".into(),
+            },
             Event::TextDelta { text: ".".into() },
-            Event::TurnDone { stop: StopReason::EndTurn },
+            Event::TurnDone {
+                stop: StopReason::EndTurn,
+            },
         ];
         assert_eq!(run(&events, OutputFormat::Text), ("Done.\n".into(), 0));
     }
@@ -255,8 +296,13 @@ mod tests {
     fn a_denied_call_makes_exit_two_and_is_listed() {
         let events = [
             Event::ToolCallRequested { call: call("c1") },
-            Event::ToolCallDone { call_id: "c1".into(), result: ToolResult::denied("no") },
-            Event::TurnDone { stop: StopReason::EndTurn },
+            Event::ToolCallDone {
+                call_id: "c1".into(),
+                result: ToolResult::denied("no"),
+            },
+            Event::TurnDone {
+                stop: StopReason::EndTurn,
+            },
         ];
         let (out, code) = run(&events, OutputFormat::Json);
         assert_eq!(code, 2);
@@ -276,8 +322,16 @@ mod tests {
             (StopReason::Budget, 3),
             (StopReason::Interrupted, 4),
         ] {
-            assert_eq!(run(&[Event::TurnDone { stop }], OutputFormat::Text).1, code, "{stop:?}");
+            assert_eq!(
+                run(&[Event::TurnDone { stop }], OutputFormat::Text).1,
+                code,
+                "{stop:?}"
+            );
         }
-        assert_eq!(run(&[], OutputFormat::Text).1, 1, "no turn_done is an error");
+        assert_eq!(
+            run(&[], OutputFormat::Text).1,
+            1,
+            "no turn_done is an error"
+        );
     }
 }

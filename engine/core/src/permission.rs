@@ -42,7 +42,10 @@ impl Grant {
     /// The grant that covers calls like `call`.
     #[must_use]
     pub fn for_call(call: &ToolCall) -> Self {
-        Self { tool: call.name.clone(), subject: call.subject.clone() }
+        Self {
+            tool: call.name.clone(),
+            subject: call.subject.clone(),
+        }
     }
 
     fn covers(&self, call: &ToolCall) -> bool {
@@ -74,7 +77,9 @@ impl Engine {
         let read_only = call.risk == Risk::ReadOnly;
         match mode {
             PermissionMode::BypassPermissions => {
-                return Outcome::Allow { reason: "bypassPermissions mode allows every call".into() };
+                return Outcome::Allow {
+                    reason: "bypassPermissions mode allows every call".into(),
+                };
             }
             PermissionMode::Plan if !read_only => {
                 return Outcome::Deny {
@@ -87,17 +92,25 @@ impl Engine {
             _ => {}
         }
         if grants.iter().any(|g| g.covers(call)) {
-            return Outcome::Allow { reason: "allowed for this session by the user".into() };
+            return Outcome::Allow {
+                reason: "allowed for this session by the user".into(),
+            };
         }
         let ask = match (call.risk, mode) {
             (Risk::ReadOnly, _) => {
-                return Outcome::Allow { reason: "read-only calls run without asking".into() };
+                return Outcome::Allow {
+                    reason: "read-only calls run without asking".into(),
+                };
             }
             (Risk::Write, PermissionMode::AcceptEdits | PermissionMode::Auto) => {
-                return Outcome::Allow { reason: format!("{mode} mode allows file edits") };
+                return Outcome::Allow {
+                    reason: format!("{mode} mode allows file edits"),
+                };
             }
             (Risk::Exec, PermissionMode::Auto) => {
-                return Outcome::Allow { reason: "auto mode allows commands".into() };
+                return Outcome::Allow {
+                    reason: "auto mode allows commands".into(),
+                };
             }
             (risk, mode) => format!("{} calls ask in {mode} mode", risk.as_str()),
         };
@@ -142,7 +155,10 @@ mod tests {
             Outcome::Allow { .. }
         ));
         for risk in [Risk::Write, Risk::Exec, Risk::Destructive] {
-            assert!(matches!(decide(risk, PermissionMode::Default, OnRequest), Outcome::Ask { .. }));
+            assert!(matches!(
+                decide(risk, PermissionMode::Default, OnRequest),
+                Outcome::Ask { .. }
+            ));
         }
     }
 
@@ -150,19 +166,41 @@ mod tests {
     fn never_turns_an_ask_into_a_deny_with_the_reason() {
         let out = decide(Risk::Write, PermissionMode::Default, ApprovalPolicy::Never);
         assert!(matches!(out, Outcome::Deny { .. }));
-        assert!(out.reason().contains("approval policy: never"), "{}", out.reason());
+        assert!(
+            out.reason().contains("approval policy: never"),
+            "{}",
+            out.reason()
+        );
     }
 
     #[test]
     fn modes_widen_and_narrow_as_documented() {
         use ApprovalPolicy::OnRequest;
         use PermissionMode::*;
-        assert!(matches!(decide(Risk::Write, AcceptEdits, OnRequest), Outcome::Allow { .. }));
-        assert!(matches!(decide(Risk::Exec, AcceptEdits, OnRequest), Outcome::Ask { .. }));
-        assert!(matches!(decide(Risk::Exec, Auto, OnRequest), Outcome::Allow { .. }));
-        assert!(matches!(decide(Risk::Destructive, Auto, OnRequest), Outcome::Ask { .. }));
-        assert!(matches!(decide(Risk::Write, Plan, OnRequest), Outcome::Deny { .. }));
-        assert!(matches!(decide(Risk::ReadOnly, Plan, OnRequest), Outcome::Allow { .. }));
+        assert!(matches!(
+            decide(Risk::Write, AcceptEdits, OnRequest),
+            Outcome::Allow { .. }
+        ));
+        assert!(matches!(
+            decide(Risk::Exec, AcceptEdits, OnRequest),
+            Outcome::Ask { .. }
+        ));
+        assert!(matches!(
+            decide(Risk::Exec, Auto, OnRequest),
+            Outcome::Allow { .. }
+        ));
+        assert!(matches!(
+            decide(Risk::Destructive, Auto, OnRequest),
+            Outcome::Ask { .. }
+        ));
+        assert!(matches!(
+            decide(Risk::Write, Plan, OnRequest),
+            Outcome::Deny { .. }
+        ));
+        assert!(matches!(
+            decide(Risk::ReadOnly, Plan, OnRequest),
+            Outcome::Allow { .. }
+        ));
         assert!(matches!(
             decide(Risk::Destructive, BypassPermissions, ApprovalPolicy::Never),
             Outcome::Allow { .. }
@@ -182,6 +220,9 @@ mod tests {
         ));
         let mut other = call(Risk::Exec);
         other.subject = "make install".into();
-        assert!(matches!(engine.decide(&other, mode, policy, sandbox, grants), Outcome::Ask { .. }));
+        assert!(matches!(
+            engine.decide(&other, mode, policy, sandbox, grants),
+            Outcome::Ask { .. }
+        ));
     }
 }

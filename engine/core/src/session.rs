@@ -29,7 +29,7 @@ use futures::{Stream, StreamExt};
 
 use crate::permission::{Engine, Grant, Outcome};
 use crate::toolset::ToolSet;
-use crate::turn::{Done, History, Next, Prefix, Turn, INTERRUPTED};
+use crate::turn::{Done, History, INTERRUPTED, Next, Prefix, Turn};
 
 /// Everything a session is told when it starts. The driver gathers it (time,
 /// paths, flags); the core reads no clock, file or variable itself.
@@ -109,7 +109,10 @@ where
             engine: Engine::new(),
             config,
         };
-        Self { world, state: State::default() }
+        Self {
+            world,
+            state: State::default(),
+        }
     }
 
     /// Adds hooks, called in the order given.
@@ -141,7 +144,12 @@ where
             model: world.provider.model().to_owned(),
             created_at: cfg.started_at.clone(),
         })?;
-        let mut out = Emitter { store: &world.store, id: cfg.id, sink: &mut sink, broken: false };
+        let mut out = Emitter {
+            store: &world.store,
+            id: cfg.id,
+            sink: &mut sink,
+            broken: false,
+        };
         out.emit(Event::SessionStarted {
             session_id: cfg.id,
             cwd: cfg.workspace.cwd.display().to_string(),
@@ -151,10 +159,16 @@ where
             permission_mode: cfg.permission_mode,
             at: cfg.started_at.clone(),
         });
-        let mut inbox = Inbox { subs: submissions, closed: false, queue: VecDeque::new() };
+        let mut inbox = Inbox {
+            subs: submissions,
+            closed: false,
+            queue: VecDeque::new(),
+        };
         let mut shutdown = false;
         while !shutdown {
-            let Some(sub) = inbox.next_idle().await else { break };
+            let Some(sub) = inbox.next_idle().await else {
+                break;
+            };
             match sub {
                 Submission::UserTurn { text } => {
                     shutdown = run_turn(&world, &mut state, &mut out, &mut inbox, text).await;
@@ -186,14 +200,16 @@ struct Emitter<'a, S, F> {
 
 impl<S: Store, F: FnMut(&Event)> Emitter<'_, S, F> {
     fn emit(&mut self, event: Event) {
-        if !self.broken {
-            if let Err(err) = self.store.rollout_append(self.id, &event) {
-                self.broken = true;
-                (self.sink)(&Event::Notice {
-                    level: NoticeLevel::Error,
-                    text: format!("the rollout could not be written ({err}); events are no longer recorded"),
-                });
-            }
+        if !self.broken
+            && let Err(err) = self.store.rollout_append(self.id, &event)
+        {
+            self.broken = true;
+            (self.sink)(&Event::Notice {
+                level: NoticeLevel::Error,
+                text: format!(
+                    "the rollout could not be written ({err}); events are no longer recorded"
+                ),
+            });
         }
         (self.sink)(&event);
     }
@@ -323,7 +339,10 @@ where
     let number = state.turns;
     let mut out = TurnOut(emitter);
     let mut shutdown = false;
-    out.emit(Event::TurnStarted { turn: number, text: text.clone() });
+    out.emit(Event::TurnStarted {
+        turn: number,
+        text: text.clone(),
+    });
 
     let text = match prompt_hooks(world, &mut out, text).await {
         Ok(text) => text,
@@ -384,7 +403,15 @@ where
                 Next::Tools(running) => running,
             },
         };
-        let ran = run_tools(world, state, &mut out, inbox, &mut shutdown, &mut running, &cancel);
+        let ran = run_tools(
+            world,
+            state,
+            &mut out,
+            inbox,
+            &mut shutdown,
+            &mut running,
+            &cancel,
+        );
         let (results, stop) = ran.await;
         match running.record(results, stop, &mut state.history) {
             Ok(next) => turn = next,
@@ -400,7 +427,10 @@ where
     }
     out.done(done);
     if let Err(err) = world.store.turn_finished(cfg.id, state.turns) {
-        emitter.notice(NoticeLevel::Error, format!("the session record was not updated: {err}"));
+        emitter.notice(
+            NoticeLevel::Error,
+            format!("the session record was not updated: {err}"),
+        );
     }
     shutdown
 }
@@ -419,12 +449,18 @@ async fn prompt_hooks<P, S: Store, A, X, F: FnMut(&Event)>(
             HookVerdict::Rewrite { text: new } => text = new,
             HookVerdict::Block { reason } => {
                 let name = hook.name();
-                out.notice(NoticeLevel::Warn, format!("hook {name} blocked the prompt: {reason}"));
+                out.notice(
+                    NoticeLevel::Warn,
+                    format!("hook {name} blocked the prompt: {reason}"),
+                );
                 return Err(());
             }
             HookVerdict::Failed { message } => {
                 let name = hook.name();
-                out.notice(NoticeLevel::Warn, format!("hook {name} failed and was skipped: {message}"));
+                out.notice(
+                    NoticeLevel::Warn,
+                    format!("hook {name} failed and was skipped: {message}"),
+                );
             }
         }
     }
@@ -455,10 +491,12 @@ where
     let mut stop = None;
 
     // Decide every call first, in order; people answer approvals one by one.
+    #[allow(clippy::needless_range_loop)] // `decide_call` reads `running` by index
     for index in 0..count {
         if stop.is_some() {
-            results[index] =
-                Some(ToolResult::denied("not run: the user denied an earlier call of this message"));
+            results[index] = Some(ToolResult::denied(
+                "not run: the user denied an earlier call of this message",
+            ));
             continue;
         }
         match decide_call(world, state, out, inbox, shutdown, running, index).await {
@@ -493,7 +531,10 @@ where
         }
         let (tx, mut rx) = mpsc::unbounded();
         let group = futures::future::join_all(calls[index..end].iter().map(|call| {
-            let tool = world.tools.get(&call.name).expect("decided calls name known tools");
+            let tool = world
+                .tools
+                .get(&call.name)
+                .expect("decided calls name known tools");
             tool.run(
                 call.input.clone(),
                 ToolContext {
@@ -531,8 +572,13 @@ where
             *slot = Some(result);
         }
         for call in &calls[emitted..end] {
-            let result = results[emitted].clone().unwrap_or_else(|| ToolResult::error(INTERRUPTED));
-            out.emit(Event::ToolCallDone { call_id: call.id.clone(), result });
+            let result = results[emitted]
+                .clone()
+                .unwrap_or_else(|| ToolResult::error(INTERRUPTED));
+            out.emit(Event::ToolCallDone {
+                call_id: call.id.clone(),
+                result,
+            });
             emitted += 1;
         }
         index = end;
@@ -542,7 +588,10 @@ where
         .map(|r| r.unwrap_or_else(|| ToolResult::error(INTERRUPTED)))
         .collect();
     for (call, result) in calls.iter().zip(&results).skip(emitted) {
-        out.emit(Event::ToolCallDone { call_id: call.id.clone(), result: result.clone() });
+        out.emit(Event::ToolCallDone {
+            call_id: call.id.clone(),
+            result: result.clone(),
+        });
     }
     (results, stop)
 }
@@ -597,7 +646,10 @@ where
             Outcome::Ask { reason } => reason,
         };
         let call_id = call.id.clone();
-        out.emit(Event::ApprovalRequired { call_id: call_id.clone(), reason });
+        out.emit(Event::ApprovalRequired {
+            call_id: call_id.clone(),
+            reason,
+        });
         let decision = loop {
             let sub = inbox.next_live().await;
             match mid_turn(sub, inbox, shutdown, out, Some(&call_id)) {
@@ -612,7 +664,9 @@ where
                 state.grants.push(Grant::for_call(call));
                 return pre_tool_hooks(world, out, call).await;
             }
-            Decision::Deny { reason: Some(reason) } => {
+            Decision::Deny {
+                reason: Some(reason),
+            } => {
                 return Decided::Result(ToolResult::denied(format!(
                     "the user denied this call: {reason}"
                 )));
@@ -621,8 +675,13 @@ where
                 return Decided::Stop(ToolResult::denied("the user denied this call"));
             }
             Decision::Edit { input } => {
-                let edited = world.tools.classify(call_id, call.name.clone(), input, &cfg.workspace);
-                out.emit(Event::ToolCallRequested { call: edited.clone() });
+                let edited =
+                    world
+                        .tools
+                        .classify(call_id, call.name.clone(), input, &cfg.workspace);
+                out.emit(Event::ToolCallRequested {
+                    call: edited.clone(),
+                });
                 running.replace_call(index, edited);
             }
         }

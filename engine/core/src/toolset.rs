@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
+use cox_protocol::CallId;
 use cox_protocol::provider::ToolSpec;
 use cox_protocol::tool::{Classified, Tool, Workspace};
 use cox_protocol::types::{Risk, ToolCall};
-use cox_protocol::CallId;
 use serde_json::Value;
 
 /// The tools a session offers the model.
@@ -20,7 +20,9 @@ pub struct ToolSet {
 
 impl std::fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.tools.iter().map(|t| t.name())).finish()
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.name()))
+            .finish()
     }
 }
 
@@ -58,10 +60,25 @@ impl ToolSet {
     /// is classified `Exec` with its own name as subject; it never runs.
     #[must_use]
     pub fn classify(&self, id: CallId, name: String, input: Value, ws: &Workspace) -> ToolCall {
-        let Classified { risk, subject, segments } = match self.get(&name) {
+        let Classified {
+            risk,
+            subject,
+            segments,
+        } = match self.get(&name) {
             Some(tool) => tool.classify(&input, ws),
-            None => Classified { risk: Risk::Exec, subject: name.clone(), segments: None },
+            None => Classified {
+                risk: Risk::Exec,
+                subject: name.clone(),
+                segments: None,
+            },
         };
-        ToolCall { id, name, input, risk, subject, segments }
+        ToolCall {
+            id,
+            name,
+            input,
+            risk,
+            subject,
+            segments,
+        }
     }
 }

@@ -94,7 +94,10 @@ impl<S> Turn<S> {
     /// a budget cap, a blocked prompt). Any phase may end this way.
     #[must_use]
     pub fn end(self, stop: StopReason) -> Turn<Done> {
-        Turn { ctx: self.ctx, phase: Done { stop } }
+        Turn {
+            ctx: self.ctx,
+            phase: Done { stop },
+        }
     }
 }
 
@@ -102,7 +105,14 @@ impl Turn<Done> {
     /// A turn that ends before it starts (a hook blocked the prompt).
     #[must_use]
     pub fn refused(number: u32, stop: StopReason) -> Self {
-        Self { ctx: TurnCtx { number, rounds: 0, max_rounds: None }, phase: Done { stop } }
+        Self {
+            ctx: TurnCtx {
+                number,
+                rounds: 0,
+                max_rounds: None,
+            },
+            phase: Done { stop },
+        }
     }
 }
 
@@ -111,7 +121,14 @@ impl Turn<Assembling> {
     #[must_use]
     pub fn begin(number: u32, text: &str, max_rounds: Option<u32>, history: &mut History) -> Self {
         history.push(Message::user_text(text));
-        Self { ctx: TurnCtx { number, rounds: 0, max_rounds }, phase: Assembling }
+        Self {
+            ctx: TurnCtx {
+                number,
+                rounds: 0,
+                max_rounds,
+            },
+            phase: Assembling,
+        }
     }
 
     /// Builds the provider-neutral request: stable parts first, then history.
@@ -124,8 +141,17 @@ impl Turn<Assembling> {
             messages: history.clone(),
             max_output_tokens: prefix.max_output_tokens,
         };
-        let ctx = TurnCtx { rounds: self.ctx.rounds + 1, ..self.ctx };
-        (Turn { ctx, phase: Streaming::default() }, request)
+        let ctx = TurnCtx {
+            rounds: self.ctx.rounds + 1,
+            ..self.ctx
+        };
+        (
+            Turn {
+                ctx,
+                phase: Streaming::default(),
+            },
+            request,
+        )
     }
 }
 
@@ -172,12 +198,25 @@ impl Turn<Streaming> {
     /// are next.
     #[must_use]
     pub fn finish(self, history: &mut History) -> Next {
-        let Streaming { text, thinking, calls, .. } = self.phase;
+        let Streaming {
+            text,
+            thinking,
+            calls,
+            ..
+        } = self.phase;
         push_assistant(history, thinking, text, &calls);
         if calls.is_empty() {
-            Next::Done(Turn { ctx: self.ctx, phase: Done { stop: StopReason::EndTurn } })
+            Next::Done(Turn {
+                ctx: self.ctx,
+                phase: Done {
+                    stop: StopReason::EndTurn,
+                },
+            })
         } else {
-            Next::Tools(Turn { ctx: self.ctx, phase: RunningTools { calls } })
+            Next::Tools(Turn {
+                ctx: self.ctx,
+                phase: RunningTools { calls },
+            })
         }
     }
 
@@ -185,9 +224,17 @@ impl Turn<Streaming> {
     /// call it asked for is answered as not run, and the turn ends.
     #[must_use]
     pub fn interrupt(self, history: &mut History) -> (Vec<Event>, Turn<Done>) {
-        let Streaming { text, thinking, calls, .. } = self.phase;
+        let Streaming {
+            text,
+            thinking,
+            calls,
+            ..
+        } = self.phase;
         push_assistant(history, thinking, text, &calls);
-        let running = Turn { ctx: self.ctx, phase: RunningTools { calls } };
+        let running = Turn {
+            ctx: self.ctx,
+            phase: RunningTools { calls },
+        };
         running.interrupt_all(history)
     }
 }
@@ -206,7 +253,10 @@ fn push_assistant(history: &mut History, thinking: String, text: String, calls: 
         input: c.input.clone(),
     }));
     if !content.is_empty() {
-        history.push(Message { role: Role::Assistant, content });
+        history.push(Message {
+            role: Role::Assistant,
+            content,
+        });
     }
 }
 
@@ -232,7 +282,6 @@ impl Turn<RunningTools> {
     /// # Panics
     /// Never in practice: `results` has one entry per call by construction;
     /// a mismatch is answered as interrupted rather than panicking.
-    #[must_use]
     pub fn record(
         self,
         results: Vec<ToolResult>,
@@ -245,7 +294,9 @@ impl Turn<RunningTools> {
             .calls
             .iter()
             .map(|call| {
-                let result = results.next().unwrap_or_else(|| ToolResult::error(INTERRUPTED));
+                let result = results
+                    .next()
+                    .unwrap_or_else(|| ToolResult::error(INTERRUPTED));
                 ContentBlock::ToolResult {
                     tool_use_id: call.id.clone(),
                     content: result.visible,
@@ -253,15 +304,27 @@ impl Turn<RunningTools> {
                 }
             })
             .collect();
-        history.push(Message { role: Role::User, content });
+        history.push(Message {
+            role: Role::User,
+            content,
+        });
         if let Some(stop) = stop {
-            return Err(Turn { ctx: self.ctx, phase: Done { stop } });
+            return Err(Turn {
+                ctx: self.ctx,
+                phase: Done { stop },
+            });
         }
         match self.ctx.max_rounds {
-            Some(max) if self.ctx.rounds >= max => {
-                Err(Turn { ctx: self.ctx, phase: Done { stop: StopReason::MaxTurns } })
-            }
-            _ => Ok(Turn { ctx: self.ctx, phase: Assembling }),
+            Some(max) if self.ctx.rounds >= max => Err(Turn {
+                ctx: self.ctx,
+                phase: Done {
+                    stop: StopReason::MaxTurns,
+                },
+            }),
+            _ => Ok(Turn {
+                ctx: self.ctx,
+                phase: Assembling,
+            }),
         }
     }
 
@@ -272,7 +335,10 @@ impl Turn<RunningTools> {
             .phase
             .calls
             .iter()
-            .map(|c| Event::ToolCallDone { call_id: c.id.clone(), result: interrupted() })
+            .map(|c| Event::ToolCallDone {
+                call_id: c.id.clone(),
+                result: interrupted(),
+            })
             .collect();
         let results = self.phase.calls.iter().map(|_| interrupted()).collect();
         let done = match self.record(results, Some(StopReason::Interrupted), history) {
@@ -297,7 +363,9 @@ impl Turn<Done> {
     /// The closing event. Consumes the turn: nothing of it can follow.
     #[must_use]
     pub fn into_event(self) -> Event {
-        Event::TurnDone { stop: self.phase.stop }
+        Event::TurnDone {
+            stop: self.phase.stop,
+        }
     }
 }
 
@@ -332,7 +400,11 @@ mod tests {
         assert_eq!(request.messages.len(), 1);
         for id in ["a", "b"] {
             let ev = streaming.apply(
-                StreamEvent::ToolUse { id: CallId::from(id), name: "read".into(), input: json!({}) },
+                StreamEvent::ToolUse {
+                    id: CallId::from(id),
+                    name: "read".into(),
+                    input: json!({}),
+                },
                 &prefix,
             );
             assert!(matches!(ev, Some(Event::ToolCallRequested { .. })));
@@ -341,15 +413,25 @@ mod tests {
             panic!("calls were requested")
         };
         let results = vec![ToolResult::ok("A"), ToolResult::error("B")];
-        let next = running.record(results, None, &mut history).expect("no limit");
+        let next = running
+            .record(results, None, &mut history)
+            .expect("no limit");
         assert_eq!(next.ctx().rounds, 1);
         let last = history.last().unwrap();
         assert_eq!(last.role, Role::User);
         assert_eq!(
             last.content,
             vec![
-                ContentBlock::ToolResult { tool_use_id: "a".into(), content: "A".into(), is_error: false },
-                ContentBlock::ToolResult { tool_use_id: "b".into(), content: "B".into(), is_error: true },
+                ContentBlock::ToolResult {
+                    tool_use_id: "a".into(),
+                    content: "A".into(),
+                    is_error: false
+                },
+                ContentBlock::ToolResult {
+                    tool_use_id: "b".into(),
+                    content: "B".into(),
+                    is_error: true
+                },
             ]
         );
     }
@@ -366,14 +448,28 @@ mod tests {
             max_output_tokens: 100,
         };
         let mut history = History::new();
-        let (mut streaming, _) = Turn::begin(1, "go", Some(1), &mut history).request(&history, &prefix);
+        let (mut streaming, _) =
+            Turn::begin(1, "go", Some(1), &mut history).request(&history, &prefix);
         streaming.apply(
-            StreamEvent::ToolUse { id: "a".into(), name: "x".into(), input: json!({}) },
+            StreamEvent::ToolUse {
+                id: "a".into(),
+                name: "x".into(),
+                input: json!({}),
+            },
             &prefix,
         );
-        let Next::Tools(running) = streaming.finish(&mut history) else { panic!() };
-        let done = running.record(vec![ToolResult::ok("")], None, &mut history).unwrap_err();
-        assert_eq!(done.into_event(), Event::TurnDone { stop: StopReason::MaxTurns });
+        let Next::Tools(running) = streaming.finish(&mut history) else {
+            panic!()
+        };
+        let done = running
+            .record(vec![ToolResult::ok("")], None, &mut history)
+            .unwrap_err();
+        assert_eq!(
+            done.into_event(),
+            Event::TurnDone {
+                stop: StopReason::MaxTurns
+            }
+        );
     }
 
     #[test]
@@ -388,16 +484,25 @@ mod tests {
             max_output_tokens: 100,
         };
         let mut history = History::new();
-        let (mut streaming, _) = Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
+        let (mut streaming, _) =
+            Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
         streaming.apply(StreamEvent::TextDelta("par".into()), &prefix);
         streaming.apply(
-            StreamEvent::ToolUse { id: "a".into(), name: "x".into(), input: json!({}) },
+            StreamEvent::ToolUse {
+                id: "a".into(),
+                name: "x".into(),
+                input: json!({}),
+            },
             &prefix,
         );
         let (events, done) = streaming.interrupt(&mut history);
         assert_eq!(events.len(), 1);
         assert_eq!(done.stop(), StopReason::Interrupted);
-        assert_eq!(history.len(), 3, "user, partial assistant, interrupted results");
+        assert_eq!(
+            history.len(),
+            3,
+            "user, partial assistant, interrupted results"
+        );
         assert!(matches!(&history[1].content[0], ContentBlock::Text { text } if text == "par"));
     }
 }

@@ -27,7 +27,11 @@ pub enum PermissionMode {
     #[serde(rename = "plan")]
     Plan,
     /// Everything runs without asking (deny rules still apply).
-    #[serde(rename = "bypassPermissions", alias = "bypass", alias = "bypass-permissions")]
+    #[serde(
+        rename = "bypassPermissions",
+        alias = "bypass",
+        alias = "bypass-permissions"
+    )]
     BypassPermissions,
 }
 
@@ -62,7 +66,9 @@ impl fmt::Display for PermissionMode {
 
 /// A permission mode name that is not one of ours.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown permission mode `{0}` (expected default, acceptEdits, auto, plan or bypassPermissions)")]
+#[error(
+    "unknown permission mode `{0}` (expected default, acceptEdits, auto, plan or bypassPermissions)"
+)]
 pub struct UnknownMode(pub String);
 
 impl FromStr for PermissionMode {
@@ -121,8 +127,17 @@ mod tests {
     fn modes_parse_from_claude_code_and_kebab_names() {
         assert_eq!("acceptEdits".parse(), Ok(PermissionMode::AcceptEdits));
         assert_eq!("accept-edits".parse(), Ok(PermissionMode::AcceptEdits));
-        assert_eq!("bypassPermissions".parse(), Ok(PermissionMode::BypassPermissions));
-        assert!("yolo".parse::<PermissionMode>().unwrap_err().to_string().contains("`yolo`"));
+        assert_eq!(
+            "bypassPermissions".parse(),
+            Ok(PermissionMode::BypassPermissions)
+        );
+        assert!(
+            "yolo"
+                .parse::<PermissionMode>()
+                .unwrap_err()
+                .to_string()
+                .contains("`yolo`")
+        );
         for mode in PermissionMode::ALL {
             assert_eq!(mode.as_str().parse(), Ok(mode));
             let json = serde_json::to_string(&mode).unwrap();

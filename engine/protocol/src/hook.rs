@@ -25,11 +25,17 @@ pub enum HookPoint {
 pub enum HookVerdict {
     Continue,
     /// Stop this prompt or call, with a reason for the person and the model.
-    Block { reason: String },
+    Block {
+        reason: String,
+    },
     /// Replace the user's prompt (only at `UserPromptSubmit`).
-    Rewrite { text: String },
+    Rewrite {
+        text: String,
+    },
     /// The hook itself failed; the core warns and goes on.
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 /// A user program called at fixed points of a turn.

@@ -41,10 +41,22 @@ pub enum Role {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
-    Text { text: String },
-    Thinking { text: String },
-    ToolUse { id: CallId, name: String, input: Value },
-    ToolResult { tool_use_id: CallId, content: String, is_error: bool },
+    Text {
+        text: String,
+    },
+    Thinking {
+        text: String,
+    },
+    ToolUse {
+        id: CallId,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: CallId,
+        content: String,
+        is_error: bool,
+    },
 }
 
 /// One message of the history.
@@ -58,7 +70,10 @@ impl Message {
     /// A user message with one text block.
     #[must_use]
     pub fn user_text(text: impl Into<String>) -> Self {
-        Self { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
+        Self {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
     }
 }
 
@@ -100,7 +115,11 @@ pub enum StreamEvent {
     TextDelta(String),
     ThinkingDelta(String),
     /// A whole tool call; its input JSON already assembled.
-    ToolUse { id: CallId, name: String, input: Value },
+    ToolUse {
+        id: CallId,
+        name: String,
+        input: Value,
+    },
     Usage(Usage),
     /// The response is complete.
     Done(ModelStop),

@@ -30,7 +30,10 @@ impl Workspace {
     /// A workspace whose only root is `cwd`.
     #[must_use]
     pub fn single(cwd: PathBuf) -> Self {
-        Self { roots: vec![cwd.clone()], cwd }
+        Self {
+            roots: vec![cwd.clone()],
+            cwd,
+        }
     }
 }
 
@@ -55,7 +58,10 @@ impl OutputSink {
     /// A sink that forwards to the session's event loop.
     #[must_use]
     pub fn new(call_id: CallId, tx: UnboundedSender<(CallId, String)>) -> Self {
-        Self { call_id, tx: Some(tx) }
+        Self {
+            call_id,
+            tx: Some(tx),
+        }
     }
 
     /// A sink that drops everything (for tests and one-off calls).

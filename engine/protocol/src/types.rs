@@ -158,19 +158,34 @@ impl ToolResult {
     /// A successful result.
     #[must_use]
     pub fn ok(visible: impl Into<String>) -> Self {
-        Self { ok: true, visible: visible.into(), bytes: None, denied: false }
+        Self {
+            ok: true,
+            visible: visible.into(),
+            bytes: None,
+            denied: false,
+        }
     }
 
     /// A failed result the model can read and act on.
     #[must_use]
     pub fn error(visible: impl Into<String>) -> Self {
-        Self { ok: false, visible: visible.into(), bytes: None, denied: false }
+        Self {
+            ok: false,
+            visible: visible.into(),
+            bytes: None,
+            denied: false,
+        }
     }
 
     /// A refused call, with the reason for the model.
     #[must_use]
     pub fn denied(visible: impl Into<String>) -> Self {
-        Self { ok: false, visible: visible.into(), bytes: None, denied: true }
+        Self {
+            ok: false,
+            visible: visible.into(),
+            bytes: None,
+            denied: true,
+        }
     }
 
     /// The same result with a payload size.
@@ -306,11 +321,17 @@ mod tests {
                    "result":{"ok":true,"visible":"wrote 3 bytes to hello.txt","bytes":3}})
         );
         assert_eq!(
-            serde_json::to_value(Event::TextDelta { text: "Created.".into() }).unwrap(),
+            serde_json::to_value(Event::TextDelta {
+                text: "Created.".into()
+            })
+            .unwrap(),
             json!({"type":"text_delta","text":"Created."})
         );
         assert_eq!(
-            serde_json::to_value(Event::TurnDone { stop: StopReason::EndTurn }).unwrap(),
+            serde_json::to_value(Event::TurnDone {
+                stop: StopReason::EndTurn
+            })
+            .unwrap(),
             json!({"type":"turn_done","stop":"end_turn"})
         );
     }
@@ -318,32 +339,61 @@ mod tests {
     #[test]
     fn every_event_round_trips_through_json() {
         let events = vec![
-            Event::TurnStarted { turn: 1, text: "hi".into() },
-            Event::ApprovalRequired { call_id: "c".into(), reason: "writes".into() },
-            Event::ToolCallOutput { call_id: "c".into(), chunk: "out".into() },
+            Event::TurnStarted {
+                turn: 1,
+                text: "hi".into(),
+            },
+            Event::ApprovalRequired {
+                call_id: "c".into(),
+                reason: "writes".into(),
+            },
+            Event::ToolCallOutput {
+                call_id: "c".into(),
+                chunk: "out".into(),
+            },
             Event::Usage {
                 provider: "scripted".into(),
                 model: "m".into(),
-                usage: Usage { input_tokens: 3, output_tokens: 4, ..Usage::default() },
+                usage: Usage {
+                    input_tokens: 3,
+                    output_tokens: 4,
+                    ..Usage::default()
+                },
             },
-            Event::Notice { level: NoticeLevel::Security, text: "x".into() },
-            Event::TurnDone { stop: StopReason::MaxTurns },
+            Event::Notice {
+                level: NoticeLevel::Security,
+                text: "x".into(),
+            },
+            Event::TurnDone {
+                stop: StopReason::MaxTurns,
+            },
         ];
         for event in events {
             let line = serde_json::to_string(&event).unwrap();
             let back: Event = serde_json::from_str(&line).unwrap();
             assert_eq!(back, event, "{line}");
-            assert!(line.starts_with(&format!("{{\"type\":\"{}\"", event.kind())), "{line}");
+            assert!(
+                line.starts_with(&format!("{{\"type\":\"{}\"", event.kind())),
+                "{line}"
+            );
         }
     }
 
     #[test]
     fn decisions_serialise_with_a_kind_tag() {
-        let deny = Decision::Deny { reason: Some("not now".into()) };
-        assert_eq!(serde_json::to_value(&deny).unwrap(), json!({"kind":"deny","reason":"not now"}));
+        let deny = Decision::Deny {
+            reason: Some("not now".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(&deny).unwrap(),
+            json!({"kind":"deny","reason":"not now"})
+        );
         let allow: Decision = serde_json::from_value(json!({"kind":"allow_for_session"})).unwrap();
         assert_eq!(allow, Decision::AllowForSession);
-        let approve = Submission::Approve { call_id: "c9".into(), decision: Decision::Allow };
+        let approve = Submission::Approve {
+            call_id: "c9".into(),
+            decision: Decision::Allow,
+        };
         assert_eq!(
             serde_json::to_value(approve).unwrap(),
             json!({"type":"approve","call_id":"c9","decision":{"kind":"allow"}})

@@ -1,0 +1,289 @@
+//! `bash`: runs a command line through the session's [`Sandbox`].
+//!
+//! The tool decides nothing about safety: the permission engine has already
+//! allowed the call, and the sandbox owns the process. What it owns is the
+//! shape of the answer: the output the model reads is bounded (head and tail
+//! of a long output, with the cut said), and how the command ended is always
+//! the last line when it was not a clean exit.
+//!
+//! Chunks streamed to the surfaces are decoded as UTF-8 without splitting a
+//! character across two chunks; the final answer is decoded from the whole
+//! output, so neither depends on where the pipe happened to cut.
+//!
+//! [`Sandbox`]: cox_protocol::Sandbox
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use cox_protocol::provider::{BoxFuture, ToolSpec};
+use cox_protocol::sandbox::{ExecOutput, ExecRequest};
+use cox_protocol::tool::{Classified, OutputSink, Tool, ToolContext, Workspace};
+use cox_protocol::types::{Risk, ToolResult};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::common;
+
+const NAME: &str = "bash";
+/// Timeout when the call gives none.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The longest timeout a call may ask for.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Characters of output the model reads at most (plus the cut notice).
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    command: String,
+    timeout_ms: Option<u64>,
+}
+
+/// Runs a shell command in the workspace.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BashTool;
+
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.into(),
+            description: "Run a bash command in the working directory.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string"},
+                    "timeout_ms": {"type": "integer", "description": "Max 600000 (default 120000)"}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn classify(&self, input: &Value, _workspace: &Workspace) -> Classified {
+        let subject = common::str_field(input, "command")
+            .unwrap_or(NAME)
+            .to_owned();
+        Classified {
+            risk: Risk::Exec,
+            subject,
+            segments: None,
+        }
+    }
+
+    fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let input: Input = match common::parse(NAME, input) {
+                Ok(input) => input,
+                Err(result) => return result,
+            };
+            let timeout_ms = effective_timeout_ms(input.timeout_ms);
+            let request = ExecRequest {
+                command: input.command,
+                cwd: cx.workspace.cwd.clone(),
+                timeout: Duration::from_millis(timeout_ms),
+                env: Vec::new(),
+            };
+            let stream = Utf8Stream::new(cx.output.clone());
+            let on_output = |chunk: &[u8]| stream.push(chunk);
+            let outcome = cx
+                .sandbox
+                .exec(request, cx.cancel.clone(), &on_output)
+                .await;
+            stream.finish();
+            match outcome {
+                Ok(out) => render(&out, timeout_ms),
+                Err(e) => ToolResult::error(e.to_string()),
+            }
+        })
+    }
+}
+
+/// The timeout a call gets: its own within bounds, or the default.
+fn effective_timeout_ms(asked: Option<u64>) -> u64 {
+    asked.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS)
+}
+
+/// The answer the model reads for a finished command.
+fn render(out: &ExecOutput, timeout_ms: u64) -> ToolResult {
+    let mut visible = clip_middle(&String::from_utf8_lossy(&out.output), MAX_OUTPUT_CHARS);
+    let status = if out.timed_out {
+        Some(format!("[timed out after {timeout_ms} ms]"))
+    } else if out.cancelled {
+        Some("[cancelled]".to_owned())
+    } else if let Some(signal) = out.signal {
+        Some(format!("[killed by signal {signal}]"))
+    } else {
+        out.exit_code
+            .filter(|&code| code != 0)
+            .map(|code| format!("[exit code {code}]"))
+    };
+    if let Some(status) = status {
+        if !visible.is_empty() && !visible.ends_with('\n') {
+            visible.push('\n');
+        }
+        visible.push_str(&status);
+    } else if visible.is_empty() {
+        visible.push_str("(no output)");
+    }
+    let ok = out.exit_code == Some(0) && !out.timed_out && !out.cancelled;
+    let result = if ok {
+        ToolResult::ok(visible)
+    } else {
+        ToolResult::error(visible)
+    };
+    result.with_bytes(out.output.len() as u64)
+}
+
+/// `text` itself when it has at most `max` chars, else its head and tail
+/// (`max` chars together) around a line saying how much was cut.
+fn clip_middle(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let head_chars = max / 2;
+    let tail_chars = max - head_chars;
+    let cut = total - max;
+    let head_end = text
+        .char_indices()
+        .nth(head_chars)
+        .map_or(text.len(), |(i, _)| i);
+    let tail_start = text
+        .char_indices()
+        .nth(total - tail_chars)
+        .map_or(text.len(), |(i, _)| i);
+    format!(
+        "{}\n[… {cut} chars cut from the middle of the output …]\n{}",
+        &text[..head_end],
+        &text[tail_start..]
+    )
+}
+
+/// Forwards output chunks as text, holding back an incomplete UTF-8
+/// sequence at a chunk's end until the next chunk completes it.
+struct Utf8Stream {
+    sink: OutputSink,
+    pending: Mutex<Vec<u8>>,
+}
+
+impl Utf8Stream {
+    fn new(sink: OutputSink) -> Self {
+        Self {
+            sink,
+            pending: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn push(&self, chunk: &[u8]) {
+        let mut pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pending.extend_from_slice(chunk);
+        let keep = incomplete_tail(&pending);
+        let ready = pending.len() - keep;
+        if ready > 0 {
+            self.sink
+                .send(String::from_utf8_lossy(&pending[..ready]).into_owned());
+            pending.drain(..ready);
+        }
+    }
+
+    /// Sends whatever is still held back, however incomplete.
+    fn finish(&self) {
+        let mut pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !pending.is_empty() {
+            self.sink
+                .send(String::from_utf8_lossy(&pending).into_owned());
+            pending.clear();
+        }
+    }
+}
+
+/// How many bytes at the end of `bytes` start a UTF-8 character that is not
+/// complete yet (0 to 3).
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    // A character is at most 4 bytes, so its lead byte is among the last 3
+    // when it is still incomplete.
+    for back in 1..=bytes.len().min(3) {
+        let byte = bytes[bytes.len() - back];
+        if byte & 0b1100_0000 == 0b1000_0000 {
+            continue; // a continuation byte: look further back
+        }
+        let needed = match byte {
+            b if b & 0b1110_0000 == 0b1100_0000 => 2,
+            b if b & 0b1111_0000 == 0b1110_0000 => 3,
+            b if b & 0b1111_1000 == 0b1111_0000 => 4,
+            _ => 1,
+        };
+        return if needed > back { back } else { 0 };
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_default_and_clamp() {
+        assert_eq!(effective_timeout_ms(None), 120_000);
+        assert_eq!(effective_timeout_ms(Some(5_000)), 5_000);
+        assert_eq!(effective_timeout_ms(Some(10_000_000)), 600_000);
+        assert_eq!(effective_timeout_ms(Some(0)), 1);
+    }
+
+    #[test]
+    fn clip_middle_keeps_head_and_tail_and_says_how_much_was_cut() {
+        assert_eq!(clip_middle("short", 10), "short");
+        let text: String = ('a'..='z').collect();
+        assert_eq!(
+            clip_middle(&text, 6),
+            "abc\n[… 20 chars cut from the middle of the output …]\nxyz"
+        );
+        let wide = "é".repeat(10);
+        assert_eq!(
+            clip_middle(&wide, 4),
+            "éé\n[… 6 chars cut from the middle of the output …]\néé"
+        );
+    }
+
+    #[test]
+    fn an_incomplete_character_at_the_end_is_held_back() {
+        let snow = "☃".as_bytes(); // 3 bytes
+        assert_eq!(incomplete_tail(b"abc"), 0);
+        assert_eq!(incomplete_tail(&snow[..1]), 1);
+        assert_eq!(incomplete_tail(&snow[..2]), 2);
+        assert_eq!(incomplete_tail(snow), 0);
+        assert_eq!(
+            incomplete_tail(&[b'a', 0xff]),
+            0,
+            "invalid bytes are not held back"
+        );
+    }
+
+    #[test]
+    fn chunks_split_inside_a_character_stream_whole_characters() {
+        let (tx, mut rx) = futures::channel::mpsc::unbounded();
+        let stream = Utf8Stream::new(OutputSink::new("c".into(), tx));
+        let bytes = "a☃b".as_bytes();
+        stream.push(&bytes[..2]);
+        stream.push(&bytes[2..4]);
+        stream.push(&bytes[4..]);
+        stream.finish();
+        drop(stream);
+        let mut chunks = Vec::new();
+        while let Ok((_, chunk)) = rx.try_recv() {
+            chunks.push(chunk);
+        }
+        assert_eq!(chunks, ["a", "☃", "b"]);
+    }
+}

@@ -1,0 +1,161 @@
+//! Confinement of the paths the model names to the workspace roots.
+//!
+//! Every file tool passes its raw path through [`confine`] and then does its
+//! I/O on the *returned* path, never on the raw one. The returned path is
+//! absolute, has no `.` or `..`, and its existing part has no symbolic link
+//! left in it, so the place that was checked is the place that is touched: a
+//! link inside the workspace that points outside is seen through, whether it
+//! names a file to read or a directory to create a file under.
+//!
+//! Decisions worth knowing:
+//! - `..` is applied lexically, before links are resolved (`link/..` is the
+//!   folder holding `link`, whatever `link` points at); since the I/O uses the
+//!   result, this is consistent, only stricter than the shell;
+//! - `~` is an ordinary name: the model must not reach the home folder by a
+//!   shorthand the permission rules never see;
+//! - a dangling link is followed to where its target would be, so writing
+//!   through it cannot create a file outside the roots;
+//! - roots are compared as given, so they must be canonical.
+//!
+//! What it cannot do: a link swapped in between the check and the I/O is not
+//! caught. Containing a hostile process is the sandbox's job, not this one's.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use cox_protocol::tool::Workspace;
+
+/// Links followed in one resolution before giving up, as the kernel does.
+const MAX_LINK_HOPS: usize = 40;
+
+/// Why a path was refused. The message is for the model: it names the path
+/// and says what to do instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("the path is empty; give a path inside the workspace (roots: {})", show_roots(.roots))]
+    Empty { roots: Vec<PathBuf> },
+    #[error(
+        "path {raw} is outside the workspace (roots: {}); use a path inside it",
+        show_roots(.roots)
+    )]
+    Outside { raw: String, roots: Vec<PathBuf> },
+    #[error("path {raw} goes through too many symbolic links to resolve; use the real path")]
+    LinkLoop { raw: String },
+}
+
+fn show_roots(roots: &[PathBuf]) -> String {
+    let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    names.join(", ")
+}
+
+/// The absolute, link-free path `raw` names, if it lies inside a root.
+///
+/// Relative paths are taken from `workspace.cwd`. The path need not exist;
+/// its deepest existing ancestor is resolved and the rest re-appended.
+pub fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, PathError> {
+    if raw.is_empty() {
+        return Err(PathError::Empty {
+            roots: workspace.roots.clone(),
+        });
+    }
+    let lexical = normalize(&workspace.cwd.join(raw));
+    let resolved = resolve(lexical).ok_or_else(|| PathError::LinkLoop {
+        raw: raw.to_owned(),
+    })?;
+    if workspace
+        .roots
+        .iter()
+        .any(|root| resolved.starts_with(root))
+    {
+        Ok(resolved)
+    } else {
+        Err(PathError::Outside {
+            raw: raw.to_owned(),
+            roots: workspace.roots.clone(),
+        })
+    }
+}
+
+/// Drops `.` and applies `..` by text alone; `..` at the root stays there.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => out.push(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    out
+}
+
+/// Canonicalizes the deepest existing ancestor of an absolute, normalized
+/// path and re-appends the rest. `None` when links loop.
+fn resolve(path: PathBuf) -> Option<PathBuf> {
+    let mut head = path;
+    // The names that do not exist (yet), innermost first.
+    let mut tail: Vec<OsString> = Vec::new();
+    let mut hops = 0;
+    loop {
+        if let Ok(canonical) = head.canonicalize() {
+            return Some(append(canonical, &tail));
+        }
+        let is_link = fs::symlink_metadata(&head).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            // A dangling (or looping) link: go where it points.
+            hops += 1;
+            if hops > MAX_LINK_HOPS {
+                return None;
+            }
+            let target = fs::read_link(&head).ok()?;
+            let base = head
+                .parent()
+                .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+            head = normalize(&base.join(target));
+            continue;
+        }
+        match (head.parent(), head.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_owned());
+                head = parent.to_path_buf();
+            }
+            // The root itself did not canonicalize; keep what we have.
+            _ => return Some(append(head, &tail)),
+        }
+    }
+}
+
+fn append(mut base: PathBuf, tail: &[OsString]) -> PathBuf {
+    for name in tail.iter().rev() {
+        base.push(name);
+    }
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_applies_dots_lexically_and_stops_at_the_root() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(normalize(Path::new("/../../x")), PathBuf::from("/x"));
+        assert_eq!(normalize(Path::new("/a/b/")), PathBuf::from("/a/b"));
+    }
+
+    #[test]
+    fn the_message_names_the_path_and_the_roots() {
+        let err = PathError::Outside {
+            raw: "../x".into(),
+            roots: vec![PathBuf::from("/repo"), PathBuf::from("/lib")],
+        };
+        assert_eq!(
+            err.to_string(),
+            "path ../x is outside the workspace (roots: /repo, /lib); use a path inside it"
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! `read`: a text file's lines, numbered like `cat -n`.
+//!
+//! The numbers are what the model cites back (`offset`) and what keeps its
+//! edits anchored, so they are always the file's real line numbers, never
+//! positions in the window shown. A window never exceeds `limit` lines or
+//! [`MAX_LINE_CHARS`](crate::common::MAX_LINE_CHARS) per line, and the end of
+//! the answer says how to read on, so a large file costs what is asked for.
+//! Binary files and folders are refused with a pointer to the right tool.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use cox_protocol::CancelToken;
+use cox_protocol::provider::{BoxFuture, ToolSpec};
+use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
+use cox_protocol::types::{Risk, ToolResult};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::common::{self, BINARY_SNIFF_BYTES};
+use crate::path::confine;
+
+const NAME: &str = "read";
+/// Lines shown when the call gives no `limit`.
+pub const DEFAULT_LIMIT: usize = 2000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+/// Reads a text file from the workspace.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadTool;
+
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.into(),
+            description: "Read a text file; lines come numbered.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "offset": {"type": "integer", "description": "1-based first line"},
+                    "limit": {"type": "integer"}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn classify(&self, input: &Value, workspace: &Workspace) -> Classified {
+        common::classify_path(NAME, Risk::ReadOnly, input, workspace)
+    }
+
+    fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let input: Input = match common::parse(NAME, input) {
+                Ok(input) => input,
+                Err(result) => return result,
+            };
+            let path = match confine(cx.workspace, &input.path) {
+                Ok(path) => path,
+                Err(e) => return ToolResult::error(e.to_string()),
+            };
+            let cancel = cx.cancel.clone();
+            common::blocking(move || read_window(&path, &input, &cancel)).await
+        })
+    }
+}
+
+/// Reads the lines `input` asks for from the confined `path`.
+fn read_window(path: &Path, input: &Input, cancel: &CancelToken) -> ToolResult {
+    let raw = &input.path;
+    let offset = input.offset.unwrap_or(1).max(1);
+    let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 {
+        return ToolResult::error("limit must be at least 1");
+    }
+    let file = match open_file(path, raw) {
+        Ok(file) => file,
+        Err(result) => return result,
+    };
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    let sniffed = (&file)
+        .take(BINARY_SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .and_then(|_| (&file).seek(SeekFrom::Start(0)));
+    if let Err(e) = sniffed {
+        return ToolResult::error(format!("could not read {raw}: {e}"));
+    }
+    if head.is_empty() {
+        return ToolResult::ok(format!("{raw} is empty")).with_bytes(0);
+    }
+    if common::looks_binary(&head) {
+        return ToolResult::error(format!(
+            "{raw} is a binary file; read shows text only (try bash with `file` or `xxd | head`)"
+        ));
+    }
+
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let mut line = Vec::new();
+    let mut shown = String::new();
+    let mut total = 0usize;
+    let last = offset.saturating_add(limit);
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return ToolResult::error(format!("could not read {raw}: {e}")),
+        }
+        total += 1;
+        if (offset..last).contains(&total) {
+            let _ = writeln!(shown, "{total:>6}\t{}", common::show_line(&line));
+        }
+        if cancel.is_cancelled() {
+            return common::cancelled(NAME);
+        }
+    }
+
+    if offset > total {
+        return ToolResult::error(format!(
+            "{raw} has {total} lines; offset {offset} is past the end"
+        ));
+    }
+    let next = last.min(total + 1);
+    let remaining = total + 1 - next;
+    if remaining > 0 {
+        let _ = writeln!(shown, "[… {remaining} more lines; read with offset={next}]");
+    }
+    ToolResult::ok(shown).with_bytes(size)
+}
+
+/// Opens a regular file, or the result explaining why not.
+fn open_file(path: &Path, raw: &str) -> Result<File, ToolResult> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolResult::error(format!(
+                "{raw} is a directory; use glob to list the files in it"
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(ToolResult::error(format!("file {raw} does not exist")));
+        }
+        Err(e) => return Err(ToolResult::error(format!("could not read {raw}: {e}"))),
+    }
+    File::open(path).map_err(|e| ToolResult::error(format!("could not read {raw}: {e}")))
+}

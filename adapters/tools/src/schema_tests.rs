@@ -1,0 +1,157 @@
+//! Each tool's advertised schema against the input struct it really parses:
+//! the model is told exactly what is accepted, no more and no less.
+
+use serde_json::{Map, Value, json};
+
+use crate::{bash, builtin_tools, edit, glob, grep, read, write};
+
+/// Whether the tool named `tool` parses `input`.
+fn accepts(tool: &str, input: Value) -> bool {
+    match tool {
+        "read" => serde_json::from_value::<read::Input>(input).is_ok(),
+        "write" => serde_json::from_value::<write::Input>(input).is_ok(),
+        "edit" => serde_json::from_value::<edit::Input>(input).is_ok(),
+        "bash" => serde_json::from_value::<bash::Input>(input).is_ok(),
+        "glob" => serde_json::from_value::<glob::Input>(input).is_ok(),
+        "grep" => serde_json::from_value::<grep::Input>(input).is_ok(),
+        other => panic!("no input struct known for {other}"),
+    }
+}
+
+/// Every value the property's schema allows that we try (all enum values).
+fn samples(property: &Value) -> Vec<Value> {
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        return values.clone();
+    }
+    match property["type"].as_str() {
+        Some("string") => vec![json!("x")],
+        Some("integer") => vec![property.get("minimum").cloned().unwrap_or(json!(0))],
+        Some("boolean") => vec![json!(true), json!(false)],
+        other => panic!("no sample for type {other:?}"),
+    }
+}
+
+struct Schema {
+    properties: Map<String, Value>,
+    required: Vec<String>,
+}
+
+fn schema_of(input_schema: &Value) -> Schema {
+    assert_eq!(input_schema["type"], "object");
+    assert_eq!(input_schema["additionalProperties"], false);
+    let properties = input_schema["properties"]
+        .as_object()
+        .expect("properties")
+        .clone();
+    let required = input_schema["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .map(|name| name.as_str().expect("a name").to_owned())
+        .collect();
+    Schema {
+        properties,
+        required,
+    }
+}
+
+#[test]
+fn every_schema_is_typed_and_requires_only_listed_properties() {
+    for tool in builtin_tools() {
+        let spec = tool.spec();
+        assert_eq!(spec.name, tool.name());
+        let sentences = spec.description.matches(". ").count() + 1;
+        assert!(
+            spec.description.ends_with('.') && sentences <= 2,
+            "{}: description",
+            spec.name
+        );
+        let schema = schema_of(&spec.input_schema);
+        for (name, property) in &schema.properties {
+            let typed = property.get("type").is_some() || property.get("enum").is_some();
+            assert!(typed, "{}: property {name} has no type", spec.name);
+            // Descriptions are spent only where the name does not say it all.
+            if let Some(description) = property.get("description") {
+                assert!(
+                    description.as_str().is_some_and(|d| !d.is_empty()),
+                    "{}: {name}",
+                    spec.name
+                );
+            }
+        }
+        for name in &schema.required {
+            assert!(
+                schema.properties.contains_key(name),
+                "{}: {name} required but not listed",
+                spec.name
+            );
+        }
+    }
+}
+
+#[test]
+fn the_minimal_input_from_the_schema_is_accepted_and_each_required_field_is_needed() {
+    for tool in builtin_tools() {
+        let name = tool.name().to_owned();
+        let schema = schema_of(&tool.spec().input_schema);
+        let minimal: Map<String, Value> = schema
+            .required
+            .iter()
+            .map(|field| (field.clone(), samples(&schema.properties[field])[0].clone()))
+            .collect();
+        assert!(
+            accepts(&name, Value::Object(minimal.clone())),
+            "{name}: minimal input refused"
+        );
+        for field in &schema.required {
+            let mut missing = minimal.clone();
+            missing.remove(field);
+            assert!(
+                !accepts(&name, Value::Object(missing)),
+                "{name}: accepted without {field}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_listed_property_is_accepted_and_an_extra_one_is_refused() {
+    for tool in builtin_tools() {
+        let name = tool.name().to_owned();
+        let schema = schema_of(&tool.spec().input_schema);
+        let mut full: Map<String, Value> = schema
+            .properties
+            .iter()
+            .map(|(field, property)| (field.clone(), samples(property)[0].clone()))
+            .collect();
+        assert!(
+            accepts(&name, Value::Object(full.clone())),
+            "{name}: full input refused"
+        );
+        for (field, property) in &schema.properties {
+            for sample in samples(property) {
+                let mut one = full.clone();
+                one.insert(field.clone(), sample.clone());
+                assert!(
+                    accepts(&name, Value::Object(one)),
+                    "{name}: {field}={sample} refused"
+                );
+            }
+        }
+        full.insert("unexpected".into(), json!(1));
+        assert!(
+            !accepts(&name, Value::Object(full)),
+            "{name}: an unknown property was accepted"
+        );
+    }
+}
+
+#[test]
+fn the_six_specs_together_stay_well_under_two_kilobytes() {
+    let specs: Vec<_> = builtin_tools().iter().map(|tool| tool.spec()).collect();
+    let size = serde_json::to_string(&specs).unwrap().len();
+    // 1,816 bytes when this was written; every byte is sent on every request.
+    assert!(size <= 1900, "the tool specs take {size} bytes of JSON");
+    let names: Vec<_> = specs.iter().map(|spec| spec.name.as_str()).collect();
+    assert_eq!(names, ["read", "write", "edit", "bash", "glob", "grep"]);
+}

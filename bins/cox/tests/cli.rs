@@ -1,0 +1,380 @@
+//! The real `cox` binary, end to end: flags, output formats, exit codes, the
+//! rollout, and the one-line errors for bad input. Every run gets its own
+//! temporary COX_HOME and work folder.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/scenarios")
+        .join(format!("{name}.toml"))
+}
+
+struct Env {
+    home: TempDir,
+    work: TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn cox(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cox"));
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("COX_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("COX_HOME", self.home.path())
+            .current_dir(self.work.path());
+        cmd
+    }
+
+    fn run(&self, scenario_name: &str, extra: &[&str]) -> Output {
+        self.cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario(scenario_name))
+            .args(["run", "-p", "do the task"])
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+
+    fn rollouts(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.home.path().join("sessions"))
+            .map(|dir| dir.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A failure before the session: exactly one line on stderr, exit 1.
+fn assert_one_line_error(out: &Output, needle: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    assert!(err.starts_with("cox: error: "), "{err}");
+    assert!(err.contains(needle), "{err:?} should mention {needle:?}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn hello_in_stream_json_frames_init_events_and_result() {
+    let env = Env::new();
+    let out = env.run(
+        "hello",
+        &[
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "acceptEdits",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    let lines = lines(&out);
+    let first = &lines[0];
+    assert_eq!(
+        (first["type"].as_str(), first["subtype"].as_str()),
+        (Some("system"), Some("init"))
+    );
+    assert_eq!(first["permission_mode"], "acceptEdits");
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(tools, ["bash", "edit", "glob", "grep", "read", "write"]);
+    let kinds: Vec<&str> = lines[1..lines.len() - 1]
+        .iter()
+        .filter_map(|l| l["type"].as_str())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"turn_started"));
+    for kind in [
+        "tool_call_requested",
+        "tool_call_done",
+        "text_delta",
+        "usage",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert_eq!(kinds.last(), Some(&"turn_done"));
+    let done = lines
+        .iter()
+        .find(|l| l["type"] == "tool_call_done")
+        .unwrap();
+    assert_eq!(done["result"]["ok"], true);
+    assert_eq!(done["result"]["bytes"], 3);
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["exit_code"], 0);
+    assert_eq!(result["stop"], "end_turn");
+    assert_eq!(result["result"], "Created hello.txt.");
+    assert_eq!(result["num_turns"], 2);
+    assert_eq!(result["session_id"], first["session_id"]);
+
+    // The rollout holds the same events, session_started first.
+    let rollouts = env.rollouts();
+    assert_eq!(rollouts.len(), 1);
+    let text = std::fs::read_to_string(&rollouts[0]).unwrap();
+    let rolled: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rolled[0]["type"], "session_started");
+    assert_eq!(&rolled[1..], &lines[1..lines.len() - 1]);
+    let log = std::fs::read_to_string(env.home.path().join("logs/cox.log")).unwrap();
+    assert!(
+        log.lines()
+            .all(|l| serde_json::from_str::<Value>(l).is_ok()),
+        "JSON log lines"
+    );
+    assert!(log.contains("session start"));
+}
+
+#[test]
+fn text_prints_the_answer_and_json_prints_one_result() {
+    let env = Env::new();
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Created hello.txt.\n");
+
+    let env = Env::new();
+    let out = env.run(
+        "hello",
+        &[
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "acceptEdits",
+        ],
+    );
+    let lines = lines(&out);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["type"], "result");
+    assert_eq!(lines[0]["is_error"], false);
+}
+
+#[test]
+fn a_denied_call_exits_two() {
+    let env = Env::new();
+    let out = env.run("denied", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let result = &lines(&out)[0];
+    assert_eq!(result["permission_denials"][0]["tool_name"], "write");
+    assert!(!env.work.path().join("hello.txt").exists());
+}
+
+#[test]
+fn max_turns_exits_one_with_its_subtype() {
+    let env = Env::new();
+    std::fs::write(env.work.path().join("notes.txt"), "a\nb\n").unwrap();
+    let out = env.run(
+        "max_turns",
+        &["--output-format", "json", "--max-turns", "2"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let result = &lines(&out)[0];
+    assert_eq!(result["subtype"], "error_max_turns");
+    assert_eq!(result["stop"], "max_turns");
+}
+
+#[test]
+fn ctrl_c_interrupts_the_turn_and_exits_four() {
+    let env = Env::new();
+    let mut child = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("slow"))
+        .args(["run", "-p", "talk slowly", "--output-format", "stream-json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    while reader.read_line(&mut line).unwrap() > 0 {
+        let value: Value = serde_json::from_str(&line).unwrap();
+        line.clear();
+        if value["type"] == "text_delta" && !seen.iter().any(|v: &Value| v["type"] == "text_delta")
+        {
+            let pid = child.id().to_string();
+            assert!(
+                Command::new("kill")
+                    .args(["-INT", &pid])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        }
+        seen.push(value);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(4));
+    let kinds: Vec<&str> = seen.iter().filter_map(|v| v["type"].as_str()).collect();
+    assert_eq!(&kinds[kinds.len() - 2..], ["turn_done", "result"]);
+    assert_eq!(seen[seen.len() - 2]["stop"], "interrupted");
+    let deltas = kinds.iter().filter(|k| **k == "text_delta").count();
+    assert!(deltas < 5, "the stream stopped early ({deltas} deltas)");
+}
+
+#[test]
+fn a_failed_expectation_is_an_error_and_the_rollout_keeps_what_came_before() {
+    let env = Env::new();
+    // hello's second turn expects "wrote 3 bytes"; under plan mode the write is refused.
+    let out = env.run(
+        "hello",
+        &[
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "plan",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let lines = lines(&out);
+    let result = lines.last().unwrap();
+    assert_eq!(result["stop"], "error");
+    assert!(
+        result["error"].as_str().unwrap().contains("turn 2"),
+        "{result}"
+    );
+    let rolled = std::fs::read_to_string(&env.rollouts()[0]).unwrap();
+    let kinds: Vec<String> = rolled
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session_started",
+            "turn_started",
+            "tool_call_requested",
+            "usage",
+            "tool_call_done",
+            "notice",
+            "turn_done"
+        ]
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_one() {
+    let env = Env::new();
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--frobnicate"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "--frobnicate");
+
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--output-format", "yaml"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "yaml");
+
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .args(["run", "-p", ""])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "prompt is empty");
+
+    let out = env.cox().args(["run", "-p", "x"]).output().unwrap();
+    assert_one_line_error(&out, "COX_PROVIDER=scripted");
+
+    let missing = env.work.path().join("nope.toml");
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &missing)
+        .args(["run", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "nope.toml");
+
+    let broken = env.work.path().join("broken.toml");
+    std::fs::write(
+        &broken,
+        "[[turn]]\ntext = \"ok\"\n\n[[turn]]\ntxt = \"typo\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &broken)
+        .args(["run", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "broken.toml:5:");
+
+    let file = env.work.path().join("plain-file");
+    std::fs::write(&file, "").unwrap();
+    let out = env
+        .cox()
+        .env("COX_HOME", file.join("home"))
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("hello"))
+        .args(["run", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "not writable");
+
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--cwd", "/definitely/not/here"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "/definitely/not/here");
+
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--permission-mode", "yolo"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "yolo");
+}
+
+#[test]
+fn version_prints_the_name_and_version() {
+    let out = Env::new().cox().arg("--version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("cox {}", env!("CARGO_PKG_VERSION"))
+    );
+}
