@@ -44,6 +44,8 @@ pub type Trigger = Box<dyn FnMut(&[Event]) -> Option<Submission>>;
 /// How to run a scenario.
 pub struct Options {
     pub prompt: String,
+    /// Further user turns, sent right after the first (they wait in order).
+    pub more_prompts: Vec<String>,
     pub mode: PermissionMode,
     pub approval: ApprovalPolicy,
     pub max_turns: Option<u32>,
@@ -59,6 +61,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             prompt: "do the task".into(),
+            more_prompts: Vec::new(),
             mode: PermissionMode::AcceptEdits,
             approval: ApprovalPolicy::Never,
             max_turns: None,
@@ -142,6 +145,10 @@ pub fn run(name: &str, mut options: Options) -> Run {
         text: options.prompt.clone(),
     })
     .expect("send");
+    for text in &options.more_prompts {
+        tx.unbounded_send(Submission::UserTurn { text: text.clone() })
+            .expect("send");
+    }
     tx.unbounded_send(Submission::Shutdown).expect("send");
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);

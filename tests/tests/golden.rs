@@ -214,3 +214,86 @@ fn a_tool_input_that_fails_its_schema_is_an_error_the_model_sees() {
     assert_eq!(stop_of(&run), StopReason::EndTurn);
     check("bad_input", &run);
 }
+
+#[test]
+fn turns_queued_during_a_turn_run_in_order_and_keep_the_history() {
+    let options = Options {
+        more_prompts: vec!["and now the second".into()],
+        ..Options::default()
+    };
+    let run = run("two_turns", options);
+    let turns: Vec<u32> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnStarted { turn, .. } => Some(*turn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns, [1, 2]);
+    assert_eq!(stop_of(&run), StopReason::EndTurn);
+    check("two_turns", &run);
+}
+
+#[test]
+fn approvals_allow_deny_with_a_reason_and_edit() {
+    use cox_protocol::types::Decision;
+    let mut asked = Vec::new();
+    let trigger = Box::new(move |events: &[Event]| {
+        let Some(Event::ApprovalRequired { call_id, .. }) = events.last() else {
+            return None;
+        };
+        asked.push(call_id.clone());
+        let again = asked.iter().filter(|id| *id == call_id).count() > 1;
+        let decision = match (call_id.as_str(), again) {
+            ("toolu_1_1", _) => Decision::Allow,
+            ("toolu_2_1", _) => Decision::Deny {
+                reason: Some("not b".into()),
+            },
+            ("toolu_3_1", false) => Decision::Edit {
+                input: serde_json::json!({"path": "c2.txt", "content": "3"}),
+            },
+            _ => Decision::AllowForSession,
+        };
+        Some(Submission::Approve {
+            call_id: call_id.clone(),
+            decision,
+        })
+    });
+    let options = Options {
+        mode: PermissionMode::Default,
+        approval: ApprovalPolicy::OnRequest,
+        trigger: Some(trigger),
+        ..Options::default()
+    };
+    let run = run("approvals", options);
+    let dir = run.workdir.path();
+    assert!(dir.join("a.txt").exists());
+    assert!(!dir.join("b.txt").exists());
+    assert!(!dir.join("c.txt").exists());
+    assert_eq!(std::fs::read_to_string(dir.join("c2.txt")).unwrap(), "3");
+    assert_eq!(stop_of(&run), StopReason::EndTurn);
+    check("approvals", &run);
+}
+
+#[test]
+fn a_denial_without_a_reason_ends_the_turn() {
+    use cox_protocol::types::Decision;
+    let trigger = Box::new(|events: &[Event]| match events.last() {
+        Some(Event::ApprovalRequired { call_id, .. }) => Some(Submission::Approve {
+            call_id: call_id.clone(),
+            decision: Decision::Deny { reason: None },
+        }),
+        _ => None,
+    });
+    let options = Options {
+        mode: PermissionMode::Default,
+        approval: ApprovalPolicy::OnRequest,
+        trigger: Some(trigger),
+        ..Options::default()
+    };
+    let run = run("hello", options);
+    assert_eq!(stop_of(&run), StopReason::Denied);
+    assert!(!run.workdir.path().join("hello.txt").exists());
+    assert_nothing_after_turn_done(&run.events);
+}

@@ -164,16 +164,15 @@ where
             closed: false,
             queue: VecDeque::new(),
         };
-        let mut shutdown = false;
-        while !shutdown {
+        loop {
             let Some(sub) = inbox.next_idle().await else {
                 break;
             };
             match sub {
                 Submission::UserTurn { text } => {
-                    shutdown = run_turn(&world, &mut state, &mut out, &mut inbox, text).await;
+                    run_turn(&world, &mut state, &mut out, &mut inbox, text).await;
                 }
-                Submission::Shutdown => shutdown = true,
+                Submission::Shutdown => break,
                 Submission::Interrupt => {}
                 Submission::Approve { call_id, .. } => out.notice(
                     NoticeLevel::Warn,
@@ -284,16 +283,11 @@ enum MidTurn {
 fn mid_turn<I, S: Store, F: FnMut(&Event)>(
     sub: Submission,
     inbox: &mut Inbox<I>,
-    shutdown: &mut bool,
     out: &mut TurnOut<'_, '_, S, F>,
     waiting_for: Option<&CallId>,
 ) -> MidTurn {
     match sub {
         Submission::Interrupt => MidTurn::Interrupt,
-        Submission::Shutdown => {
-            *shutdown = true;
-            MidTurn::Ignored
-        }
         Submission::Approve { call_id, decision } if Some(&call_id) == waiting_for => {
             MidTurn::Approve(decision)
         }
@@ -304,7 +298,7 @@ fn mid_turn<I, S: Store, F: FnMut(&Event)>(
             );
             MidTurn::Ignored
         }
-        sub @ (Submission::UserTurn { .. } | Submission::Compact { .. }) => {
+        sub @ (Submission::UserTurn { .. } | Submission::Compact { .. } | Submission::Shutdown) => {
             inbox.queue.push_back(sub);
             MidTurn::Ignored
         }
@@ -318,16 +312,16 @@ enum Streamed {
     Failed(ProviderError),
 }
 
-/// Runs one user turn to its `TurnDone`. Returns whether a `Shutdown`
-/// arrived meanwhile.
+/// Runs one user turn to its `TurnDone`. Submissions that arrive meanwhile
+/// and cannot act on the turn (including `Shutdown`) wait in the inbox, in
+/// order.
 async fn run_turn<P, S, A, X, I, F>(
     world: &World<P, S, A, X>,
     state: &mut State,
     emitter: &mut Emitter<'_, S, F>,
     inbox: &mut Inbox<I>,
     text: String,
-) -> bool
-where
+) where
     P: Provider,
     S: Store,
     A: Archive,
@@ -338,7 +332,6 @@ where
     state.turns += 1;
     let number = state.turns;
     let mut out = TurnOut(emitter);
-    let mut shutdown = false;
     out.emit(Event::TurnStarted {
         turn: number,
         text: text.clone(),
@@ -348,7 +341,7 @@ where
         Ok(text) => text,
         Err(()) => {
             out.done(Turn::refused(number, StopReason::Denied));
-            return shutdown;
+            return;
         }
     };
 
@@ -371,7 +364,7 @@ where
                 tokio::select! {
                     biased;
                     sub = inbox.next_live() => {
-                        if let MidTurn::Interrupt = mid_turn(sub, inbox, &mut shutdown, &mut out, None) {
+                        if let MidTurn::Interrupt = mid_turn(sub, inbox, &mut out, None) {
                             cancel.cancel();
                             break Streamed::Interrupted;
                         }
@@ -403,15 +396,7 @@ where
                 Next::Tools(running) => running,
             },
         };
-        let ran = run_tools(
-            world,
-            state,
-            &mut out,
-            inbox,
-            &mut shutdown,
-            &mut running,
-            &cancel,
-        );
+        let ran = run_tools(world, state, &mut out, inbox, &mut running, &cancel);
         let (results, stop) = ran.await;
         match running.record(results, stop, &mut state.history) {
             Ok(next) => turn = next,
@@ -432,7 +417,6 @@ where
             format!("the session record was not updated: {err}"),
         );
     }
-    shutdown
 }
 
 /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or
@@ -474,7 +458,6 @@ async fn run_tools<P, S, A, X, I, F>(
     state: &mut State,
     out: &mut TurnOut<'_, '_, S, F>,
     inbox: &mut Inbox<I>,
-    shutdown: &mut bool,
     running: &mut Turn<crate::turn::RunningTools>,
     cancel: &CancelToken,
 ) -> (Vec<ToolResult>, Option<StopReason>)
@@ -499,7 +482,7 @@ where
             ));
             continue;
         }
-        match decide_call(world, state, out, inbox, shutdown, running, index).await {
+        match decide_call(world, state, out, inbox, running, index).await {
             Decided::Run => {}
             Decided::Result(result) => results[index] = Some(result),
             Decided::Stop(result) => {
@@ -552,7 +535,7 @@ where
             tokio::select! {
                 biased;
                 sub = inbox.next_live() => {
-                    if let MidTurn::Interrupt = mid_turn(sub, inbox, shutdown, out, None) {
+                    if let MidTurn::Interrupt = mid_turn(sub, inbox, out, None) {
                         cancel.cancel();
                         break None;
                     }
@@ -613,7 +596,6 @@ async fn decide_call<P, S, A, X, I, F>(
     state: &mut State,
     out: &mut TurnOut<'_, '_, S, F>,
     inbox: &mut Inbox<I>,
-    shutdown: &mut bool,
     running: &mut Turn<crate::turn::RunningTools>,
     index: usize,
 ) -> Decided
@@ -652,7 +634,7 @@ where
         });
         let decision = loop {
             let sub = inbox.next_live().await;
-            match mid_turn(sub, inbox, shutdown, out, Some(&call_id)) {
+            match mid_turn(sub, inbox, out, Some(&call_id)) {
                 MidTurn::Interrupt => return Decided::Interrupted,
                 MidTurn::Approve(decision) => break decision,
                 MidTurn::Ignored => {}

@@ -39,7 +39,7 @@ pub enum Submission {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         focus: Option<String>,
     },
-    /// Finish: the session ends after the current turn.
+    /// Finish: the session ends once what came before it is done.
     Shutdown,
 }
 

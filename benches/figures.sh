@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The figures cox promises, from a release build. Run from anywhere:
+#   benches/figures.sh
+# Wall times are min/median over repeated runs; peak RSS is the child's
+# ru_maxrss from wait4. See docs/benchmarks.md for the targets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p cox -p cox-headless -p cox-bench
+bin=$PWD/target/release
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/work"
+
+echo "== cox --version"
+"$bin/cox-bench" exec 50 -- "$bin/cox" --version
+
+echo
+echo "== headless scripted hello turn (one write, then text)"
+COX_HOME="$scratch/home" COX_PROVIDER=scripted COX_SCENARIO="$PWD/tests/scenarios/hello.toml" \
+  "$bin/cox-bench" exec 30 -- "$bin/cox" run -p "create hello.txt containing hi" \
+  --cwd "$scratch/work" --permission-mode acceptEdits --output-format stream-json
+
+echo
+echo "== the same turn through cox-headless"
+COX_HOME="$scratch/home" COX_PROVIDER=scripted COX_SCENARIO="$PWD/tests/scenarios/hello.toml" \
+  "$bin/cox-bench" exec 30 -- "$bin/cox-headless" run -p "create hello.txt containing hi" \
+  --cwd "$scratch/work" --permission-mode acceptEdits --output-format stream-json
+
+echo
+echo "== core overhead per scripted turn (no tools)"
+"$bin/cox-bench" turns 2000
+
+echo
+echo "== 10,000 streamed deltas through the session and the stream-json writer"
+"$bin/cox-bench" deltas 10000
+
+echo
+echo "== binary sizes"
+for b in cox cox-headless; do
+  printf '%-14s %8d bytes\n' "$b" "$(stat -c %s "$bin/$b")"
+done
