@@ -1,6 +1,8 @@
-//! A read-only test tool that waits before it answers, so a test can make
-//! calls finish in a different order than the model asked for them. It
-//! records the order in which calls finished.
+//! A read-only test tool that answers only after another call of it has
+//! finished, so a test can make calls finish in a chosen order that differs
+//! from the order the model asked for them. If the calls did not run at the
+//! same time, a call would wait for one that never starts: the wait gives up
+//! after ten seconds with an error, and the test fails instead of hanging.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,7 +12,8 @@ use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
 use cox_protocol::types::{Risk, ToolResult};
 use serde_json::{Value, json};
 
-/// `slow_echo { text, delay_ms }`: waits, then returns `text`.
+/// `slow_echo { text, wait_for? }`: waits until the call whose text is
+/// `wait_for` has finished, then returns `text`.
 #[derive(Default)]
 pub struct SlowEcho {
     /// The `text` of each call, in the order the calls finished.
@@ -25,10 +28,10 @@ impl Tool for SlowEcho {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "slow_echo".into(),
-            description: "Waits delay_ms, then returns text.".into(),
+            description: "Waits for another call to finish, then returns text.".into(),
             input_schema: json!({"type": "object", "properties": {
-                "text": {"type": "string"}, "delay_ms": {"type": "integer"}},
-                "required": ["text", "delay_ms"], "additionalProperties": false}),
+                "text": {"type": "string"}, "wait_for": {"type": "string"}},
+                "required": ["text"], "additionalProperties": false}),
         }
     }
 
@@ -44,10 +47,23 @@ impl Tool for SlowEcho {
     fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let text = input["text"].as_str().unwrap_or_default().to_owned();
-            let delay = Duration::from_millis(input["delay_ms"].as_u64().unwrap_or(0));
-            tokio::select! {
-                () = tokio::time::sleep(delay) => {}
-                () = cx.cancel.cancelled() => return ToolResult::error("cancelled"),
+            if let Some(wait_for) = input["wait_for"].as_str() {
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+                while !self
+                    .finished
+                    .lock()
+                    .expect("log")
+                    .iter()
+                    .any(|t| t == wait_for)
+                {
+                    if tokio::time::Instant::now() > deadline {
+                        return ToolResult::error(format!("{wait_for} never finished"));
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(2)) => {}
+                        () = cx.cancel.cancelled() => return ToolResult::error("cancelled"),
+                    }
+                }
             }
             self.finished.lock().expect("log").push(text.clone());
             ToolResult::ok(text)

@@ -144,7 +144,7 @@ fn interrupt_mid_tool_kills_the_command_and_its_children() {
     let dir = run.workdir.path();
     let sleep_pid = std::fs::read_to_string(dir.join("sleep.pid")).expect("sleep pid");
     let shell_pid = std::fs::read_to_string(dir.join("shell.pid")).expect("shell pid");
-    for _ in 0..50 {
+    for _ in 0..250 {
         if process_gone(&sleep_pid) && process_gone(&shell_pid) {
             break;
         }

@@ -44,6 +44,44 @@ pub const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// Size of one read from the pipe, and so the largest `on_output` chunk.
 const CHUNK: usize = 8 * 1024;
 
+/// Output kept at each end of a command's output. A command that prints
+/// more (`yes`, a runaway log) keeps its first and last `KEEP_EACH_END`
+/// bytes, so memory stays bounded however long it runs; only the head is
+/// streamed to `on_output`.
+pub const KEEP_EACH_END: usize = 8 * 1024 * 1024;
+
+/// The head and tail of an output, with a count of what fell between.
+#[derive(Default)]
+struct Kept {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    dropped: u64,
+}
+
+impl Kept {
+    /// Keeps `bytes`; returns the part that went to the head (to stream).
+    fn push<'b>(&mut self, bytes: &'b [u8]) -> &'b [u8] {
+        let room = KEEP_EACH_END
+            .saturating_sub(self.head.len())
+            .min(bytes.len());
+        let (to_head, rest) = bytes.split_at(room);
+        self.head.extend_from_slice(to_head);
+        self.tail.extend(rest);
+        let over = self.tail.len().saturating_sub(KEEP_EACH_END);
+        if over > 0 {
+            self.tail.drain(..over);
+            self.dropped += over as u64;
+        }
+        to_head
+    }
+
+    fn into_output(self) -> (Vec<u8>, u64) {
+        let mut output = self.head;
+        output.extend(self.tail);
+        (output, self.dropped)
+    }
+}
+
 /// Runs commands as the current user, each in a process group of its own.
 #[derive(Clone, Debug, Default)]
 pub struct ProcessSandbox {
@@ -113,6 +151,7 @@ async fn run(
 
     let mut buf = vec![0u8; CHUNK];
     let mut result = ExecOutput::default();
+    let mut kept = Kept::default();
     let mut status: Option<ExitStatus> = None;
     // Set once the group has been killed: from then on only draining is left.
     let mut stopping = false;
@@ -123,8 +162,10 @@ async fn run(
         tokio::select! {
             read = read_some(pipe.as_mut(), &mut buf) => match read {
                 Ok(n) if n > 0 => {
-                    result.output.extend_from_slice(&buf[..n]);
-                    on_output(&buf[..n]);
+                    let streamed = kept.push(&buf[..n]);
+                    if !streamed.is_empty() {
+                        on_output(streamed);
+                    }
                 }
                 // EOF: every writer is gone. A read error ends reading too.
                 _ => pipe = None,
@@ -163,6 +204,7 @@ async fn run(
     }
 
     group.disarm();
+    (result.output, result.dropped_bytes) = kept.into_output();
     if let Some(status) = status {
         result.exit_code = status.code();
         result.signal = status.signal();
@@ -175,5 +217,35 @@ async fn read_some(pipe: Option<&mut pipe::Receiver>, buf: &mut [u8]) -> io::Res
     match pipe {
         Some(pipe) => pipe.read(buf).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_output_is_the_head_and_the_tail_of_a_long_one() {
+        let mut kept = Kept::default();
+        let chunk = vec![b'a'; KEEP_EACH_END];
+        assert_eq!(kept.push(&chunk).len(), KEEP_EACH_END, "the head streams");
+        assert!(
+            kept.push(b"bbbb").is_empty(),
+            "past the head nothing streams"
+        );
+        assert!(kept.push(&vec![b'c'; KEEP_EACH_END]).is_empty());
+        let (output, dropped) = kept.into_output();
+        assert_eq!(dropped, 4);
+        assert_eq!(output.len(), 2 * KEEP_EACH_END);
+        assert!(output[..KEEP_EACH_END].iter().all(|b| *b == b'a'));
+        assert!(output[KEEP_EACH_END..].iter().all(|b| *b == b'c'));
+    }
+
+    #[test]
+    fn short_output_is_kept_whole() {
+        let mut kept = Kept::default();
+        assert_eq!(kept.push(b"hello "), b"hello ");
+        kept.push(b"world");
+        assert_eq!(kept.into_output(), (b"hello world".to_vec(), 0));
     }
 }

@@ -111,6 +111,16 @@ fn effective_timeout_ms(asked: Option<u64>) -> u64 {
 /// The answer the model reads for a finished command.
 fn render(out: &ExecOutput, timeout_ms: u64) -> ToolResult {
     let mut visible = clip_middle(&String::from_utf8_lossy(&out.output), MAX_OUTPUT_CHARS);
+    if out.dropped_bytes > 0 {
+        if !visible.ends_with('\n') {
+            visible.push('\n');
+        }
+        let total = out.output.len() as u64 + out.dropped_bytes;
+        visible.push_str(&format!(
+            "[the command printed {total} bytes; {} bytes from the middle were not kept]\n",
+            out.dropped_bytes
+        ));
+    }
     let status = if out.timed_out {
         Some(format!("[timed out after {timeout_ms} ms]"))
     } else if out.cancelled {
@@ -136,7 +146,7 @@ fn render(out: &ExecOutput, timeout_ms: u64) -> ToolResult {
     } else {
         ToolResult::error(visible)
     };
-    result.with_bytes(out.output.len() as u64)
+    result.with_bytes(out.output.len() as u64 + out.dropped_bytes)
 }
 
 /// `text` itself when it has at most `max` chars, else its head and tail

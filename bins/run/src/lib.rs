@@ -185,11 +185,7 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
     let mut renderer = output::Renderer::new(stdout, args.output_format, started);
     let outcome = runtime.block_on(async {
         let (interrupt_tx, interrupt_rx) = futures::channel::mpsc::unbounded();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                let _ = interrupt_tx.unbounded_send(Submission::Interrupt);
-            }
-        });
+        watch_ctrl_c(interrupt_tx.clone());
         let first = futures::stream::iter([
             Submission::UserTurn {
                 text: args.prompt.clone(),
@@ -197,10 +193,17 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
             Submission::Shutdown,
         ]);
         let submissions = futures::stream::select(first, interrupt_rx);
+        let mut stop_sent = false;
         session
             .run(submissions, |event| {
                 log_event(event);
                 renderer.event(event);
+                // Nobody reads a closed stdout: stop the turn rather than run
+                // tools for no one.
+                if renderer.output_closed() && !stop_sent {
+                    stop_sent = true;
+                    let _ = interrupt_tx.unbounded_send(Submission::Interrupt);
+                }
             })
             .await
     });
@@ -212,6 +215,26 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
     let _ = std::io::stderr().flush();
     tracing::info!(session = %id, exit = code, "session end");
     code
+}
+
+/// The first Ctrl-C interrupts the turn (exit 4); a second one, for a turn
+/// that does not stop, exits at once with 130. The handler is registered
+/// before the session starts, so an early Ctrl-C is not lost.
+fn watch_ctrl_c(interrupt: futures::channel::mpsc::UnboundedSender<Submission>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut signals) = signal(SignalKind::interrupt()) else {
+        tracing::warn!("Ctrl-C cannot be caught; it will end cox without a result line");
+        return;
+    };
+    tokio::spawn(async move {
+        if signals.recv().await.is_some() {
+            let _ = interrupt.unbounded_send(Submission::Interrupt);
+        }
+        if signals.recv().await.is_some() {
+            eprintln!("cox: interrupted twice; exiting");
+            std::process::exit(130);
+        }
+    });
 }
 
 fn log_event(event: &cox_protocol::types::Event) {

@@ -90,7 +90,7 @@ impl<W: Write> Renderer<W> {
                         "model": model,
                         "provider": provider,
                         "tools": tools,
-                        "permission_mode": permission_mode,
+                        "permissionMode": permission_mode,
                     });
                     self.line(&init);
                 }
@@ -152,6 +152,12 @@ impl<W: Write> Renderer<W> {
         }
     }
 
+    /// True once stdout could not be written (a closed pipe): the run
+    /// should stop, since nobody reads it.
+    pub fn output_closed(&self) -> bool {
+        self.write_failed
+    }
+
     /// The exit code the events so far call for.
     pub fn exit_code(&self) -> i32 {
         match self.stop {
@@ -198,17 +204,23 @@ impl<W: Write> Renderer<W> {
             .iter()
             .map(|d| json!({"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}))
             .collect();
+        let usage = json!({
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "cache_creation_input_tokens": self.usage.cache_write_tokens,
+            "cache_read_input_tokens": self.usage.cache_read_tokens,
+        });
         let mut result = json!({
             "type": "result",
             "subtype": subtype,
-            "is_error": code != 0,
+            "is_error": subtype != "success",
             "stop": stop,
             "exit_code": code,
             "result": self.round_text,
             "num_turns": self.rounds,
             "duration_ms": u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "session_id": self.session_id,
-            "usage": self.usage,
+            "usage": usage,
             "permission_denials": denials,
         });
         if let Some(error) = &self.last_error {
@@ -309,7 +321,7 @@ mod tests {
         let result: Value = serde_json::from_str(out.trim()).unwrap();
         assert_eq!(result["permission_denials"][0]["tool_use_id"], "c1");
         assert_eq!(result["exit_code"], 2);
-        assert_eq!(result["is_error"], true);
+        assert_eq!(result["is_error"], false, "the run itself succeeded");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::pin::pin;
 use std::sync::Arc;
 
 use cox_protocol::hook::{Hook, HookPoint, HookVerdict};
-use cox_protocol::provider::{ProviderError, SystemParts};
+use cox_protocol::provider::SystemParts;
 use cox_protocol::store::{SessionMeta, StoreError};
 use cox_protocol::tool::{OutputSink, Tool, ToolContext, Workspace};
 use cox_protocol::types::{
@@ -25,6 +25,7 @@ use cox_protocol::types::{
 };
 use cox_protocol::{Archive, CallId, CancelToken, Provider, Sandbox, SessionId, Store};
 use futures::channel::mpsc;
+use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
 
 use crate::permission::{Engine, Grant, Outcome};
@@ -248,9 +249,15 @@ struct Inbox<I> {
 impl<I: Stream<Item = Submission> + Unpin> Inbox<I> {
     /// The next submission between turns; `None` once there will be no more.
     async fn next_idle(&mut self) -> Option<Submission> {
-        if let Some(sub) = self.queue.pop_front() {
-            return Some(sub);
+        match self.queue.pop_front() {
+            Some(sub) => Some(sub),
+            None => self.next_or_closed().await,
         }
+    }
+
+    /// The next submission during a turn, or `None` once there will be no
+    /// more (for waits that must not outlast their answerer).
+    async fn next_or_closed(&mut self) -> Option<Submission> {
         if self.closed {
             return None;
         }
@@ -309,7 +316,7 @@ fn mid_turn<I, S: Store, F: FnMut(&Event)>(
 enum Streamed {
     Finished,
     Interrupted,
-    Failed(ProviderError),
+    Failed(String),
 }
 
 /// Runs one user turn to its `TurnDone`. Submissions that arrive meanwhile
@@ -374,9 +381,14 @@ async fn run_turn<P, S, A, X, I, F>(
                             if let Some(event) = streaming.apply(event, &prefix) {
                                 out.emit(event);
                             }
+                            if streaming.is_complete() {
+                                break Streamed::Finished;
+                            }
                         }
-                        Some(Err(err)) => break Streamed::Failed(err),
-                        None => break Streamed::Finished,
+                        Some(Err(err)) => break Streamed::Failed(err.to_string()),
+                        None => break Streamed::Failed(
+                            "the model's stream ended before the response was complete".into(),
+                        ),
                     },
                 }
             }
@@ -389,7 +401,10 @@ async fn run_turn<P, S, A, X, I, F>(
             }
             Streamed::Failed(err) => {
                 out.notice(NoticeLevel::Error, format!("the model call failed: {err}"));
-                break streaming.end(StopReason::Error);
+                let why = "[not run: the model call failed before the response was complete]";
+                let (events, done) = streaming.abandon(&mut state.history, StopReason::Error, why);
+                events.into_iter().for_each(|e| out.emit(e));
+                break done;
             }
             Streamed::Finished => match streaming.finish(&mut state.history) {
                 Next::Done(done) => break done,
@@ -410,13 +425,13 @@ async fn run_turn<P, S, A, X, I, F>(
             format!("stopped after {rounds} model rounds: the --max-turns limit was reached"),
         );
     }
-    out.done(done);
     if let Err(err) = world.store.turn_finished(cfg.id, state.turns) {
-        emitter.notice(
+        out.notice(
             NoticeLevel::Error,
             format!("the session record was not updated: {err}"),
         );
     }
+    out.done(done);
 }
 
 /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or
@@ -513,46 +528,47 @@ where
             }
         }
         let (tx, mut rx) = mpsc::unbounded();
-        let group = futures::future::join_all(calls[index..end].iter().map(|call| {
-            let tool = world
-                .tools
-                .get(&call.name)
-                .expect("decided calls name known tools");
-            tool.run(
-                call.input.clone(),
-                ToolContext {
+        let mut group: FuturesUnordered<_> = (index..end)
+            .filter_map(|slot| {
+                let call = &calls[slot];
+                let tool = world.tools.get(&call.name)?;
+                let cx = ToolContext {
                     call_id: &call.id,
                     workspace: &world.config.workspace,
                     cancel: cancel.child_token(),
                     sandbox: &world.sandbox,
                     output: OutputSink::new(call.id.clone(), tx.clone()),
-                },
-            )
-        }));
+                };
+                let run = tool.run(call.input.clone(), cx);
+                Some(async move { (slot, run.await) })
+            })
+            .collect();
         drop(tx);
-        let mut group = pin!(group);
-        let finished = loop {
+        // Results land in their slots as they come; an interrupt keeps the
+        // ones already finished (a write that happened is reported as done).
+        let mut interrupted = false;
+        while !group.is_empty() {
             tokio::select! {
                 biased;
                 sub = inbox.next_live() => {
                     if let MidTurn::Interrupt = mid_turn(sub, inbox, out, None) {
                         cancel.cancel();
-                        break None;
+                        interrupted = true;
+                        break;
                     }
                 }
                 Some((call_id, chunk)) = rx.next() => out.emit(Event::ToolCallOutput { call_id, chunk }),
-                done = &mut group => break Some(done),
+                Some((slot, result)) = group.next() => results[slot] = Some(result),
             }
-        };
+        }
+        // Dropping the unfinished futures kills what they started.
+        drop(group);
         while let Ok((call_id, chunk)) = rx.try_recv() {
             out.emit(Event::ToolCallOutput { call_id, chunk });
         }
-        let Some(group_results) = finished else {
+        if interrupted {
             stop = Some(StopReason::Interrupted);
             break;
-        };
-        for (slot, result) in results[index..end].iter_mut().zip(group_results) {
-            *slot = Some(result);
         }
         for call in &calls[emitted..end] {
             let result = results[emitted]
@@ -633,7 +649,16 @@ where
             reason,
         });
         let decision = loop {
-            let sub = inbox.next_live().await;
+            let Some(sub) = inbox.next_or_closed().await else {
+                return Decided::Result(ToolResult::denied(
+                    "not run: the session's input closed before anyone answered the approval request",
+                ));
+            };
+            if sub == Submission::Shutdown {
+                // Nobody will answer: end the turn, then the session.
+                inbox.queue.push_back(sub);
+                return Decided::Interrupted;
+            }
             match mid_turn(sub, inbox, out, Some(&call_id)) {
                 MidTurn::Interrupt => return Decided::Interrupted,
                 MidTurn::Approve(decision) => break decision,
@@ -664,7 +689,7 @@ where
                 out.emit(Event::ToolCallRequested {
                     call: edited.clone(),
                 });
-                running.replace_call(index, edited);
+                running.replace_call(index, edited, &mut state.history);
             }
         }
     }

@@ -188,6 +188,12 @@ impl Turn<Streaming> {
         }
     }
 
+    /// Whether the provider said the response is complete.
+    #[must_use]
+    pub fn is_complete(&self) -> bool {
+        self.phase.stop.is_some()
+    }
+
     /// The model's text so far.
     #[must_use]
     pub fn text(&self) -> &str {
@@ -224,6 +230,20 @@ impl Turn<Streaming> {
     /// call it asked for is answered as not run, and the turn ends.
     #[must_use]
     pub fn interrupt(self, history: &mut History) -> (Vec<Event>, Turn<Done>) {
+        self.abandon(history, StopReason::Interrupted, INTERRUPTED)
+    }
+
+    /// The stream ended early (interrupted, or the provider failed): the
+    /// partial answer joins the history, every call it asked for is answered
+    /// `why`, and the turn ends with `stop`. The history stays valid: every
+    /// tool use has its result.
+    #[must_use]
+    pub fn abandon(
+        self,
+        history: &mut History,
+        stop: StopReason,
+        why: &str,
+    ) -> (Vec<Event>, Turn<Done>) {
         let Streaming {
             text,
             thinking,
@@ -235,7 +255,7 @@ impl Turn<Streaming> {
             ctx: self.ctx,
             phase: RunningTools { calls },
         };
-        running.interrupt_all(history)
+        running.abandon_all(history, stop, why)
     }
 }
 
@@ -270,12 +290,26 @@ impl Turn<RunningTools> {
         &self.phase.calls
     }
 
-    /// Replaces a call's input after a person edited it, re-classified.
-    pub fn replace_call(&mut self, index: usize, call: ToolCall) {
-        self.phase.calls[index] = call;
+    /// Replaces a call's input after a person edited it, re-classified. The
+    /// history's tool use changes with it, so the model reads the result of
+    /// the call that really ran.
+    pub fn replace_call(&mut self, index: usize, call: ToolCall, history: &mut History) {
+        if let Some(message) = history.iter_mut().rev().find(|m| m.role == Role::Assistant) {
+            for block in &mut message.content {
+                if let ContentBlock::ToolUse { id, input, .. } = block
+                    && *id == call.id
+                {
+                    input.clone_from(&call.input);
+                }
+            }
+        }
+        if let Some(slot) = self.phase.calls.get_mut(index) {
+            *slot = call;
+        }
     }
 
-    /// All results, in call order, go back in one user message. Then the
+    /// All results, in call order, go back in one user message (none when
+    /// there were no calls). Then the
     /// model is asked again, unless the round limit is reached or `stop`
     /// says the turn must end here.
     ///
@@ -304,10 +338,12 @@ impl Turn<RunningTools> {
                 }
             })
             .collect();
-        history.push(Message {
-            role: Role::User,
-            content,
-        });
+        if !self.phase.calls.is_empty() {
+            history.push(Message {
+                role: Role::User,
+                content,
+            });
+        }
         if let Some(stop) = stop {
             return Err(Turn {
                 ctx: self.ctx,
@@ -328,29 +364,35 @@ impl Turn<RunningTools> {
         }
     }
 
-    /// Every call is answered as interrupted; the turn ends.
+    /// Every call is answered `why`; the turn ends with `stop`.
     #[must_use]
-    pub fn interrupt_all(self, history: &mut History) -> (Vec<Event>, Turn<Done>) {
+    pub fn abandon_all(
+        self,
+        history: &mut History,
+        stop: StopReason,
+        why: &str,
+    ) -> (Vec<Event>, Turn<Done>) {
         let events = self
             .phase
             .calls
             .iter()
             .map(|c| Event::ToolCallDone {
                 call_id: c.id.clone(),
-                result: interrupted(),
+                result: ToolResult::error(why),
             })
             .collect();
-        let results = self.phase.calls.iter().map(|_| interrupted()).collect();
-        let done = match self.record(results, Some(StopReason::Interrupted), history) {
-            Ok(next) => next.end(StopReason::Interrupted),
+        let results = self
+            .phase
+            .calls
+            .iter()
+            .map(|_| ToolResult::error(why))
+            .collect();
+        let done = match self.record(results, Some(stop), history) {
+            Ok(next) => next.end(stop),
             Err(done) => done,
         };
         (events, done)
     }
-}
-
-fn interrupted() -> ToolResult {
-    ToolResult::error(INTERRUPTED)
 }
 
 impl Turn<Done> {
@@ -473,6 +515,32 @@ mod tests {
     }
 
     #[test]
+    fn an_interrupt_before_any_call_leaves_no_empty_message() {
+        let (system, tools, workspace) = prefix_parts();
+        let prefix = Prefix {
+            provider: "p",
+            model: "m",
+            system: &system,
+            tools: &tools,
+            workspace: &workspace,
+            max_output_tokens: 100,
+        };
+        let mut history = History::new();
+        let (streaming, _) = Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
+        let (events, done) = streaming.interrupt(&mut history);
+        assert!(events.is_empty());
+        assert_eq!(done.stop(), StopReason::Interrupted);
+        assert_eq!(history.len(), 1, "only the user's prompt");
+
+        let (mut streaming, _) =
+            Turn::begin(2, "again", None, &mut history).request(&history, &prefix);
+        streaming.apply(StreamEvent::TextDelta("half".into()), &prefix);
+        let _ = streaming.interrupt(&mut history);
+        assert_eq!(history.len(), 3, "prompt, prompt, partial answer");
+        assert!(history.iter().all(|m| !m.content.is_empty()));
+    }
+
+    #[test]
     fn an_interrupted_stream_keeps_its_partial_text_and_answers_its_calls() {
         let (system, tools, workspace) = prefix_parts();
         let prefix = Prefix {
@@ -504,5 +572,82 @@ mod tests {
             "user, partial assistant, interrupted results"
         );
         assert!(matches!(&history[1].content[0], ContentBlock::Text { text } if text == "par"));
+    }
+
+    #[test]
+    fn a_failed_stream_answers_its_calls_and_ends_with_error() {
+        let (system, tools, workspace) = prefix_parts();
+        let prefix = Prefix {
+            provider: "p",
+            model: "m",
+            system: &system,
+            tools: &tools,
+            workspace: &workspace,
+            max_output_tokens: 100,
+        };
+        let mut history = History::new();
+        let (mut streaming, _) =
+            Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
+        assert!(!streaming.is_complete());
+        streaming.apply(
+            StreamEvent::ToolUse {
+                id: "a".into(),
+                name: "x".into(),
+                input: json!({}),
+            },
+            &prefix,
+        );
+        let (events, done) = streaming.abandon(&mut history, StopReason::Error, "not run");
+        assert_eq!(
+            events,
+            vec![Event::ToolCallDone {
+                call_id: "a".into(),
+                result: ToolResult::error("not run")
+            }]
+        );
+        assert_eq!(done.stop(), StopReason::Error);
+        let last = history.last().unwrap();
+        assert_eq!(last.role, Role::User, "the tool use has its result");
+        assert!(matches!(
+            &last.content[0],
+            ContentBlock::ToolResult { is_error: true, .. }
+        ));
+    }
+
+    #[test]
+    fn an_edited_call_changes_the_tool_use_in_the_history() {
+        let (system, tools, workspace) = prefix_parts();
+        let prefix = Prefix {
+            provider: "p",
+            model: "m",
+            system: &system,
+            tools: &tools,
+            workspace: &workspace,
+            max_output_tokens: 100,
+        };
+        let mut history = History::new();
+        let (mut streaming, _) =
+            Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
+        streaming.apply(
+            StreamEvent::ToolUse {
+                id: "a".into(),
+                name: "x".into(),
+                input: json!({"p": 1}),
+            },
+            &prefix,
+        );
+        streaming.apply(StreamEvent::Done(ModelStop::ToolUse), &prefix);
+        assert!(streaming.is_complete());
+        let Next::Tools(mut running) = streaming.finish(&mut history) else {
+            panic!()
+        };
+        let mut edited = running.calls()[0].clone();
+        edited.input = json!({"p": 2});
+        running.replace_call(0, edited, &mut history);
+        assert_eq!(running.calls()[0].input, json!({"p": 2}));
+        assert!(matches!(
+            &history[1].content[0],
+            ContentBlock::ToolUse { input, .. } if *input == json!({"p": 2})
+        ));
     }
 }

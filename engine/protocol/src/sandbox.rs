@@ -25,8 +25,13 @@ pub struct ExecRequest {
 /// How a command ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExecOutput {
-    /// stdout and stderr, interleaved in the order they arrived.
+    /// stdout and stderr, interleaved in the order they arrived. A sandbox
+    /// may bound what it keeps: then this is the head and the tail, and
+    /// `dropped_bytes` says how much was cut between them.
     pub output: Vec<u8>,
+    /// Bytes of output cut from the middle because it passed the sandbox's
+    /// limit; 0 when `output` is whole.
+    pub dropped_bytes: u64,
     /// `None` when a signal ended it.
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
