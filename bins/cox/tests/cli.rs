@@ -380,3 +380,46 @@ fn version_prints_the_name_and_version() {
         format!("cox {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn a_closed_stdout_stops_the_turn() {
+    let env = Env::new();
+    let mut child = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("slow"))
+        .args(["run", "-p", "talk slowly", "--output-format", "stream-json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("text_delta") {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the stream ended early"
+        );
+    }
+    drop(reader); // like `| head`: nobody reads any more
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "the result line could not be written"
+    );
+    let rolled = std::fs::read_to_string(&env.rollouts()[0]).unwrap();
+    let deltas = rolled
+        .lines()
+        .filter(|l| l.contains("\"text_delta\""))
+        .count();
+    assert!(
+        deltas < 32,
+        "the turn stopped before the end ({deltas} of 32 deltas)"
+    );
+    assert!(
+        rolled.lines().last().unwrap().contains("\"interrupted\""),
+        "{rolled}"
+    );
+}
