@@ -50,6 +50,18 @@ impl Env {
             .unwrap()
     }
 
+    /// `slow.toml` in stream-json, stdout piped: 32 words, 200 ms apart.
+    fn spawn_slow(&self) -> std::process::Child {
+        self.cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario("slow"))
+            .args(["run", "-p", "talk slowly", "--output-format", "stream-json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
     fn rollouts(&self) -> Vec<PathBuf> {
         std::fs::read_dir(self.home.path().join("sessions"))
             .map(|dir| dir.map(|e| e.unwrap().path()).collect())
@@ -207,15 +219,7 @@ fn max_turns_exits_one_with_its_subtype() {
 #[test]
 fn ctrl_c_interrupts_the_turn_and_exits_four() {
     let env = Env::new();
-    let mut child = env
-        .cox()
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", scenario("slow"))
-        .args(["run", "-p", "talk slowly", "--output-format", "stream-json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_slow();
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     let mut seen = Vec::new();
     let mut line = String::new();
@@ -384,15 +388,7 @@ fn version_prints_the_name_and_version() {
 #[test]
 fn a_closed_stdout_stops_the_turn() {
     let env = Env::new();
-    let mut child = env
-        .cox()
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", scenario("slow"))
-        .args(["run", "-p", "talk slowly", "--output-format", "stream-json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_slow();
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     while !line.contains("text_delta") {

@@ -417,25 +417,34 @@ mod tests {
     use cox_protocol::CallId;
     use serde_json::json;
 
-    fn prefix_parts() -> (SystemParts, ToolSet, Workspace) {
-        (
-            SystemParts::default(),
-            ToolSet::new(Vec::new()),
-            Workspace::single(std::path::PathBuf::from("/w")),
-        )
+    /// What a request's prefix borrows, owned by the test.
+    struct Parts(SystemParts, ToolSet, Workspace);
+
+    impl Parts {
+        fn new() -> Self {
+            Self(
+                SystemParts::default(),
+                ToolSet::new(Vec::new()),
+                Workspace::single(std::path::PathBuf::from("/w")),
+            )
+        }
+
+        fn prefix(&self) -> Prefix<'_> {
+            Prefix {
+                provider: "p",
+                model: "m",
+                system: &self.0,
+                tools: &self.1,
+                workspace: &self.2,
+                max_output_tokens: 100,
+            }
+        }
     }
 
     #[test]
     fn tool_results_return_in_one_message_in_call_order() {
-        let (system, tools, workspace) = prefix_parts();
-        let prefix = Prefix {
-            provider: "p",
-            model: "m",
-            system: &system,
-            tools: &tools,
-            workspace: &workspace,
-            max_output_tokens: 100,
-        };
+        let parts = Parts::new();
+        let prefix = parts.prefix();
         let mut history = History::new();
         let turn = Turn::begin(1, "go", None, &mut history);
         let (mut streaming, request) = turn.request(&history, &prefix);
@@ -480,15 +489,8 @@ mod tests {
 
     #[test]
     fn the_round_limit_ends_the_turn_with_max_turns() {
-        let (system, tools, workspace) = prefix_parts();
-        let prefix = Prefix {
-            provider: "p",
-            model: "m",
-            system: &system,
-            tools: &tools,
-            workspace: &workspace,
-            max_output_tokens: 100,
-        };
+        let parts = Parts::new();
+        let prefix = parts.prefix();
         let mut history = History::new();
         let (mut streaming, _) =
             Turn::begin(1, "go", Some(1), &mut history).request(&history, &prefix);
@@ -516,15 +518,8 @@ mod tests {
 
     #[test]
     fn an_interrupt_before_any_call_leaves_no_empty_message() {
-        let (system, tools, workspace) = prefix_parts();
-        let prefix = Prefix {
-            provider: "p",
-            model: "m",
-            system: &system,
-            tools: &tools,
-            workspace: &workspace,
-            max_output_tokens: 100,
-        };
+        let parts = Parts::new();
+        let prefix = parts.prefix();
         let mut history = History::new();
         let (streaming, _) = Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
         let (events, done) = streaming.interrupt(&mut history);
@@ -542,15 +537,8 @@ mod tests {
 
     #[test]
     fn an_interrupted_stream_keeps_its_partial_text_and_answers_its_calls() {
-        let (system, tools, workspace) = prefix_parts();
-        let prefix = Prefix {
-            provider: "p",
-            model: "m",
-            system: &system,
-            tools: &tools,
-            workspace: &workspace,
-            max_output_tokens: 100,
-        };
+        let parts = Parts::new();
+        let prefix = parts.prefix();
         let mut history = History::new();
         let (mut streaming, _) =
             Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
@@ -576,15 +564,8 @@ mod tests {
 
     #[test]
     fn a_failed_stream_answers_its_calls_and_ends_with_error() {
-        let (system, tools, workspace) = prefix_parts();
-        let prefix = Prefix {
-            provider: "p",
-            model: "m",
-            system: &system,
-            tools: &tools,
-            workspace: &workspace,
-            max_output_tokens: 100,
-        };
+        let parts = Parts::new();
+        let prefix = parts.prefix();
         let mut history = History::new();
         let (mut streaming, _) =
             Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
@@ -616,15 +597,8 @@ mod tests {
 
     #[test]
     fn an_edited_call_changes_the_tool_use_in_the_history() {
-        let (system, tools, workspace) = prefix_parts();
-        let prefix = Prefix {
-            provider: "p",
-            model: "m",
-            system: &system,
-            tools: &tools,
-            workspace: &workspace,
-            max_output_tokens: 100,
-        };
+        let parts = Parts::new();
+        let prefix = parts.prefix();
         let mut history = History::new();
         let (mut streaming, _) =
             Turn::begin(1, "go", None, &mut history).request(&history, &prefix);
