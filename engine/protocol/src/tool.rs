@@ -44,7 +44,7 @@ pub struct Classified {
     /// The confined path, the command line, the URL, or the tool's name.
     pub subject: String,
     /// For shell commands: the commands the line splits into.
-    pub segments: Option<Vec<String>>,
+    pub segments: Option<crate::types::Segments>,
 }
 
 /// Streams pieces of a running call's output to the surfaces.

@@ -84,7 +84,22 @@ pub struct ToolCall {
     pub subject: String,
     /// For `bash`: the commands the line splits into. `None` for other tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub segments: Option<Vec<String>>,
+    pub segments: Option<Segments>,
+}
+
+/// How a shell line splits into commands, for the permission engine.
+///
+/// Each command is written as rules match it: wrappers such as `nohup` or
+/// `timeout 5` and leading locale variables are stripped, and commands
+/// nested in subshells, `$(…)`, loops or `sh -c '…'` strings are listed too.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segments {
+    pub commands: Vec<String>,
+    /// Why the line cannot be vouched for, when it cannot (a command
+    /// substitution, `eval`, a redirect to a file, an assignment, a parse
+    /// error…). Such a line is never allowed by a prefix rule or a grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opaque: Option<String>,
 }
 
 /// A person's answer to an approval request.

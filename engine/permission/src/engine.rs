@@ -1,0 +1,462 @@
+//! The decision for one call: allow, ask, or deny, and which step said so.
+//!
+//! The order never changes:
+//!
+//! 1. deny rules (any rule that matches: for a shell line, any of its
+//!    commands, loosely, so a moved flag does not slip past);
+//! 2. `CloudAgent` calls: plan mode denies, and they ask in every other mode
+//!    unless the user's own config (or command line) allows that exact
+//!    repository;
+//! 3. modes: bypass allows, plan denies every call that is not read-only;
+//! 4. ask rules (any match, as for deny) — an ask rule beats an allow rule
+//!    that matches the same call, as in Claude Code;
+//! 5. allow rules (for a shell line: a bare or exact whole-line rule, or
+//!    every command covered by some allow rule, and never an opaque line);
+//! 6. session grants (the same coverage, rules and grants together);
+//! 7. the risk default (read-only runs; edits run in acceptEdits and auto;
+//!    commands run in auto);
+//! 8. the approval policy: with nobody to ask, an ask becomes a deny.
+//!
+//! Adding a deny rule can only turn an outcome into a deny (step 1 runs
+//! first and nothing after it can allow what it denied). The engine never
+//! fails open: a shell call that arrives without its split is treated as
+//! one opaque command.
+
+use std::path::Path;
+
+use cox_protocol::config::PermissionsConfig;
+use cox_protocol::types::{
+    ApprovalPolicy, PermissionMode, Risk, SandboxMode, Segments, ToolCall,
+};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::grant::Grant;
+use crate::rule::{Origin, Rule, RuleError, collapse, normalise_tool, path_patterns};
+
+/// What the engine decided, with a sentence saying which step decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Allow { reason: String },
+    Ask { reason: String },
+    Deny { reason: String },
+}
+
+impl Outcome {
+    /// The sentence that says why.
+    #[must_use]
+    pub fn reason(&self) -> &str {
+        match self {
+            Outcome::Allow { reason } | Outcome::Ask { reason } | Outcome::Deny { reason } => {
+                reason
+            }
+        }
+    }
+
+    /// `allow`, `ask` or `deny`.
+    #[must_use]
+    pub fn verdict(&self) -> &'static str {
+        match self {
+            Outcome::Allow { .. } => "allow",
+            Outcome::Ask { .. } => "ask",
+            Outcome::Deny { .. } => "deny",
+        }
+    }
+}
+
+/// A rule list that failed to compile, with where the rule came from.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{source} (in `{list}` of the {origin})")]
+pub struct CompileError {
+    pub origin: String,
+    /// `allow`, `ask` or `deny`.
+    pub list: &'static str,
+    #[source]
+    pub source: RuleError,
+}
+
+/// One source of rules: a config layer and where it came from.
+#[derive(Clone, Debug)]
+pub struct Layer<'a> {
+    pub origin: Origin,
+    pub config: &'a PermissionsConfig,
+}
+
+/// A rule list with its path rules also in one combined glob set, so a
+/// file call is checked against all of them in one pass.
+#[derive(Debug, Default)]
+struct List {
+    rules: Vec<Rule>,
+    paths: GlobSet,
+    /// For each pattern of `paths`, the index of its rule.
+    path_rule: Vec<usize>,
+}
+
+impl List {
+    fn new(rules: Vec<Rule>) -> Self {
+        let mut builder = GlobSetBuilder::new();
+        let mut path_rule = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            for pattern in path_patterns(rule).into_iter().flatten() {
+                if let Ok(glob) = GlobBuilder::new(pattern).literal_separator(true).build() {
+                    builder.add(glob);
+                    path_rule.push(index);
+                }
+            }
+        }
+        let paths = builder.build().unwrap_or_else(|_| GlobSet::empty());
+        Self { rules, paths, path_rule }
+    }
+
+    /// The first rule that matches a non-shell call.
+    fn find_subject(&self, call: &ToolCall) -> Option<&Rule> {
+        if !self.path_rule.is_empty() {
+            for hit in self.paths.matches(&call.subject) {
+                let rule = &self.rules[self.path_rule[hit]];
+                if rule.names_tool(&call.name) {
+                    return Some(rule);
+                }
+            }
+        }
+        self.rules.iter().find(|r| {
+            r.names_tool(&call.name) && path_patterns(r).is_none() && r.matches_subject(&call.subject)
+        })
+    }
+
+    /// The first rule that hits a shell line: bare, the whole line, or any
+    /// one of its commands (loosely).
+    fn hit_shell(&self, call: &ToolCall, split: &Segments) -> Option<&Rule> {
+        self.rules.iter().filter(|r| r.names_tool(&call.name)).find(|r| {
+            r.is_bare()
+                || r.matches_subject(&call.subject)
+                || split.commands.iter().any(|c| r.hits_command(c))
+        })
+    }
+
+    /// The first rule that strictly covers one command.
+    fn cover_command(&self, tool: &str, command: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.names_tool(tool) && r.covers_command(command))
+    }
+}
+
+/// The compiled permission rules of one session.
+#[derive(Debug, Default)]
+pub struct Engine {
+    allow: List,
+    ask: List,
+    deny: List,
+    /// Project allow rules that were dropped, for `/permissions` and `check`.
+    ignored: Vec<Rule>,
+}
+
+/// The folders no call reads or edits unless the user removes the rule.
+const SECRET_FOLDERS: [&str; 5] = ["~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.netrc"];
+
+impl Engine {
+    /// Compiles one trusted config (plus cox's built-in deny rules).
+    ///
+    /// # Errors
+    /// A rule that does not parse.
+    pub fn compile(
+        config: &PermissionsConfig,
+        home: Option<&Path>,
+        cwd: &Path,
+    ) -> Result<Engine, CompileError> {
+        let origin = Origin::User(std::path::PathBuf::from("config"));
+        Self::compile_layers(&[Layer { origin, config }], home, cwd)
+    }
+
+    /// Compiles several layers. Allow rules from a project config are not
+    /// trusted: they are dropped (see [`Engine::ignored`]); its deny and ask
+    /// rules apply.
+    ///
+    /// # Errors
+    /// A rule that does not parse, naming its layer and list.
+    pub fn compile_layers(
+        layers: &[Layer<'_>],
+        home: Option<&Path>,
+        cwd: &Path,
+    ) -> Result<Engine, CompileError> {
+        let (mut allow, mut ask, mut deny, mut ignored) = (vec![], vec![], vec![], vec![]);
+        if home.is_some() {
+            for folder in SECRET_FOLDERS {
+                for tool in ["Read", "Edit"] {
+                    let text = format!("{tool}({folder})");
+                    if let Ok(rule) = Rule::parse(&text, Origin::BuiltIn, home, cwd) {
+                        deny.push(rule);
+                    }
+                }
+            }
+        }
+        for layer in layers {
+            let parse = |list: &'static str, text: &String| {
+                Rule::parse(text, layer.origin.clone(), home, cwd).map_err(|source| {
+                    CompileError { origin: layer.origin.to_string(), list, source }
+                })
+            };
+            for text in &layer.config.deny {
+                deny.push(parse("deny", text)?);
+            }
+            for text in &layer.config.ask {
+                ask.push(parse("ask", text)?);
+            }
+            for text in &layer.config.allow {
+                let rule = parse("allow", text)?;
+                if matches!(layer.origin, Origin::Project(_)) {
+                    ignored.push(rule);
+                } else {
+                    allow.push(rule);
+                }
+            }
+        }
+        Ok(Engine { allow: List::new(allow), ask: List::new(ask), deny: List::new(deny), ignored })
+    }
+
+    /// Project allow rules that were dropped because projects cannot allow.
+    #[must_use]
+    pub fn ignored(&self) -> &[Rule] {
+        &self.ignored
+    }
+
+    /// Every rule in effect: (list, rule), deny first.
+    pub fn rules(&self) -> impl Iterator<Item = (&'static str, &Rule)> {
+        let deny = self.deny.rules.iter().map(|r| ("deny", r));
+        let ask = self.ask.rules.iter().map(|r| ("ask", r));
+        let allow = self.allow.rules.iter().map(|r| ("allow", r));
+        deny.chain(ask).chain(allow)
+    }
+
+    /// Decides one call.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use cox_permission::{Engine, Outcome};
+    /// use cox_protocol::{CallId, config::PermissionsConfig, types::*};
+    /// use serde_json::json;
+    ///
+    /// let home = Path::new("/home/alice");
+    /// let engine = Engine::compile(&PermissionsConfig::default(), Some(home), Path::new("/repo"))
+    ///     .expect("default rules compile");
+    /// let ssh = ToolCall {
+    ///     id: CallId::new(), name: "read".into(),
+    ///     input: json!({"path": "/home/alice/.ssh/id_ed25519"}),
+    ///     risk: Risk::ReadOnly, subject: "/home/alice/.ssh/id_ed25519".into(),
+    ///     segments: None, // only `bash` fills it
+    /// };
+    /// // The default config denies this, despite the ReadOnly risk:
+    /// assert!(matches!(
+    ///     engine.decide(&ssh, PermissionMode::Default, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &[]),
+    ///     Outcome::Deny { .. }
+    /// ));
+    /// ```
+    #[must_use]
+    pub fn decide(
+        &self,
+        call: &ToolCall,
+        mode: PermissionMode,
+        policy: ApprovalPolicy,
+        sandbox: SandboxMode,
+        grants: &[Grant],
+    ) -> Outcome {
+        let shell = is_shell(call);
+        let fallback;
+        let split = match (&call.segments, shell) {
+            (Some(split), true) => Some(split),
+            (None, true) => {
+                fallback = Segments {
+                    commands: vec![collapse(&call.subject)],
+                    opaque: Some("the line was not split".into()),
+                };
+                Some(&fallback)
+            }
+            _ => None,
+        };
+        fn hit<'l>(list: &'l List, call: &ToolCall, split: Option<&Segments>) -> Option<&'l Rule> {
+            match split {
+                Some(split) => list.hit_shell(call, split),
+                None => list.find_subject(call),
+            }
+        }
+
+        // 1. deny rules.
+        if let Some(rule) = hit(&self.deny, call, split) {
+            return Outcome::Deny { reason: format!("denied by rule {} ({})", rule.text, rule.origin) };
+        }
+        // 2. CloudAgent.
+        let cloud = normalise_tool(&call.name) == "cloudagent";
+        if cloud {
+            if mode == PermissionMode::Plan {
+                return Outcome::Deny {
+                    reason: "plan mode refuses to send code to a cloud agent".into(),
+                };
+            }
+            if let Some(rule) = hit(&self.ask, call, split) {
+                return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
+            }
+            let exact_user_allow = self.allow.rules.iter().find(|r| {
+                r.names_tool(&call.name)
+                    && !r.is_bare()
+                    && matches!(r.origin, Origin::User(_) | Origin::Flag)
+                    && r.matches_subject(&call.subject)
+            });
+            return match exact_user_allow {
+                Some(rule) => Outcome::Allow {
+                    reason: format!("allowed by rule {} ({})", rule.text, rule.origin),
+                },
+                None => ask(
+                    policy,
+                    format!(
+                        "sending {} to a cloud agent asks in every mode unless your own config \
+                         allows CloudAgent({})",
+                        call.subject, call.subject
+                    ),
+                ),
+            };
+        }
+        // 3. modes.
+        match mode {
+            PermissionMode::BypassPermissions => {
+                return Outcome::Allow { reason: "bypassPermissions mode allows every call".into() };
+            }
+            PermissionMode::Plan if call.risk != Risk::ReadOnly => {
+                return Outcome::Deny {
+                    reason: format!(
+                        "plan mode refuses {} calls; describe the change instead of making it",
+                        call.risk.as_str()
+                    ),
+                };
+            }
+            _ => {}
+        }
+        // 4. ask rules.
+        if let Some(rule) = hit(&self.ask, call, split) {
+            return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
+        }
+        // 5. allow rules; 6. grants.
+        match split {
+            Some(split) => {
+                if let Some(reason) = self.allow_shell(call, split, &[]) {
+                    return Outcome::Allow { reason };
+                }
+                if let Some(reason) = self.allow_shell(call, split, grants) {
+                    return Outcome::Allow { reason };
+                }
+            }
+            None => {
+                if let Some(rule) = self.allow.find_subject(call) {
+                    return Outcome::Allow {
+                        reason: format!("allowed by rule {} ({})", rule.text, rule.origin),
+                    };
+                }
+                if grants.iter().any(|g| g.covers_call(call)) {
+                    return Outcome::Allow { reason: "allowed for this session by the user".into() };
+                }
+            }
+        }
+        // 7. the risk default.
+        let writable = sandbox != SandboxMode::ReadOnly;
+        let asks = match (call.risk, mode) {
+            (Risk::ReadOnly, _) => {
+                return Outcome::Allow { reason: "read-only calls run without asking".into() };
+            }
+            (Risk::Write, PermissionMode::AcceptEdits | PermissionMode::Auto) if writable => {
+                return Outcome::Allow { reason: format!("{mode} mode allows file edits") };
+            }
+            (Risk::Exec, PermissionMode::Auto) if writable => {
+                return Outcome::Allow { reason: "auto mode allows commands".into() };
+            }
+            (risk, mode) => format!("{} calls ask in {mode} mode", risk.as_str()),
+        };
+        // 8. the approval policy.
+        ask(policy, asks)
+    }
+
+    /// Allows a shell line through rules (and, when given, grants): a bare
+    /// or exact whole-line rule, or every command covered. Never an opaque
+    /// line by prefix or grant.
+    fn allow_shell(&self, call: &ToolCall, split: &Segments, grants: &[Grant]) -> Option<String> {
+        let line = collapse(&call.subject);
+        if grants.is_empty() {
+            if let Some(rule) = self.allow.rules.iter().find(|r| {
+                r.names_tool(&call.name) && (r.is_bare() || r.is_exact_line(&line))
+            }) {
+                return Some(format!("allowed by rule {} ({})", rule.text, rule.origin));
+            }
+        } else if split.opaque.is_some() {
+            return grants
+                .iter()
+                .any(|g| *g == Grant::Line(line.clone()))
+                .then(|| "this exact line was allowed for this session by the user".into());
+        }
+        if split.opaque.is_some() || split.commands.is_empty() {
+            return None;
+        }
+        let mut by = Vec::new();
+        for command in &split.commands {
+            if let Some(rule) = self.allow.cover_command(&call.name, command) {
+                by.push(rule.text.clone());
+            } else if grants.iter().any(|g| matches!(g, Grant::Command(c) if c == command)) {
+                by.push("a session grant".into());
+            } else {
+                return None;
+            }
+        }
+        by.dedup();
+        Some(format!("every command is allowed (by {})", by.join(", ")))
+    }
+
+    /// For a shell call, each command with what the rules alone say of it
+    /// (`deny`, `ask`, `allow`, or `none`) and the rule; for other calls,
+    /// the subject alone. For explaining a decision to a person.
+    #[must_use]
+    pub fn explain(&self, call: &ToolCall) -> Vec<(String, &'static str, Option<String>)> {
+        let commands: Vec<String> = match (&call.segments, is_shell(call)) {
+            (Some(split), true) => split.commands.clone(),
+            _ => vec![call.subject.clone()],
+        };
+        commands
+            .into_iter()
+            .map(|command| {
+                let one = ToolCall {
+                    subject: command.clone(),
+                    segments: Some(Segments { commands: vec![command.clone()], opaque: None })
+                        .filter(|_| is_shell(call)),
+                    ..call.clone()
+                };
+                let found = |list: &List, strict: bool| -> Option<String> {
+                    if is_shell(call) && strict {
+                        list.cover_command(&call.name, &command).map(|r| r.text.clone())
+                    } else if let Some(split) = &one.segments {
+                        list.hit_shell(&one, split).map(|r| r.text.clone())
+                    } else {
+                        list.find_subject(&one).map(|r| r.text.clone())
+                    }
+                };
+                let (verdict, rule) = if let Some(rule) = found(&self.deny, false) {
+                    ("deny", Some(rule))
+                } else if let Some(rule) = found(&self.ask, false) {
+                    ("ask", Some(rule))
+                } else if let Some(rule) = found(&self.allow, true) {
+                    ("allow", Some(rule))
+                } else {
+                    ("none", None)
+                };
+                (command, verdict, rule)
+            })
+            .collect()
+    }
+}
+
+fn is_shell(call: &ToolCall) -> bool {
+    normalise_tool(&call.name) == "bash"
+}
+
+fn ask(policy: ApprovalPolicy, why: String) -> Outcome {
+    match policy {
+        ApprovalPolicy::OnRequest => Outcome::Ask { reason: why },
+        ApprovalPolicy::Never => Outcome::Deny {
+            reason: format!(
+                "{why}, and this session cannot ask (approval policy: never); the call was not run"
+            ),
+        },
+    }
+}

@@ -1,0 +1,414 @@
+//! Permission rules, in Claude Code's grammar.
+//!
+//! | rule | matches |
+//! |---|---|
+//! | `Tool` | every call of the tool |
+//! | `Tool(text)` | the exact subject (a command line, a path, a URL) |
+//! | `Tool(prefix:*)`, `Tool(prefix *)` | the prefix alone, or followed by whitespace |
+//! | `Tool(a*b)` | a `*` elsewhere matches any run of characters |
+//! | `WebFetch(domain:host)` | URLs on the host and its subdomains |
+//! | `Read(~/x/**)`, `Edit(/abs/*.rs)`, `Read(src/**)` | path globs for file tools |
+//! | `mcp__server__tool`, `mcp__server`, `mcp__server__*` | MCP tools |
+//! | `CloudAgent(owner/repo)` | one repository, names compared ignoring case |
+//!
+//! Tool names compare ignoring case and underscores (`Bash` is `bash`,
+//! `CloudAgent` is `cloud_agent`); MCP names compare exactly. `Read` rules
+//! also cover `glob` and `grep` (they read files), `Edit` rules also cover
+//! `write`, as in Claude Code.
+//!
+//! Path rules: `~/` is the home folder, `/…` and `//…` are absolute, anything
+//! else is relative to the working folder. `*` stays within one folder, `**`
+//! crosses folders, and a rule naming a folder covers what is inside it.
+//! (Claude Code reads `/…` as relative to its settings file; cox reads it as
+//! absolute, which is what people write it for.)
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+
+/// Where a rule came from; project rules are trusted less.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Built into cox (the secret folders it never reads).
+    BuiltIn,
+    /// The user's own config (`$COX_HOME/config.toml`), with its path.
+    User(PathBuf),
+    /// A repository's `.cox/config.toml`, with its path.
+    Project(PathBuf),
+    /// A command-line flag.
+    Flag,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::BuiltIn => f.write_str("built in"),
+            Origin::User(path) => write!(f, "user config {}", path.display()),
+            Origin::Project(path) => write!(f, "project config {}", path.display()),
+            Origin::Flag => f.write_str("command line"),
+        }
+    }
+}
+
+/// What a rule's parentheses say.
+#[derive(Clone, Debug)]
+pub(crate) enum Spec {
+    /// No parentheses: every call.
+    Any,
+    /// The exact subject.
+    Exact(String),
+    /// `prefix:*`: the prefix alone or followed by whitespace.
+    Prefix(String),
+    /// A `*` pattern over the whole subject.
+    Wildcard(Vec<String>),
+    /// `domain:host`.
+    Domain(String),
+    /// A path glob anchored to an absolute path: the path itself, then what
+    /// is inside it (the patterns are kept for the engine's combined set).
+    Path(Box<[GlobMatcher; 2]>, Box<[String; 2]>),
+    /// `owner/repo`, lower-cased.
+    Repo(String),
+}
+
+/// One parsed rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The rule as written.
+    pub text: String,
+    pub origin: Origin,
+    /// The tool part, normalised (`bash`, `read`, `cloudagent`, `mcp__srv__x`).
+    pub(crate) tool: String,
+    pub(crate) spec: Spec,
+}
+
+/// A rule that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid permission rule `{rule}`: {reason}")]
+pub struct RuleError {
+    pub rule: String,
+    pub reason: String,
+}
+
+/// The kind of tool a rule's name refers to, for parsing its parentheses.
+fn is_path_tool(tool: &str) -> bool {
+    matches!(tool, "read" | "edit" | "write" | "glob" | "grep" | "notebookedit" | "multiedit")
+}
+
+/// Lower-cases and drops underscores, except in MCP names.
+pub(crate) fn normalise_tool(name: &str) -> String {
+    if name.starts_with("mcp__") {
+        name.to_owned()
+    } else {
+        name.chars().filter(|c| *c != '_').flat_map(char::to_lowercase).collect()
+    }
+}
+
+impl Rule {
+    /// Parses `text`. `home` anchors `~/`, `cwd` anchors relative paths.
+    pub fn parse(
+        text: &str,
+        origin: Origin,
+        home: Option<&Path>,
+        cwd: &Path,
+    ) -> Result<Rule, RuleError> {
+        let err = |reason: &str| RuleError { rule: text.to_owned(), reason: reason.to_owned() };
+        let trimmed = text.trim();
+        let (name, inner) = match trimmed.find('(') {
+            None => (trimmed, None),
+            Some(open) => {
+                let Some(body) = trimmed[open + 1..].strip_suffix(')') else {
+                    return Err(err("a `(` needs a closing `)` at the end"));
+                };
+                (&trimmed[..open], Some(body))
+            }
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*')
+        {
+            return Err(err("the tool name must be letters, digits and `_` (e.g. Bash, Read, mcp__server__tool)"));
+        }
+        if name.contains('*') && !(name.starts_with("mcp__") && name.ends_with("__*")) {
+            return Err(err("`*` in a tool name is only allowed as mcp__<server>__*"));
+        }
+        let tool = normalise_tool(name.strip_suffix("__*").unwrap_or(name));
+        let spec = match inner {
+            None => Spec::Any,
+            Some(body) if body.trim().is_empty() => {
+                return Err(err("empty parentheses; write the tool name alone to match every call"));
+            }
+            Some(_) if tool.starts_with("mcp__") => {
+                return Err(err("MCP rules take no parentheses"));
+            }
+            Some(body) if tool == "cloudagent" => {
+                let repo = body.trim();
+                let mut parts = repo.split('/');
+                let ok = matches!((parts.next(), parts.next(), parts.next()),
+                    (Some(o), Some(r), None) if !o.is_empty() && !r.is_empty());
+                if !ok {
+                    return Err(err("CloudAgent takes owner/repo"));
+                }
+                Spec::Repo(repo.to_ascii_lowercase())
+            }
+            Some(body) if tool == "webfetch" => match body.strip_prefix("domain:") {
+                Some(host) if !host.trim().is_empty() => {
+                    Spec::Domain(host.trim().trim_start_matches("*.").to_ascii_lowercase())
+                }
+                Some(_) => return Err(err("domain: needs a host name")),
+                None => subject_spec(body),
+            },
+            Some(body) if is_path_tool(&tool) => path_spec(body, home, cwd).map_err(|r| err(&r))?,
+            Some(body) => subject_spec(body),
+        };
+        Ok(Rule { text: trimmed.to_owned(), origin, tool, spec })
+    }
+
+    /// True when the rule names this tool (by its call name).
+    pub(crate) fn names_tool(&self, call_name: &str) -> bool {
+        if self.tool.starts_with("mcp__") {
+            let server_rule = self.tool.matches("__").count() == 1;
+            return call_name == self.tool
+                || (server_rule
+                    && call_name.strip_prefix(self.tool.as_str()).is_some_and(|r| r.starts_with("__")));
+        }
+        let call = normalise_tool(call_name);
+        call == self.tool
+            || (self.tool == "read" && matches!(call.as_str(), "glob" | "grep"))
+            || (self.tool == "edit" && matches!(call.as_str(), "write" | "multiedit" | "notebookedit"))
+    }
+
+    /// A rule with no parentheses.
+    pub(crate) fn is_bare(&self) -> bool {
+        matches!(self.spec, Spec::Any)
+    }
+
+    /// An exact rule equal to the whole (collapsed) line.
+    pub(crate) fn is_exact_line(&self, line: &str) -> bool {
+        matches!(&self.spec, Spec::Exact(text) if text == line)
+    }
+
+    /// Whether the subject (a path, a URL, a whole line) matches.
+    pub(crate) fn matches_subject(&self, subject: &str) -> bool {
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Exact(text) => collapse(subject) == *text,
+            Spec::Prefix(prefix) => prefix_match(&collapse(subject), prefix),
+            Spec::Wildcard(parts) => wildcard_match(&collapse(subject), parts),
+            Spec::Domain(host) => url_host(subject).is_some_and(|h| {
+                h == *host || h.strip_suffix(host.as_str()).is_some_and(|rest| rest.ends_with('.'))
+            }),
+            Spec::Path(matchers, _) => matchers.iter().any(|m| m.is_match(subject)),
+            Spec::Repo(repo) => subject.trim().eq_ignore_ascii_case(repo),
+        }
+    }
+
+    /// Whether one shell command matches, strictly: what an allow rule
+    /// needs. The command text is already whitespace-collapsed.
+    pub(crate) fn covers_command(&self, command: &str) -> bool {
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Exact(text) => command == text,
+            Spec::Prefix(prefix) => prefix_match(command, prefix),
+            Spec::Wildcard(parts) => wildcard_match(command, parts),
+            _ => false,
+        }
+    }
+
+    /// Whether one shell command matches, loosely: what deny and ask rules
+    /// use, so moving a flag (`git push origin main --force`) does not slip
+    /// past `Bash(git push --force:*)`.
+    pub(crate) fn hits_command(&self, command: &str) -> bool {
+        if self.covers_command(command) {
+            return true;
+        }
+        let rule_words: Vec<&str> = match &self.spec {
+            Spec::Exact(text) | Spec::Prefix(text) => text.split(' ').collect(),
+            _ => return false,
+        };
+        let words: Vec<&str> = command.split(' ').collect();
+        let (rule_flags, rule_plain): (Vec<&str>, Vec<&str>) =
+            rule_words.iter().partition(|w| w.starts_with('-'));
+        let plain: Vec<&str> = words.iter().copied().filter(|w| !w.starts_with('-')).collect();
+        let exact_len = matches!(self.spec, Spec::Exact(_));
+        !rule_flags.is_empty()
+            && plain.starts_with(&rule_plain)
+            && (!exact_len || plain.len() == rule_plain.len())
+            && rule_flags.iter().all(|f| words.contains(f))
+    }
+}
+
+/// `prefix:*` / `prefix *` / `a*b` / exact, for non-path subjects.
+fn subject_spec(body: &str) -> Spec {
+    let body = collapse(body);
+    if let Some(prefix) = body.strip_suffix(":*").or_else(|| body.strip_suffix(" *")) {
+        if !prefix.contains('*') {
+            return Spec::Prefix(prefix.trim_end().to_owned());
+        }
+    }
+    if body.contains('*') {
+        return Spec::Wildcard(body.split('*').map(str::to_owned).collect());
+    }
+    Spec::Exact(body)
+}
+
+fn path_spec(body: &str, home: Option<&Path>, cwd: &Path) -> Result<Spec, String> {
+    let body = body.trim();
+    let absolute = if let Some(rest) = body.strip_prefix("~/") {
+        let Some(home) = home else {
+            return Err("`~/` needs a home folder, and none is known".into());
+        };
+        format!("{}/{rest}", home.display())
+    } else if body == "~" {
+        let Some(home) = home else {
+            return Err("`~` needs a home folder, and none is known".into());
+        };
+        home.display().to_string()
+    } else if let Some(rest) = body.strip_prefix("//") {
+        format!("/{rest}")
+    } else if body.starts_with('/') {
+        body.to_owned()
+    } else {
+        let rest = body.strip_prefix("./").unwrap_or(body);
+        format!("{}/{rest}", cwd.display())
+    };
+    let absolute = absolute.trim_end_matches('/').to_owned();
+    let absolute = if absolute.is_empty() { "/".to_owned() } else { absolute };
+    let inside = format!("{}/**", absolute.trim_end_matches('/'));
+    let build = |pattern: &str| {
+        GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map(|g| g.compile_matcher())
+            .map_err(|e| format!("bad path pattern: {e}"))
+    };
+    let matchers = [build(&absolute)?, build(&inside)?];
+    Ok(Spec::Path(Box::new(matchers), Box::new([absolute, inside])))
+}
+
+/// The glob patterns of a path rule, for building a combined set.
+pub(crate) fn path_patterns(rule: &Rule) -> Option<&[String; 2]> {
+    match &rule.spec {
+        Spec::Path(_, patterns) => Some(patterns),
+        _ => None,
+    }
+}
+
+/// Whitespace runs become one space; the ends are trimmed.
+pub(crate) fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn prefix_match(command: &str, prefix: &str) -> bool {
+    command == prefix
+        || command.strip_prefix(prefix).is_some_and(|rest| rest.starts_with(char::is_whitespace))
+}
+
+fn wildcard_match(text: &str, parts: &[String]) -> bool {
+    let Some((first, rest)) = parts.split_first() else { return text.is_empty() };
+    let Some(mut remaining) = text.strip_prefix(first.as_str()) else { return false };
+    let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
+    for part in middle {
+        match remaining.find(part.as_str()) {
+            Some(at) => remaining = &remaining[at + part.len()..],
+            None => return false,
+        }
+    }
+    remaining.len() >= last.len() && remaining.ends_with(last.as_str())
+}
+
+/// The host of a URL, lower-cased, without port or credentials.
+fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = host.split(':').next()?;
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(text: &str) -> Rule {
+        Rule::parse(text, Origin::Flag, Some(Path::new("/home/a")), Path::new("/repo")).unwrap()
+    }
+
+    #[test]
+    fn prefix_rules_need_a_word_boundary() {
+        let r = rule("Bash(git:*)");
+        assert!(r.covers_command("git"));
+        assert!(r.covers_command("git status"));
+        assert!(!r.covers_command("gitk"));
+        let r = rule("Bash(npm run *)");
+        assert!(r.covers_command("npm run test"));
+        assert!(r.covers_command("npm run"));
+        assert!(!r.covers_command("npm runx"));
+    }
+
+    #[test]
+    fn exact_and_wildcard_rules() {
+        assert!(rule("Bash(make  install)").covers_command("make install"));
+        assert!(!rule("Bash(make install)").covers_command("make install -j"));
+        let r = rule("Bash(git * main)");
+        assert!(r.covers_command("git push origin main"));
+        assert!(!r.covers_command("git push origin dev"));
+    }
+
+    #[test]
+    fn deny_rules_see_through_flag_reordering() {
+        let r = rule("Bash(git push --force:*)");
+        assert!(r.hits_command("git push --force origin"));
+        assert!(r.hits_command("git push origin main --force"));
+        assert!(!r.covers_command("git push origin main --force"), "allow stays strict");
+        assert!(!r.hits_command("git push origin main"));
+    }
+
+    #[test]
+    fn path_rules_anchor_home_absolute_and_relative() {
+        let ssh = rule("Read(~/.ssh/**)");
+        assert!(ssh.matches_subject("/home/a/.ssh/id_ed25519"));
+        assert!(ssh.matches_subject("/home/a/.ssh/keys/x"));
+        assert!(!ssh.matches_subject("/home/a/.sshx/id"));
+        let folder = rule("Read(~/.aws)");
+        assert!(folder.matches_subject("/home/a/.aws/credentials"), "a folder covers its inside");
+        let rel = rule("Edit(src/*.rs)");
+        assert!(rel.matches_subject("/repo/src/main.rs"));
+        assert!(!rel.matches_subject("/repo/src/a/b.rs"), "* stays in one folder");
+        assert!(rule("Edit(//etc/**)").matches_subject("/etc/passwd"));
+        assert!(rule("Edit(/etc/**)").matches_subject("/etc/passwd"));
+    }
+
+    #[test]
+    fn tool_names_and_families() {
+        assert!(rule("Read").names_tool("grep"));
+        assert!(rule("Edit").names_tool("write"));
+        assert!(!rule("Write").names_tool("edit"));
+        assert!(rule("bash").names_tool("bash"));
+        assert!(rule("CloudAgent(o/r)").names_tool("cloud_agent"));
+        assert!(rule("mcp__gh").names_tool("mcp__gh__create_issue"));
+        assert!(rule("mcp__gh__*").names_tool("mcp__gh__create_issue"));
+        assert!(!rule("mcp__gh").names_tool("mcp__ghx__a"));
+        assert!(rule("mcp__gh__create_issue").names_tool("mcp__gh__create_issue"));
+        assert!(!rule("mcp__gh__create_issue").names_tool("mcp__gh__close_issue"));
+    }
+
+    #[test]
+    fn domains_cover_subdomains_only() {
+        let r = rule("WebFetch(domain:example.com)");
+        assert!(r.matches_subject("https://example.com/a"));
+        assert!(r.matches_subject("https://docs.example.com:8443/a"));
+        assert!(!r.matches_subject("https://badexample.com/"));
+        assert!(!r.matches_subject("https://example.com.evil.io/"));
+    }
+
+    #[test]
+    fn bad_rules_say_why() {
+        let parse = |t: &str| Rule::parse(t, Origin::Flag, None, Path::new("/r")).unwrap_err();
+        assert!(parse("Bash(git:*").reason.contains("closing"));
+        assert!(parse("Ba sh").reason.contains("tool name"));
+        assert!(parse("Bash()").reason.contains("empty"));
+        assert!(parse("CloudAgent(justone)").reason.contains("owner/repo"));
+        assert!(parse("Read(~/.ssh/**)").reason.contains("home"));
+        assert!(parse("mcp__x(y)").reason.contains("no parentheses"));
+        assert_eq!(parse("Bash(").rule, "Bash(");
+    }
+}
