@@ -15,6 +15,15 @@ struct Cli {
 enum Command {
     /// Run one task without a terminal UI, then exit.
     Run(RunArgs),
+    /// Inspect the permission rules.
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum PermissionsCommand {
+    /// Decide one call and say which rule or step decided it.
+    Check(cox_run::check::CheckArgs),
 }
 
 fn main() {
@@ -22,6 +31,9 @@ fn main() {
         Parsed::Exit(code) => code,
         Parsed::Args(cli) => match cli.command {
             Some(Command::Run(args)) => cox_run::execute(args, cox_run::scripted_only),
+            Some(Command::Permissions(PermissionsCommand::Check(args))) => {
+                cox_run::check::run(&args)
+            }
             None => {
                 eprintln!(
                     "cox: error: the terminal UI is not in this build yet; run a task with `cox run -p \"…\"`"

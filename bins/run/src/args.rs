@@ -32,6 +32,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
 
+    /// Allow calls matching RULE (Claude Code's grammar, e.g. `Bash(git:*)`);
+    /// repeatable.
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Ask before calls matching RULE; repeatable.
+    #[arg(long = "ask", value_name = "RULE")]
+    pub ask: Vec<String>,
+
+    /// Refuse calls matching RULE, in every mode; repeatable.
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+
     /// What a call that would ask does. Headless runs cannot ask: `never`
     /// denies it and tells the model why.
     #[arg(long, value_enum, default_value_t = Approve::Never)]
@@ -76,7 +89,7 @@ pub enum Approve {
     Never,
 }
 
-fn parse_mode(s: &str) -> Result<PermissionMode, String> {
+pub(crate) fn parse_mode(s: &str) -> Result<PermissionMode, String> {
     s.parse()
         .map_err(|e: cox_protocol::config::UnknownMode| e.to_string())
 }

@@ -11,6 +11,8 @@
 //! says how the turn ended.
 
 pub mod args;
+pub mod check;
+pub mod config;
 pub mod env;
 pub mod output;
 
@@ -22,7 +24,7 @@ use anyhow::{Context, Result, bail};
 use cox_core::{Session, SessionConfig};
 use cox_protocol::provider::SystemParts;
 use cox_protocol::tool::Workspace;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, Submission};
+use cox_protocol::types::{ApprovalPolicy, SandboxMode, Submission};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::ProcessSandbox;
 use cox_store::{CoxHome, FileArchive, JsonlStore};
@@ -84,7 +86,7 @@ struct Prepared<P> {
     provider: P,
     home: CoxHome,
     cwd: PathBuf,
-    mode: PermissionMode,
+    permissions: config::Permissions,
 }
 
 fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
@@ -106,13 +108,36 @@ where
     let home = CoxHome::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
     home.prepare().map_err(|e| anyhow::anyhow!("{e}"))?;
     init_log(home.logs_dir());
+    let permissions = config::load_permissions(
+        &home.root().join("config.toml"),
+        home_dir().as_deref(),
+        &cwd,
+        &config::PermissionFlags {
+            allow: args.allow.clone(),
+            ask: args.ask.clone(),
+            deny: args.deny.clone(),
+            mode: args.permission_mode,
+        },
+    )?;
+    for warning in &permissions.warnings {
+        eprintln!("cox: warning: {warning}");
+        tracing::warn!(%warning, "permissions");
+    }
     let provider = make_provider(&ProviderChoice::from_args(args))?;
     Ok(Prepared {
         provider,
         home,
         cwd,
-        mode: args.permission_mode.unwrap_or_default(),
+        permissions,
     })
+}
+
+/// The person's home folder, for `~/` in rules.
+#[must_use]
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 /// JSON lines to `logs/cox.log`; a log that cannot be opened is skipped.
@@ -138,8 +163,9 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         provider,
         home,
         cwd,
-        mode,
+        permissions,
     } = prepared;
+    let mode = permissions.mode;
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -180,7 +206,8 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         FileArchive::new(&home),
         ProcessSandbox::new(),
         cox_tools::builtin_tools(),
-    );
+    )
+    .with_engine(permissions.engine);
     let stdout = std::io::stdout().lock();
     let mut renderer = output::Renderer::new(stdout, args.output_format, started);
     let outcome = runtime.block_on(async {

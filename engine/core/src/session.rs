@@ -107,13 +107,22 @@ where
             sandbox,
             tools: ToolSet::new(tools),
             hooks: Vec::new(),
-            engine: Engine::new(),
+            engine: Engine::default(),
             config,
         };
         Self {
             world,
             state: State::default(),
         }
+    }
+
+    /// Uses these permission rules (the default has only the built-in denies
+    /// of secret folders when compiled with a home; `Engine::default()` has
+    /// none).
+    #[must_use]
+    pub fn with_engine(mut self, engine: Engine) -> Self {
+        self.world.engine = engine;
+        self
     }
 
     /// Adds hooks, called in the order given.
@@ -668,7 +677,7 @@ where
         match decision {
             Decision::Allow => return pre_tool_hooks(world, out, call).await,
             Decision::AllowForSession => {
-                state.grants.push(Grant::for_call(call));
+                state.grants.extend(Grant::for_call(call));
                 return pre_tool_hooks(world, out, call).await;
             }
             Decision::Deny {

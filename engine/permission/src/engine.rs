@@ -25,9 +25,7 @@
 use std::path::Path;
 
 use cox_protocol::config::PermissionsConfig;
-use cox_protocol::types::{
-    ApprovalPolicy, PermissionMode, Risk, SandboxMode, Segments, ToolCall,
-};
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, Segments, ToolCall};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::grant::Grant;
@@ -67,7 +65,7 @@ impl Outcome {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{source} (in `{list}` of the {origin})")]
 pub struct CompileError {
-    pub origin: String,
+    pub origin: Origin,
     /// `allow`, `ask` or `deny`.
     pub list: &'static str,
     #[source]
@@ -104,12 +102,16 @@ impl List {
             }
         }
         let paths = builder.build().unwrap_or_else(|_| GlobSet::empty());
-        Self { rules, paths, path_rule }
+        Self {
+            rules,
+            paths,
+            path_rule,
+        }
     }
 
     /// The first rule that matches a non-shell call.
     fn find_subject(&self, call: &ToolCall) -> Option<&Rule> {
-        if !self.path_rule.is_empty() {
+        if !self.path_rule.is_empty() && self.paths.is_match(&call.subject) {
             for hit in self.paths.matches(&call.subject) {
                 let rule = &self.rules[self.path_rule[hit]];
                 if rule.names_tool(&call.name) {
@@ -118,23 +120,30 @@ impl List {
             }
         }
         self.rules.iter().find(|r| {
-            r.names_tool(&call.name) && path_patterns(r).is_none() && r.matches_subject(&call.subject)
+            r.names_tool(&call.name)
+                && path_patterns(r).is_none()
+                && r.matches_subject(&call.subject)
         })
     }
 
     /// The first rule that hits a shell line: bare, the whole line, or any
     /// one of its commands (loosely).
     fn hit_shell(&self, call: &ToolCall, split: &Segments) -> Option<&Rule> {
-        self.rules.iter().filter(|r| r.names_tool(&call.name)).find(|r| {
-            r.is_bare()
-                || r.matches_subject(&call.subject)
-                || split.commands.iter().any(|c| r.hits_command(c))
-        })
+        if self.rules.is_empty() {
+            return None;
+        }
+        let line = collapse(&call.subject);
+        self.rules
+            .iter()
+            .filter(|r| r.names_tool(&call.name))
+            .find(|r| r.covers_command(&line) || split.commands.iter().any(|c| r.hits_command(c)))
     }
 
     /// The first rule that strictly covers one command.
     fn cover_command(&self, tool: &str, command: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.names_tool(tool) && r.covers_command(command))
+        self.rules
+            .iter()
+            .find(|r| r.names_tool(tool) && r.covers_command(command))
     }
 }
 
@@ -149,7 +158,13 @@ pub struct Engine {
 }
 
 /// The folders no call reads or edits unless the user removes the rule.
-const SECRET_FOLDERS: [&str; 5] = ["~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.netrc"];
+const SECRET_FOLDERS: [&str; 5] = [
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.config/gcloud",
+    "~/.netrc",
+];
 
 impl Engine {
     /// Compiles one trusted config (plus cox's built-in deny rules).
@@ -189,8 +204,10 @@ impl Engine {
         }
         for layer in layers {
             let parse = |list: &'static str, text: &String| {
-                Rule::parse(text, layer.origin.clone(), home, cwd).map_err(|source| {
-                    CompileError { origin: layer.origin.to_string(), list, source }
+                Rule::parse(text, layer.origin.clone(), home, cwd).map_err(|source| CompileError {
+                    origin: layer.origin.clone(),
+                    list,
+                    source,
                 })
             };
             for text in &layer.config.deny {
@@ -208,7 +225,12 @@ impl Engine {
                 }
             }
         }
-        Ok(Engine { allow: List::new(allow), ask: List::new(ask), deny: List::new(deny), ignored })
+        Ok(Engine {
+            allow: List::new(allow),
+            ask: List::new(ask),
+            deny: List::new(deny),
+            ignored,
+        })
     }
 
     /// Project allow rules that were dropped because projects cannot allow.
@@ -279,7 +301,9 @@ impl Engine {
 
         // 1. deny rules.
         if let Some(rule) = hit(&self.deny, call, split) {
-            return Outcome::Deny { reason: format!("denied by rule {} ({})", rule.text, rule.origin) };
+            return Outcome::Deny {
+                reason: format!("denied by rule {} ({})", rule.text, rule.origin),
+            };
         }
         // 2. CloudAgent.
         let cloud = normalise_tool(&call.name) == "cloudagent";
@@ -315,7 +339,9 @@ impl Engine {
         // 3. modes.
         match mode {
             PermissionMode::BypassPermissions => {
-                return Outcome::Allow { reason: "bypassPermissions mode allows every call".into() };
+                return Outcome::Allow {
+                    reason: "bypassPermissions mode allows every call".into(),
+                };
             }
             PermissionMode::Plan if call.risk != Risk::ReadOnly => {
                 return Outcome::Deny {
@@ -348,7 +374,9 @@ impl Engine {
                     };
                 }
                 if grants.iter().any(|g| g.covers_call(call)) {
-                    return Outcome::Allow { reason: "allowed for this session by the user".into() };
+                    return Outcome::Allow {
+                        reason: "allowed for this session by the user".into(),
+                    };
                 }
             }
         }
@@ -356,13 +384,19 @@ impl Engine {
         let writable = sandbox != SandboxMode::ReadOnly;
         let asks = match (call.risk, mode) {
             (Risk::ReadOnly, _) => {
-                return Outcome::Allow { reason: "read-only calls run without asking".into() };
+                return Outcome::Allow {
+                    reason: "read-only calls run without asking".into(),
+                };
             }
             (Risk::Write, PermissionMode::AcceptEdits | PermissionMode::Auto) if writable => {
-                return Outcome::Allow { reason: format!("{mode} mode allows file edits") };
+                return Outcome::Allow {
+                    reason: format!("{mode} mode allows file edits"),
+                };
             }
             (Risk::Exec, PermissionMode::Auto) if writable => {
-                return Outcome::Allow { reason: "auto mode allows commands".into() };
+                return Outcome::Allow {
+                    reason: "auto mode allows commands".into(),
+                };
             }
             (risk, mode) => format!("{} calls ask in {mode} mode", risk.as_str()),
         };
@@ -376,9 +410,12 @@ impl Engine {
     fn allow_shell(&self, call: &ToolCall, split: &Segments, grants: &[Grant]) -> Option<String> {
         let line = collapse(&call.subject);
         if grants.is_empty() {
-            if let Some(rule) = self.allow.rules.iter().find(|r| {
-                r.names_tool(&call.name) && (r.is_bare() || r.is_exact_line(&line))
-            }) {
+            if let Some(rule) = self
+                .allow
+                .rules
+                .iter()
+                .find(|r| r.names_tool(&call.name) && (r.is_bare() || r.is_exact_line(&line)))
+            {
                 return Some(format!("allowed by rule {} ({})", rule.text, rule.origin));
             }
         } else if split.opaque.is_some() {
@@ -394,7 +431,10 @@ impl Engine {
         for command in &split.commands {
             if let Some(rule) = self.allow.cover_command(&call.name, command) {
                 by.push(rule.text.clone());
-            } else if grants.iter().any(|g| matches!(g, Grant::Command(c) if c == command)) {
+            } else if grants
+                .iter()
+                .any(|g| matches!(g, Grant::Command(c) if c == command))
+            {
                 by.push("a session grant".into());
             } else {
                 return None;
@@ -418,13 +458,17 @@ impl Engine {
             .map(|command| {
                 let one = ToolCall {
                     subject: command.clone(),
-                    segments: Some(Segments { commands: vec![command.clone()], opaque: None })
-                        .filter(|_| is_shell(call)),
+                    segments: Some(Segments {
+                        commands: vec![command.clone()],
+                        opaque: None,
+                    })
+                    .filter(|_| is_shell(call)),
                     ..call.clone()
                 };
                 let found = |list: &List, strict: bool| -> Option<String> {
                     if is_shell(call) && strict {
-                        list.cover_command(&call.name, &command).map(|r| r.text.clone())
+                        list.cover_command(&call.name, &command)
+                            .map(|r| r.text.clone())
                     } else if let Some(split) = &one.segments {
                         list.hit_shell(&one, split).map(|r| r.text.clone())
                     } else {

@@ -27,7 +27,10 @@ impl Grant {
     #[must_use]
     pub fn for_call(call: &ToolCall) -> Vec<Grant> {
         if normalise_tool(&call.name) != "bash" {
-            return vec![Grant::Call { tool: call.name.clone(), subject: call.subject.clone() }];
+            return vec![Grant::Call {
+                tool: call.name.clone(),
+                subject: call.subject.clone(),
+            }];
         }
         match &call.segments {
             Some(split) if split.opaque.is_none() && !split.commands.is_empty() => {

@@ -92,15 +92,24 @@ pub struct RuleError {
 
 /// The kind of tool a rule's name refers to, for parsing its parentheses.
 fn is_path_tool(tool: &str) -> bool {
-    matches!(tool, "read" | "edit" | "write" | "glob" | "grep" | "notebookedit" | "multiedit")
+    matches!(
+        tool,
+        "read" | "edit" | "write" | "glob" | "grep" | "notebookedit" | "multiedit"
+    )
 }
 
-/// Lower-cases and drops underscores, except in MCP names.
-pub(crate) fn normalise_tool(name: &str) -> String {
-    if name.starts_with("mcp__") {
-        name.to_owned()
+/// Lower-cases and drops underscores, except in MCP names. Borrows when
+/// there is nothing to change (the built-in tools' names), so deciding a
+/// call allocates nothing for it.
+pub(crate) fn normalise_tool(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.starts_with("mcp__") || !name.chars().any(|c| c == '_' || c.is_uppercase()) {
+        std::borrow::Cow::Borrowed(name)
     } else {
-        name.chars().filter(|c| *c != '_').flat_map(char::to_lowercase).collect()
+        name.chars()
+            .filter(|c| *c != '_')
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+            .into()
     }
 }
 
@@ -112,7 +121,10 @@ impl Rule {
         home: Option<&Path>,
         cwd: &Path,
     ) -> Result<Rule, RuleError> {
-        let err = |reason: &str| RuleError { rule: text.to_owned(), reason: reason.to_owned() };
+        let err = |reason: &str| RuleError {
+            rule: text.to_owned(),
+            reason: reason.to_owned(),
+        };
         let trimmed = text.trim();
         let (name, inner) = match trimmed.find('(') {
             None => (trimmed, None),
@@ -123,18 +135,27 @@ impl Rule {
                 (&trimmed[..open], Some(body))
             }
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*')
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*')
         {
-            return Err(err("the tool name must be letters, digits and `_` (e.g. Bash, Read, mcp__server__tool)"));
+            return Err(err(
+                "the tool name must be letters, digits and `_` (e.g. Bash, Read, mcp__server__tool)",
+            ));
         }
         if name.contains('*') && !(name.starts_with("mcp__") && name.ends_with("__*")) {
-            return Err(err("`*` in a tool name is only allowed as mcp__<server>__*"));
+            return Err(err(
+                "`*` in a tool name is only allowed as mcp__<server>__*",
+            ));
         }
-        let tool = normalise_tool(name.strip_suffix("__*").unwrap_or(name));
+        let tool = normalise_tool(name.strip_suffix("__*").unwrap_or(name)).into_owned();
         let spec = match inner {
             None => Spec::Any,
             Some(body) if body.trim().is_empty() => {
-                return Err(err("empty parentheses; write the tool name alone to match every call"));
+                return Err(err(
+                    "empty parentheses; write the tool name alone to match every call",
+                ));
             }
             Some(_) if tool.starts_with("mcp__") => {
                 return Err(err("MCP rules take no parentheses"));
@@ -159,7 +180,12 @@ impl Rule {
             Some(body) if is_path_tool(&tool) => path_spec(body, home, cwd).map_err(|r| err(&r))?,
             Some(body) => subject_spec(body),
         };
-        Ok(Rule { text: trimmed.to_owned(), origin, tool, spec })
+        Ok(Rule {
+            text: trimmed.to_owned(),
+            origin,
+            tool,
+            spec,
+        })
     }
 
     /// True when the rule names this tool (by its call name).
@@ -168,12 +194,14 @@ impl Rule {
             let server_rule = self.tool.matches("__").count() == 1;
             return call_name == self.tool
                 || (server_rule
-                    && call_name.strip_prefix(self.tool.as_str()).is_some_and(|r| r.starts_with("__")));
+                    && call_name
+                        .strip_prefix(self.tool.as_str())
+                        .is_some_and(|r| r.starts_with("__")));
         }
         let call = normalise_tool(call_name);
-        call == self.tool
-            || (self.tool == "read" && matches!(call.as_str(), "glob" | "grep"))
-            || (self.tool == "edit" && matches!(call.as_str(), "write" | "multiedit" | "notebookedit"))
+        *call == *self.tool
+            || (self.tool == "read" && matches!(&*call, "glob" | "grep"))
+            || (self.tool == "edit" && matches!(&*call, "write" | "multiedit" | "notebookedit"))
     }
 
     /// A rule with no parentheses.
@@ -194,7 +222,9 @@ impl Rule {
             Spec::Prefix(prefix) => prefix_match(&collapse(subject), prefix),
             Spec::Wildcard(parts) => wildcard_match(&collapse(subject), parts),
             Spec::Domain(host) => url_host(subject).is_some_and(|h| {
-                h == *host || h.strip_suffix(host.as_str()).is_some_and(|rest| rest.ends_with('.'))
+                h == *host
+                    || h.strip_suffix(host.as_str())
+                        .is_some_and(|rest| rest.ends_with('.'))
             }),
             Spec::Path(matchers, _) => matchers.iter().any(|m| m.is_match(subject)),
             Spec::Repo(repo) => subject.trim().eq_ignore_ascii_case(repo),
@@ -227,7 +257,11 @@ impl Rule {
         let words: Vec<&str> = command.split(' ').collect();
         let (rule_flags, rule_plain): (Vec<&str>, Vec<&str>) =
             rule_words.iter().partition(|w| w.starts_with('-'));
-        let plain: Vec<&str> = words.iter().copied().filter(|w| !w.starts_with('-')).collect();
+        let plain: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| !w.starts_with('-'))
+            .collect();
         let exact_len = matches!(self.spec, Spec::Exact(_));
         !rule_flags.is_empty()
             && plain.starts_with(&rule_plain)
@@ -271,7 +305,11 @@ fn path_spec(body: &str, home: Option<&Path>, cwd: &Path) -> Result<Spec, String
         format!("{}/{rest}", cwd.display())
     };
     let absolute = absolute.trim_end_matches('/').to_owned();
-    let absolute = if absolute.is_empty() { "/".to_owned() } else { absolute };
+    let absolute = if absolute.is_empty() {
+        "/".to_owned()
+    } else {
+        absolute
+    };
     let inside = format!("{}/**", absolute.trim_end_matches('/'));
     let build = |pattern: &str| {
         GlobBuilder::new(pattern)
@@ -299,13 +337,21 @@ pub(crate) fn collapse(text: &str) -> String {
 
 fn prefix_match(command: &str, prefix: &str) -> bool {
     command == prefix
-        || command.strip_prefix(prefix).is_some_and(|rest| rest.starts_with(char::is_whitespace))
+        || command
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with(char::is_whitespace))
 }
 
 fn wildcard_match(text: &str, parts: &[String]) -> bool {
-    let Some((first, rest)) = parts.split_first() else { return text.is_empty() };
-    let Some(mut remaining) = text.strip_prefix(first.as_str()) else { return false };
-    let Some((last, middle)) = rest.split_last() else { return remaining.is_empty() };
+    let Some((first, rest)) = parts.split_first() else {
+        return text.is_empty();
+    };
+    let Some(mut remaining) = text.strip_prefix(first.as_str()) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return remaining.is_empty();
+    };
     for part in middle {
         match remaining.find(part.as_str()) {
             Some(at) => remaining = &remaining[at + part.len()..],
@@ -329,7 +375,13 @@ mod tests {
     use super::*;
 
     fn rule(text: &str) -> Rule {
-        Rule::parse(text, Origin::Flag, Some(Path::new("/home/a")), Path::new("/repo")).unwrap()
+        Rule::parse(
+            text,
+            Origin::Flag,
+            Some(Path::new("/home/a")),
+            Path::new("/repo"),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -358,7 +410,10 @@ mod tests {
         let r = rule("Bash(git push --force:*)");
         assert!(r.hits_command("git push --force origin"));
         assert!(r.hits_command("git push origin main --force"));
-        assert!(!r.covers_command("git push origin main --force"), "allow stays strict");
+        assert!(
+            !r.covers_command("git push origin main --force"),
+            "allow stays strict"
+        );
         assert!(!r.hits_command("git push origin main"));
     }
 
@@ -369,10 +424,16 @@ mod tests {
         assert!(ssh.matches_subject("/home/a/.ssh/keys/x"));
         assert!(!ssh.matches_subject("/home/a/.sshx/id"));
         let folder = rule("Read(~/.aws)");
-        assert!(folder.matches_subject("/home/a/.aws/credentials"), "a folder covers its inside");
+        assert!(
+            folder.matches_subject("/home/a/.aws/credentials"),
+            "a folder covers its inside"
+        );
         let rel = rule("Edit(src/*.rs)");
         assert!(rel.matches_subject("/repo/src/main.rs"));
-        assert!(!rel.matches_subject("/repo/src/a/b.rs"), "* stays in one folder");
+        assert!(
+            !rel.matches_subject("/repo/src/a/b.rs"),
+            "* stays in one folder"
+        );
         assert!(rule("Edit(//etc/**)").matches_subject("/etc/passwd"));
         assert!(rule("Edit(/etc/**)").matches_subject("/etc/passwd"));
     }

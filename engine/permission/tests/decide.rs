@@ -14,11 +14,21 @@ const CWD: &str = "/repo";
 
 fn config(allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionsConfig {
     let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
-    PermissionsConfig { allow: own(allow), ask: own(ask), deny: own(deny), mode: None }
+    PermissionsConfig {
+        allow: own(allow),
+        ask: own(ask),
+        deny: own(deny),
+        mode: None,
+    }
 }
 
 fn engine(allow: &[&str], ask: &[&str], deny: &[&str]) -> Engine {
-    Engine::compile(&config(allow, ask, deny), Some(Path::new(HOME)), Path::new(CWD)).unwrap()
+    Engine::compile(
+        &config(allow, ask, deny),
+        Some(Path::new(HOME)),
+        Path::new(CWD),
+    )
+    .unwrap()
 }
 
 /// A shell call whose split is given, as the bash tool would attach it.
@@ -48,7 +58,13 @@ fn file(name: &str, path: &str, risk: Risk) -> ToolCall {
 }
 
 fn decide(engine: &Engine, call: &ToolCall, mode: PermissionMode) -> Outcome {
-    engine.decide(call, mode, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &[])
+    engine.decide(
+        call,
+        mode,
+        ApprovalPolicy::OnRequest,
+        SandboxMode::WorkspaceWrite,
+        &[],
+    )
 }
 
 fn verdict(engine: &Engine, call: &ToolCall) -> &'static str {
@@ -57,7 +73,11 @@ fn verdict(engine: &Engine, call: &ToolCall) -> &'static str {
 
 #[test]
 fn the_specs_example_config() {
-    let e = engine(&["Bash(cargo test:*)"], &["Bash(git commit:*)"], &["Read(~/.ssh/**)"]);
+    let e = engine(
+        &["Bash(cargo test:*)"],
+        &["Bash(git commit:*)"],
+        &["Read(~/.ssh/**)"],
+    );
     let test = bash("cargo test -p x", &["cargo test -p x"], false, Risk::Exec);
     assert_eq!(verdict(&e, &test), "allow");
     let commit = bash("git commit -m x", &["git commit -m x"], false, Risk::Exec);
@@ -71,22 +91,44 @@ fn the_specs_example_config() {
 #[test]
 fn the_defaults_deny_secret_folders_for_every_file_tool() {
     let e = engine(&[], &[], &[]);
-    for (tool, risk) in [("read", Risk::ReadOnly), ("grep", Risk::ReadOnly), ("edit", Risk::Write), ("write", Risk::Write)] {
-        let out = decide(&e, &file(tool, "/home/alice/.aws/credentials", risk), PermissionMode::BypassPermissions);
+    for (tool, risk) in [
+        ("read", Risk::ReadOnly),
+        ("grep", Risk::ReadOnly),
+        ("edit", Risk::Write),
+        ("write", Risk::Write),
+    ] {
+        let out = decide(
+            &e,
+            &file(tool, "/home/alice/.aws/credentials", risk),
+            PermissionMode::BypassPermissions,
+        );
         assert_eq!(out.verdict(), "deny", "{tool}");
         assert!(out.reason().contains("built in"), "{}", out.reason());
     }
-    assert_eq!(verdict(&e, &file("read", "/repo/src/lib.rs", Risk::ReadOnly)), "allow");
+    assert_eq!(
+        verdict(&e, &file("read", "/repo/src/lib.rs", Risk::ReadOnly)),
+        "allow"
+    );
 }
 
 #[test]
 fn a_deny_rule_matches_any_command_of_a_line() {
     let e = engine(&["Bash(git:*)"], &[], &["Bash(rm:*)"]);
     let cases = [
-        bash("git status && rm -rf x", &["git status", "rm -rf x"], false, Risk::Destructive),
+        bash(
+            "git status && rm -rf x",
+            &["git status", "rm -rf x"],
+            false,
+            Risk::Destructive,
+        ),
         bash("FOO=1 rm -rf x", &["rm -rf x"], true, Risk::Destructive),
         bash("nohup rm -rf x", &["rm -rf x"], false, Risk::Destructive),
-        bash("sh -c 'rm -rf x'", &["sh -c 'rm -rf x'", "rm -rf x"], true, Risk::Destructive),
+        bash(
+            "sh -c 'rm -rf x'",
+            &["sh -c 'rm -rf x'", "rm -rf x"],
+            true,
+            Risk::Destructive,
+        ),
         bash("echo $(rm x)", &["echo $(rm x)", "rm x"], true, Risk::Exec),
     ];
     for call in cases {
@@ -98,34 +140,79 @@ fn a_deny_rule_matches_any_command_of_a_line() {
 #[test]
 fn an_allow_prefix_covers_a_line_only_when_it_covers_every_command() {
     let e = engine(&["Bash(git:*)", "Bash(npm test:*)"], &[], &[]);
-    let both = bash("git status && git diff", &["git status", "git diff"], false, Risk::Exec);
+    let both = bash(
+        "git status && git diff",
+        &["git status", "git diff"],
+        false,
+        Risk::Exec,
+    );
     assert_eq!(verdict(&e, &both), "allow");
-    let mixed = bash("git status && npm test", &["git status", "npm test"], false, Risk::Exec);
+    let mixed = bash(
+        "git status && npm test",
+        &["git status", "npm test"],
+        false,
+        Risk::Exec,
+    );
     let out = decide(&e, &mixed, PermissionMode::Default);
-    assert_eq!(out.verdict(), "allow", "different rules may cover different commands");
+    assert_eq!(
+        out.verdict(),
+        "allow",
+        "different rules may cover different commands"
+    );
     assert!(out.reason().contains("Bash(git:*)") && out.reason().contains("Bash(npm test:*)"));
-    let rm = bash("git status; rm -rf x", &["git status", "rm -rf x"], false, Risk::Destructive);
+    let rm = bash(
+        "git status; rm -rf x",
+        &["git status", "rm -rf x"],
+        false,
+        Risk::Destructive,
+    );
     assert_eq!(verdict(&e, &rm), "ask");
-    let opaque = bash("git log $(rm x)", &["git log $(rm x)", "rm x"], true, Risk::Exec);
-    assert_eq!(verdict(&e, &opaque), "ask", "an opaque line is never allowed by a prefix");
-    let unsplit = ToolCall { segments: None, ..bash("git status", &[], false, Risk::Exec) };
+    let opaque = bash(
+        "git log $(rm x)",
+        &["git log $(rm x)", "rm x"],
+        true,
+        Risk::Exec,
+    );
+    assert_eq!(
+        verdict(&e, &opaque),
+        "ask",
+        "an opaque line is never allowed by a prefix"
+    );
+    let unsplit = ToolCall {
+        segments: None,
+        ..bash("git status", &[], false, Risk::Exec)
+    };
     assert_eq!(verdict(&e, &unsplit), "ask", "no split: never fail open");
 }
 
 #[test]
 fn bare_and_exact_rules_match_the_whole_line() {
     let e = engine(&["Bash(make && make install)"], &[], &[]);
-    let line = bash("make && make install", &["make", "make install"], false, Risk::Exec);
+    let line = bash(
+        "make && make install",
+        &["make", "make install"],
+        false,
+        Risk::Exec,
+    );
     assert_eq!(verdict(&e, &line), "allow");
     let e = engine(&["Bash"], &[], &[]);
     let opaque = bash("echo $(date)", &["echo $(date)", "date"], true, Risk::Exec);
-    assert_eq!(verdict(&e, &opaque), "allow", "a bare Bash rule allows every line");
+    assert_eq!(
+        verdict(&e, &opaque),
+        "allow",
+        "a bare Bash rule allows every line"
+    );
 }
 
 #[test]
 fn an_ask_rule_beats_an_allow_rule() {
     let e = engine(&["Bash(git:*)"], &["Bash(git push:*)"], &[]);
-    let push = bash("git push origin main", &["git push origin main"], false, Risk::Exec);
+    let push = bash(
+        "git push origin main",
+        &["git push origin main"],
+        false,
+        Risk::Exec,
+    );
     assert_eq!(verdict(&e, &push), "ask");
     let auto = decide(&e, &push, PermissionMode::Auto);
     assert_eq!(auto.verdict(), "ask", "ask rules ask in auto mode too");
@@ -134,50 +221,133 @@ fn an_ask_rule_beats_an_allow_rule() {
 #[test]
 fn session_grants_are_per_command_and_exact_for_opaque_lines() {
     let e = engine(&[], &[], &[]);
-    let approved = bash("git status && npm test", &["git status", "npm test"], false, Risk::Exec);
+    let approved = bash(
+        "git status && npm test",
+        &["git status", "npm test"],
+        false,
+        Risk::Exec,
+    );
     let grants = Grant::for_call(&approved);
-    assert_eq!(grants, [Grant::Command("git status".into()), Grant::Command("npm test".into())]);
+    assert_eq!(
+        grants,
+        [
+            Grant::Command("git status".into()),
+            Grant::Command("npm test".into())
+        ]
+    );
     let go = |call: &ToolCall| {
-        e.decide(call, PermissionMode::Default, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &grants)
-            .verdict()
+        e.decide(
+            call,
+            PermissionMode::Default,
+            ApprovalPolicy::OnRequest,
+            SandboxMode::WorkspaceWrite,
+            &grants,
+        )
+        .verdict()
     };
-    assert_eq!(go(&bash("npm test", &["npm test"], false, Risk::Exec)), "allow");
-    assert_eq!(go(&bash("npm test; rm -rf ~", &["npm test", "rm -rf ~"], false, Risk::Destructive)), "ask");
+    assert_eq!(
+        go(&bash("npm test", &["npm test"], false, Risk::Exec)),
+        "allow"
+    );
+    assert_eq!(
+        go(&bash(
+            "npm test; rm -rf ~",
+            &["npm test", "rm -rf ~"],
+            false,
+            Risk::Destructive
+        )),
+        "ask"
+    );
 
     let opaque = bash("echo $(date)", &["echo $(date)", "date"], true, Risk::Exec);
     let grants = Grant::for_call(&opaque);
     assert_eq!(grants, [Grant::Line("echo $(date)".into())]);
     let go = |call: &ToolCall| {
-        e.decide(call, PermissionMode::Default, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &grants)
-            .verdict()
+        e.decide(
+            call,
+            PermissionMode::Default,
+            ApprovalPolicy::OnRequest,
+            SandboxMode::WorkspaceWrite,
+            &grants,
+        )
+        .verdict()
     };
     assert_eq!(go(&opaque), "allow");
-    assert_eq!(go(&bash("echo  $(date)", &["echo $(date)", "date"], true, Risk::Exec)), "allow");
-    assert_eq!(go(&bash("echo $(whoami)", &["echo $(whoami)", "whoami"], true, Risk::Exec)), "ask");
-    assert_eq!(go(&bash("date", &["date"], false, Risk::Exec)), "ask", "an opaque grant is only its line");
+    assert_eq!(
+        go(&bash(
+            "echo  $(date)",
+            &["echo $(date)", "date"],
+            true,
+            Risk::Exec
+        )),
+        "allow"
+    );
+    assert_eq!(
+        go(&bash(
+            "echo $(whoami)",
+            &["echo $(whoami)", "whoami"],
+            true,
+            Risk::Exec
+        )),
+        "ask"
+    );
+    assert_eq!(
+        go(&bash("date", &["date"], false, Risk::Exec)),
+        "ask",
+        "an opaque grant is only its line"
+    );
 }
 
 #[test]
 fn modes_order_after_deny_and_before_rules() {
     let e = engine(&["Write"], &[], &[]);
     let write = file("write", "/repo/a.txt", Risk::Write);
-    assert_eq!(decide(&e, &write, PermissionMode::Plan).verdict(), "deny", "plan beats allow");
-    assert_eq!(decide(&e, &write, PermissionMode::Default).verdict(), "allow");
+    assert_eq!(
+        decide(&e, &write, PermissionMode::Plan).verdict(),
+        "deny",
+        "plan beats allow"
+    );
+    assert_eq!(
+        decide(&e, &write, PermissionMode::Default).verdict(),
+        "allow"
+    );
     let e = engine(&[], &[], &[]);
-    assert_eq!(decide(&e, &write, PermissionMode::AcceptEdits).verdict(), "allow");
+    assert_eq!(
+        decide(&e, &write, PermissionMode::AcceptEdits).verdict(),
+        "allow"
+    );
     assert_eq!(decide(&e, &write, PermissionMode::Default).verdict(), "ask");
     let run = bash("make", &["make"], false, Risk::Exec);
-    assert_eq!(decide(&e, &run, PermissionMode::AcceptEdits).verdict(), "ask");
+    assert_eq!(
+        decide(&e, &run, PermissionMode::AcceptEdits).verdict(),
+        "ask"
+    );
     assert_eq!(decide(&e, &run, PermissionMode::Auto).verdict(), "allow");
     let rm = bash("rm -rf build", &["rm -rf build"], false, Risk::Destructive);
     assert_eq!(decide(&e, &rm, PermissionMode::Auto).verdict(), "ask");
     let ls = bash("ls", &["ls"], false, Risk::ReadOnly);
     assert_eq!(decide(&e, &ls, PermissionMode::Plan).verdict(), "allow");
-    let never = e.decide(&run, PermissionMode::Default, ApprovalPolicy::Never, SandboxMode::WorkspaceWrite, &[]);
+    let never = e.decide(
+        &run,
+        PermissionMode::Default,
+        ApprovalPolicy::Never,
+        SandboxMode::WorkspaceWrite,
+        &[],
+    );
     assert_eq!(never.verdict(), "deny");
     assert!(never.reason().contains("approval policy: never"));
-    let sandboxed = e.decide(&write, PermissionMode::AcceptEdits, ApprovalPolicy::OnRequest, SandboxMode::ReadOnly, &[]);
-    assert_eq!(sandboxed.verdict(), "ask", "a read-only sandbox does not auto-allow edits");
+    let sandboxed = e.decide(
+        &write,
+        PermissionMode::AcceptEdits,
+        ApprovalPolicy::OnRequest,
+        SandboxMode::ReadOnly,
+        &[],
+    );
+    assert_eq!(
+        sandboxed.verdict(),
+        "ask",
+        "a read-only sandbox does not auto-allow edits"
+    );
 }
 
 #[test]
@@ -191,24 +361,53 @@ fn cloud_agent_asks_in_every_mode_unless_the_user_allows_that_repository() {
         segments: None,
     };
     let none = engine(&[], &[], &[]);
-    for mode in [PermissionMode::Default, PermissionMode::Auto, PermissionMode::BypassPermissions] {
+    for mode in [
+        PermissionMode::Default,
+        PermissionMode::Auto,
+        PermissionMode::BypassPermissions,
+    ] {
         assert_eq!(decide(&none, &call, mode).verdict(), "ask", "{mode}");
     }
     assert_eq!(decide(&none, &call, PermissionMode::Plan).verdict(), "deny");
     let grants = Grant::for_call(&call);
-    let granted = none.decide(&call, PermissionMode::Default, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &grants);
+    let granted = none.decide(
+        &call,
+        PermissionMode::Default,
+        ApprovalPolicy::OnRequest,
+        SandboxMode::WorkspaceWrite,
+        &grants,
+    );
     assert_eq!(granted.verdict(), "ask", "a session grant does not lift it");
     let bare = engine(&["CloudAgent"], &[], &[]);
-    assert_eq!(decide(&bare, &call, PermissionMode::Default).verdict(), "ask");
+    assert_eq!(
+        decide(&bare, &call, PermissionMode::Default).verdict(),
+        "ask"
+    );
     let exact = engine(&["CloudAgent(acme/widgets)"], &[], &[]);
-    assert_eq!(decide(&exact, &call, PermissionMode::BypassPermissions).verdict(), "allow");
-    assert_eq!(decide(&exact, &call, PermissionMode::Plan).verdict(), "deny");
+    assert_eq!(
+        decide(&exact, &call, PermissionMode::BypassPermissions).verdict(),
+        "allow"
+    );
+    assert_eq!(
+        decide(&exact, &call, PermissionMode::Plan).verdict(),
+        "deny"
+    );
     let denied = engine(&["CloudAgent(acme/widgets)"], &[], &["CloudAgent"]);
-    assert_eq!(decide(&denied, &call, PermissionMode::Default).verdict(), "deny");
+    assert_eq!(
+        decide(&denied, &call, PermissionMode::Default).verdict(),
+        "deny"
+    );
     let project = config(&["CloudAgent(acme/widgets)"], &[], &[]);
-    let layers = [Layer { origin: Origin::Project(PathBuf::from("/repo/.cox/config.toml")), config: &project }];
+    let layers = [Layer {
+        origin: Origin::Project(PathBuf::from("/repo/.cox/config.toml")),
+        config: &project,
+    }];
     let e = Engine::compile_layers(&layers, Some(Path::new(HOME)), Path::new(CWD)).unwrap();
-    assert_eq!(decide(&e, &call, PermissionMode::Default).verdict(), "ask", "a project cannot allow it");
+    assert_eq!(
+        decide(&e, &call, PermissionMode::Default).verdict(),
+        "ask",
+        "a project cannot allow it"
+    );
 }
 
 #[test]
@@ -216,8 +415,14 @@ fn a_project_configs_allow_rules_are_dropped_and_its_deny_rules_kept() {
     let project = config(&["Bash(curl:*)"], &["Bash(make:*)"], &["Bash(git push:*)"]);
     let user = config(&["Bash(git:*)"], &[], &[]);
     let layers = [
-        Layer { origin: Origin::User(PathBuf::from("/home/alice/.cox/config.toml")), config: &user },
-        Layer { origin: Origin::Project(PathBuf::from("/repo/.cox/config.toml")), config: &project },
+        Layer {
+            origin: Origin::User(PathBuf::from("/home/alice/.cox/config.toml")),
+            config: &user,
+        },
+        Layer {
+            origin: Origin::Project(PathBuf::from("/repo/.cox/config.toml")),
+            config: &project,
+        },
     ];
     let e = Engine::compile_layers(&layers, Some(Path::new(HOME)), Path::new(CWD)).unwrap();
     assert_eq!(e.ignored().len(), 1);
@@ -227,9 +432,20 @@ fn a_project_configs_allow_rules_are_dropped_and_its_deny_rules_kept() {
     let push = bash("git push", &["git push"], false, Risk::Exec);
     let out = decide(&e, &push, PermissionMode::Default);
     assert_eq!(out.verdict(), "deny");
-    assert!(out.reason().contains("project config /repo/.cox/config.toml"), "{}", out.reason());
-    assert_eq!(verdict(&e, &bash("make", &["make"], false, Risk::Exec)), "ask");
-    assert_eq!(verdict(&e, &bash("git log", &["git log"], false, Risk::Exec)), "allow");
+    assert!(
+        out.reason()
+            .contains("project config /repo/.cox/config.toml"),
+        "{}",
+        out.reason()
+    );
+    assert_eq!(
+        verdict(&e, &bash("make", &["make"], false, Risk::Exec)),
+        "ask"
+    );
+    assert_eq!(
+        verdict(&e, &bash("git log", &["git log"], false, Risk::Exec)),
+        "allow"
+    );
 }
 
 #[test]
@@ -251,17 +467,32 @@ fn mcp_rules_cover_a_server_or_one_tool() {
 #[test]
 fn a_bad_rule_names_its_list_and_layer() {
     let bad = config(&[], &[], &["Bash(rm:*"]);
-    let layers = [Layer { origin: Origin::User(PathBuf::from("/h/.cox/config.toml")), config: &bad }];
+    let layers = [Layer {
+        origin: Origin::User(PathBuf::from("/h/.cox/config.toml")),
+        config: &bad,
+    }];
     let err = Engine::compile_layers(&layers, None, Path::new(CWD)).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("Bash(rm:*") && text.contains("deny") && text.contains("/h/.cox/config.toml"), "{text}");
+    assert!(
+        text.contains("Bash(rm:*") && text.contains("deny") && text.contains("/h/.cox/config.toml"),
+        "{text}"
+    );
 }
 
 #[test]
 fn explain_gives_each_command_its_own_verdict() {
     let e = engine(&["Bash(git:*)"], &["Bash(npm:*)"], &["Bash(rm:*)"]);
-    let call = bash("git status && npm i && rm x && make", &["git status", "npm i", "rm x", "make"], false, Risk::Destructive);
-    let rows: Vec<(String, &str)> = e.explain(&call).into_iter().map(|(c, v, _)| (c, v)).collect();
+    let call = bash(
+        "git status && npm i && rm x && make",
+        &["git status", "npm i", "rm x", "make"],
+        false,
+        Risk::Destructive,
+    );
+    let rows: Vec<(String, &str)> = e
+        .explain(&call)
+        .into_iter()
+        .map(|(c, v, _)| (c, v))
+        .collect();
     assert_eq!(
         rows,
         [

@@ -11,14 +11,35 @@ use proptest::prelude::*;
 use serde_json::json;
 
 const COMMANDS: [&str; 10] = [
-    "git status", "git push origin main --force", "git push", "rm -rf build", "rm x",
-    "npm test", "cargo test -p core", "ls -la", "make install", "curl https://example.com",
+    "git status",
+    "git push origin main --force",
+    "git push",
+    "rm -rf build",
+    "rm x",
+    "npm test",
+    "cargo test -p core",
+    "ls -la",
+    "make install",
+    "curl https://example.com",
 ];
 
 const RULES: [&str; 16] = [
-    "Bash", "Bash(git:*)", "Bash(git push:*)", "Bash(git push --force:*)", "Bash(rm:*)",
-    "Bash(npm test)", "Bash(cargo test:*)", "Bash(ls *)", "Bash(make install)", "Bash(curl:*)",
-    "Read", "Read(/repo/**)", "Edit(/repo/src/**)", "Write", "Read(~/.ssh/**)", "mcp__gh",
+    "Bash",
+    "Bash(git:*)",
+    "Bash(git push:*)",
+    "Bash(git push --force:*)",
+    "Bash(rm:*)",
+    "Bash(npm test)",
+    "Bash(cargo test:*)",
+    "Bash(ls *)",
+    "Bash(make install)",
+    "Bash(curl:*)",
+    "Read",
+    "Read(/repo/**)",
+    "Edit(/repo/src/**)",
+    "Write",
+    "Read(~/.ssh/**)",
+    "mcp__gh",
 ];
 
 fn modes() -> impl Strategy<Value = PermissionMode> {
@@ -26,16 +47,28 @@ fn modes() -> impl Strategy<Value = PermissionMode> {
 }
 
 fn rules() -> impl Strategy<Value = Vec<String>> {
-    prop::collection::vec(prop::sample::select(RULES.to_vec()).prop_map(str::to_owned), 0..5)
+    prop::collection::vec(
+        prop::sample::select(RULES.to_vec()).prop_map(str::to_owned),
+        0..5,
+    )
 }
 
 fn risk() -> impl Strategy<Value = Risk> {
-    prop::sample::select(vec![Risk::ReadOnly, Risk::Write, Risk::Exec, Risk::Destructive])
+    prop::sample::select(vec![
+        Risk::ReadOnly,
+        Risk::Write,
+        Risk::Exec,
+        Risk::Destructive,
+    ])
 }
 
 /// A shell call from 1–4 known commands, or a file or MCP call.
 fn calls() -> impl Strategy<Value = ToolCall> {
-    let shell = (prop::collection::vec(prop::sample::select(COMMANDS.to_vec()), 1..5), any::<bool>(), risk())
+    let shell = (
+        prop::collection::vec(prop::sample::select(COMMANDS.to_vec()), 1..5),
+        any::<bool>(),
+        risk(),
+    )
         .prop_map(|(commands, opaque, risk)| {
             let line = commands.join(" && ");
             ToolCall {
@@ -52,7 +85,12 @@ fn calls() -> impl Strategy<Value = ToolCall> {
         });
     let other = (
         prop::sample::select(vec!["read", "edit", "write", "grep", "mcp__gh__x"]),
-        prop::sample::select(vec!["/repo/src/a.rs", "/repo/README.md", "/home/alice/.ssh/id", "/etc/passwd"]),
+        prop::sample::select(vec![
+            "/repo/src/a.rs",
+            "/repo/README.md",
+            "/home/alice/.ssh/id",
+            "/etc/passwd",
+        ]),
         risk(),
     )
         .prop_map(|(name, path, risk)| ToolCall {
@@ -67,7 +105,12 @@ fn calls() -> impl Strategy<Value = ToolCall> {
 }
 
 fn compile(allow: &[String], ask: &[String], deny: &[String]) -> Engine {
-    let config = PermissionsConfig { allow: allow.to_vec(), ask: ask.to_vec(), deny: deny.to_vec(), mode: None };
+    let config = PermissionsConfig {
+        allow: allow.to_vec(),
+        ask: ask.to_vec(),
+        deny: deny.to_vec(),
+        mode: None,
+    };
     Engine::compile(&config, Some(Path::new("/home/alice")), Path::new("/repo")).unwrap()
 }
 

@@ -1,0 +1,178 @@
+//! `cox permissions check`: why would this call run, ask, or be refused?
+//!
+//! It classifies one call with the real tool (so a shell line is split as
+//! the session would split it), decides it against the effective config plus
+//! the rules given on the command line, and prints the decision, the step or
+//! rule that made it, and for a shell line each command with its own verdict.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use cox_permission::Outcome;
+use cox_protocol::CallId;
+use cox_protocol::tool::Workspace;
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, ToolCall};
+use serde_json::{Value, json};
+
+use crate::config::{PermissionFlags, load_permissions};
+
+/// `cox permissions check --tool NAME --input JSON`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The tool, as the model calls it (`bash`, `read`, `mcp__server__tool`).
+    #[arg(long, value_name = "NAME")]
+    pub tool: String,
+    /// The call's input as JSON, e.g. '{"command": "git status"}'.
+    #[arg(long, value_name = "JSON")]
+    pub input: String,
+    /// Extra allow rules, as with `cox run --allow`.
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Extra ask rules.
+    #[arg(long = "ask", value_name = "RULE")]
+    pub ask: Vec<String>,
+    /// Extra deny rules.
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+    /// The permission mode to decide in (default: the configured one).
+    #[arg(long, value_name = "MODE", value_parser = crate::args::parse_mode)]
+    pub permission_mode: Option<PermissionMode>,
+    /// The folder the call would run in (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the check; returns the exit code (0, or 1 on bad input).
+pub fn run(args: &CheckArgs) -> i32 {
+    match check(args) {
+        Ok(text) => {
+            println!("{text}");
+            0
+        }
+        Err(err) => {
+            let text = format!("{err:#}");
+            eprintln!("cox: error: {}", text.lines().collect::<Vec<_>>().join(" "));
+            1
+        }
+    }
+}
+
+fn check(args: &CheckArgs) -> Result<String> {
+    let input: Value =
+        serde_json::from_str(&args.input).map_err(|e| anyhow!("--input is not JSON: {e}"))?;
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
+    let home = cox_store::CoxHome::resolve(None).map_err(|e| anyhow!("{e}"))?;
+    let permissions = load_permissions(
+        &home.root().join("config.toml"),
+        crate::home_dir().as_deref(),
+        &cwd,
+        &PermissionFlags {
+            allow: args.allow.clone(),
+            ask: args.ask.clone(),
+            deny: args.deny.clone(),
+            mode: args.permission_mode,
+        },
+    )?;
+    let workspace = Workspace::single(cwd);
+    let call = classify(&args.tool, input, &workspace);
+    let engine = &permissions.engine;
+    let outcome = engine.decide(
+        &call,
+        permissions.mode,
+        ApprovalPolicy::OnRequest,
+        SandboxMode::WorkspaceWrite,
+        &[],
+    );
+    let rows = engine.explain(&call);
+    let opaque = call.segments.as_ref().and_then(|s| s.opaque.clone());
+    if args.json {
+        let commands: Vec<Value> = rows
+            .iter()
+            .map(|(command, verdict, rule)| json!({"command": command, "verdict": verdict, "rule": rule}))
+            .collect();
+        let value = json!({
+            "decision": outcome.verdict(),
+            "reason": outcome.reason(),
+            "mode": permissions.mode,
+            "mode_source": permissions.mode_source,
+            "tool": call.name,
+            "risk": call.risk,
+            "subject": call.subject,
+            "commands": commands,
+            "opaque": opaque,
+            "warnings": permissions.warnings,
+        });
+        return Ok(value.to_string());
+    }
+    let mut out = format!(
+        "decision: {}\nreason:   {}\nmode:     {} (from {})\ncall:     {} · risk {} · {}",
+        outcome.verdict(),
+        outcome.reason(),
+        permissions.mode,
+        permissions.mode_source,
+        call.name,
+        call.risk.as_str(),
+        call.subject,
+    );
+    if call.segments.is_some() {
+        out.push_str("\ncommands:");
+        for (command, verdict, rule) in &rows {
+            let rule = rule
+                .as_deref()
+                .map_or(String::new(), |r| format!("  ({r})"));
+            out.push_str(&format!("\n  {verdict:<5}  {command}{rule}"));
+        }
+        if let Some(opaque) = opaque {
+            out.push_str(&format!(
+                "\nopaque:   {opaque}: no prefix rule or session grant can allow this line"
+            ));
+        }
+    }
+    for warning in &permissions.warnings {
+        out.push_str(&format!("\nwarning:  {warning}"));
+    }
+    if matches!(outcome, Outcome::Ask { .. }) {
+        out.push_str("\n(headless `cox run` denies what asks: --approve never)");
+    }
+    Ok(out)
+}
+
+/// Classifies with the built-in tool of that name; any other tool (an MCP
+/// tool, a cloud agent) is treated as a write with its name as subject, or
+/// its `repo` for a cloud agent.
+fn classify(tool: &str, input: Value, workspace: &Workspace) -> ToolCall {
+    let name = tool.to_ascii_lowercase();
+    let tools = cox_tools::builtin_tools();
+    if let Some(found) = tools.iter().find(|t| t.name() == name) {
+        let classified = found.classify(&input, workspace);
+        return ToolCall {
+            id: CallId::new(),
+            name,
+            input,
+            risk: classified.risk,
+            subject: classified.subject,
+            segments: classified.segments,
+        };
+    }
+    let subject = input
+        .get("repo")
+        .and_then(Value::as_str)
+        .map_or_else(|| tool.to_owned(), str::to_owned);
+    ToolCall {
+        id: CallId::new(),
+        name: tool.to_owned(),
+        input,
+        risk: Risk::Write,
+        subject,
+        segments: None,
+    }
+}

@@ -1,0 +1,212 @@
+//! Reading the `[permissions]` of the config files, with their origins.
+//!
+//! Sources, weakest first: built-in rules, `$COX_HOME/config.toml` (the
+//! user's own), the project's `.cox/config.toml` (the nearest one between
+//! the working folder and its repository root), then flags. Rules from every
+//! source add up; deny wins whatever its source.
+//!
+//! A project config is written by whoever wrote the repository, so it is
+//! trusted less: its `allow` rules are dropped (with a warning naming each)
+//! and its `mode` may only narrow (`default`, `plan`), never widen. Its
+//! `deny` and `ask` rules apply.
+//!
+//! Every error names the file and line: a file that is not TOML, an unknown
+//! key or mode in `[permissions]`, a rule that does not parse.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+use cox_permission::{Engine, Layer, Origin};
+use cox_protocol::config::PermissionsConfig;
+use cox_protocol::types::PermissionMode;
+use serde::Deserialize;
+
+/// Rules and a mode given on the command line.
+#[derive(Clone, Debug, Default)]
+pub struct PermissionFlags {
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
+    pub mode: Option<PermissionMode>,
+}
+
+/// The effective permissions of a session.
+#[derive(Debug)]
+pub struct Permissions {
+    pub engine: Engine,
+    pub mode: PermissionMode,
+    /// Where the mode came from, for `check` and the logs.
+    pub mode_source: String,
+    /// Things a person should know (dropped project rules, an ignored mode).
+    pub warnings: Vec<String>,
+}
+
+/// One config file as far as cox reads it today; other tables are for
+/// other parts and pass through untouched.
+#[derive(Deserialize, Default)]
+struct ConfigFile {
+    permissions: Option<PermissionsConfig>,
+}
+
+/// A config file read from disk.
+struct Source {
+    path: PathBuf,
+    text: String,
+    permissions: PermissionsConfig,
+}
+
+/// Loads and compiles the permissions for a session in `cwd`.
+///
+/// # Errors
+/// A config that cannot be read or parsed, or a rule that does not parse:
+/// one line naming the file and line.
+pub fn load_permissions(
+    user_config: &Path,
+    home_dir: Option<&Path>,
+    cwd: &Path,
+    flags: &PermissionFlags,
+) -> Result<Permissions> {
+    let user = read(user_config)?;
+    let project = project_config(cwd)
+        .filter(|p| p.as_path() != user_config)
+        .map(|p| read(&p))
+        .transpose()?
+        .flatten();
+    let flag_config = PermissionsConfig {
+        allow: flags.allow.clone(),
+        ask: flags.ask.clone(),
+        deny: flags.deny.clone(),
+        mode: flags.mode,
+    };
+    let mut layers = Vec::new();
+    if let Some(user) = &user {
+        layers.push(Layer {
+            origin: Origin::User(user.path.clone()),
+            config: &user.permissions,
+        });
+    }
+    if let Some(project) = &project {
+        layers.push(Layer {
+            origin: Origin::Project(project.path.clone()),
+            config: &project.permissions,
+        });
+    }
+    layers.push(Layer {
+        origin: Origin::Flag,
+        config: &flag_config,
+    });
+    let engine = Engine::compile_layers(&layers, home_dir, cwd).map_err(|err| {
+        let source = match &err.origin {
+            Origin::User(path) | Origin::Project(path) => [&user, &project]
+                .into_iter()
+                .flatten()
+                .find(|s| &s.path == path),
+            Origin::BuiltIn | Origin::Flag => None,
+        };
+        match source {
+            Some(source) => {
+                let line = line_of(&source.text, &err.source.rule);
+                anyhow!("{}:{line}: {}", source.path.display(), err.source)
+            }
+            None => anyhow!("{err}"),
+        }
+    })?;
+
+    let mut warnings = Vec::new();
+    for rule in engine.ignored() {
+        warnings.push(format!(
+            "ignoring allow rule `{}` from the {}: a project config cannot allow; \
+             put it in your own config to trust it",
+            rule.text, rule.origin
+        ));
+    }
+    let (mut mode, mut mode_source) = (PermissionMode::Default, "the default".to_owned());
+    if let Some(user_mode) = user.as_ref().and_then(|u| u.permissions.mode) {
+        mode = user_mode;
+        mode_source = format!("user config {}", user_config.display());
+    }
+    if let Some(project) = &project
+        && let Some(project_mode) = project.permissions.mode
+    {
+        if matches!(project_mode, PermissionMode::Default | PermissionMode::Plan) {
+            mode = project_mode;
+            mode_source = format!("project config {}", project.path.display());
+        } else {
+            warnings.push(format!(
+                "ignoring mode `{project_mode}` from project config {}: a project config can \
+                 only narrow the mode (default, plan)",
+                project.path.display()
+            ));
+        }
+    }
+    if let Some(flag_mode) = flags.mode {
+        mode = flag_mode;
+        mode_source = "--permission-mode".to_owned();
+    }
+    Ok(Permissions {
+        engine,
+        mode,
+        mode_source,
+        warnings,
+    })
+}
+
+/// Reads one config file; `None` when it does not exist.
+fn read(path: &Path) -> Result<Option<Source>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(anyhow!("{}: cannot read: {err}", path.display())),
+    };
+    let file: ConfigFile = toml::from_str(&text).map_err(|err| {
+        let line = err.span().map_or(1, |span| {
+            text[..span.start.min(text.len())].lines().count().max(1)
+        });
+        let message = err.message().lines().collect::<Vec<_>>().join(" ");
+        anyhow!("{}:{line}: {message}", path.display())
+    })?;
+    let permissions = file.permissions.unwrap_or_default();
+    Ok(Some(Source {
+        path: path.to_owned(),
+        text,
+        permissions,
+    }))
+}
+
+/// The line (from 1) where `rule` is written in `text`.
+fn line_of(text: &str, rule: &str) -> usize {
+    let quoted = [format!("\"{rule}\""), format!("'{rule}'")];
+    text.lines()
+        .position(|l| quoted.iter().any(|q| l.contains(q.as_str())))
+        .or_else(|| text.lines().position(|l| l.contains(rule)))
+        .map_or(1, |i| i + 1)
+}
+
+/// The nearest `.cox/config.toml` from `cwd` up to its repository root;
+/// outside a repository, only `cwd` itself is looked at.
+fn project_config(cwd: &Path) -> Option<PathBuf> {
+    let root = cwd.ancestors().find(|d| d.join(".git").exists());
+    let stop = root.unwrap_or(cwd);
+    for dir in cwd.ancestors() {
+        let candidate = dir.join(".cox").join("config.toml");
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if dir == stop {
+            break;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_are_found_on_their_line() {
+        let text = "[permissions]\nallow = [\n  \"Bash(git:*)\",\n  'Bash(rm'\n]\n";
+        assert_eq!(line_of(text, "Bash(git:*)"), 3);
+        assert_eq!(line_of(text, "Bash(rm"), 4);
+    }
+}
