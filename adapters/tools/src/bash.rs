@@ -64,14 +64,25 @@ impl Tool for BashTool {
         }
     }
 
+    /// The line is split with the real bash parser: the permission engine
+    /// judges each command, and the risk is the highest of them. Input
+    /// without a command string is one opaque, Exec-rated line.
     fn classify(&self, input: &Value, _workspace: &Workspace) -> Classified {
-        let subject = common::str_field(input, "command")
-            .unwrap_or(NAME)
-            .to_owned();
+        let Some(command) = common::str_field(input, "command") else {
+            return Classified {
+                risk: Risk::Exec,
+                subject: NAME.to_owned(),
+                segments: Some(cox_protocol::types::Segments {
+                    commands: vec![NAME.to_owned()],
+                    opaque: Some("the input has no command string".to_owned()),
+                }),
+            };
+        };
+        let split = cox_bash::split(command);
         Classified {
-            risk: Risk::Exec,
-            subject,
-            segments: None,
+            risk: cox_bash::line_risk(&split),
+            subject: command.to_owned(),
+            segments: Some(cox_bash::segments(&split)),
         }
     }
 

@@ -45,7 +45,8 @@ pub struct Permissions {
 /// other parts and pass through untouched.
 #[derive(Deserialize, Default)]
 struct ConfigFile {
-    permissions: Option<PermissionsConfig>,
+    #[serde(default)]
+    permissions: PermissionsConfig,
 }
 
 /// A config file read from disk.
@@ -159,18 +160,40 @@ fn read(path: &Path) -> Result<Option<Source>> {
         Err(err) => return Err(anyhow!("{}: cannot read: {err}", path.display())),
     };
     let file: ConfigFile = toml::from_str(&text).map_err(|err| {
-        let line = err.span().map_or(1, |span| {
-            text[..span.start.min(text.len())].lines().count().max(1)
-        });
+        let mut line = err.span().map_or(1, |span| line_at(&text, span.start));
         let message = err.message().lines().collect::<Vec<_>>().join(" ");
+        // For an unknown key toml points at its table; point at the key.
+        if let Some(key) = message
+            .strip_prefix("unknown field `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            let at_key = |l: &str| {
+                l.trim_start()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            };
+            if let Some(found) = text.lines().skip(line - 1).position(at_key) {
+                line += found;
+            }
+        }
         anyhow!("{}:{line}: {message}", path.display())
     })?;
-    let permissions = file.permissions.unwrap_or_default();
+    let permissions = file.permissions;
     Ok(Some(Source {
         path: path.to_owned(),
         text,
         permissions,
     }))
+}
+
+/// The line (from 1) of a byte offset.
+fn line_at(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    text.as_bytes()[..offset]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
 }
 
 /// The line (from 1) where `rule` is written in `text`.

@@ -19,8 +19,7 @@
 //!
 //! Adding a deny rule can only turn an outcome into a deny (step 1 runs
 //! first and nothing after it can allow what it denied). The engine never
-//! fails open: a shell call that arrives without its split is treated as
-//! one opaque command.
+//! fails open: a shell call that arrives without its split is split here.
 
 use std::path::Path;
 
@@ -284,10 +283,9 @@ impl Engine {
         let split = match (&call.segments, shell) {
             (Some(split), true) => Some(split),
             (None, true) => {
-                fallback = Segments {
-                    commands: vec![collapse(&call.subject)],
-                    opaque: Some("the line was not split".into()),
-                };
+                // Not split by the tool: split here, so deny rules still see
+                // every command (slower, never looser).
+                fallback = cox_bash::segments(&cox_bash::split(&call.subject));
                 Some(&fallback)
             }
             _ => None,

@@ -178,11 +178,26 @@ fn an_allow_prefix_covers_a_line_only_when_it_covers_every_command() {
         "ask",
         "an opaque line is never allowed by a prefix"
     );
+    // A call that arrives without its split is split by the engine.
     let unsplit = ToolCall {
         segments: None,
-        ..bash("git status", &[], false, Risk::Exec)
+        ..bash("git status; rm x", &[], false, Risk::Exec)
     };
     assert_eq!(verdict(&e, &unsplit), "ask", "no split: never fail open");
+    let unsplit = ToolCall {
+        segments: None,
+        ..bash("git status && git log", &[], false, Risk::Exec)
+    };
+    assert_eq!(verdict(&e, &unsplit), "allow");
+    let denying = engine(&[], &[], &["Bash(rm:*)"]);
+    let unsplit = ToolCall {
+        segments: None,
+        ..bash("nohup rm -rf x", &[], false, Risk::Exec)
+    };
+    assert_eq!(
+        decide(&denying, &unsplit, PermissionMode::BypassPermissions).verdict(),
+        "deny"
+    );
 }
 
 #[test]

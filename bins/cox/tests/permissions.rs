@@ -1,0 +1,249 @@
+//! Permissions through the real binary: rules from flags and config files,
+//! the project-trust rule, config errors with file and line, and
+//! `cox permissions check`.
+
+mod common;
+
+use common::{Env, assert_one_line_error, lines, stderr};
+use serde_json::Value;
+
+fn write(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn tool_result(out: &std::process::Output) -> Value {
+    lines(out)
+        .into_iter()
+        .find(|l| l["type"] == "tool_call_done")
+        .expect("a tool call finished")["result"]
+        .clone()
+}
+
+#[test]
+fn a_deny_flag_refuses_a_compound_line_even_in_bypass_mode() {
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "keep me");
+    let out = env.run(
+        "rm_line",
+        &[
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
+            "--deny",
+            "Bash(rm:*)",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        env.work.path().join("victim.txt").exists(),
+        "the rm did not run"
+    );
+    let result = tool_result(&out);
+    assert_eq!(result["denied"], true);
+    assert!(
+        result["visible"].as_str().unwrap().contains("Bash(rm:*)"),
+        "{result}"
+    );
+    let requested = lines(&out)
+        .into_iter()
+        .find(|l| l["type"] == "tool_call_requested")
+        .unwrap();
+    assert_eq!(
+        requested["call"]["segments"]["commands"][1],
+        "rm victim.txt"
+    );
+}
+
+#[test]
+fn an_allow_rule_covering_every_command_runs_the_line() {
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    let out = env.run(
+        "rm_line",
+        &[
+            "--output-format",
+            "json",
+            "--allow",
+            "Bash(echo:*)",
+            "--allow",
+            "Bash(rm:*)",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!env.work.path().join("victim.txt").exists());
+    // One command uncovered: the line asks, so headless it is denied.
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    let out = env.run(
+        "rm_line",
+        &["--output-format", "json", "--allow", "Bash(echo:*)"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(env.work.path().join("victim.txt").exists());
+}
+
+#[test]
+fn a_project_config_denies_but_cannot_allow() {
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    write(
+        &env.work.path().join(".cox/config.toml"),
+        "[permissions]\nallow = [\"Bash\"]\nmode = \"bypassPermissions\"\n",
+    );
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the project's allow and mode were ignored"
+    );
+    let err = stderr(&out);
+    assert!(err.contains("ignoring allow rule `Bash`"), "{err}");
+    assert!(err.contains("ignoring mode `bypassPermissions`"), "{err}");
+    assert!(env.work.path().join("victim.txt").exists());
+
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    write(
+        &env.work.path().join(".cox/config.toml"),
+        "[permissions]\ndeny = [\"Bash(rm:*)\"]\n",
+    );
+    let out = env.run(
+        "rm_line",
+        &[
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        env.work.path().join("victim.txt").exists(),
+        "the project's deny held"
+    );
+}
+
+#[test]
+fn the_users_config_rules_and_mode_apply() {
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    write(
+        &env.home.path().join("config.toml"),
+        "[permissions]\nmode = \"auto\"\n[other]\nkept = true\n",
+    );
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "auto mode runs commands: {}",
+        stderr(&out)
+    );
+    assert!(!env.work.path().join("victim.txt").exists());
+}
+
+#[test]
+fn config_errors_name_the_file_and_line() {
+    let env = Env::new();
+    let config = env.home.path().join("config.toml");
+    write(
+        &config,
+        "[permissions]\nallow = [\n  \"Bash(git:*)\",\n  \"Bash(rm:*\",\n]\n",
+    );
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, "config.toml:4: invalid permission rule `Bash(rm:*`");
+
+    write(&config, "[permissions]\nmode = \"yolo\"\n");
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, "config.toml:2:");
+    assert!(stderr(&out).contains("yolo"));
+
+    write(&config, "[permissions\nallow = []\n");
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, "config.toml:1:");
+
+    write(&config, "[permissions]\nallowed = []\n");
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, "config.toml:2:");
+    assert!(stderr(&out).contains("allowed"));
+
+    std::fs::remove_file(&config).unwrap();
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--deny", "Bash("])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "invalid permission rule `Bash(`");
+}
+
+#[test]
+fn check_explains_a_compound_line_command_by_command() {
+    let env = Env::new();
+    let out = env
+        .cox()
+        .args([
+            "permissions",
+            "check",
+            "--tool",
+            "bash",
+            "--input",
+            r#"{"command": "git status && nohup rm -rf build && make"}"#,
+            "--allow",
+            "Bash(git:*)",
+            "--deny",
+            "Bash(rm:*)",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(value["decision"], "deny");
+    assert!(value["reason"].as_str().unwrap().contains("Bash(rm:*)"));
+    let rows: Vec<(String, String)> = value["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["command"].as_str().unwrap().to_owned(),
+                c["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("git status".to_owned(), "allow".to_owned()),
+            ("rm -rf build".to_owned(), "deny".to_owned()),
+            ("make".to_owned(), "none".to_owned()),
+        ]
+    );
+
+    let out = env
+        .cox()
+        .args([
+            "permissions",
+            "check",
+            "--tool",
+            "read",
+            "--input",
+            r#"{"path": "src/lib.rs"}"#,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("decision: allow"), "{text}");
+    assert!(
+        text.contains("read-only calls run without asking"),
+        "{text}"
+    );
+
+    let out = env
+        .cox()
+        .args(["permissions", "check", "--tool", "bash", "--input", "{nope"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "--input is not JSON");
+}

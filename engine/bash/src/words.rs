@@ -1,0 +1,285 @@
+//! Shell words as the wrappers and the risk rules see them.
+//!
+//! A [`Word`] keeps a word's source text (whitespace collapsed outside
+//! quotes) and, when the word is a *plain literal* (no expansion, no
+//! substitution), its value with quotes and backslashes removed. Only plain
+//! literals are trusted as option names, command names or shell strings;
+//! anything else is judged by its source text, conservatively.
+
+use tree_sitter::Node;
+
+use crate::syntax::{Kind, children, kind};
+
+/// How deep `literal` descends into a word's own nodes (concatenations of
+/// strings are shallow; this only bounds hostile input).
+const MAX_WORD_DEPTH: usize = 16;
+
+/// One word of a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Word {
+    /// The source text, whitespace collapsed outside quotes.
+    pub raw: String,
+    /// The value, when the word is a plain literal.
+    pub lit: Option<String>,
+    /// The best guess at the value: `lit`, else the inside of a
+    /// double-quoted string, else `raw`. Used to re-parse shell strings.
+    pub loose: String,
+    /// Whether the word has an unquoted glob or brace character, so that as
+    /// a command name it could expand to anything.
+    pub pattern: bool,
+}
+
+impl Word {
+    /// A word from a tree-sitter node of the line `src`.
+    pub(crate) fn from_node(node: Node<'_>, src: &str) -> Word {
+        let node = if kind(node) == Kind::CommandName {
+            node.named_child(0).unwrap_or(node)
+        } else {
+            node
+        };
+        let text = node_text(node, src);
+        let lit = literal(node, src, 0);
+        let loose = match (&lit, kind(node)) {
+            (Some(value), _) => value.clone(),
+            (None, Kind::String) => strip_quotes(text, '"').unwrap_or(text).to_owned(),
+            (None, _) => text.to_owned(),
+        };
+        Word {
+            raw: collapse_whitespace(text),
+            lit,
+            loose,
+            pattern: has_pattern(node, src, 0),
+        }
+    }
+
+    /// A word known to be literal (used by tests and synthetic words).
+    #[cfg(test)]
+    pub(crate) fn plain(value: &str) -> Word {
+        Word {
+            raw: value.to_owned(),
+            lit: Some(value.to_owned()),
+            loose: value.to_owned(),
+            pattern: false,
+        }
+    }
+
+    /// The literal value, or `None` when the word has an expansion.
+    pub(crate) fn lit(&self) -> Option<&str> {
+        self.lit.as_deref()
+    }
+
+    /// The value when literal, else the source text.
+    pub(crate) fn value(&self) -> &str {
+        self.lit.as_deref().unwrap_or(&self.raw)
+    }
+
+    /// The name a command word runs, when it can be known from the text:
+    /// a literal without glob or brace characters. `[` and `[[` are names.
+    pub(crate) fn command_name(&self) -> Option<&str> {
+        let lit = self.lit()?;
+        if lit.is_empty() {
+            return None;
+        }
+        if self.pattern && lit != "[" && lit != "[[" {
+            return None;
+        }
+        Some(lit)
+    }
+}
+
+/// The last path component of a command name: `/usr/bin/rm` → `rm`.
+pub(crate) fn basename(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// A node's text, or the empty string if it is not valid UTF-8 (it always
+/// is for a `&str` source; this keeps the walk panic-free regardless).
+pub(crate) fn node_text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+fn strip_quotes(text: &str, quote: char) -> Option<&str> {
+    text.strip_prefix(quote)?.strip_suffix(quote)
+}
+
+/// The value of a plain literal node, or `None`.
+fn literal(node: Node<'_>, src: &str, depth: usize) -> Option<String> {
+    if depth > MAX_WORD_DEPTH || node.is_missing() || node.is_error() {
+        return None;
+    }
+    let text = node_text(node, src);
+    match kind(node) {
+        Kind::Word => Some(unescape_word(text)),
+        Kind::Number if node.named_child_count() == 0 => Some(text.to_owned()),
+        Kind::RawString => strip_quotes(text, '\'').map(str::to_owned),
+        Kind::AnsiCString => {
+            let inner = text.strip_prefix("$'")?.strip_suffix('\'')?;
+            (!inner.contains('\\')).then(|| inner.to_owned())
+        }
+        Kind::String => {
+            let plain = children(node)
+                .all(|(child, _)| !child.is_named() || kind(child) == Kind::StringContent);
+            if !plain {
+                return None;
+            }
+            strip_quotes(text, '"').map(unescape_double)
+        }
+        Kind::Concatenation => {
+            let mut value = String::new();
+            for (child, _) in children(node) {
+                value.push_str(&literal(child, src, depth + 1)?);
+            }
+            Some(value)
+        }
+        _ => None,
+    }
+}
+
+/// An unquoted word's value: `\x` is `x`, a backslash-newline vanishes.
+fn unescape_word(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\n') => {}
+            Some(next) => out.push(next),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// The inside of a double-quoted string: only `\$ \` \" \\` and
+/// backslash-newline are escapes there.
+fn unescape_double(inner: &str) -> String {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('$' | '`' | '"' | '\\') => out.extend(chars.next()),
+            Some('\n') => {
+                chars.next();
+            }
+            _ => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Whether a word has an unquoted `*`, `?`, `[` or `{`, or is a brace or
+/// extglob pattern: as a command name it could become anything.
+fn has_pattern(node: Node<'_>, src: &str, depth: usize) -> bool {
+    if depth > MAX_WORD_DEPTH {
+        return true;
+    }
+    match kind(node) {
+        Kind::Word => {
+            let mut chars = node_text(node, src).chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '*' | '?' | '[' | '{' => return true,
+                    _ => {}
+                }
+            }
+            false
+        }
+        Kind::BraceExpression | Kind::ExtglobPattern => true,
+        Kind::Concatenation => children(node).any(|(child, _)| has_pattern(child, src, depth + 1)),
+        _ => false,
+    }
+}
+
+/// Collapses each run of whitespace outside quotes to one space, treats a
+/// backslash-newline outside quotes as whitespace, and trims the ends.
+/// Text inside `'…'`, `"…"` and `$'…'` is kept as written.
+pub(crate) fn collapse_whitespace(text: &str) -> String {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+        AnsiC,
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut quote = Quote::None;
+    let mut pending_space = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quote == Quote::None {
+            if c == '\\' && chars.peek() == Some(&'\n') {
+                chars.next();
+                pending_space = true;
+                continue;
+            }
+            if c.is_whitespace() {
+                pending_space = true;
+                continue;
+            }
+            if pending_space && !out.is_empty() {
+                out.push(' ');
+            }
+            pending_space = false;
+        }
+        out.push(c);
+        match (quote, c) {
+            (Quote::None, '\\') | (Quote::Double | Quote::AnsiC, '\\') => {
+                out.extend(chars.next());
+            }
+            (Quote::None, '\'') => {
+                quote = if out.ends_with("$'") {
+                    Quote::AnsiC
+                } else {
+                    Quote::Single
+                };
+            }
+            (Quote::None, '"') => quote = Quote::Double,
+            (Quote::Single | Quote::AnsiC, '\'') | (Quote::Double, '"') => quote = Quote::None,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collapse_keeps_quoted_whitespace() {
+        assert_eq!(collapse_whitespace("  a   b\t\tc  "), "a b c");
+        assert_eq!(
+            collapse_whitespace("'a   b'  \"c   d\""),
+            "'a   b' \"c   d\""
+        );
+        assert_eq!(collapse_whitespace("a\\ \\   b"), "a\\ \\  b");
+        assert_eq!(collapse_whitespace("a \\\n   b"), "a b");
+        assert_eq!(collapse_whitespace("$'x\\'  y'  z"), "$'x\\'  y' z");
+        assert_eq!(collapse_whitespace("\"a \\\"  b\"   c"), "\"a \\\"  b\" c");
+    }
+
+    #[test]
+    fn unescapes() {
+        assert_eq!(unescape_word("\\rm"), "rm");
+        assert_eq!(unescape_word("a\\ b"), "a b");
+        assert_eq!(unescape_word("a\\"), "a\\");
+        assert_eq!(unescape_double("a\\$b \\n \\\" \\\\"), "a$b \\n \" \\");
+    }
+
+    #[test]
+    fn basenames() {
+        assert_eq!(basename("/usr/bin/rm"), "rm");
+        assert_eq!(basename("rm"), "rm");
+        assert_eq!(basename("dir/"), "");
+    }
+}
