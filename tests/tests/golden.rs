@@ -297,3 +297,46 @@ fn a_denial_without_a_reason_ends_the_turn() {
     assert!(!run.workdir.path().join("hello.txt").exists());
     assert_nothing_after_turn_done(&run.events);
 }
+
+#[test]
+fn a_session_grant_on_a_compound_line_covers_each_command_alone() {
+    use cox_protocol::types::Decision;
+    let trigger = Box::new(|events: &[Event]| {
+        let Some(Event::ApprovalRequired { call_id, .. }) = events.last() else {
+            return None;
+        };
+        let decision = match call_id.as_str() {
+            "toolu_1_1" => Decision::AllowForSession,
+            _ => Decision::Deny {
+                reason: Some("not c".into()),
+            },
+        };
+        Some(Submission::Approve {
+            call_id: call_id.clone(),
+            decision,
+        })
+    });
+    let options = Options {
+        mode: PermissionMode::Default,
+        approval: ApprovalPolicy::OnRequest,
+        trigger: Some(trigger),
+        ..Options::default()
+    };
+    let run = run("grants", options);
+    let asked: Vec<&str> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequired { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        ["toolu_1_1", "toolu_3_1"],
+        "touch b alone did not ask"
+    );
+    assert!(!run.workdir.path().join("c").exists());
+    assert_eq!(stop_of(&run), StopReason::EndTurn);
+    check("grants", &run);
+}
