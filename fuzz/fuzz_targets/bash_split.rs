@@ -19,5 +19,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(line_risk(&got) >= Risk::Exec);
     }
     assert_eq!(segments(&got).commands.len(), got.commands.len());
-    assert_eq!(got, split_tree_sitter(&line), "the fast path disagrees on {line:?}");
+    assert_eq!(
+        got,
+        split_tree_sitter(&line),
+        "the fast path disagrees on {line:?}"
+    );
 });

@@ -119,7 +119,7 @@ fn looping_links_and_empty_paths_are_refused() {
 }
 
 #[test]
-fn tools_classify_risk_and_subject_without_segments() {
+fn tools_classify_risk_and_subject() {
     let fx = Fixture::new();
     let root = fx.root.display().to_string();
     let a_txt = fx.at("a.txt").display().to_string();
@@ -191,6 +191,18 @@ fn tools_classify_risk_and_subject_without_segments() {
         let classified = tool.classify(&input, &fx.ws);
         assert_eq!(classified.risk, risk, "{} {input}", tool.name());
         assert_eq!(classified.subject, subject, "{} {input}", tool.name());
-        assert_eq!(classified.segments, None);
+        let is_bash = tool.name() == "bash";
+        assert_eq!(classified.segments.is_some(), is_bash, "only bash splits");
     }
+    let line = BashTool.classify(&json!({"command": "ls -la | wc -l && rm x"}), &fx.ws);
+    let split = line.segments.expect("bash splits its line");
+    assert_eq!(split.commands, ["ls -la", "wc -l", "rm x"]);
+    assert_eq!(split.opaque, None);
+    let read_only = BashTool.classify(&json!({"command": "ls -la | wc -l"}), &fx.ws);
+    assert_eq!(read_only.risk, Risk::ReadOnly, "every command is read-only");
+    let opaque = BashTool.classify(&json!(42), &fx.ws);
+    assert!(
+        opaque.segments.and_then(|s| s.opaque).is_some(),
+        "no command: opaque"
+    );
 }

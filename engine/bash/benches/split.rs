@@ -1,5 +1,6 @@
 //! The cost of splitting a typical agent command line (issue 3's figure:
-//! at most 20 µs for about 100 bytes).
+//! at most 20 µs for about 100 bytes), with and without the fast path for
+//! plain lines.
 
 use std::hint::black_box;
 
@@ -13,6 +14,11 @@ const NESTED: &str =
 fn split(c: &mut Criterion) {
     c.bench_function("split typical ~100 B", |b| {
         b.iter(|| cox_bash::split(black_box(TYPICAL)));
+    });
+    // The same line without the fast path for plain lines: the cost of any
+    // line with an expansion, a redirect or a keyword.
+    c.bench_function("split typical ~100 B, tree-sitter only", |b| {
+        b.iter(|| cox_bash::split_tree_sitter(black_box(TYPICAL)));
     });
     c.bench_function("split nested sh -c + $()", |b| {
         b.iter(|| cox_bash::split(black_box(NESTED)));

@@ -9,7 +9,8 @@
 //! It accepts only a strict subset and declines (returns `None`) at the
 //! first sign of anything else, leaving the line to tree-sitter:
 //!
-//! * only ASCII, and no `$ \` \ ( ) { } [ ] < > # * ? !` outside single
+//! * only printable ASCII, tabs and newlines, and no
+//!   `$ \` \ ( ) { } [ ] < > # * ? !` outside single
 //!   quotes, no `$ \` \` inside double quotes;
 //! * no `|&`, `;;`, or an operator with no command on the side it needs
 //!   (`&& b`, `a |`, `; b`), which are syntax errors;
@@ -33,7 +34,10 @@ const SYNTAX_WORDS: &[&str] = &[
 /// The commands of a plain line, each as its words; `None` when the line
 /// is not plain.
 pub(crate) fn plain(src: &str) -> Option<Vec<Vec<Word>>> {
-    if !src.is_ascii() {
+    // Control characters other than tab and newline are blanks to
+    // tree-sitter but not to bash, and bash cannot run a NUL.
+    let odd = |b: u8| !b.is_ascii() || (b.is_ascii_control() && b != b'\t' && b != b'\n');
+    if src.bytes().any(odd) {
         return None;
     }
     let bytes = src.as_bytes();

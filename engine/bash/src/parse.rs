@@ -1,9 +1,9 @@
 //! Parsing a line with tree-sitter-bash, within bounds.
 //!
 //! One parser is kept per thread (`thread_local!`): making one is cheap,
-//! but keeping it also keeps its allocations warm. Three guards keep a
-//! hostile line from costing more than a parse of ordinary text of its
-//! size, or from crashing the process:
+//! but keeping it also keeps its allocations warm. These guards keep a
+//! hostile line from costing much more than a parse of ordinary text of
+//! its size, or from crashing the process:
 //!
 //! * a line with a NUL is not parsed (bash cannot run it, and the lexer is
 //!   quadratic on runs of NULs): [`Opacity::ParseError`];

@@ -7,6 +7,9 @@
 //! else, loops, conditionals, lists, pipelines, subshells, function
 //! definitions, heredocs, is walked child by child.
 //!
+//! A plain line skips the tree (see `fast`); its words go to the same
+//! wrapper code.
+//!
 //! The walk collects into a [`Sink`], which a nested shell string (`sh -c`,
 //! `eval`) shares with the line it came from: its commands are appended and
 //! the first opacity reason wins.
@@ -15,9 +18,8 @@ use tree_sitter::Node;
 
 use crate::fast;
 use crate::parse::parse;
-use crate::syntax::{Field, Kind, children, field_child, kind};
-
 use crate::risk::classify;
+use crate::syntax::{Field, Kind, children, field_child, kind};
 use crate::words::{Word, collapse_whitespace, node_text};
 use crate::{Command, MAX_SHELL_DEPTH, MAX_TREE_DEPTH, Opacity};
 
@@ -47,18 +49,16 @@ pub(crate) fn walk_source(sink: &mut Sink, src: &str, shell_depth: usize, tree_d
         sink.opaque(Opacity::TooDeep);
         return;
     }
-    if !sink.tree_sitter_only {
-        if let Some(commands) = fast::plain(src) {
-            let mut walk = Walk {
-                sink,
-                src,
-                shell_depth,
-            };
-            for words in &commands {
-                walk.judge(words, tree_depth + 1);
-            }
-            return;
+    if let Some(commands) = (!sink.tree_sitter_only).then(|| fast::plain(src)).flatten() {
+        let mut walk = Walk {
+            sink,
+            src,
+            shell_depth,
+        };
+        for words in &commands {
+            walk.judge(words, tree_depth + 1);
         }
+        return;
     }
     let tree = match parse(src) {
         Ok(tree) => tree,
@@ -358,7 +358,7 @@ fn redirect_opacity(operator: &str, target: Option<Word>) -> Option<Opacity> {
     let is_fd = |v: &str| v == "-" || (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
     let duplicates = matches!(operator, ">&" | "<&") && value.is_some_and(is_fd);
     let harmless = matches!(value, Some("/dev/null" | "/dev/stdout" | "/dev/stderr"));
-    (!duplicates && !harmless).then(|| Opacity::Redirect(target.raw))
+    (!duplicates && !harmless).then_some(Opacity::Redirect(target.raw))
 }
 
 /// A locale or display variable: assigning it before a command cannot

@@ -52,17 +52,6 @@ impl Word {
         }
     }
 
-    /// A word known to be literal (used by tests and synthetic words).
-    #[cfg(test)]
-    pub(crate) fn plain(value: &str) -> Word {
-        Word {
-            raw: value.to_owned(),
-            lit: Some(value.to_owned()),
-            loose: value.to_owned(),
-            pattern: false,
-        }
-    }
-
     /// The literal value, or `None` when the word has an expansion.
     pub(crate) fn lit(&self) -> Option<&str> {
         self.lit.as_deref()

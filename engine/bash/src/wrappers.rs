@@ -126,7 +126,7 @@ impl Walk<'_> {
 fn step(program: &str, words: &[Word]) -> Step {
     let options = |spec: &Spec| parse_options(words, spec);
     match program {
-        "nohup" | "builtin" | "noglob" => match words.get(1).and_then(Word::lit) {
+        "nohup" | "builtin" | "noglob" | "coproc" => match words.get(1).and_then(Word::lit) {
             Some("--") => Step::Strip(2),
             _ => Step::Strip(1),
         },

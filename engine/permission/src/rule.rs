@@ -273,10 +273,10 @@ impl Rule {
 /// `prefix:*` / `prefix *` / `a*b` / exact, for non-path subjects.
 fn subject_spec(body: &str) -> Spec {
     let body = collapse(body);
-    if let Some(prefix) = body.strip_suffix(":*").or_else(|| body.strip_suffix(" *")) {
-        if !prefix.contains('*') {
-            return Spec::Prefix(prefix.trim_end().to_owned());
-        }
+    if let Some(prefix) = body.strip_suffix(":*").or_else(|| body.strip_suffix(" *"))
+        && !prefix.contains('*')
+    {
+        return Spec::Prefix(prefix.trim_end().to_owned());
     }
     if body.contains('*') {
         return Spec::Wildcard(body.split('*').map(str::to_owned).collect());
