@@ -454,14 +454,19 @@ impl Engine {
         commands
             .into_iter()
             .map(|command| {
+                // The command alone, as its own one-command call (the input
+                // is not needed to match rules, so it is not copied).
                 let one = ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    input: serde_json::Value::Null,
+                    risk: call.risk,
                     subject: command.clone(),
                     segments: Some(Segments {
                         commands: vec![command.clone()],
                         opaque: None,
                     })
                     .filter(|_| is_shell(call)),
-                    ..call.clone()
                 };
                 let found = |list: &List, strict: bool| -> Option<String> {
                     if is_shell(call) && strict {

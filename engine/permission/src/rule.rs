@@ -244,30 +244,87 @@ impl Rule {
     }
 
     /// Whether one shell command matches, loosely: what deny and ask rules
-    /// use, so moving a flag (`git push origin main --force`) does not slip
-    /// past `Bash(git push --force:*)`.
+    /// use, so that a command cannot slip past them by being written
+    /// differently. Beyond the strict match, it also matches when
+    /// - the program is named by a path (`/bin/rm`, `./rm`, `~/bin/rm`);
+    /// - the rule has flags and they moved (`git push origin main --force`
+    ///   against `Bash(git push --force:*)`), were split or reordered
+    ///   (`rm -fr`, `rm -r -f` against `Bash(rm -rf:*)`), or another flag
+    ///   came first (`git -C . push --force`): the rule's plain words must
+    ///   appear in order after the program, and its flags anywhere.
     pub(crate) fn hits_command(&self, command: &str) -> bool {
         if self.covers_command(command) {
             return true;
         }
+        let command = program_by_name(command);
+        if self.covers_command(&command) {
+            return true;
+        }
         let rule_words: Vec<&str> = match &self.spec {
-            Spec::Exact(text) | Spec::Prefix(text) => text.split(' ').collect(),
+            Spec::Exact(text) | Spec::Prefix(text) if text.contains(" -") => {
+                text.split(' ').collect()
+            }
             _ => return false,
         };
+        let (rule_flags, rule_plain): (Vec<&str>, Vec<&str>) = rule_words
+            .iter()
+            .partition(|w| w.starts_with('-') && w.len() > 1);
+        if rule_flags.is_empty() {
+            return false;
+        }
         let words: Vec<&str> = command.split(' ').collect();
-        let (rule_flags, rule_plain): (Vec<&str>, Vec<&str>) =
-            rule_words.iter().partition(|w| w.starts_with('-'));
         let plain: Vec<&str> = words
             .iter()
             .copied()
             .filter(|w| !w.starts_with('-'))
             .collect();
-        let exact_len = matches!(self.spec, Spec::Exact(_));
-        !rule_flags.is_empty()
-            && plain.starts_with(&rule_plain)
-            && (!exact_len || plain.len() == rule_plain.len())
-            && rule_flags.iter().all(|f| words.contains(f))
+        let (Some(program), Some(rule_program)) = (plain.first(), rule_plain.first()) else {
+            return false;
+        };
+        program == rule_program
+            && is_subsequence(&rule_plain[1..], &plain[1..])
+            && rule_flags.iter().all(|flag| flag_present(flag, &words))
     }
+}
+
+/// The command with its program written by name: `/bin/rm -rf x` reads
+/// `rm -rf x`.
+fn program_by_name(command: &str) -> std::borrow::Cow<'_, str> {
+    let (program, rest) = command.split_once(' ').unwrap_or((command, ""));
+    match program.rsplit_once('/') {
+        Some((_, name)) if !name.is_empty() => {
+            if rest.is_empty() {
+                name.to_owned().into()
+            } else {
+                format!("{name} {rest}").into()
+            }
+        }
+        _ => command.into(),
+    }
+}
+
+/// Whether `needle` appears in `hay` in order (not necessarily adjacent).
+fn is_subsequence(needle: &[&str], hay: &[&str]) -> bool {
+    let mut hay = hay.iter();
+    needle.iter().all(|n| hay.any(|h| h == n))
+}
+
+/// Whether a rule's flag is present among a command's words: a long flag
+/// as written (or with `=value`), a short cluster letter by letter across
+/// all the command's short flags.
+fn flag_present(flag: &str, words: &[&str]) -> bool {
+    if flag.starts_with("--") {
+        let with_value = format!("{flag}=");
+        return words
+            .iter()
+            .any(|w| *w == flag || w.starts_with(&with_value));
+    }
+    let letters: String = words
+        .iter()
+        .filter(|w| w.starts_with('-') && !w.starts_with("--"))
+        .flat_map(|w| w.chars().skip(1))
+        .collect();
+    flag.chars().skip(1).all(|c| letters.contains(c))
 }
 
 /// `prefix:*` / `prefix *` / `a*b` / exact, for non-path subjects.
@@ -403,6 +460,24 @@ mod tests {
         let r = rule("Bash(git * main)");
         assert!(r.covers_command("git push origin main"));
         assert!(!r.covers_command("git push origin dev"));
+    }
+
+    #[test]
+    fn deny_rules_see_through_paths_split_flags_and_leading_flags() {
+        let rm = rule("Bash(rm:*)");
+        for command in ["/bin/rm -rf x", "./rm x", "~/bin/rm x", "/usr/bin/rm"] {
+            assert!(rm.hits_command(command), "{command}");
+            assert!(!rm.covers_command(command), "allow stays strict: {command}");
+        }
+        let rf = rule("Bash(rm -rf:*)");
+        for command in ["rm -fr y", "rm -r -f y", "rm y -rf", "/bin/rm -f -r y"] {
+            assert!(rf.hits_command(command), "{command}");
+        }
+        assert!(!rf.hits_command("rm -r y"), "-f is missing");
+        let force = rule("Bash(git push --force:*)");
+        assert!(force.hits_command("git -C . push --force"));
+        assert!(force.hits_command("git push --force=yes origin"));
+        assert!(!force.hits_command("git -C . push"));
     }
 
     #[test]
