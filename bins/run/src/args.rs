@@ -32,18 +32,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
 
-    /// Allow calls matching RULE (Claude Code's grammar, e.g. `Bash(git:*)`);
-    /// repeatable.
-    #[arg(long = "allow", value_name = "RULE")]
-    pub allow: Vec<String>,
-
-    /// Ask before calls matching RULE; repeatable.
-    #[arg(long = "ask", value_name = "RULE")]
-    pub ask: Vec<String>,
-
-    /// Refuse calls matching RULE, in every mode; repeatable.
-    #[arg(long = "deny", value_name = "RULE")]
-    pub deny: Vec<String>,
+    #[command(flatten)]
+    pub rules: RuleFlags,
 
     /// What a call that would ask does. Headless runs cannot ask: `never`
     /// denies it and tells the model why.
@@ -73,6 +63,37 @@ pub struct RunArgs {
     /// The scenario the scripted provider replays; also COX_SCENARIO.
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
+}
+
+/// Permission rules given on the command line (`cox run`, `cox permissions
+/// check`), on top of the config files.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RuleFlags {
+    /// Allow calls matching RULE (Claude Code's grammar, e.g. `Bash(git:*)`);
+    /// repeatable.
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Ask before calls matching RULE; repeatable.
+    #[arg(long = "ask", value_name = "RULE")]
+    pub ask: Vec<String>,
+
+    /// Refuse calls matching RULE, in every mode; repeatable.
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+}
+
+impl RuleFlags {
+    /// These rules with a mode, as the config loader takes them.
+    #[must_use]
+    pub fn with_mode(&self, mode: Option<PermissionMode>) -> crate::config::PermissionFlags {
+        crate::config::PermissionFlags {
+            allow: self.allow.clone(),
+            ask: self.ask.clone(),
+            deny: self.deny.clone(),
+            mode,
+        }
+    }
 }
 
 /// How `cox run` prints.

@@ -15,7 +15,7 @@ use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, ToolCall};
 use serde_json::{Value, json};
 
-use crate::config::{PermissionFlags, load_permissions};
+use crate::config::load_permissions;
 
 /// `cox permissions check --tool NAME --input JSON`.
 #[derive(Args, Debug, Clone)]
@@ -26,15 +26,9 @@ pub struct CheckArgs {
     /// The call's input as JSON, e.g. '{"command": "git status"}'.
     #[arg(long, value_name = "JSON")]
     pub input: String,
-    /// Extra allow rules, as with `cox run --allow`.
-    #[arg(long = "allow", value_name = "RULE")]
-    pub allow: Vec<String>,
-    /// Extra ask rules.
-    #[arg(long = "ask", value_name = "RULE")]
-    pub ask: Vec<String>,
-    /// Extra deny rules.
-    #[arg(long = "deny", value_name = "RULE")]
-    pub deny: Vec<String>,
+    /// Extra rules, as with `cox run`.
+    #[command(flatten)]
+    pub rules: crate::args::RuleFlags,
     /// The permission mode to decide in (default: the configured one).
     #[arg(long, value_name = "MODE", value_parser = crate::args::parse_mode)]
     pub permission_mode: Option<PermissionMode>,
@@ -75,12 +69,7 @@ fn check(args: &CheckArgs) -> Result<String> {
         &home.root().join("config.toml"),
         crate::home_dir().as_deref(),
         &cwd,
-        &PermissionFlags {
-            allow: args.allow.clone(),
-            ask: args.ask.clone(),
-            deny: args.deny.clone(),
-            mode: args.permission_mode,
-        },
+        &args.rules.with_mode(args.permission_mode),
     )?;
     let workspace = Workspace::single(cwd);
     let call = classify(&args.tool, input, &workspace);

@@ -112,12 +112,7 @@ where
         &home.root().join("config.toml"),
         home_dir().as_deref(),
         &cwd,
-        &config::PermissionFlags {
-            allow: args.allow.clone(),
-            ask: args.ask.clone(),
-            deny: args.deny.clone(),
-            mode: args.permission_mode,
-        },
+        &args.rules.with_mode(args.permission_mode),
     )?;
     for warning in &permissions.warnings {
         eprintln!("cox: warning: {warning}");
