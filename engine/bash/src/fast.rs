@@ -14,26 +14,36 @@
 //!   quotes, no `$ \` \` inside double quotes;
 //! * no `|&`, `;;`, or an operator with no command on the side it needs
 //!   (`&& b`, `a |`, `; b`), which are syntax errors;
-//! * no reserved word (`if`, `for`, `{`, `!`, `[[` …), declaration builtin
-//!   (`export`, `local` …) or `=` in the first word of a command.
+//! * no reserved word (`if`, `for`, `{`, `!`, `[[`, `time` …), declaration
+//!   builtin (`export`, `local` …) or `=` in the first word of a command.
 //!
 //! What it accepts, it hands to the same wrapper and risk code as the
-//! tree-sitter walk, with the same words. A property test and the fuzz
-//! target check that both paths give the same split on every line this
-//! path accepts.
+//! tree-sitter walk, with the same words (and what a literal `echo` pipes
+//! into the next command), and the same scan follows (see `scan`). A
+//! property test and the fuzz target check that both paths give the same
+//! split on every line this path accepts.
 
 use crate::words::Word;
 
-/// First words that tree-sitter-bash parses as syntax, not as a command.
+/// First words that tree-sitter-bash parses as syntax, not as a command,
+/// or that bash does and tree-sitter-bash does not (`time` before a
+/// compound command; see `keywords`).
 const SYNTAX_WORDS: &[&str] = &[
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
     "done", "in", "function", "coproc", "declare", "typeset", "export", "local", "readonly",
-    "unset",
+    "unset", "time",
 ];
 
-/// The commands of a plain line, each as its words; `None` when the line
-/// is not plain.
-pub(crate) fn plain(src: &str) -> Option<Vec<Vec<Word>>> {
+/// A command of a plain line: its words, and whether a `|` feeds it the
+/// previous command's output.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Plain {
+    pub words: Vec<Word>,
+    pub piped: bool,
+}
+
+/// The commands of a plain line; `None` when the line is not plain.
+pub(crate) fn plain(src: &str) -> Option<Vec<Plain>> {
     // Control characters other than tab and newline are blanks to
     // tree-sitter but not to bash, and bash cannot run a NUL.
     let odd = |b: u8| !b.is_ascii() || (b.is_ascii_control() && b != b'\t' && b != b'\n');
@@ -43,6 +53,8 @@ pub(crate) fn plain(src: &str) -> Option<Vec<Vec<Word>>> {
     let bytes = src.as_bytes();
     let mut commands = Vec::new();
     let mut current: Vec<Word> = Vec::new();
+    // Whether the command being read follows a `|`.
+    let mut piped = false;
     // After `&&`, `||` or `|`, a command must follow (newlines may come
     // first).
     let mut needs_command = false;
@@ -52,7 +64,9 @@ pub(crate) fn plain(src: &str) -> Option<Vec<Vec<Word>>> {
             b' ' | b'\t' => i += 1,
             b'\n' => {
                 if !current.is_empty() {
-                    commands.push(std::mem::take(&mut current));
+                    let words = std::mem::take(&mut current);
+                    commands.push(Plain { words, piped });
+                    piped = false;
                 }
                 i += 1;
             }
@@ -67,7 +81,9 @@ pub(crate) fn plain(src: &str) -> Option<Vec<Vec<Word>>> {
                 if current.is_empty() {
                     return None;
                 }
-                commands.push(std::mem::take(&mut current));
+                let words = std::mem::take(&mut current);
+                commands.push(Plain { words, piped });
+                piped = b == b'|' && width == 1;
                 needs_command = binary;
                 i += width;
             }
@@ -90,7 +106,10 @@ pub(crate) fn plain(src: &str) -> Option<Vec<Vec<Word>>> {
         return None;
     }
     if !current.is_empty() {
-        commands.push(current);
+        commands.push(Plain {
+            words: current,
+            piped,
+        });
     }
     Some(commands)
 }
@@ -116,7 +135,7 @@ fn command_word(word: &Word) -> bool {
                 .is_some_and(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
         })
     };
-    !SYNTAX_WORDS.contains(&raw) && !SYNTAX_WORDS.iter().chain(&["time"]).any(|k| glued(k))
+    !SYNTAX_WORDS.contains(&raw) && !SYNTAX_WORDS.iter().any(|k| glued(k))
 }
 
 /// Reads one word starting at `start`: plain characters and quoted parts
@@ -169,8 +188,8 @@ mod tests {
         plain(src).map(|commands| {
             commands
                 .iter()
-                .map(|words| {
-                    let raws: Vec<&str> = words.iter().map(|w| w.raw.as_str()).collect();
+                .map(|command| {
+                    let raws: Vec<&str> = command.words.iter().map(|w| w.raw.as_str()).collect();
                     raws.join(" ")
                 })
                 .collect()

@@ -9,6 +9,9 @@
 //! through, so that no prefix rule or session grant may allow it.
 //!
 //! The crate is pure: it takes a string and returns values, with no I/O.
+//! When unsure it makes the line opaque and lists more rather than less:
+//! an extra command only makes deny rules stricter on a line that no allow
+//! rule can pass anyway.
 //!
 //! # What is listed
 //!
@@ -18,6 +21,11 @@
 //!   `if`/`elif`/`else` conditions and bodies, `case` arms, function bodies,
 //!   the commands after a heredoc start (`cat <<EOF | rm x`), substitutions
 //!   in assignment values, redirect targets and heredoc bodies.
+//! * Substitutions the tree shows as plain text: a `$( … )` or backtick
+//!   anywhere in the raw text that the tree did not parse as one (in a
+//!   heredoc body, inside `${x:-…}` in double quotes, in a single-quoted
+//!   array subscript that bash evaluates again) is parsed on its own and its
+//!   commands listed (see `scan`).
 //! * The command that *contains* a substitution is listed too, and first:
 //!   `echo $(rm x)` lists `echo $(rm x)` then `rm x`. Commands come in source
 //!   order, an outer command before what is nested in it.
@@ -28,31 +36,32 @@
 //!
 //! # Text
 //!
-//! [`Command::text`] is what rules match. It is built from the command's
-//! words after stripping wrappers and leading assignments, joined by one
-//! space, so runs of whitespace and line continuations collapse; quotes in
-//! arguments are kept as written, and so is whitespace inside them. Two
-//! deliberate differences from the bare source text:
-//!
-//! * the command *name* is written unquoted when it is a plain literal, so
-//!   `\rm -rf x`, `'rm' -rf x` and `r""m -rf x` all read `rm -rf x` and a
-//!   rule for `rm` sees them;
-//! * redirects are left out (`git status 2>/dev/null` reads `git status`);
-//!   they are judged separately, see Opacity. A word tree-sitter files as an
-//!   extra redirect target (`echo >/dev/null hi`) is put back as an argument.
+//! [`Command::text`] is what rules match: the command's words after
+//! stripping wrappers and leading assignments, joined by one space. A word
+//! that is a plain literal is written without its quotes and backslashes
+//! (`rm '-rf' y`, `\rm -rf y` and `r""m -rf y` all read `rm -rf y`, so a
+//! rule with arguments sees them); whitespace inside it is kept. A word with
+//! an expansion is written as in the source, whitespace outside quotes
+//! collapsed (`rm "$d"`). An empty literal (`''`) is left out. Line
+//! continuations between words collapse. Redirects are left out
+//! (`git status 2>/dev/null` reads `git status`); they are judged
+//! separately, see Opacity. A word tree-sitter files as an extra redirect
+//! target (`echo >/dev/null hi`) is put back as an argument. The fast path
+//! for plain lines gives the same text.
 //!
 //! # Wrappers
 //!
 //! Transparent wrappers are stripped, with their options, and only the
 //! wrapped command is listed (nested ones too: `nohup timeout 5 nice rm x`
 //! lists `rm x`): `nohup`, `timeout` (options and duration), `time` (`-p`
-//! and GNU time's `-v -q -f FMT`), `nice` (`-n N`, `-N`), `stdbuf`
-//! (`-o0 -eL`, `--output=L` …), `command` (`-p`; `command -v`/`-V` is a
-//! lookup, listed as is and ReadOnly), `builtin`, zsh's `noglob`, `coproc`,
-//! `exec`
+//! and GNU time's `-v -q -f FMT -o FILE`; `-o` to a file is judged like an
+//! output redirect), `nice` (`-n N`, `-N`), `stdbuf` (`-o0 -eL`,
+//! `--output=L` …), `command` (`-p`; `command -v`/`-V` is a lookup, listed
+//! as is and ReadOnly), `builtin`, zsh's `noglob`, `coproc`, `!`, `exec`
 //! (`-c -l -a NAME`), `env` (`-i -0 -u NAME -C DIR`, then `NAME=VALUE`
 //! words, which count like leading assignments) and bare `xargs` (`xargs rm`
-//! lists `rm`).
+//! lists `rm`). `time`, `!` and `coproc NAME` before a compound command
+//! (`time while …`, `coproc foo { …; }`) are keywords; see `keywords`.
 //!
 //! *Runners* change who or how a command runs, so the runner itself is
 //! listed **and** the command it runs is listed after it: `xargs` with
@@ -61,41 +70,85 @@
 //! clause. A deny rule sees the inner command; an allow rule has to cover
 //! both.
 //!
+//! *Opaque runners* are listed the same way, and also make the line opaque
+//! ([`Opacity::Runner`]), because an allow rule for the inner command must
+//! not see through them: `setsid`, `taskset`, `ionice`, `chrt`, `strace`,
+//! `ltrace`, `unbuffer`, `chroot`, `runuser`, `pkexec`, `systemd-run`,
+//! `busybox`, `nsenter`, `unshare`, `flock`, `npx`/`pnpx`/`bunx`/`uvx`,
+//! `npm exec`, `pnpm dlx`, `yarn dlx`, `bun x`, `uv run`, `uv tool run`,
+//! `git bisect run`. `watch`, `sg`, `flock -c`, `parallel` take a command
+//! string, parsed again as below. See `programs`.
+//!
 //! A wrapper or runner option this crate does not know (say
 //! `timeout --sig KILL 5 rm x`, or an option built from an expansion) makes
 //! the line opaque ([`Opacity::UnknownOption`]): it might take a value, and
 //! guessing wrong would name the wrong command. The best guess is still
-//! listed so deny rules see it.
+//! listed so deny rules see it. At most [`MAX_WRAPPERS`] wrappers and
+//! runners are looked through in one command; past that the rest is
+//! listed as one command and the line is opaque ([`Opacity::TooDeep`]).
 //!
 //! Not seen through (they are rated Exec and listed as written): `ssh`,
-//! `watch`, `flock`, `parallel`, `script`, interpreters' `-c`/`-e` strings
-//! (`python -c`, `perl -e`), git aliases. Absolute paths are not resolved
+//! git aliases, scripts run by a program. Absolute paths are not resolved
 //! for rule text (`/bin/rm x` reads `/bin/rm x`), but wrappers, shells and
 //! risk go by the name's last path component.
 //!
-//! # Shell strings
+//! # Shell strings and scripts
 //!
-//! `eval …` (its arguments joined by spaces), `sh|bash|zsh|dash|ksh|mksh|
-//! ash|fish -c '…'` (also with other flags before or around `-c`, as in
-//! `bash -lc`), `su -c '…'`, `sudo -s|-i …` and `trap '…' SIGNAL` are listed
-//! as they are, and their string is parsed again with the same walk, so its
-//! commands are listed after them. The line is opaque regardless
-//! ([`Opacity::Eval`], [`Opacity::ShellString`]). A string that is not a
-//! plain literal (`bash -c "rm $x"`) is parsed as written between its
-//! quotes, best effort. Shell strings nest at most [`MAX_SHELL_DEPTH`]
-//! deep; deeper is [`Opacity::TooDeep`].
+//! These run a string as shell code; they are listed, the line is opaque
+//! ([`Opacity::Eval`], [`Opacity::ShellString`], [`Opacity::Runner`]), and
+//! the string is parsed again with the same walk, so its commands are
+//! listed after them: `eval …` (its arguments joined by spaces),
+//! `sh|bash|zsh|dash|ksh|mksh|ash|fish|… -c '…'` (also with other flags
+//! before or around `-c`, as in `bash -lc`), `su -c`, `runuser -c`, `sudo
+//! -s|-i …`, `trap '…' SIGNAL`, `env -S '…'`, `script -c`, `mapfile`/
+//! `readarray -C '…'`, `compgen`/`complete -C '…'`, `git rebase -x`, `git
+//! submodule foreach`, `git filter-branch --*-filter`, `watch`, `sg`,
+//! `flock -c`, `parallel`. A string that is not a plain literal (`bash -c
+//! "rm $x"`) is parsed as written between its quotes, best effort.
+//!
+//! A shell without `-c` (`bash x.sh`, `sh <<< '…'`, `curl … | sh`), `.`
+//! and `source`, `at` and `batch` run a script the split cannot see
+//! ([`Opacity::Script`]); when the script is their standard input and that
+//! is known text (a here-string, a heredoc body, or what a literal `echo`
+//! or `printf` pipes in), it is parsed again like `sh -c`.
+//!
+//! Interpreters given code inline or on standard input (`python -c`, `perl
+//! -e`, `ruby -e`, `node -e/-p`, `php -r`, `lua -e`, `python3 <<EOF`,
+//! `tclsh`), `awk` programs that call `system(` or pipe, and `sed` scripts
+//! with an `e` command or flag are opaque ([`Opacity::InlineCode`]); so are
+//! `tar --to-command`/`--use-compress-program`/`-I`/`-F`/
+//! `--checkpoint-action` and `git -c`/`--config-env`/`--exec-path`
+//! ([`Opacity::Runner`]). See `inline`.
+//!
+//! Strings nest at most [`MAX_SHELL_DEPTH`] deep; deeper is
+//! [`Opacity::TooDeep`].
 //!
 //! # Opacity
 //!
 //! [`Split::opaque`] holds the first reason found, in walk order:
 //!
-//! * `$( … )`, backticks, `<( … )`/`>( … )`, `eval`, a shell string;
+//! * `$( … )`, backticks, `<( … )`/`>( … )`, `eval`, a shell string or
+//!   script, a runner or inline code as above;
+//! * **any** backtick, `$(`, `<(`, `>(` or `$[` in the raw text, quoted or
+//!   not, even where the tree shows none (a `$((` the tree parsed as
+//!   arithmetic excepted) — the catch-all of `scan`;
+//! * a variable set from data (`for x in *`, `read x`, `mapfile`,
+//!   `getopts`, `printf -v`) on a line that evaluates a variable's value
+//!   as code (`$((x))`, `((x))`, `let`, `${!x}`, `${x@P}`, a subscript or
+//!   offset naming a variable, `-v` or an arithmetic comparison in
+//!   `test`/`[[`): [`Opacity::Arithmetic`], checked once the line is walked;
 //! * an output redirect (`>`, `>>`, `&>`, `&>>`, `>|`, `<>`, `N>`,
 //!   `>&file`) to anything except `/dev/null`, `/dev/stdout`,
 //!   `/dev/stderr`, an fd duplication (`2>&1`, `>&2`) or a close (`2>&-`).
 //!   Input redirects (`<`, `<&3`), heredocs and here-strings are fine;
 //! * a parse error: a tree-sitter ERROR or MISSING node, text the tree
-//!   leaves out (tree-sitter-bash drops the `-` of `- A=1`), or a NUL;
+//!   leaves out (tree-sitter-bash drops the `-` of `- A=1`), a NUL, or a
+//!   keyword where a command name should be (`nohup time while …`);
+//! * a control character other than tab and newline (`\r`, `\v`, `\f` …,
+//!   [`Opacity::ControlCharacter`]; every `\r`, a CRLF line ending too, as
+//!   bash reads `ls\r` as a command named `ls\r`), and a line continuation
+//!   inside a word or an operator (`r\` newline `m`,
+//!   [`Opacity::LineContinuation`]);
 //! * an assignment before a command or alone (`PATH=/x git status`,
 //!   `FOO=1`, `env FOO=1 cmd`), and `export`, `declare`, `typeset`,
 //!   `local`, `readonly`, `unset`. Variables set by `read`, `mapfile`,
@@ -110,10 +163,12 @@
 //!   (`$SHELL -c …`, `/bin/r? -rf x`);
 //! * a wrapper option not understood (see Wrappers);
 //! * nesting deeper than the walk follows ([`MAX_TREE_DEPTH`] tree levels;
-//!   [`MAX_SHELL_DEPTH`] shell strings), or a line too large to parse in
-//!   bounded time (more than 100 heredocs, or a parse past its operation
-//!   budget). What lies deeper is not listed, but the line is opaque, so no
-//!   prefix rule or grant allows it.
+//!   [`MAX_SHELL_DEPTH`] shell strings; [`MAX_WRAPPERS`] wrappers), or a
+//!   line too large to parse in bounded time (more than [`MAX_LINE`]
+//!   bytes, more than 100 heredocs, nested strings and substitutions past
+//!   a budget of 256 parses and 8 times the line's length, or a parse past
+//!   its operation budget). What lies deeper is not listed, but
+//!   the line is opaque, so no prefix rule or grant allows it.
 //!
 //! A leading assignment of a locale/display variable (`LC_ALL`, any `LC_*`,
 //! `LANG`, `LANGUAGE`, `TZ`, `NO_COLOR`) is stripped and does not make the
@@ -122,20 +177,31 @@
 //! # Risk
 //!
 //! See the `risk` module: ReadOnly only for a vetted set of read-only
-//! commands and flags, Destructive for clearly destructive ones, Exec for
-//! everything else. [`line_risk`] is the maximum over the commands, and at
-//! least Exec when the line is opaque.
+//! commands and flags, with every long option in a per-command list of
+//! harmless ones written in full (`allow`, `git`), Destructive for clearly
+//! destructive ones, Exec for everything else. [`line_risk`] is the maximum
+//! over the commands, and at least Exec when the line is opaque.
 //!
 //! # Where tree-sitter-bash and bash differ
 //!
-//! The walk corrects for what was found by property tests and fuzzing:
-//! after a pipeline of three, tree-sitter-bash can file the next line's
-//! first word as an argument (`a | b | c` newline `d` gives `c d`); bash
-//! ends a command at an unescaped newline, and so does the walk. Its
-//! scanner crashes the process on `{` before a large code point, so the
-//! parser sees every non-ASCII character as `x` bytes (words are read from
-//! the original line). Lines it cannot parse quickly are bounded (see the
-//! `parse` module).
+//! The walk corrects for what was found by property tests, fuzzing and
+//! review:
+//!
+//! * after a pipeline of three, or before a word starting with a backslash
+//!   (`ls` newline `\rm x`), tree-sitter-bash can file the next line's
+//!   first word as an argument; bash ends a command at an unescaped
+//!   newline, and so does the walk;
+//! * two words with only a line continuation between them (`r\` newline
+//!   `m`) are one word to bash, and are joined;
+//! * `time`, `!` and `coproc NAME` before a compound command are blanked
+//!   and the line parsed again (see `keywords`);
+//! * control characters other than tab and newline, which tree-sitter may
+//!   take for blanks, and non-ASCII characters, before which its scanner
+//!   can crash (`{` then a large code point), are parsed as `x` (words are
+//!   read from the original line);
+//! * a line that does not parse is also cut roughly at its operators and
+//!   each piece listed (see `fallback`): `cat <<E''`, `((true) && rm y)`
+//!   and `echo `#`;rm y` parse differently in bash.
 //!
 //! # Cost
 //!
@@ -144,12 +210,29 @@
 //! about 3 µs for 100 bytes; a property test and the fuzz target check that
 //! it agrees with the tree-sitter walk on every line. Other lines cost a
 //! tree-sitter parse (about 15–20 µs for 100 bytes) plus the walk. One
-//! parser is kept per thread (`thread_local!`).
+//! parser is kept per thread (`thread_local!`). Every step is linear or
+//! bounded in the line's length: lines over [`MAX_LINE`] bytes are not
+//! parsed, wrappers, shell strings, hidden substitutions and tree depth
+//! are capped, and a test splits hostile lines of the cap in debug builds.
 
+mod allow;
+mod builtins;
+mod fallback;
 mod fast;
+mod git;
+mod inline;
+mod keywords;
 mod options;
 mod parse;
+mod programs;
 mod risk;
+mod rules;
+mod scan;
+mod sed;
+mod shells;
+mod sink;
+mod source;
+mod specs;
 mod syntax;
 mod walk;
 mod words;
@@ -161,6 +244,16 @@ use cox_protocol::types::{Risk, Segments};
 
 /// How deep `eval`/`sh -c` strings may nest before the line is opaque.
 pub const MAX_SHELL_DEPTH: usize = 8;
+
+/// The longest line split, in bytes. A longer one is not parsed: it is
+/// opaque ([`Opacity::TooLarge`]) and listed as one command, its whole
+/// text with whitespace collapsed.
+pub const MAX_LINE: usize = 16 * 1024;
+
+/// How many wrappers and runners (`nohup`, `sudo`, `xargs -0` …) are
+/// looked through in one command; past that the command is opaque
+/// ([`Opacity::TooDeep`]).
+pub const MAX_WRAPPERS: usize = 32;
 
 /// How many syntax tree levels the walk descends before it stops and marks
 /// the line opaque. It bounds the walk's stack use on hostile input such as
@@ -180,8 +273,9 @@ pub struct Split {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
     /// Its words from the first real word to its end, wrappers and leading
-    /// locale assignments stripped, joined by single spaces; quotes in
-    /// arguments kept as written, the command name unquoted.
+    /// locale assignments stripped, joined by single spaces: a plain literal
+    /// word without its quotes, a word with an expansion as written, an
+    /// empty literal left out.
     pub text: String,
     /// Its words after stripping, quotes removed where a word is a plain
     /// literal; a word with an expansion is kept as written.
@@ -227,6 +321,23 @@ pub enum Opacity {
     TooDeep,
     /// A line too large or too odd to parse in bounded time.
     TooLarge,
+    /// A control character other than tab and newline (`\r`, `\v`, `\f`
+    /// …), which bash reads as part of a word and tree-sitter may not.
+    ControlCharacter,
+    /// A line continuation inside a word or an operator (`r\` newline `m`).
+    LineContinuation,
+    /// A variable set from data and evaluated as code (`$((x))`, `${!x}`,
+    /// `${x@P}`, `test -v`), or `$[ … ]`.
+    Arithmetic,
+    /// A program that runs another command in a way rules cannot follow
+    /// (`setsid`, `chroot`, `watch`, `npx` …), or one with an option that
+    /// runs a command (`git -c`, `tar --to-command`).
+    Runner(String),
+    /// Code for an interpreter given on its command line or standard input
+    /// (`python -c`, `perl -e`, `awk '{ system(…) }'`, `sed 's/x/y/e'`).
+    InlineCode(String),
+    /// A shell or `source` running a script from a file or standard input.
+    Script(String),
 }
 
 impl fmt::Display for Opacity {
@@ -252,6 +363,23 @@ impl fmt::Display for Opacity {
             Opacity::ParseError => f.write_str("a parse error"),
             Opacity::TooDeep => f.write_str("nesting too deep to follow"),
             Opacity::TooLarge => f.write_str("a line too large to follow"),
+            Opacity::ControlCharacter => {
+                f.write_str("a control character (\\r, \\v, \\f …) bash reads as a word character")
+            }
+            Opacity::LineContinuation => {
+                f.write_str("a line continuation inside a word or operator")
+            }
+            Opacity::Arithmetic => f.write_str(
+                "an arithmetic or indirect expansion that can run what a variable holds",
+            ),
+            Opacity::Runner(program) => {
+                write!(
+                    f,
+                    "{program}, which runs a command in a way rules cannot follow"
+                )
+            }
+            Opacity::InlineCode(program) => write!(f, "code run by {program}"),
+            Opacity::Script(program) => write!(f, "a script run by {program}"),
         }
     }
 }
@@ -259,11 +387,39 @@ impl fmt::Display for Opacity {
 /// Splits `line` into its commands. Never panics, on any input.
 #[must_use]
 pub fn split(line: &str) -> Split {
-    let mut sink = walk::Sink::default();
-    walk::walk_source(&mut sink, line, 0, 0);
+    split_with(line, sink::Sink::default())
+}
+
+fn split_with(line: &str, mut sink: sink::Sink) -> Split {
+    if line.len() > MAX_LINE {
+        return too_large(line);
+    }
+    sink.budget = sink::Budget::for_line(line.len());
+    source::walk_source(&mut sink, line, 0, 0);
+    if sink.evaluates && sink.data_vars {
+        sink.opaque(Opacity::Arithmetic);
+    }
     Split {
         commands: sink.commands,
         opaque: sink.opaque,
+    }
+}
+
+/// A line over [`MAX_LINE`]: one command, the whole line.
+fn too_large(line: &str) -> Split {
+    let text = words::collapse_whitespace(line);
+    let commands = if text.is_empty() {
+        Vec::new()
+    } else {
+        vec![Command {
+            words: text.split(' ').map(str::to_owned).collect(),
+            text,
+            risk: Risk::Exec,
+        }]
+    };
+    Split {
+        commands,
+        opaque: Some(Opacity::TooLarge),
     }
 }
 
@@ -273,15 +429,11 @@ pub fn split(line: &str) -> Split {
 #[doc(hidden)]
 #[must_use]
 pub fn split_tree_sitter(line: &str) -> Split {
-    let mut sink = walk::Sink {
+    let sink = sink::Sink {
         tree_sitter_only: true,
-        ..walk::Sink::default()
+        ..sink::Sink::default()
     };
-    walk::walk_source(&mut sink, line, 0, 0);
-    Split {
-        commands: sink.commands,
-        opaque: sink.opaque,
-    }
+    split_with(line, sink)
 }
 
 /// The split as the permission engine receives it: each command's text and

@@ -27,6 +27,18 @@ pub(crate) struct Spec {
     pub numeric: bool,
 }
 
+impl Spec {
+    /// No options at all; the base for tables written with `..`.
+    pub(crate) const NONE: Spec = Spec {
+        flags: "",
+        values: "",
+        attached: "",
+        long_flags: &[],
+        long_values: &[],
+        numeric: false,
+    };
+}
+
 /// The outcome of parsing a wrapper's options.
 pub(crate) struct Parsed {
     /// Index of the first operand.
@@ -118,10 +130,10 @@ pub(crate) const TIMEOUT: Spec = Spec {
 
 pub(crate) const TIME: Spec = Spec {
     flags: "pvqa",
-    values: "f",
+    values: "fo",
     attached: "",
     long_flags: &["portability", "verbose", "quiet", "append"],
-    long_values: &["format"],
+    long_values: &["format", "output"],
     numeric: false,
 };
 

@@ -13,12 +13,12 @@
 //! * the parse has an operation budget proportional to the line's length,
 //!   about ten times what ordinary lines need; past it the parse is
 //!   cancelled: [`Opacity::TooLarge`];
-//! * non-ASCII characters are parsed as ASCII word characters; see
-//!   [`ascii_shape`].
+//! * non-ASCII characters, and control characters other than tab and
+//!   newline, are parsed as ASCII word characters; see [`shape`].
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 
 use tree_sitter::{ParseOptions, ParseState, Parser, Tree};
 
@@ -69,9 +69,15 @@ fn parse_with(parser: &mut Parser, src: &str) -> Option<Tree> {
     tree
 }
 
-/// Parses with this thread's parser, made on first use (a fresh parser if
-/// the thread's one is unavailable, which does not happen in practice).
-pub(crate) fn parse(src: &str) -> Result<Tree, Opacity> {
+/// Parses `src` with this thread's parser (a fresh parser if the
+/// thread's one is unavailable, which does not happen in practice). The
+/// bytes in `blanks` are parsed as spaces (see `keywords`). Returns the
+/// tree and the text it was parsed from, which has the same byte offsets
+/// as `src`.
+pub(crate) fn parse<'s>(
+    src: &'s str,
+    blanks: &[Range<usize>],
+) -> Result<(Tree, Cow<'s, str>), Opacity> {
     // Bash cannot run a line with a NUL in it, and tree-sitter's lexer is
     // slow on long runs of them.
     if src.contains('\0') {
@@ -80,23 +86,33 @@ pub(crate) fn parse(src: &str) -> Result<Tree, Opacity> {
     if src.matches("<<").count() > MAX_HEREDOCS {
         return Err(Opacity::TooLarge);
     }
-    let ascii = ascii_shape(src);
+    let shaped = shape(src, blanks);
     let reused = PARSER.try_with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
         if slot.is_none() {
             *slot = new_parser();
         }
-        Some(parse_with(slot.as_mut()?, &ascii))
+        Some(parse_with(slot.as_mut()?, &shaped))
     });
     let tree = match reused {
         Ok(Some(tree)) => tree,
-        _ => new_parser().and_then(|mut parser| parse_with(&mut parser, &ascii)),
+        _ => new_parser().and_then(|mut parser| parse_with(&mut parser, &shaped)),
     };
-    tree.ok_or(Opacity::TooLarge)
+    tree.map(|tree| (tree, shaped)).ok_or(Opacity::TooLarge)
 }
 
-/// The line with every non-ASCII character replaced by as many `x` bytes
-/// as its UTF-8 encoding has, so byte offsets are unchanged.
+/// Whether bash reads this byte as an ordinary word character where
+/// tree-sitter-bash would not: a control character other than tab and
+/// newline (tree-sitter takes `\r`, `\v` and `\f` for blanks, so
+/// `ls \r# x; rm y` hid `rm y` in a comment).
+pub(crate) fn is_odd_control(b: u8) -> bool {
+    b.is_ascii_control() && b != b'\t' && b != b'\n'
+}
+
+/// The line as the parser sees it, with the same byte offsets: every
+/// non-ASCII character becomes as many `x` bytes as its UTF-8 encoding
+/// has, a control character other than tab and newline becomes `x`, and
+/// the `blanks` become spaces.
 ///
 /// tree-sitter-bash 0.25.1's scanner passes the code point after a `{` to
 /// C's `isdigit`, which reads outside its table for large code points and
@@ -105,17 +121,25 @@ pub(crate) fn parse(src: &str) -> Result<Tree, Opacity> {
 /// is too, so the tree has the same shape; the walk reads every word's
 /// text from the original line. (tree-sitter's `iswspace` would also take
 /// U+00A0 for a blank, which bash does not: this is closer to bash.)
-fn ascii_shape(src: &str) -> Cow<'_, str> {
-    if src.is_ascii() {
+fn shape<'s>(src: &'s str, blanks: &[Range<usize>]) -> Cow<'s, str> {
+    if blanks.is_empty() && !src.bytes().any(|b| !b.is_ascii() || is_odd_control(b)) {
         return Cow::Borrowed(src);
     }
-    let mut out = String::with_capacity(src.len());
-    for c in src.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n('x', c.len_utf8()));
+    let mut bytes: Vec<u8> = src
+        .bytes()
+        .map(|b| {
+            if !b.is_ascii() || is_odd_control(b) {
+                b'x'
+            } else {
+                b
+            }
+        })
+        .collect();
+    for range in blanks {
+        if let Some(span) = bytes.get_mut(range.clone()) {
+            span.fill(b' ');
         }
     }
-    Cow::Owned(out)
+    // Every byte is ASCII now.
+    Cow::Owned(String::from_utf8(bytes).unwrap_or_default())
 }

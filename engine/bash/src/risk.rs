@@ -2,18 +2,26 @@
 //!
 //! **ReadOnly** only for commands known to read and print, and only with
 //! arguments that keep them so: `ls cat head tail wc grep egrep fgrep`,
-//! `rg` (not `--pre`), `find` (not `-exec -execdir -ok -okdir -delete
-//! -fprint -fprint0 -fprintf -fls`), `pwd echo printf which type`, `file`
-//! (not `-C`), `stat du df`, `tree` (not `-o`, `-R`), `sort` (not `-o`,
-//! `--output`, `--compress-program`), `uniq` (at most one file operand, a
-//! second one is written), `cut tr diff cmp basename dirname realpath
-//! readlink`, `date` (not `-s`/`--set`), `whoami id uname printenv`, `env`
-//! alone, `true false : test [ [[`, `jq` (not `-i`), `cd pushd popd` (they
-//! change only the shell's directory), `command -v`/`-V`, `sed` with only
-//! `-n -E -r -s -u -z` options and scripts made of line addresses and the
-//! commands `p d q =` (no `w`, `e`, `s`, no `-i`), and `git` with a
-//! read-only subcommand and no option that writes or runs a program (see
-//! [`git`]).
+//! `rg` (not `-z`), `find` (not `-exec -execdir -ok -okdir -delete
+//! -fprint -fprint0 -fprintf -fls`), `pwd echo which type`, `printf` (not
+//! `-v`), `file` (not `-C`, `-z`, `-Z`), `stat du df`, `tree` (not `-o`,
+//! `-R`), `sort` (not `-o`), `uniq` (at most one file operand, a second one
+//! is written), `cut tr cmp basename dirname realpath readlink`, `diff`
+//! (not `-l`, which runs `pr`), `date` (not `-s`), `whoami id uname
+//! printenv`, `env` alone, `true false : test [ [[`, `jq` (not `-i`), `cd
+//! pushd popd` (they change only the shell's directory), `command -v`/`-V`,
+//! `sed` with only `-n -E -r -s -u -z` options and scripts made of line
+//! addresses and the commands `p d q =` (no `w`, `e`, `s`, no `-i`), and
+//! `git` with a read-only subcommand (see the `git` module).
+//!
+//! On top of that, every long option (`--name`, `--name=value`, before a
+//! `--`) must be in the command's list of harmless options, written in full
+//! (see the `allow` module): GNU programs take abbreviations, and some long
+//! options write or run a program (`sort --compress-program`, `rg --pre`,
+//! `rg --hostname-bin`, `date --set`). And for the commands with such an
+//! option (`sort rg date git find file tree sed uniq diff`), an argument
+//! that an expansion or a glob could turn into an option (`$x`, `"$x"`,
+//! `*`, `*.rs`; not `src/*`) makes them Exec.
 //!
 //! **Destructive** for `rm -r/-R/-f/--recursive/--force`, `dd`, `mkfs*`,
 //! `shred`, `wipefs`, `chmod/chown/chgrp -R`, `sudo`/`doas`/`su`, `find
@@ -28,42 +36,62 @@
 
 use cox_protocol::types::Risk;
 
+use crate::allow::{long_options, long_options_allowed};
+use crate::git::git;
 use crate::words::basename;
 
+/// Read-only commands with an option that writes, runs a program or
+/// changes the system: one of their arguments that an expansion or a glob
+/// could turn into an option (`sort $opt`, `rg x *` beside a file named
+/// `--pre=evil`) makes them Exec.
+const OPTION_SENSITIVE: &[&str] = &[
+    "sort", "rg", "date", "git", "find", "file", "tree", "sed", "uniq", "diff",
+];
+
 /// The risk of one command from its words (quotes already removed).
-pub(crate) fn classify(words: &[String]) -> Risk {
+/// `dynamic_args` says whether an argument could expand to an option.
+pub(crate) fn classify(words: &[String], dynamic_args: bool) -> Risk {
     let Some((name, args)) = words.split_first() else {
         return Risk::Exec;
     };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    match basename(name) {
+    let program = basename(name);
+    let risk = classify_program(program, &args);
+    if risk != Risk::ReadOnly {
+        return risk;
+    }
+    let long_ok = long_options(program).is_none_or(|allowed| long_options_allowed(&args, allowed));
+    if !long_ok || (dynamic_args && OPTION_SENSITIVE.contains(&program)) {
+        Risk::Exec
+    } else {
+        Risk::ReadOnly
+    }
+}
+
+fn classify_program(program: &str, args: &[&str]) -> Risk {
+    match program {
         "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "pwd" | "echo"
-        | "printf" | "which" | "type" | "stat" | "du" | "df" | "cut" | "tr" | "diff" | "cmp"
-        | "basename" | "dirname" | "realpath" | "readlink" | "whoami" | "id" | "uname"
-        | "printenv" | "true" | "false" | ":" | "test" | "[" | "[[" | "cd" | "pushd" | "popd" => {
-            Risk::ReadOnly
+        | "which" | "type" | "stat" | "du" | "df" | "cut" | "tr" | "cmp" | "basename"
+        | "dirname" | "realpath" | "readlink" | "whoami" | "id" | "uname" | "printenv" | "true"
+        | "false" | ":" | "test" | "[" | "[[" | "cd" | "pushd" | "popd" => Risk::ReadOnly,
+        "printf" => read_only_unless(args.contains(&"-v")),
+        "diff" => read_only_unless(has_short(args, 'l')),
+        "rg" => read_only_unless(has_short(args, 'z')),
+        "file" => {
+            read_only_unless(has_short(args, 'C') || has_short(args, 'z') || has_short(args, 'Z'))
         }
-        "rg" => read_only_unless(args.iter().any(|a| a.starts_with("--pre"))),
-        "file" => read_only_unless(has_short(&args, 'C') || args.contains(&"--compile")),
-        "tree" => read_only_unless(has_short(&args, 'o') || has_short(&args, 'R')),
-        "sort" => read_only_unless(
-            has_short(&args, 'o')
-                || args
-                    .iter()
-                    .any(|a| a.starts_with("--output") || a.starts_with("--compress-program")),
-        ),
+        "tree" => read_only_unless(has_short(args, 'o') || has_short(args, 'R')),
+        "sort" => read_only_unless(has_short(args, 'o')),
         "uniq" => read_only_unless(args.iter().filter(|a| !a.starts_with('-')).count() > 1),
-        "date" => {
-            read_only_unless(has_short(&args, 's') || args.iter().any(|a| a.starts_with("--set")))
-        }
+        "date" => read_only_unless(has_short(args, 's')),
         "env" => read_only_unless(!args.is_empty()),
         "jq" => read_only_unless(args.iter().any(|a| *a == "-i" || *a == "--in-place")),
         "command" => read_only_unless(!matches!(args.first(), Some(&("-v" | "-V")))),
-        "find" => find(&args),
-        "sed" => read_only_unless(!sed_reads_only(&args)),
-        "git" => git(&args),
+        "find" => find(args),
+        "sed" => read_only_unless(!sed_reads_only(args)),
+        "git" => git(args),
         "rm" => {
-            let forceful = options(&args).any(|o| {
+            let forceful = options(args).any(|o| {
                 matches!(o, "--recursive" | "--force")
                     || (!o.starts_with("--") && o.contains(['r', 'R', 'f']))
             });
@@ -74,7 +102,7 @@ pub(crate) fn classify(words: &[String]) -> Risk {
             }
         }
         "chmod" | "chown" | "chgrp" => {
-            let recursive = options(&args)
+            let recursive = options(args)
                 .any(|o| o == "--recursive" || (!o.starts_with("--") && o.contains('R')));
             if recursive {
                 Risk::Destructive
@@ -165,113 +193,5 @@ fn sed_reads_only(args: &[&str]) -> bool {
         }
     } else {
         true
-    }
-}
-
-/// Git: ReadOnly for reading subcommands with no option that writes or runs
-/// something; Destructive for the forceful ones; Exec otherwise.
-///
-/// Global options before the subcommand: `-C DIR`, `--no-pager`,
-/// `--git-dir=…`, `--work-tree=…`, `--bare`, `-P`/`--no-pager` are fine;
-/// `-c NAME=VALUE` (which can set a pager or an alias to run) and any
-/// option not known make the command Exec.
-pub(crate) fn git(args: &[&str]) -> Risk {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        match *arg {
-            "-C" => i += 2,
-            "--no-pager" | "-P" | "--bare" | "--no-replace-objects" | "--literal-pathspecs" => {
-                i += 1;
-            }
-            a if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => i += 1,
-            a if a.starts_with('-') => return Risk::Exec,
-            _ => break,
-        }
-    }
-    let Some((sub, rest)) = args.get(i..).and_then(<[&str]>::split_first) else {
-        return Risk::Exec;
-    };
-    if git_destructive(sub, rest) {
-        return Risk::Destructive;
-    }
-    let writes_or_runs = rest.iter().any(|a| {
-        a.starts_with("--output")
-            || *a == "-o"
-            || a.starts_with("--ext-diff")
-            || a.starts_with("--exec")
-            || a.starts_with("--upload-pack")
-            || *a == "-O"
-            || a.starts_with("--open-files-in-pager")
-    });
-    if writes_or_runs {
-        return Risk::Exec;
-    }
-    let read_only = match *sub {
-        "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "ls-tree" | "blame"
-        | "describe" | "shortlog" | "cat-file" | "merge-base" | "name-rev" | "rev-list"
-        | "show-ref" | "grep" | "whatchanged" | "count-objects" | "check-ignore" | "version"
-        | "help" => true,
-        "branch" => {
-            let listing = rest.iter().any(|a| matches!(*a, "--list" | "-l"));
-            rest.iter().all(|a| {
-                matches!(
-                    *a,
-                    "-a" | "-r"
-                        | "-v"
-                        | "-vv"
-                        | "--list"
-                        | "-l"
-                        | "--all"
-                        | "--remotes"
-                        | "--verbose"
-                        | "--show-current"
-                        | "--no-color"
-                ) || (listing && !a.starts_with('-'))
-            })
-        }
-        "tag" => {
-            let listing = rest.iter().any(|a| matches!(*a, "--list" | "-l"));
-            rest.iter()
-                .all(|a| matches!(*a, "-l" | "--list") || (listing && !a.starts_with('-')))
-        }
-        "remote" => matches!(rest, [] | ["-v" | "--verbose"] | ["get-url", _]),
-        "stash" => matches!(rest.first(), Some(&("list" | "show"))),
-        "worktree" => matches!(rest.first(), Some(&"list")),
-        "reflog" => matches!(rest.first(), None | Some(&"show")),
-        "config" => {
-            rest.iter()
-                .any(|a| matches!(*a, "--get" | "--get-all" | "--get-regexp" | "--list" | "-l"))
-                && !rest.iter().any(|a| {
-                    matches!(
-                        *a,
-                        "--add" | "--unset" | "--unset-all" | "--replace-all" | "--edit" | "-e"
-                    )
-                })
-        }
-        _ => false,
-    };
-    read_only_unless(!read_only)
-}
-
-fn git_destructive(sub: &str, rest: &[&str]) -> bool {
-    let short = |letter: char| {
-        rest.iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(letter))
-    };
-    match sub {
-        "push" => {
-            short('f')
-                || short('d')
-                || rest.iter().any(|a| {
-                    a.starts_with("--force")
-                        || matches!(*a, "--delete" | "--mirror" | "--prune")
-                        || (!a.starts_with('-') && (a.starts_with('+') || a.starts_with(':')))
-                })
-        }
-        "reset" => rest.contains(&"--hard"),
-        "clean" => short('f') || rest.contains(&"--force"),
-        "branch" => short('D') || (rest.contains(&"--delete") && rest.contains(&"--force")),
-        "stash" => matches!(rest.first(), Some(&("drop" | "clear"))),
-        _ => false,
     }
 }

@@ -39,6 +39,13 @@ pub(crate) enum Kind {
     Concatenation,
     BraceExpression,
     ExtglobPattern,
+    NegatedCommand,
+    Pipeline,
+    HerestringRedirect,
+    HeredocRedirect,
+    HeredocStart,
+    HeredocBody,
+    ArithmeticExpansion,
     /// The anonymous `` ` `` token that opens a backtick substitution.
     Backtick,
     Other,
@@ -53,6 +60,7 @@ pub(crate) enum Field {
     Body,
     Variable,
     Value,
+    Redirect,
     Other,
 }
 
@@ -86,6 +94,13 @@ fn named_kind(name: &str) -> Kind {
         "concatenation" => Kind::Concatenation,
         "brace_expression" => Kind::BraceExpression,
         "extglob_pattern" => Kind::ExtglobPattern,
+        "negated_command" => Kind::NegatedCommand,
+        "pipeline" => Kind::Pipeline,
+        "herestring_redirect" => Kind::HerestringRedirect,
+        "heredoc_redirect" => Kind::HeredocRedirect,
+        "heredoc_start" => Kind::HeredocStart,
+        "heredoc_body" => Kind::HeredocBody,
+        "arithmetic_expansion" => Kind::ArithmeticExpansion,
         _ => Kind::Other,
     }
 }
@@ -116,6 +131,7 @@ fn table() -> &'static Table {
             ("body", Field::Body),
             ("variable", Field::Variable),
             ("value", Field::Value),
+            ("redirect", Field::Redirect),
         ]
         .into_iter()
         .map(|(name, field)| (language.field_id_for_name(name), field))

@@ -8,7 +8,11 @@
 //! definitions, heredocs, is walked child by child.
 //!
 //! A plain line skips the tree (see `fast`); its words go to the same
-//! wrapper code.
+//! wrapper code. The walk notes where the tree found substitutions, so the
+//! scan after it (see `scan`) can find those the tree missed, and what the
+//! command being judged reads on its standard input (a here-string, a
+//! heredoc body, a literal `echo` piped in), so a shell reading it can be
+//! parsed again.
 //!
 //! The walk collects into a [`Sink`], which a nested shell string (`sh -c`,
 //! `eval`) shares with the line it came from: its commands are appended and
@@ -16,74 +20,34 @@
 
 use tree_sitter::Node;
 
-use crate::fast;
-use crate::parse::parse;
 use crate::risk::classify;
+use crate::rules::{echoed, evaluating_test, is_locale, may_matter, redirect_opacity};
+use crate::sink::Sink;
+use crate::source::walk_source;
 use crate::syntax::{Field, Kind, children, field_child, kind};
 use crate::words::{Word, collapse_whitespace, node_text};
-use crate::{Command, MAX_SHELL_DEPTH, MAX_TREE_DEPTH, Opacity};
-
-/// What a walk has found so far.
-#[derive(Debug, Default)]
-pub(crate) struct Sink {
-    pub commands: Vec<Command>,
-    pub opaque: Option<Opacity>,
-    /// Parse every line with tree-sitter, even a plain one (to check the
-    /// fast path against it).
-    pub tree_sitter_only: bool,
-}
-
-impl Sink {
-    /// Records a reason the line is opaque; the first one is kept.
-    pub(crate) fn opaque(&mut self, reason: Opacity) {
-        if self.opaque.is_none() {
-            self.opaque = Some(reason);
-        }
-    }
-}
-
-/// Parses `src` and walks it into `sink`. `shell_depth` counts the shell
-/// strings this source is nested in; `tree_depth` the tree levels above it.
-pub(crate) fn walk_source(sink: &mut Sink, src: &str, shell_depth: usize, tree_depth: usize) {
-    if shell_depth > MAX_SHELL_DEPTH {
-        sink.opaque(Opacity::TooDeep);
-        return;
-    }
-    if let Some(commands) = (!sink.tree_sitter_only).then(|| fast::plain(src)).flatten() {
-        let mut walk = Walk {
-            sink,
-            src,
-            shell_depth,
-        };
-        for words in &commands {
-            walk.judge(words, tree_depth + 1);
-        }
-        return;
-    }
-    let tree = match parse(src) {
-        Ok(tree) => tree,
-        Err(reason) => {
-            sink.opaque(reason);
-            return;
-        }
-    };
-    if tree.root_node().has_error() || skips_text(tree.root_node(), src) {
-        // Reported before anything found inside the damaged tree.
-        sink.opaque(Opacity::ParseError);
-    }
-    let mut walk = Walk {
-        sink,
-        src,
-        shell_depth,
-    };
-    walk.node(tree.root_node(), tree_depth);
-}
+use crate::{Command, MAX_TREE_DEPTH, Opacity};
 
 /// One walk over one source text.
 pub(crate) struct Walk<'a> {
     pub sink: &'a mut Sink,
-    src: &'a str,
-    shell_depth: usize,
+    pub src: &'a str,
+    pub shell_depth: usize,
+    /// Where the tree found `$(`, backticks, `<(`/`>(` (their first byte).
+    pub seen: Vec<usize>,
+    /// Where the tree found `$((…))` or `$[…]`.
+    pub arithmetic: Vec<usize>,
+    /// The text of subtrees not walked for being too deep; the line is
+    /// opaque, and the scan does not look into them either.
+    pub unwalked: Vec<std::ops::Range<usize>>,
+    /// Words that tree-sitter started with a newline (`ls` newline `\rm`
+    /// parses as `ls \rm`); each one the walk splits off is removed, and
+    /// any left over make the line a parse error.
+    pub glued: std::collections::HashSet<usize>,
+    /// What the command being judged reads on its standard input, when it
+    /// is known text: a here-string, a heredoc body, or `echo`'s words
+    /// piped in. A shell reading it runs it.
+    pub stdin: Option<String>,
 }
 
 impl Walk<'_> {
@@ -93,36 +57,61 @@ impl Walk<'_> {
         walk_source(self.sink, script, self.shell_depth + 1, tree_depth);
     }
 
-    /// Lists a command from its words (wrappers already stripped).
+    /// A walk over `src` into `sink`.
+    pub(crate) fn new<'s>(sink: &'s mut Sink, src: &'s str, shell_depth: usize) -> Walk<'s> {
+        Walk {
+            sink,
+            src,
+            shell_depth,
+            seen: Vec::new(),
+            arithmetic: Vec::new(),
+            unwalked: Vec::new(),
+            glued: std::collections::HashSet::new(),
+            stdin: None,
+        }
+    }
+
+    /// Lists a command from its words (wrappers already stripped). Its
+    /// text is its words' values joined by single spaces: quotes removed
+    /// from plain literals (`rm '-rf' y` reads `rm -rf y`), a word with an
+    /// expansion as written, an empty literal left out.
     pub(crate) fn push(&mut self, words: &[Word]) {
-        let Some((name, args)) = words.split_first() else {
+        let Some((name, _)) = words.split_first() else {
             return;
         };
-        let head = match name.lit() {
-            Some(value) if !value.is_empty() && !name.pattern => value,
-            _ => name.raw.as_str(),
-        };
-        let mut text = head.to_owned();
-        for arg in args {
-            if arg.raw.is_empty() {
+        let mut text = String::new();
+        for (i, word) in words.iter().enumerate() {
+            let value = match word.lit() {
+                Some(value) if i == 0 && (value.is_empty() || name.pattern) => word.raw.as_str(),
+                Some(value) => value,
+                None => word.raw.as_str(),
+            };
+            if value.is_empty() {
                 continue;
             }
             if !text.is_empty() {
                 text.push(' ');
             }
-            text.push_str(&arg.raw);
+            text.push_str(value);
         }
         if text.is_empty() {
             return;
         }
+        // After a `--`, no argument is an option.
+        let dynamic = words
+            .iter()
+            .skip(1)
+            .take_while(|w| w.lit() != Some("--"))
+            .any(Word::may_become_option);
         let words: Vec<String> = words.iter().map(|w| w.value().to_owned()).collect();
-        let risk = classify(&words);
+        let risk = classify(&words, dynamic);
         self.sink.commands.push(Command { text, words, risk });
     }
 
-    fn node(&mut self, node: Node<'_>, depth: usize) {
+    pub(crate) fn node(&mut self, node: Node<'_>, depth: usize) {
         if depth > MAX_TREE_DEPTH {
             self.sink.opaque(Opacity::TooDeep);
+            self.unwalked.push(node.byte_range());
             return;
         }
         if node.is_missing() {
@@ -132,10 +121,12 @@ impl Walk<'_> {
         match kind(node) {
             Kind::Command => self.command(node, Vec::new(), depth),
             Kind::List => self.list(node, depth),
+            Kind::Pipeline => self.pipeline(node, depth),
             Kind::RedirectedStatement => self.redirected(node, depth),
             Kind::VariableAssignment => self.assignment(node, depth, true),
             Kind::Declaration | Kind::Unset => self.declaration(node, depth),
             Kind::CommandSubstitution => {
+                self.seen.push(node.start_byte());
                 let backticks = node.child(0).is_some_and(|c| kind(c) == Kind::Backtick);
                 self.sink.opaque(if backticks {
                     Opacity::Backticks
@@ -145,7 +136,12 @@ impl Walk<'_> {
                 self.children(node, depth);
             }
             Kind::ProcessSubstitution => {
+                self.seen.push(node.start_byte());
                 self.sink.opaque(Opacity::ProcessSubstitution);
+                self.children(node, depth);
+            }
+            Kind::ArithmeticExpansion => {
+                self.arithmetic.push(node.start_byte());
                 self.children(node, depth);
             }
             Kind::FileRedirect => self.redirect(node, depth),
@@ -157,6 +153,15 @@ impl Walk<'_> {
                         self.sink.opaque(Opacity::Assignment(name.to_owned()));
                     }
                 }
+                // The loop variable holds data unless every value is a
+                // plain literal without a glob or an array subscript.
+                let data = children(node).any(|(child, field)| {
+                    field == Field::Value && {
+                        let word = Word::from_node(child, self.src);
+                        word.pattern || word.lit().is_none_or(|v| v.contains(['[', '$', '`']))
+                    }
+                });
+                self.sink.data_vars |= data || field_child(node, Field::Value).is_none();
                 self.children(node, depth);
             }
             Kind::CStyleFor => {
@@ -205,26 +210,66 @@ impl Walk<'_> {
         }
     }
 
+    /// A pipeline: what a literal `echo` or `printf` writes is the next
+    /// command's standard input (`echo 'rm x' | sh`).
+    fn pipeline(&mut self, node: Node<'_>, depth: usize) {
+        let mut feed = None;
+        for (child, _) in children(node) {
+            if !child.is_named() {
+                // `|`, `|&`.
+                self.node(child, depth + 1);
+            } else if kind(child) == Kind::Command {
+                self.stdin = feed.take();
+                self.command(child, Vec::new(), depth + 1);
+                self.stdin = None;
+                let words: Vec<Word> = children(child)
+                    .filter(|(_, field)| matches!(field, Field::Name | Field::Argument))
+                    .map(|(word, _)| Word::from_node(word, self.src))
+                    .collect();
+                feed = echoed(&words);
+            } else {
+                self.stdin = feed.take();
+                self.node(child, depth + 1);
+                self.stdin = None;
+            }
+        }
+    }
+
     /// A simple command: leading assignments, name, arguments, redirects.
-    /// `extra` holds words tree-sitter filed as redirect targets.
+    /// `extra` holds words tree-sitter filed as redirect targets. The
+    /// command's standard input, if known, is in `self.stdin`.
     ///
     /// tree-sitter-bash sometimes files the first word of the next line as
     /// an argument (`a | b | c` newline `d && e` parses `c d` as one
-    /// command). Bash ends a simple command at an unescaped newline, so the
-    /// words are split there again.
+    /// command, and `ls` newline `\rm x` parses `ls \rm x`). Bash ends a
+    /// simple command at an unescaped newline, so the words are split there
+    /// again. Two words with only line continuations between them (`r\`
+    /// newline `m`) are one word to bash, and are joined.
     fn command(&mut self, node: Node<'_>, extra: Vec<Word>, depth: usize) {
+        let piped = self.stdin.take();
         let mut groups: Vec<Vec<Word>> = Vec::new();
         let mut words = Vec::new();
         let mut last_end: Option<usize> = None;
         let mut rest = Vec::new();
+        let mut herestring: Option<(usize, String)> = None;
         for (child, field) in children(node) {
             if matches!(field, Field::Name | Field::Argument) {
-                let gap = last_end.and_then(|end| self.src.get(end..child.start_byte()));
-                if gap.is_some_and(ends_a_command) && !words.is_empty() {
-                    groups.push(std::mem::take(&mut words));
-                }
+                let (word, start) = self.word_at(child);
+                let gap = last_end.and_then(|end| self.src.get(end..start));
                 last_end = Some(child.end_byte());
-                words.push(Word::from_node(child, self.src));
+                match gap {
+                    Some(gap) if ends_a_command(gap) && !words.is_empty() => {
+                        groups.push(std::mem::take(&mut words));
+                    }
+                    Some(gap) if is_continuations(gap) => {
+                        if let Some(last) = words.last_mut() {
+                            last.join(word);
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+                words.push(word);
             } else if kind(child) == Kind::VariableAssignment {
                 let name = field_child(child, Field::Name)
                     .map(|n| node_text(n, self.src))
@@ -232,15 +277,26 @@ impl Walk<'_> {
                 if !is_locale(name) {
                     self.sink.opaque(Opacity::Assignment(name.to_owned()));
                 }
+            } else if kind(child) == Kind::HerestringRedirect {
+                let script = child
+                    .named_child(0)
+                    .map(|w| Word::from_node(w, self.src).loose);
+                herestring = script.map(|s| (groups.len(), s));
             }
             rest.push(child);
         }
         words.extend(extra);
         groups.push(words);
         let depth = depth + 1;
-        for words in &groups {
+        for (i, words) in groups.iter().enumerate() {
+            self.stdin = match &herestring {
+                Some((at, script)) if *at == i => Some(script.clone()),
+                _ if i == 0 => piped.clone(),
+                _ => None,
+            };
             self.judge(words, depth);
         }
+        self.stdin = None;
         // Substitutions inside the words, assignment values and redirects.
         for child in rest {
             if kind(child) == Kind::VariableAssignment {
@@ -253,19 +309,47 @@ impl Walk<'_> {
         }
     }
 
+    /// A word node as a [`Word`] and where the word really starts: a word
+    /// tree-sitter began with blanks (`ls` newline `\rm`) starts after
+    /// them, and counts as handled (see `glued`).
+    fn word_at(&mut self, node: Node<'_>) -> (Word, usize) {
+        let text = node_text(node, self.src);
+        let lead = text.len() - text.trim_start_matches([' ', '\t', '\n']).len();
+        if lead > 0 {
+            self.glued.remove(&node.start_byte());
+        }
+        (Word::from_node(node, self.src), node.start_byte() + lead)
+    }
+
     /// A statement with redirects after it. Extra targets tree-sitter files
     /// under a redirect (`echo >/dev/null hi`: `hi`) are the command's
-    /// arguments in bash, so they go back to the command.
+    /// arguments in bash, so they go back to the command. A here-string or
+    /// heredoc body is the command's standard input.
     fn redirected(&mut self, node: Node<'_>, depth: usize) {
         let mut extra = Vec::new();
+        let mut stdin = self.stdin.take();
         for (child, _) in children(node) {
-            if kind(child) == Kind::FileRedirect {
-                let targets = children(child).filter(|(_, field)| *field == Field::Destination);
-                extra.extend(targets.skip(1).map(|(t, _)| Word::from_node(t, self.src)));
+            match kind(child) {
+                Kind::FileRedirect => {
+                    let targets = children(child).filter(|(_, field)| *field == Field::Destination);
+                    extra.extend(targets.skip(1).map(|(t, _)| Word::from_node(t, self.src)));
+                }
+                Kind::HerestringRedirect => {
+                    stdin = child
+                        .named_child(0)
+                        .map(|w| Word::from_node(w, self.src).loose);
+                }
+                Kind::HeredocRedirect => {
+                    stdin = children(child)
+                        .find(|(c, _)| kind(*c) == Kind::HeredocBody)
+                        .map(|(body, _)| node_text(body, self.src).to_owned());
+                }
+                _ => {}
             }
         }
         for (child, field) in children(node) {
             if field == Field::Body && kind(child) == Kind::Command {
+                self.stdin = stdin.take();
                 self.command(child, std::mem::take(&mut extra), depth + 1);
             } else {
                 self.node(child, depth + 1);
@@ -294,17 +378,32 @@ impl Walk<'_> {
     }
 
     /// `export`, `declare`, `typeset`, `local`, `readonly`, `unset`: listed,
-    /// and the line is opaque.
+    /// and the line is opaque. Words after a newline tree-sitter glued on
+    /// (`export A` newline `\rm x`) are a command of their own.
     fn declaration(&mut self, node: Node<'_>, depth: usize) {
         let keyword = node
             .child(0)
             .map(|k| node_text(k, self.src))
             .unwrap_or_default();
         self.sink.opaque(Opacity::Export(keyword.to_owned()));
-        let words: Vec<Word> = children(node)
-            .map(|(c, _)| Word::from_node(c, self.src))
-            .collect();
-        self.push(&words);
+        let mut groups: Vec<Vec<Word>> = vec![Vec::new()];
+        let mut last_end: Option<usize> = None;
+        for (child, _) in children(node) {
+            let (word, start) = self.word_at(child);
+            let gap = last_end.and_then(|end| self.src.get(end..start));
+            last_end = Some(child.end_byte());
+            if gap.is_some_and(ends_a_command) {
+                groups.push(Vec::new());
+            }
+            if let Some(group) = groups.last_mut() {
+                group.push(word);
+            }
+        }
+        let mut groups = groups.into_iter();
+        self.push(&groups.next().unwrap_or_default());
+        for words in groups {
+            self.judge(&words, depth + 1);
+        }
         for (child, _) in children(node) {
             if kind(child) == Kind::VariableAssignment {
                 if let Some(value) = field_child(child, Field::Value) {
@@ -333,51 +432,18 @@ impl Walk<'_> {
         self.children(node, depth);
     }
 
-    /// `[ … ]` and `[[ … ]]`: listed as written, ReadOnly by `risk`.
+    /// `[ … ]` and `[[ … ]]`: listed as written, ReadOnly by `risk`. An
+    /// arithmetic comparison or `-v` in `[[ … ]]` evaluates its operands.
     fn test_command(&mut self, node: Node<'_>, depth: usize) {
         let text = collapse_whitespace(node_text(node, self.src));
         if !text.is_empty() {
             let words: Vec<String> = text.split(' ').map(str::to_owned).collect();
-            let risk = classify(&words);
+            self.sink.evaluates |= words.iter().any(|w| evaluating_test(w));
+            let risk = classify(&words, false);
             self.sink.commands.push(Command { text, words, risk });
         }
         self.children(node, depth);
     }
-}
-
-/// Why a redirect with this operator and target makes a line opaque, if it
-/// does. Input redirects, fd duplications and closes, and writes to
-/// `/dev/null`, `/dev/stdout` or `/dev/stderr` are fine.
-fn redirect_opacity(operator: &str, target: Option<Word>) -> Option<Opacity> {
-    if !operator.contains('>') {
-        return None;
-    }
-    // `>&-` closes a descriptor; a write without a target is a parse error.
-    let target = target?;
-    let value = target.lit();
-    let is_fd = |v: &str| v == "-" || (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
-    let duplicates = matches!(operator, ">&" | "<&") && value.is_some_and(is_fd);
-    let harmless = matches!(value, Some("/dev/null" | "/dev/stdout" | "/dev/stderr"));
-    (!duplicates && !harmless).then_some(Opacity::Redirect(target.raw))
-}
-
-/// A locale or display variable: assigning it before a command cannot
-/// change which program runs or what it may touch.
-pub(crate) fn is_locale(name: &str) -> bool {
-    matches!(name, "LANG" | "LANGUAGE" | "TZ" | "NO_COLOR" | "LC_ALL")
-        || name.strip_prefix("LC_").is_some_and(|rest| {
-            !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
-        })
-}
-
-/// Whether a variable set by a loop or a builtin such as `read` could
-/// change what later commands do. The variables that steer the shell and
-/// programs (`PATH`, `IFS`, `LD_PRELOAD`, `BASH_ENV`, `HOME` …) are all
-/// upper case, so a name with a lower-case letter (`f`, `line`) is taken as
-/// a plain local; any other name, except a locale one, makes the line
-/// opaque. A statement assignment (`x=1`) is stricter: it is always opaque.
-pub(crate) fn may_matter(name: &str) -> bool {
-    !is_locale(name) && !name.bytes().any(|b| b.is_ascii_lowercase())
 }
 
 /// Whether the text between two words of a command holds a newline that is
@@ -387,45 +453,8 @@ fn ends_a_command(gap: &str) -> bool {
         .any(|(at, _)| !gap[..at].ends_with('\\'))
 }
 
-/// Whether tree-sitter left text out of the tree: some bytes between two
-/// tokens that are not blanks or line continuations. It does so for a
-/// leading `-` (`- A=1` parses as just `A=1`), where bash would run a
-/// command named `-`; a line the tree does not cover is a parse error.
-fn skips_text(root: Node<'_>, src: &str) -> bool {
-    let mut covered = 0;
-    let mut cursor = root.walk();
-    loop {
-        if !cursor.goto_first_child() {
-            let leaf = cursor.node();
-            let gap = src.get(covered..leaf.start_byte()).unwrap_or_default();
-            if !is_blank(gap) {
-                return true;
-            }
-            covered = covered.max(leaf.end_byte());
-            while !cursor.goto_next_sibling() {
-                if !cursor.goto_parent() {
-                    let tail = src.get(covered..).unwrap_or_default();
-                    return !is_blank(tail);
-                }
-            }
-        }
-    }
-}
-
-/// Blanks as tree-sitter-bash skips them: white space, and a backslash
-/// before a newline, space, tab, vertical tab or form feed.
-fn is_blank(gap: &str) -> bool {
-    let mut bytes = gap.bytes();
-    while let Some(b) = bytes.next() {
-        match b {
-            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {}
-            b'\\' => match bytes.next() {
-                Some(b'\n' | b' ' | b'\t' | 0x0b | 0x0c) => {}
-                Some(b'\r') if bytes.next() == Some(b'\n') => {}
-                _ => return false,
-            },
-            _ => return false,
-        }
-    }
-    true
+/// Whether the text between two words is nothing but line continuations,
+/// so that bash reads the two as one word (`r\` newline `m` is `rm`).
+fn is_continuations(gap: &str) -> bool {
+    !gap.is_empty() && gap.split("\\\n").all(str::is_empty)
 }

@@ -10,6 +10,9 @@ use tree_sitter::Node;
 
 use crate::syntax::{Kind, children, kind};
 
+/// What tree-sitter may put before a word's first character.
+const BLANKS: [char; 3] = [' ', '\t', '\n'];
+
 /// How deep `literal` descends into a word's own nodes (concatenations of
 /// strings are shallow; this only bounds hostile input).
 const MAX_WORD_DEPTH: usize = 16;
@@ -37,7 +40,9 @@ impl Word {
         } else {
             node
         };
-        let text = node_text(node, src);
+        // tree-sitter can start a word with the newline before it (see
+        // `Walk::command`); bash never does.
+        let text = node_text(node, src).trim_start_matches(BLANKS);
         let lit = literal(node, src, 0);
         let loose = match (&lit, kind(node)) {
             (Some(value), _) => value.clone(),
@@ -50,6 +55,30 @@ impl Word {
             loose,
             pattern: has_pattern(node, src, 0),
         }
+    }
+
+    /// Appends `next` to this word: bash reads two words with only a line
+    /// continuation between them as one.
+    pub(crate) fn join(&mut self, next: Word) {
+        self.raw.push_str(&next.raw);
+        self.lit = self.lit.take().zip(next.lit).map(|(a, b)| a + &b);
+        self.loose.push_str(&next.loose);
+        self.pattern |= next.pattern;
+    }
+
+    /// Whether the word could expand to an option: it has an expansion or
+    /// an unquoted glob, and does not start with an unquoted character
+    /// that is plainly not a `-` (`$x`, `"$x"`, `*.rs`, `-$x` could; `src/*`
+    /// and `./*` could not).
+    pub(crate) fn may_become_option(&self) -> bool {
+        if self.lit.is_some() && !self.pattern {
+            return false;
+        }
+        !self
+            .raw
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b"/._~+:,=@%^".contains(&b))
     }
 
     /// The literal value, or `None` when the word has an expansion.
@@ -98,7 +127,7 @@ fn literal(node: Node<'_>, src: &str, depth: usize) -> Option<String> {
     }
     let text = node_text(node, src);
     match kind(node) {
-        Kind::Word => Some(unescape_word(text)),
+        Kind::Word => Some(unescape_word(text.trim_start_matches(BLANKS))),
         Kind::Number if node.named_child_count() == 0 => Some(text.to_owned()),
         Kind::RawString => strip_quotes(text, '\'').map(str::to_owned),
         Kind::AnsiCString => {
@@ -171,7 +200,7 @@ fn has_pattern(node: Node<'_>, src: &str, depth: usize) -> bool {
     }
     match kind(node) {
         Kind::Word => {
-            let mut chars = node_text(node, src).chars();
+            let mut chars = node_text(node, src).trim_start_matches(BLANKS).chars();
             while let Some(c) = chars.next() {
                 match c {
                     '\\' => {

@@ -4,24 +4,37 @@
 //! already handled) and lists what it runs. It peels transparent wrappers
 //! (`nohup`, `timeout 5`, `env`, bare `xargs` …) off the front, lists a
 //! runner (`sudo`, `xargs -0`, `find -exec`) *and* what it runs, and parses
-//! shell strings (`sh -c`, `eval`, `su -c`, `trap`) again with the same
-//! walk. The crate docs list the choices; `options` holds the option
+//! shell strings (`sh -c`, `eval`, `su -c`, `trap`, `env -S`) again with
+//! the same walk. Other programs go to `builtins`, `programs` and `inline`.
+//! The crate docs list the choices; `options` and `specs` hold the option
 //! tables.
 
-use crate::Opacity;
 use crate::options::{
     COMMAND, DOAS, ENV, EXEC, NICE, Parsed, STDBUF, SUDO, Spec, TIME, TIMEOUT, XARGS, parse_options,
 };
-use crate::walk::{Walk, is_locale, may_matter};
+use crate::rules::{is_locale, may_matter, redirect_opacity};
+use crate::shells::{shell_string, su, trap};
+use crate::walk::Walk;
 use crate::words::{Word, basename};
+use crate::{MAX_WRAPPERS, Opacity};
+use crate::{builtins, programs};
 
 /// Shells whose `-c` string is parsed again.
-const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash",
+pub(crate) const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "tcsh", "csh",
+    "pdksh", "oksh", "posh",
+];
+
+/// Words that bash reads as syntax in command position, so a command
+/// cannot be named by them unquoted; one that reaches the wrappers means
+/// tree-sitter misread the line.
+const RESERVED: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "function", "{", "}", "]]",
 ];
 
 /// What to do with a command after looking at its name.
-enum Step {
+pub(crate) enum Step {
     /// Strip this many words and look again (a transparent wrapper).
     Strip(usize),
     /// The line is opaque for this reason; strip this many words and look
@@ -30,14 +43,18 @@ enum Step {
     /// List the words as they are, then look again past this many (a
     /// runner: the runner and what it runs are both listed).
     Runner(usize),
+    /// A runner the line is opaque for (`setsid`, `chroot`, `watch` …).
+    OpaqueRunner(Opacity, usize),
     /// Not understood: list the words, the line is opaque, then look again
     /// past this many words as the best guess.
     Unknown(String, usize),
-    /// List the words; the word at this index, if any, is a shell string.
-    Shell(Option<usize>),
-    /// List the words; the words from this index, joined, are a shell
-    /// string (`eval`, `sudo -s`).
-    Joined(Opacity, usize),
+    /// List the words; the line is opaque for this reason; this text, if
+    /// known, is a shell string, parsed again (`sh -c`, `eval`, `watch`).
+    Reparse(Opacity, Option<String>),
+    /// List the words; the line is opaque for this reason; a script the
+    /// command reads on its standard input is parsed again, if `stdin`
+    /// and it is known (`sh <<< 'rm x'`, `source /dev/stdin`).
+    Script { reason: Opacity, stdin: bool },
     /// List the words; these ranges are commands of their own (find -exec).
     Clauses(Vec<(usize, usize)>),
     /// List the words as they are; the line is opaque for this reason.
@@ -51,14 +68,25 @@ impl Walk<'_> {
     /// on to shell strings.
     pub(crate) fn judge(&mut self, words: &[Word], depth: usize) {
         let mut words = words;
-        // Every step that loops consumes at least one word, so this ends.
-        while let Some(first) = words.first() {
+        // Every step that loops consumes at least one word, so this ends;
+        // it is also bounded, so `sudo sudo … rm x` costs no more than a
+        // line of its length.
+        for _ in 0..=MAX_WRAPPERS {
+            let Some(first) = words.first() else {
+                return;
+            };
             let Some(name) = first.command_name() else {
                 self.sink.opaque(Opacity::DynamicCommand(first.raw.clone()));
                 self.push(words);
                 return;
             };
+            if first.raw == name && RESERVED.contains(&name) {
+                self.sink.opaque(Opacity::ParseError);
+                self.push(words);
+                return;
+            }
             let program = basename(name);
+            builtins::note_evaluation(self.sink, program, words);
             let next = match step(program, words) {
                 Step::Strip(n) if n < words.len() => n,
                 Step::Opaque(reason) => {
@@ -82,6 +110,11 @@ impl Walk<'_> {
                     self.push(words);
                     n
                 }
+                Step::OpaqueRunner(reason, n) => {
+                    self.sink.opaque(reason);
+                    self.push(words);
+                    n
+                }
                 Step::Unknown(option, n) => {
                     self.sink.opaque(Opacity::UnknownOption {
                         program: program.to_owned(),
@@ -90,21 +123,20 @@ impl Walk<'_> {
                     self.push(words);
                     n
                 }
-                Step::Shell(script) => {
+                Step::Reparse(reason, script) => {
                     self.push(words);
-                    self.sink.opaque(Opacity::ShellString);
-                    if let Some(script) = script.and_then(|i| words.get(i)) {
-                        let script = script.loose.clone();
+                    self.sink.opaque(reason);
+                    if let Some(script) = script {
                         self.nested(&script, depth);
                     }
                     return;
                 }
-                Step::Joined(reason, from) => {
+                Step::Script { reason, stdin } => {
                     self.push(words);
                     self.sink.opaque(reason);
-                    let rest = words.get(from..).unwrap_or_default();
-                    let script: Vec<&str> = rest.iter().map(|w| w.loose.as_str()).collect();
-                    self.nested(&script.join(" "), depth);
+                    if let Some(script) = self.stdin.take().filter(|_| stdin) {
+                        self.nested(&script, depth);
+                    }
                     return;
                 }
                 Step::Clauses(clauses) => {
@@ -119,6 +151,9 @@ impl Walk<'_> {
             };
             words = words.get(next.max(1)..).unwrap_or_default();
         }
+        // Past the bound: what is left, as one command.
+        self.sink.opaque(Opacity::TooDeep);
+        self.push(words);
     }
 }
 
@@ -126,11 +161,11 @@ impl Walk<'_> {
 fn step(program: &str, words: &[Word]) -> Step {
     let options = |spec: &Spec| parse_options(words, spec);
     match program {
-        "nohup" | "builtin" | "noglob" | "coproc" => match words.get(1).and_then(Word::lit) {
+        "nohup" | "builtin" | "noglob" | "coproc" | "!" => match words.get(1).and_then(Word::lit) {
             Some("--") => Step::Strip(2),
             _ => Step::Strip(1),
         },
-        "time" => wrapper(options(&TIME), 0),
+        "time" => time(words),
         "timeout" => wrapper(options(&TIMEOUT), 1),
         "nice" => wrapper(options(&NICE), 0),
         "stdbuf" => wrapper(options(&STDBUF), 0),
@@ -146,13 +181,14 @@ fn step(program: &str, words: &[Word]) -> Step {
         "env" => env(words),
         "xargs" => xargs(words),
         "sudo" => sudo(words),
-        "doas" => runner(options(&DOAS), words.len(), &["s"]),
+        "doas" => runner(options(&DOAS), words, &["s"]),
         "su" => su(words),
-        "eval" => Step::Joined(Opacity::Eval, 1),
+        "eval" => Step::Reparse(Opacity::Eval, Some(joined(words, 1))),
         "trap" => trap(words),
         "find" => find(words),
-        shell if SHELLS.contains(&shell) => shell_string(words),
-        "read" | "mapfile" | "readarray" | "getopts" | "let" => assigns(words, 1),
+        shell if SHELLS.contains(&shell) => shell_string(program, words),
+        "read" | "getopts" | "let" => assigns(words, 1),
+        "mapfile" | "readarray" => builtins::mapfile(words).unwrap_or_else(|| assigns(words, 1)),
         "printf" => match words.iter().position(|w| w.lit() == Some("-v")) {
             Some(at) => assigns(words.get(at..at + 2).unwrap_or_default(), 1),
             None => Step::Plain,
@@ -164,8 +200,15 @@ fn step(program: &str, words: &[Word]) -> Step {
             Step::Opaque(Opacity::Rebinding("hash -p".to_owned()))
         }
         "enable" => Step::Opaque(Opacity::Rebinding("enable".to_owned())),
-        _ => Step::Plain,
+        _ => programs::step(program, words),
     }
+}
+
+/// The words from `from` joined by spaces, as best known (`eval`'s string).
+pub(crate) fn joined(words: &[Word], from: usize) -> String {
+    let rest = words.get(from..).unwrap_or_default();
+    let script: Vec<&str> = rest.iter().map(|w| w.loose.as_str()).collect();
+    script.join(" ")
 }
 
 /// A builtin that sets variables (`read`, `mapfile`, `printf -v`, `let` …):
@@ -190,6 +233,39 @@ fn assigns(words: &[Word], from: usize) -> Step {
     }
 }
 
+/// `time [-p] [-o FILE] …`: a wrapper; GNU time's `-o FILE` writes the
+/// file, judged like an output redirect.
+fn time(words: &[Word]) -> Step {
+    let parsed = parse_options(words, &TIME);
+    let options = words.get(1..parsed.end).unwrap_or_default();
+    let output = options.iter().enumerate().find_map(|(i, word)| {
+        let arg = word.lit().unwrap_or_default();
+        match arg.strip_prefix("--output") {
+            Some("") => options.get(i + 1).cloned(),
+            Some(value) => value.strip_prefix('=').map(|v| attached(word, v)),
+            None if arg.starts_with("-o") && arg.len() > 2 => Some(attached(word, &arg[2..])),
+            None if arg.starts_with('-') && !arg.starts_with("--") && arg.ends_with('o') => {
+                options.get(i + 1).cloned()
+            }
+            None => None,
+        }
+    });
+    match output.and_then(|target| redirect_opacity(">", Some(target))) {
+        Some(reason) if parsed.unknown.is_none() => Step::StripOpaque(reason, parsed.end),
+        _ => wrapper(parsed, 0),
+    }
+}
+
+/// A word for a value attached to an option (`-oFILE`).
+fn attached(word: &Word, value: &str) -> Word {
+    Word {
+        raw: value.to_owned(),
+        lit: Some(value.to_owned()),
+        loose: value.to_owned(),
+        pattern: word.pattern,
+    }
+}
+
 /// A transparent wrapper: strip its options and `positional` operands
 /// (timeout's duration).
 fn wrapper(parsed: Parsed, positional: usize) -> Step {
@@ -201,29 +277,50 @@ fn wrapper(parsed: Parsed, positional: usize) -> Step {
 }
 
 /// A runner: listed, then what it runs from its first operand. With one of
-/// the `shell` options, its operands are a shell string.
-fn runner(parsed: Parsed, len: usize, shell: &[&str]) -> Step {
+/// the `shell` options, its operands are a shell string, and without
+/// operands it starts a shell that reads its standard input.
+fn runner(parsed: Parsed, words: &[Word], shell: &[&str]) -> Step {
     if let Some(option) = parsed.unknown {
         return Step::Unknown(option, parsed.end);
     }
-    if parsed.end >= len {
+    let shell_option = shell.iter().any(|o| parsed.saw(o));
+    if parsed.end >= words.len() && shell_option {
+        // `sudo -s` alone: a shell reading its standard input.
+        let program = words
+            .first()
+            .and_then(Word::command_name)
+            .unwrap_or_default();
+        Step::Script {
+            reason: Opacity::Script(basename(program).to_owned()),
+            stdin: true,
+        }
+    } else if parsed.end >= words.len() {
         Step::Plain
-    } else if shell.iter().any(|o| parsed.saw(o)) {
-        Step::Joined(Opacity::ShellString, parsed.end)
+    } else if shell_option {
+        Step::Reparse(Opacity::ShellString, Some(joined(words, parsed.end)))
     } else {
         Step::Runner(parsed.end)
     }
 }
 
 /// `env [options] [NAME=VALUE]… [command]`: like leading assignments.
-/// `-S` (split a string into a command) is not followed.
+/// `-S STRING` splits the string into a command: it is parsed like a
+/// shell string, with the words after it.
 fn env(words: &[Word]) -> Step {
-    let split_string = words.iter().skip(1).find(|w| {
-        w.lit()
-            .is_some_and(|a| a.starts_with("-S") || a.starts_with("--split-string"))
+    let split_string = words.iter().enumerate().skip(1).find_map(|(i, w)| {
+        let arg = w.lit()?;
+        let attached = match arg.strip_prefix("--split-string") {
+            Some(rest) => rest.strip_prefix('='),
+            None => arg.strip_prefix("-S"),
+        };
+        match attached {
+            Some("") => Some(joined(words, i + 1)),
+            Some(value) => Some(format!("{value} {}", joined(words, i + 1))),
+            None => None,
+        }
     });
-    if let Some(word) = split_string {
-        return Step::Unknown(word.raw.clone(), words.len());
+    if let Some(script) = split_string {
+        return Step::Reparse(Opacity::ShellString, Some(script));
     }
     // `env -` is `env -i`; the parser would take it for an operand.
     let dashes = words
@@ -273,7 +370,7 @@ fn xargs(words: &[Word]) -> Step {
     if bare {
         Step::Strip(1)
     } else {
-        runner(parse_options(words, &XARGS), words.len(), &[])
+        runner(parse_options(words, &XARGS), words, &[])
     }
 }
 
@@ -287,37 +384,7 @@ fn sudo(words: &[Word]) -> Step {
     {
         return Step::Plain;
     }
-    runner(parsed, words.len(), &["s", "i", "shell", "login"])
-}
-
-/// `su … -c STRING …`: a shell string.
-fn su(words: &[Word]) -> Step {
-    for (i, word) in words.iter().enumerate().skip(1) {
-        match word.lit() {
-            Some("-c" | "--command") => return Step::Shell(Some(i + 1)),
-            // An attached value or an expansion: opaque, not followed.
-            Some(arg) if arg.starts_with("--command=") || arg.starts_with("-c") => {
-                return Step::Shell(None);
-            }
-            None => return Step::Shell(None),
-            _ => {}
-        }
-    }
-    Step::Plain
-}
-
-/// `trap [--] STRING SIGNAL…`: the string runs later, in this shell.
-fn trap(words: &[Word]) -> Step {
-    let start = match words.get(1).and_then(Word::lit) {
-        Some("--") => 2,
-        Some(arg) if arg.starts_with('-') && arg != "-" => return Step::Plain,
-        _ => 1,
-    };
-    if words.len() > start + 1 {
-        Step::Shell(Some(start))
-    } else {
-        Step::Plain
-    }
+    runner(parsed, words, &["s", "i", "shell", "login"])
 }
 
 /// `find … -exec CMD … ;` (also `-execdir`, `-ok`, `-okdir`, ending with
@@ -347,47 +414,5 @@ fn find(words: &[Word]) -> Step {
         Step::Plain
     } else {
         Step::Clauses(clauses)
-    }
-}
-
-/// `sh [options] -c STRING [args]`: the first operand after the options is
-/// the string when `-c` was among them.
-fn shell_string(words: &[Word]) -> Step {
-    let mut has_c = false;
-    let mut i = 1;
-    while let Some(word) = words.get(i) {
-        let Some(arg) = word.lit() else {
-            // An expansion where an option or the script could be.
-            return if has_c {
-                Step::Shell(Some(i))
-            } else {
-                Step::Unknown(word.raw.clone(), words.len())
-            };
-        };
-        if arg == "--" {
-            i += 1;
-            break;
-        }
-        let is_option = (arg.starts_with('-') || arg.starts_with('+')) && arg.len() > 1;
-        if !is_option {
-            break;
-        }
-        i += 1;
-        if let Some(long) = arg.strip_prefix("--") {
-            if matches!(long, "rcfile" | "init-file") {
-                i += 1;
-            }
-            continue;
-        }
-        let cluster = &arg[1..];
-        has_c |= cluster.contains('c');
-        if cluster.contains('o') || cluster.contains('O') {
-            i += 1;
-        }
-    }
-    if has_c {
-        Step::Shell(Some(i).filter(|&i| i < words.len()))
-    } else {
-        Step::Plain
     }
 }

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 /// literal arguments, written with single spaces.
 fn simple_command() -> impl Strategy<Value = Vec<&'static str>> {
     let name = prop::sample::select(vec![
-        "ls", "cat", "echo", "grep", "git", "cargo", "rm", "mkdir", "head", "wc", "cd", "npm",
+        "ls", "cat", "echo", "grep", "git", "cargo", "rm", "mkdir", "head", "wc", "cd", "pip",
         "make", "touch",
     ]);
     let arg = prop::sample::select(vec![
@@ -22,6 +22,13 @@ fn simple_command() -> impl Strategy<Value = Vec<&'static str>> {
         words.extend(args);
         words
     })
+}
+
+/// The text a command of [`simple_command`] words is listed as: quotes
+/// removed from its (plain literal) words.
+fn text_of(words: &[&str]) -> String {
+    let unquoted: Vec<String> = words.iter().map(|w| w.replace(['\'', '"'], "")).collect();
+    unquoted.join(" ")
 }
 
 fn separator() -> impl Strategy<Value = String> {
@@ -245,11 +252,11 @@ proptest! {
         rest in prop::collection::vec((separator(), simple_command()), 0..8),
     ) {
         let mut line = first.join(" ");
-        let mut expected = vec![first.join(" ")];
+        let mut expected = vec![text_of(&first)];
         for (sep, command) in &rest {
             line.push_str(sep);
             line.push_str(&command.join(" "));
-            expected.push(command.join(" "));
+            expected.push(text_of(command));
         }
         let got = split(&line);
         prop_assert_eq!(got.opaque, None, "{:?}", line);
@@ -270,7 +277,7 @@ proptest! {
         let got = split(&line);
         prop_assert_eq!(got.opaque, None, "{:?}", line);
         let texts: Vec<String> = got.commands.iter().map(|c| c.text.clone()).collect();
-        prop_assert_eq!(texts, vec![command.join(" ")], "{:?}", line);
+        prop_assert_eq!(texts, vec![text_of(&command)], "{:?}", line);
     }
 
     #[test]
@@ -279,7 +286,7 @@ proptest! {
         let got = split(&line);
         prop_assert!(got.opaque.is_some());
         let texts: Vec<String> = got.commands.iter().map(|c| c.text.clone()).collect();
-        prop_assert_eq!(texts, vec![command.join(" ")]);
+        prop_assert_eq!(texts, vec![text_of(&command)]);
     }
 
     #[test]
@@ -300,10 +307,15 @@ proptest! {
 
 #[test]
 fn long_and_odd_lines() {
-    let long = "ls -la && ".repeat(10_000) + "true";
+    let long = "ls -la && ".repeat(1_600) + "true";
     let got = split(&long);
-    assert_eq!(got.commands.len(), 10_001);
+    assert_eq!(got.commands.len(), 1_601);
     assert_eq!(got.opaque, None);
+    // Past the size cap: one command, the whole line, opaque.
+    let longer = "ls -la && ".repeat(10_000) + "true";
+    let got = split(&longer);
+    assert_eq!(got.commands.len(), 1);
+    assert_eq!(got.opaque, Some(cox_bash::Opacity::TooLarge));
     check_invariants(&"\0".repeat(100_000));
     check_invariants(&"$(".repeat(50_000));
     check_invariants(&"'".repeat(100_001));

@@ -127,7 +127,6 @@ fn git_read_only_subcommands() {
             "git describe --tags",
             "git tag",
             "git tag -l",
-            "git -C sub status",
             "git --no-pager log",
             "git stash list",
             "git config --get user.name",
@@ -159,6 +158,7 @@ fn git_writing_is_exec() {
             "git config user.name x",
             "git",
             "git --frob status",
+            "git -C sub status",
         ],
     );
 }

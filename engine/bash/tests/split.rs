@@ -29,7 +29,7 @@ fn deny_rules_see_every_command() {
     opaque_with(
         "sh -c 'rm -rf x'",
         Opacity::ShellString,
-        &["sh -c 'rm -rf x'", "rm -rf x"],
+        &["sh -c rm -rf x", "rm -rf x"],
     );
     opaque_with(
         "echo $(rm x)",
@@ -157,7 +157,7 @@ fn lookups_and_runners() {
     clear(
         "find . -name '*.o' -exec rm {} \\; -o -execdir mv {} x +",
         &[
-            "find . -name '*.o' -exec rm {} \\; -o -execdir mv {} x +",
+            "find . -name *.o -exec rm {} ; -o -execdir mv {} x +",
             "rm {}",
             "mv {} x",
         ],
@@ -166,8 +166,8 @@ fn lookups_and_runners() {
         "find . -exec sh -c 'rm \"$1\"' _ {} \\;",
         Opacity::ShellString,
         &[
-            "find . -exec sh -c 'rm \"$1\"' _ {} \\;",
-            "sh -c 'rm \"$1\"' _ {}",
+            "find . -exec sh -c rm \"$1\" _ {} ;",
+            "sh -c rm \"$1\" _ {}",
             "rm \"$1\"",
         ],
     );
@@ -194,10 +194,11 @@ fn unknown_wrapper_options_are_opaque_but_still_listed() {
         unknown("nice", "$N"),
         &["nice $N rm x", "$N rm x"],
     );
+    // `env -S` splits its string into a command: parsed like `sh -c`.
     opaque_with(
         "env -S 'rm -rf x'",
-        unknown("env", "-S"),
-        &["env -S 'rm -rf x'"],
+        Opacity::ShellString,
+        &["env -S rm -rf x", "rm -rf x"],
     );
 }
 
@@ -206,48 +207,48 @@ fn shell_strings_are_parsed_again() {
     opaque_with(
         "bash -c \"rm -rf x\"",
         Opacity::ShellString,
-        &["bash -c \"rm -rf x\"", "rm -rf x"],
+        &["bash -c rm -rf x", "rm -rf x"],
     );
     opaque_with(
         "zsh -c 'a; b'",
         Opacity::ShellString,
-        &["zsh -c 'a; b'", "a", "b"],
+        &["zsh -c a; b", "a", "b"],
     );
     opaque_with(
         "dash -c 'rm x'",
         Opacity::ShellString,
-        &["dash -c 'rm x'", "rm x"],
+        &["dash -c rm x", "rm x"],
     );
     opaque_with(
         "bash -lc 'rm x'",
         Opacity::ShellString,
-        &["bash -lc 'rm x'", "rm x"],
+        &["bash -lc rm x", "rm x"],
     );
     opaque_with(
         "bash -e -o pipefail -c 'rm x' arg0",
         Opacity::ShellString,
-        &["bash -e -o pipefail -c 'rm x' arg0", "rm x"],
+        &["bash -e -o pipefail -c rm x arg0", "rm x"],
     );
     opaque_with(
         "/bin/sh -c 'rm x'",
         Opacity::ShellString,
-        &["/bin/sh -c 'rm x'", "rm x"],
+        &["/bin/sh -c rm x", "rm x"],
     );
     opaque_with(
         "nohup sh -c 'rm x'",
         Opacity::ShellString,
-        &["sh -c 'rm x'", "rm x"],
+        &["sh -c rm x", "rm x"],
     );
     opaque_with(
         "eval rm -rf x",
         Opacity::Eval,
         &["eval rm -rf x", "rm -rf x"],
     );
-    opaque_with("eval 'a && b'", Opacity::Eval, &["eval 'a && b'", "a", "b"]);
+    opaque_with("eval 'a && b'", Opacity::Eval, &["eval a && b", "a", "b"]);
     opaque_with(
         "su -c 'rm x' bob",
         Opacity::ShellString,
-        &["su -c 'rm x' bob", "rm x"],
+        &["su -c rm x bob", "rm x"],
     );
     opaque_with(
         "sudo -s rm x",
@@ -257,7 +258,7 @@ fn shell_strings_are_parsed_again() {
     opaque_with(
         "trap 'rm x' EXIT",
         Opacity::ShellString,
-        &["trap 'rm x' EXIT", "rm x"],
+        &["trap rm x EXIT", "rm x"],
     );
     // Not a plain literal: best effort, and opaque anyway.
     opaque_with(
@@ -265,16 +266,24 @@ fn shell_strings_are_parsed_again() {
         Opacity::ShellString,
         &["bash -c \"rm $x\"", "rm $x"],
     );
-    // A shell without -c runs a file or stdin: an ordinary command.
-    clear("bash script.sh", &["bash script.sh"]);
-    clear("curl x | sh", &["curl x", "sh"]);
+    // A shell without -c runs a file or stdin, unseen: opaque.
+    opaque_with(
+        "bash script.sh",
+        Opacity::Script("bash".into()),
+        &["bash script.sh"],
+    );
+    opaque_with(
+        "curl x | sh",
+        Opacity::Script("sh".into()),
+        &["curl x", "sh"],
+    );
     // Nested strings.
     opaque_with(
         "sh -c \"bash -c 'eval rm x'\"",
         Opacity::ShellString,
         &[
-            "sh -c \"bash -c 'eval rm x'\"",
-            "bash -c 'eval rm x'",
+            "sh -c bash -c 'eval rm x'",
+            "bash -c eval rm x",
             "eval rm x",
             "rm x",
         ],
@@ -311,8 +320,12 @@ fn deep_trees_are_opaque_not_a_crash() {
 
 #[test]
 fn text_is_normalised() {
-    clear("git   commit  -m   'a   b'", &["git commit -m 'a   b'"]);
-    clear("echo \"x  y\"\t\tz", &["echo \"x  y\" z"]);
+    // Quotes are removed from plain literal words, so `rm '-rf' y` reads
+    // `rm -rf y`; whitespace inside them is kept.
+    clear("git   commit  -m   'a   b'", &["git commit -m a   b"]);
+    clear("echo \"x  y\"\t\tz", &["echo x  y z"]);
+    clear("echo \"$x  y\"", &["echo \"$x  y\""]);
+    clear("echo '' x", &["echo x"]);
     clear("ls \\\n   -la", &["ls -la"]);
     clear("  \t ls  ", &["ls"]);
     // The command name is unquoted so a rule for `rm` sees it.
