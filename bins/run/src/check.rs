@@ -44,7 +44,9 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs) -> i32 {
     match check(args) {
         Ok(text) => {
-            println!("{text}");
+            // A closed pipe (`| head`) is not an error worth a panic.
+            use std::io::Write;
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
             0
         }
         Err(err) => {
