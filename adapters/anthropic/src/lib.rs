@@ -1,0 +1,12 @@
+//! The Anthropic Messages provider.
+//!
+//! Built in layers, each testable on its own bytes:
+//! - [`sse`]: server-sent events framing, fed arbitrary chunks;
+//! - [`stream`]: Anthropic's stream events (`message_start`,
+//!   `content_block_*`, `message_delta`, `ping`, `error`) folded into the
+//!   provider-neutral [`cox_protocol::provider::StreamEvent`]s.
+//!
+//! The HTTP client and the request builder join these in the same crate.
+
+pub mod sse;
+pub mod stream;

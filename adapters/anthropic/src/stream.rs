@@ -1,0 +1,226 @@
+//! Anthropic's stream events, folded into provider-neutral ones.
+//!
+//! A response is `message_start`, then for each content block a
+//! `content_block_start`, its `content_block_delta`s and a
+//! `content_block_stop`, then `message_delta` (the stop reason and the
+//! output tokens so far) and `message_stop`; `ping`s may come anywhere, and
+//! an `error` event ends the stream.
+//!
+//! Text and thinking deltas pass through as they come. A tool call's input
+//! arrives as `input_json_delta` pieces; they are joined per block and
+//! parsed when the block stops, so the core sees each call once, whole, in
+//! the order the blocks started. Usage is reported once, when the message
+//! stops: input and cache tokens from `message_start`, output tokens from
+//! the last `message_delta`.
+
+use std::collections::BTreeMap;
+
+use cox_protocol::CallId;
+use cox_protocol::provider::{ModelStop, ProviderError, StreamEvent};
+use cox_protocol::types::Usage;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::sse::SseEvent;
+
+/// A tool call being streamed.
+#[derive(Debug)]
+struct PendingTool {
+    id: String,
+    name: String,
+    json: String,
+}
+
+/// The state of one response.
+#[derive(Debug, Default)]
+pub struct MessageStream {
+    tools: BTreeMap<u64, PendingTool>,
+    usage: Usage,
+    stop: Option<ModelStop>,
+    done: bool,
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    index: u64,
+    message: Option<MessageStart>,
+    content_block: Option<Value>,
+    delta: Option<Value>,
+    usage: Option<WireUsage>,
+    error: Option<WireError>,
+}
+
+#[derive(Deserialize)]
+struct MessageStart {
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WireError {
+    #[serde(rename = "type")]
+    kind: String,
+    message: String,
+}
+
+fn malformed(what: &str) -> ProviderError {
+    ProviderError::Failed(format!("anthropic: malformed stream: {what}"))
+}
+
+impl MessageStream {
+    /// A response that has not started.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether `message_stop` arrived.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Folds one SSE event in; returns what it became.
+    ///
+    /// # Errors
+    /// An `error` event (overloaded, rate limited, …), or data that is not
+    /// Anthropic's format. A context-length error is its own kind.
+    pub fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, ProviderError> {
+        let envelope: Envelope = serde_json::from_str(&event.data)
+            .map_err(|e| malformed(&format!("{} event: {e}", event.event)))?;
+        let mut out = Vec::new();
+        match envelope.kind.as_str() {
+            "ping" => {}
+            "message_start" => {
+                if let Some(usage) = envelope.message.and_then(|m| m.usage) {
+                    self.add_usage(&usage);
+                }
+            }
+            "content_block_start" => {
+                let block = envelope.content_block.unwrap_or(Value::Null);
+                match block["type"].as_str() {
+                    Some("tool_use" | "server_tool_use") => {
+                        let id = block["id"].as_str().unwrap_or_default().to_owned();
+                        let name = block["name"].as_str().unwrap_or_default().to_owned();
+                        if id.is_empty() || name.is_empty() {
+                            return Err(malformed("a tool_use block without id or name"));
+                        }
+                        // Some servers send the whole input here instead.
+                        let json = match &block["input"] {
+                            Value::Object(map) if !map.is_empty() => block["input"].to_string(),
+                            _ => String::new(),
+                        };
+                        self.tools
+                            .insert(envelope.index, PendingTool { id, name, json });
+                    }
+                    Some("text") => {
+                        if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push(StreamEvent::TextDelta(text.to_owned()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let delta = envelope.delta.unwrap_or(Value::Null);
+                match delta["type"].as_str() {
+                    Some("text_delta") => {
+                        let text = delta["text"].as_str().unwrap_or_default();
+                        out.push(StreamEvent::TextDelta(text.to_owned()));
+                    }
+                    Some("thinking_delta") => {
+                        let text = delta["thinking"].as_str().unwrap_or_default();
+                        out.push(StreamEvent::ThinkingDelta(text.to_owned()));
+                    }
+                    Some("input_json_delta") => {
+                        let Some(tool) = self.tools.get_mut(&envelope.index) else {
+                            return Err(malformed(
+                                "input_json_delta for a block that is not a tool_use",
+                            ));
+                        };
+                        tool.json
+                            .push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(tool) = self.tools.remove(&envelope.index) {
+                    let input = if tool.json.trim().is_empty() {
+                        Value::Object(serde_json::Map::new())
+                    } else {
+                        serde_json::from_str(&tool.json).map_err(|e| {
+                            malformed(&format!("tool_use {} input is not JSON: {e}", tool.name))
+                        })?
+                    };
+                    out.push(StreamEvent::ToolUse {
+                        id: CallId(tool.id),
+                        name: tool.name,
+                        input,
+                    });
+                }
+            }
+            "message_delta" => {
+                if let Some(output) = envelope.usage.as_ref().and_then(|u| u.output_tokens) {
+                    self.usage.output_tokens = output;
+                }
+                let reason = envelope
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d["stop_reason"].as_str());
+                if let Some(reason) = reason {
+                    self.stop = Some(match reason {
+                        "tool_use" => ModelStop::ToolUse,
+                        "max_tokens" => ModelStop::MaxTokens,
+                        _ => ModelStop::EndTurn,
+                    });
+                }
+            }
+            "message_stop" => {
+                self.done = true;
+                out.push(StreamEvent::Usage(self.usage));
+                out.push(StreamEvent::Done(self.stop.unwrap_or(ModelStop::EndTurn)));
+            }
+            "error" => {
+                let error = envelope
+                    .error
+                    .ok_or_else(|| malformed("an error event without error"))?;
+                return Err(classify_error(&error.kind, &error.message));
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn add_usage(&mut self, usage: &WireUsage) {
+        self.usage.input_tokens += usage.input_tokens.unwrap_or(0);
+        self.usage.cache_write_tokens += usage.cache_creation_input_tokens.unwrap_or(0);
+        self.usage.cache_read_tokens += usage.cache_read_input_tokens.unwrap_or(0);
+        if let Some(output) = usage.output_tokens {
+            self.usage.output_tokens = output;
+        }
+    }
+}
+
+/// An Anthropic error type and message as a provider error; a prompt over
+/// the context window is its own kind, so compaction can react to it.
+#[must_use]
+pub fn classify_error(kind: &str, message: &str) -> ProviderError {
+    let lower = message.to_ascii_lowercase();
+    if kind == "invalid_request_error"
+        && (lower.contains("prompt is too long") || lower.contains("context window"))
+    {
+        return ProviderError::ContextLength(format!("anthropic: {message}"));
+    }
+    ProviderError::Failed(format!("anthropic: {kind}: {message}"))
+}

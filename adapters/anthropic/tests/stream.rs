@@ -1,0 +1,118 @@
+//! A recorded-shape Anthropic stream (thinking, text, three tool calls, one
+//! with no input, pings, cache usage) decoded whole and in every cut.
+
+use cox_anthropic::sse::{SseDecoder, SseEvent};
+use cox_anthropic::stream::MessageStream;
+use cox_protocol::provider::{ModelStop, ProviderError, StreamEvent};
+use cox_protocol::types::Usage;
+use serde_json::json;
+
+const FIXTURE: &str = include_str!("fixtures/parallel_tools.sse");
+
+fn decode(pieces: &[&[u8]]) -> Result<Vec<StreamEvent>, ProviderError> {
+    let mut sse = SseDecoder::new();
+    let mut message = MessageStream::new();
+    let mut out = Vec::new();
+    for piece in pieces {
+        for event in sse.push(piece) {
+            out.extend(message.push(&event)?);
+        }
+    }
+    assert!(message.is_done());
+    Ok(out)
+}
+
+fn expected() -> Vec<StreamEvent> {
+    vec![
+        StreamEvent::ThinkingDelta("Two files to read.".into()),
+        StreamEvent::TextDelta("Reading both ".into()),
+        StreamEvent::TextDelta("files.".into()),
+        StreamEvent::ToolUse {
+            id: "toolu_01A".into(),
+            name: "read".into(),
+            input: json!({"path": "src/main.rs"}),
+        },
+        StreamEvent::ToolUse {
+            id: "toolu_01B".into(),
+            name: "read".into(),
+            input: json!({"path": "Cargo.toml", "limit": 40}),
+        },
+        StreamEvent::ToolUse {
+            id: "toolu_01C".into(),
+            name: "glob".into(),
+            input: json!({}),
+        },
+        StreamEvent::Usage(Usage {
+            input_tokens: 2048,
+            output_tokens: 91,
+            cache_read_tokens: 300,
+            cache_write_tokens: 1500,
+        }),
+        StreamEvent::Done(ModelStop::ToolUse),
+    ]
+}
+
+#[test]
+fn a_whole_stream_decodes_to_calls_in_block_order() {
+    assert_eq!(decode(&[FIXTURE.as_bytes()]).unwrap(), expected());
+}
+
+#[test]
+fn any_cut_of_the_bytes_decodes_the_same() {
+    let bytes = FIXTURE.as_bytes();
+    for size in [1, 2, 3, 7, 64, 1000] {
+        let pieces: Vec<&[u8]> = bytes.chunks(size).collect();
+        assert_eq!(decode(&pieces).unwrap(), expected(), "pieces of {size}");
+    }
+    let crlf = FIXTURE.replace('\n', "\r\n");
+    assert_eq!(decode(&[crlf.as_bytes()]).unwrap(), expected());
+}
+
+#[test]
+fn error_events_and_malformed_data_are_errors_that_say_so() {
+    let mut message = MessageStream::new();
+    let overloaded = SseEvent {
+        event: "error".into(),
+        data: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            .into(),
+    };
+    let err = message.push(&overloaded).unwrap_err();
+    assert_eq!(
+        err,
+        ProviderError::Failed("anthropic: overloaded_error: Overloaded".into())
+    );
+
+    let too_long = SseEvent {
+        event: "error".into(),
+        data: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#.into(),
+    };
+    assert!(matches!(
+        message.push(&too_long),
+        Err(ProviderError::ContextLength(_))
+    ));
+
+    let garbage = SseEvent {
+        event: "content_block_delta".into(),
+        data: "{not json".into(),
+    };
+    let err = message.push(&garbage).unwrap_err().to_string();
+    assert!(err.starts_with("anthropic: malformed stream:"), "{err}");
+
+    let mut message = MessageStream::new();
+    let start = SseEvent {
+        event: "content_block_start".into(),
+        data: r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"read","input":{}}}"#.into(),
+    };
+    let delta = SseEvent {
+        event: "content_block_delta".into(),
+        data: r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\": "}}"#.into(),
+    };
+    let stop = SseEvent {
+        event: "content_block_stop".into(),
+        data: r#"{"type":"content_block_stop","index":0}"#.into(),
+    };
+    message.push(&start).unwrap();
+    message.push(&delta).unwrap();
+    let err = message.push(&stop).unwrap_err().to_string();
+    assert!(err.contains("tool_use read input is not JSON"), "{err}");
+}
