@@ -6,7 +6,11 @@
 //!   `content_block_*`, `message_delta`, `ping`, `error`) folded into the
 //!   provider-neutral [`cox_protocol::provider::StreamEvent`]s.
 //!
-//! The HTTP client and the request builder join these in the same crate.
+//! - [`request`]: the request body, stable bytes first, with the three
+//!   prompt-cache breakpoints.
+//!
+//! The HTTP client joins these in the same crate.
 
+pub mod request;
 pub mod sse;
 pub mod stream;
