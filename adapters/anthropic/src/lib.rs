@@ -9,8 +9,13 @@
 //! - [`request`]: the request body, stable bytes first, with the three
 //!   prompt-cache breakpoints.
 //!
-//! The HTTP client joins these in the same crate.
+//! - [`provider`]: one streaming HTTP call per model call, cancellable.
+//!
+//! Retries with backoff, the tier router and cassettes wrap this provider.
 
+pub mod provider;
 pub mod request;
 pub mod sse;
 pub mod stream;
+
+pub use provider::AnthropicProvider;
