@@ -7,7 +7,7 @@ fn main() {
     let code = match cox_run::parse::<HeadlessCli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
         Parsed::Args(cli) => match cli.command {
-            HeadlessCommand::Run(args) => cox_run::execute(args, cox_run::scripted_only),
+            HeadlessCommand::Run(args) => cox_run::execute(args, cox_run::providers::any_provider),
         },
     };
     std::process::exit(code);

@@ -30,7 +30,7 @@ fn main() {
     let code = match cox_run::parse::<Cli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
         Parsed::Args(cli) => match cli.command {
-            Some(Command::Run(args)) => cox_run::execute(args, cox_run::scripted_only),
+            Some(Command::Run(args)) => cox_run::execute(args, cox_run::providers::any_provider),
             Some(Command::Permissions(PermissionsCommand::Check(args))) => {
                 cox_run::check::run(&args)
             }

@@ -15,6 +15,7 @@ pub mod check;
 pub mod config;
 pub mod env;
 pub mod output;
+pub mod providers;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -284,20 +285,4 @@ pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::Script
     };
     let scenario = cox_scripted::Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(cox_scripted::ScriptedProvider::new(scenario))
-}
-
-/// The provider a binary with only the scripted provider uses: it refuses
-/// any other name with a line that says what to set.
-pub fn scripted_only(choice: &ProviderChoice) -> Result<cox_scripted::ScriptedProvider> {
-    match choice.provider.as_deref() {
-        Some("scripted") => scripted_provider(choice),
-        None if choice.scenario.is_some() => scripted_provider(choice),
-        None => bail!(
-            "no model provider is configured: set COX_PROVIDER=scripted and COX_SCENARIO=<file.toml> \
-             to replay a scenario (try tests/scenarios/hello.toml)"
-        ),
-        Some(other) => bail!(
-            "unknown provider `{other}` (this build has: scripted); set COX_PROVIDER=scripted"
-        ),
-    }
 }

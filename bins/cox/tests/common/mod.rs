@@ -31,7 +31,11 @@ impl Env {
     pub fn cox(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cox"));
         for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("COX_") {
+            let key_text = key.to_string_lossy();
+            if ["COX_", "ANTHROPIC_", "OPENAI_"]
+                .iter()
+                .any(|p| key_text.starts_with(p))
+            {
                 cmd.env_remove(key);
             }
         }
