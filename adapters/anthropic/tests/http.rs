@@ -3,6 +3,7 @@
 //! small chunked pieces, an overloaded error, a stream cut mid-message.
 
 use cox_anthropic::AnthropicProvider;
+use cox_anthropic::provider::RetryPolicy;
 use cox_protocol::provider::{Message, ProviderError, Request, StreamEvent, SystemParts};
 use cox_protocol::{CancelToken, Provider};
 use futures::StreamExt;
@@ -86,11 +87,146 @@ fn request() -> Request {
 }
 
 async fn collect(url: &str) -> Vec<Result<StreamEvent, ProviderError>> {
-    let provider = AnthropicProvider::new(url, "sk-test-key", "claude-sonnet-5").unwrap();
+    collect_with(
+        url,
+        RetryPolicy {
+            max_attempts: 1,
+            base_delay_ms: 1,
+        },
+    )
+    .await
+}
+
+async fn collect_with(url: &str, retry: RetryPolicy) -> Vec<Result<StreamEvent, ProviderError>> {
+    let provider = AnthropicProvider::new(url, "sk-test-key", "claude-sonnet-5")
+        .unwrap()
+        .with_retry(retry);
     provider
         .stream(request(), CancelToken::new())
         .collect()
         .await
+}
+
+/// Serves one connection per answer, in order: (status line, extra headers, body).
+async fn serve_each(answers: Vec<(&'static str, &'static str, String)>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        for (status, headers, body) in answers {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
+                let n = socket.read(&mut buf).await.unwrap();
+                seen.extend_from_slice(&buf[..n]);
+            }
+            let head = format!(
+                "HTTP/1.1 {status}\r\n{headers}content-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            socket.write_all(head.as_bytes()).await.unwrap();
+            socket.write_all(body.as_bytes()).await.unwrap();
+            socket.shutdown().await.ok();
+        }
+    });
+    url
+}
+
+const OVERLOADED: &str =
+    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+
+#[tokio::test]
+async fn an_overload_is_retried_after_the_wait_the_server_asks() {
+    let url = serve_each(vec![
+        (
+            "529 Site Overloaded",
+            "retry-after: 0\r\ncontent-type: application/json\r\n",
+            OVERLOADED.to_owned(),
+        ),
+        (
+            "200 OK",
+            "content-type: text/event-stream\r\n",
+            FIXTURE.to_owned(),
+        ),
+    ])
+    .await;
+    let events = collect_with(
+        &url,
+        RetryPolicy {
+            max_attempts: 3,
+            base_delay_ms: 5_000,
+        },
+    )
+    .await;
+    let first = events[0].clone().unwrap();
+    let StreamEvent::Retrying {
+        attempt,
+        of,
+        delay_ms,
+        reason,
+    } = first
+    else {
+        panic!("{first:?}")
+    };
+    assert_eq!(
+        (attempt, of, delay_ms),
+        (2, 3, 0),
+        "retry-after 0 beats the 5 s backoff"
+    );
+    assert_eq!(reason, "anthropic: overloaded_error: Overloaded (HTTP 529)");
+    assert!(matches!(events.last(), Some(Ok(StreamEvent::Done(_)))));
+    assert_eq!(events.iter().filter(|e| e.is_err()).count(), 0);
+}
+
+#[tokio::test]
+async fn the_last_attempt_says_how_many_there_were() {
+    let limited = r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
+    let answer = (
+        "429 Too Many Requests",
+        "content-type: application/json\r\n",
+        limited.to_owned(),
+    );
+    let url = serve_each(vec![answer.clone(), answer.clone(), answer]).await;
+    let events = collect_with(
+        &url,
+        RetryPolicy {
+            max_attempts: 3,
+            base_delay_ms: 1,
+        },
+    )
+    .await;
+    let retries = events
+        .iter()
+        .filter(|e| matches!(e, Ok(StreamEvent::Retrying { .. })))
+        .count();
+    assert_eq!(retries, 2);
+    let err = events.last().unwrap().clone().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "anthropic: rate_limit_error: slow down (HTTP 429) (after 3 attempts)"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_request_is_not_retried() {
+    let bad = r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#;
+    let url = serve_each(vec![("400 Bad Request", "", bad.to_owned())]).await;
+    let events = collect_with(
+        &url,
+        RetryPolicy {
+            max_attempts: 4,
+            base_delay_ms: 1,
+        },
+    )
+    .await;
+    assert_eq!(events.len(), 1);
+    assert!(
+        events[0]
+            .clone()
+            .unwrap_err()
+            .to_string()
+            .contains("(HTTP 400)")
+    );
 }
 
 #[tokio::test]
@@ -147,4 +283,22 @@ async fn an_unreachable_base_url_says_so() {
     let events = collect(&url).await;
     let err = events[0].clone().unwrap_err().to_string();
     assert!(err.starts_with("anthropic: cannot reach the API"), "{err}");
+    let events = collect_with(
+        &url,
+        RetryPolicy {
+            max_attempts: 2,
+            base_delay_ms: 1,
+        },
+    )
+    .await;
+    assert!(matches!(
+        events[0],
+        Ok(StreamEvent::Retrying {
+            attempt: 2,
+            of: 2,
+            ..
+        })
+    ));
+    let err = events[1].clone().unwrap_err().to_string();
+    assert!(err.ends_with("(after 2 attempts)"), "{err}");
 }

@@ -185,6 +185,18 @@ impl Turn<Streaming> {
                 phase.stop = Some(stop);
                 None
             }
+            StreamEvent::Retrying {
+                attempt,
+                of,
+                delay_ms,
+                reason,
+            } => Some(Event::Notice {
+                level: cox_protocol::types::NoticeLevel::Warn,
+                text: format!(
+                    "{reason}; trying again in {:.1} s (attempt {attempt} of {of})",
+                    delay_ms as f64 / 1000.0
+                ),
+            }),
         }
     }
 

@@ -123,6 +123,14 @@ pub enum StreamEvent {
     Usage(Usage),
     /// The response is complete.
     Done(ModelStop),
+    /// The call failed in a way worth trying again, and will be tried again
+    /// after `delay_ms`; nothing of the failed attempt was streamed.
+    Retrying {
+        attempt: u32,
+        of: u32,
+        delay_ms: u64,
+        reason: String,
+    },
 }
 
 /// Why a provider call failed.
@@ -134,6 +142,13 @@ pub enum ProviderError {
     /// The provider refused or failed; retries (if any) are exhausted.
     #[error("{0}")]
     Failed(String),
+    /// A failure worth trying again (rate limit, overload, a server error,
+    /// a dropped connection), with the wait the server asked for.
+    #[error("{message}")]
+    Retryable {
+        message: String,
+        retry_after_ms: Option<u64>,
+    },
     /// A scripted scenario's expectation did not hold, or it ran out.
     #[error("{0}")]
     Scenario(String),
