@@ -72,8 +72,14 @@ fn serve(responses: Vec<(&'static str, String)>) -> (String, thread::JoinHandle<
             reader.read_exact(&mut request).unwrap();
             bodies.push(String::from_utf8(request).unwrap());
             let mut socket = reader.into_inner();
+            // An overloaded answer asks to be retried at once.
+            let retry = if status.starts_with("529") {
+                "retry-after: 0\r\n"
+            } else {
+                ""
+            };
             let head = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                "HTTP/1.1 {status}\r\n{retry}content-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
                 body.len()
             );
             socket.write_all(head.as_bytes()).unwrap();
@@ -154,4 +160,42 @@ fn a_provider_error_is_one_line_and_exit_one() {
 fn no_key_and_no_scenario_says_what_to_set() {
     let out = Env::new().cox().args(["run", "-p", "hi"]).output().unwrap();
     common::assert_one_line_error(&out, "set ANTHROPIC_API_KEY");
+}
+
+#[test]
+fn an_overloaded_api_is_retried_with_a_notice() {
+    let overloaded =
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let (url, server) = serve(vec![
+        ("529 Site Overloaded", overloaded.to_owned()),
+        ("200 OK", write_call()),
+        ("200 OK", final_text()),
+    ]);
+    let env = Env::new();
+    let out = env
+        .cox()
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", &url)
+        .args([
+            "run",
+            "-p",
+            "create hello.txt",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--permission-mode", "acceptEdits"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    let notice = lines
+        .iter()
+        .find(|l| l["type"] == "notice")
+        .expect("a retry notice");
+    let text = notice["text"].as_str().unwrap();
+    assert!(
+        text.contains("overloaded_error") && text.contains("attempt 2 of 4"),
+        "{text}"
+    );
+    assert_eq!(server.join().unwrap().len(), 3);
 }
