@@ -216,6 +216,17 @@ impl Turn<Streaming> {
     /// are next.
     #[must_use]
     pub fn finish(self, history: &mut History) -> Next {
+        let running = self.into_reply(history);
+        if running.phase.calls.is_empty() {
+            Next::Done(running.end(StopReason::EndTurn))
+        } else {
+            Next::Tools(running)
+        }
+    }
+
+    /// What the model said joins the history; its calls (maybe none) are
+    /// what is left to answer.
+    fn into_reply(self, history: &mut History) -> Turn<RunningTools> {
         let Streaming {
             text,
             thinking,
@@ -223,18 +234,9 @@ impl Turn<Streaming> {
             ..
         } = self.phase;
         push_assistant(history, thinking, text, &calls);
-        if calls.is_empty() {
-            Next::Done(Turn {
-                ctx: self.ctx,
-                phase: Done {
-                    stop: StopReason::EndTurn,
-                },
-            })
-        } else {
-            Next::Tools(Turn {
-                ctx: self.ctx,
-                phase: RunningTools { calls },
-            })
+        Turn {
+            ctx: self.ctx,
+            phase: RunningTools { calls },
         }
     }
 
@@ -256,18 +258,7 @@ impl Turn<Streaming> {
         stop: StopReason,
         why: &str,
     ) -> (Vec<Event>, Turn<Done>) {
-        let Streaming {
-            text,
-            thinking,
-            calls,
-            ..
-        } = self.phase;
-        push_assistant(history, thinking, text, &calls);
-        let running = Turn {
-            ctx: self.ctx,
-            phase: RunningTools { calls },
-        };
-        running.abandon_all(history, stop, why)
+        self.into_reply(history).abandon_all(history, stop, why)
     }
 }
 
