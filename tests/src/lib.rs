@@ -125,6 +125,8 @@ pub fn run(name: &str, mut options: Options) -> Run {
             volatile: cox_core::prompt::volatile_block("2026-01-01", "<cwd>", None),
         },
         max_output_tokens: 32_000,
+        tier: cox_protocol::provider::Tier::Code,
+        effort: None,
     };
     let mut tools = cox_tools::builtin_tools();
     tools.append(&mut options.extra_tools);

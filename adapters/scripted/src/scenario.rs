@@ -67,6 +67,9 @@ pub(crate) struct ToolCallSpec {
     pub name: Spanned<String>,
     #[serde(default)]
     pub input: Map<String, Value>,
+    /// The input as a JSON object in a string, for input TOML cannot hold
+    /// (a `null`); cassettes write it. Not together with `input`.
+    pub input_json: Option<Spanned<String>>,
     pub id: Option<String>,
 }
 
@@ -128,6 +131,37 @@ impl Scenario {
                 None,
                 "no [[turn]]: a scenario scripts at least one response",
             ));
+        }
+        let mut file = file;
+        for (index, turn) in file.turn.iter_mut().enumerate() {
+            let number = index + 1;
+            for call in &mut turn.tool_call {
+                let Some(json) = call.input_json.take() else {
+                    continue;
+                };
+                let parsed = serde_json::from_str::<Value>(json.get_ref());
+                match parsed {
+                    Ok(Value::Object(map)) if call.input.is_empty() => call.input = map,
+                    Ok(Value::Object(_)) => {
+                        return Err(locate(
+                            Some(json.span()),
+                            &format!("turn {number}: a tool_call has both input and input_json"),
+                        ));
+                    }
+                    Ok(_) => {
+                        return Err(locate(
+                            Some(json.span()),
+                            &format!("turn {number}: input_json is not a JSON object"),
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(locate(
+                            Some(json.span()),
+                            &format!("turn {number}: input_json is not JSON: {e}"),
+                        ));
+                    }
+                }
+            }
         }
         for (index, turn) in file.turn.iter().enumerate() {
             let number = index + 1;

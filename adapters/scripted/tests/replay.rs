@@ -30,6 +30,8 @@ fn request(messages: Vec<Message>) -> Request {
         tools: vec![tool("read"), tool("write")],
         messages,
         max_output_tokens: 1000,
+        tier: cox_protocol::provider::Tier::Code,
+        effort: None,
     }
 }
 

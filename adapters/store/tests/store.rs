@@ -40,6 +40,8 @@ fn some_events() -> Vec<Event> {
         Event::Usage {
             provider: "scripted".into(),
             model: "scripted".into(),
+            tier: cox_protocol::provider::Tier::Code,
+            effort: None,
             usage: Usage {
                 input_tokens: 10,
                 output_tokens: 5,

@@ -115,6 +115,8 @@ impl Bench {
                 volatile: String::new(),
             },
             max_output_tokens: 32_000,
+            tier: cox_protocol::provider::Tier::Code,
+            effort: None,
         };
         let session = Session::new(
             config,

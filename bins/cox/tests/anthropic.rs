@@ -163,7 +163,7 @@ fn no_key_and_no_scenario_says_what_to_set() {
 }
 
 #[test]
-fn an_overloaded_api_is_retried_with_a_notice() {
+fn an_overloaded_api_is_retried_with_a_retry_event() {
     let overloaded =
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
     let (url, server) = serve(vec![
@@ -188,14 +188,18 @@ fn an_overloaded_api_is_retried_with_a_notice() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines = lines(&out);
-    let notice = lines
+    let retry = lines
         .iter()
-        .find(|l| l["type"] == "notice")
-        .expect("a retry notice");
-    let text = notice["text"].as_str().unwrap();
-    assert!(
-        text.contains("overloaded_error") && text.contains("attempt 2 of 4"),
-        "{text}"
+        .find(|l| l["type"] == "retry")
+        .expect("a retry event");
+    assert_eq!(
+        retry["reason"],
+        "anthropic: overloaded_error: Overloaded (HTTP 529)"
     );
+    assert_eq!(
+        (retry["attempt"].as_u64(), retry["of"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(retry["discarded"], false);
     assert_eq!(server.join().unwrap().len(), 3);
 }

@@ -10,7 +10,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, ValueEnum};
+use cox_protocol::provider::Effort;
 use cox_protocol::types::PermissionMode;
+
+use crate::config::ModeName;
 
 /// `cox run`: one headless task, then exit.
 #[derive(Args, Debug, Clone)]
@@ -52,13 +55,33 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_mcp: bool,
 
-    /// The provider (`scripted`); also COX_PROVIDER.
+    /// The provider: anthropic, openai (or any OpenAI-compatible server)
+    /// or scripted; also COX_PROVIDER.
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
 
-    /// The model to ask; also COX_MODEL.
+    /// The model main turns run on; also COX_MODEL.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+
+    /// How hard main turns think: low, medium, high or xhigh (clamped to
+    /// what the model supports); also COX_EFFORT.
+    #[arg(long, value_name = "EFFORT", value_parser = parse_effort)]
+    pub effort: Option<Effort>,
+
+    /// architect (plan permissions, main turns on the think tier) or editor
+    /// (your permissions, the code tier).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<ModeName>,
+
+    /// Same as --mode architect.
+    #[arg(long, conflicts_with = "mode")]
+    pub deep: bool,
+
+    /// Record every provider exchange to FILE, a scenario the scripted
+    /// provider replays (`--scenario FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 
     /// The scenario the scripted provider replays; also COX_SCENARIO.
     #[arg(long, value_name = "FILE")]
@@ -108,6 +131,10 @@ pub enum OutputFormat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Approve {
     Never,
+}
+
+fn parse_effort(s: &str) -> Result<Effort, String> {
+    Effort::parse(s).ok_or_else(|| format!("unknown effort `{s}` (low, medium, high, xhigh)"))
 }
 
 pub(crate) fn parse_mode(s: &str) -> Result<PermissionMode, String> {

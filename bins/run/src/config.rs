@@ -13,11 +13,14 @@
 //! Every error names the file and line: a file that is not TOML, an unknown
 //! key or mode in `[permissions]`, a rule that does not parse.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
 use cox_permission::{Engine, Layer, Origin};
+use cox_protocol::catalog::ModelInfo;
 use cox_protocol::config::PermissionsConfig;
+use cox_protocol::provider::{Effort, Tier};
 use cox_protocol::types::PermissionMode;
 use serde::Deserialize;
 
@@ -47,6 +50,111 @@ pub struct Permissions {
 struct ConfigFile {
     #[serde(default)]
     permissions: PermissionsConfig,
+    #[serde(default)]
+    core: CoreConfig,
+    #[serde(default)]
+    tiers: BTreeMap<TierName, TierConfig>,
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    models: BTreeMap<String, ModelInfo>,
+}
+
+/// `[core]`: what a session runs as.
+#[derive(Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CoreConfig {
+    /// `architect` or `editor`.
+    pub mode: Option<ModeName>,
+    /// The effort main turns ask for.
+    pub effort: Option<Effort>,
+    /// Read by other parts of cox (logging).
+    pub log_level: Option<String>,
+}
+
+/// A mode: a preset over the permission mode and the main tier.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeName {
+    /// Plan permission mode, main turns on the think tier.
+    Architect,
+    /// The configured permission mode, main turns on the code tier.
+    Editor,
+}
+
+/// A tier's name in `[tiers.<name>]`.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum TierName {
+    Cheap,
+    Code,
+    Think,
+}
+
+impl TierName {
+    /// The protocol's tier.
+    #[must_use]
+    pub fn tier(self) -> Tier {
+        match self {
+            TierName::Cheap => Tier::Cheap,
+            TierName::Code => Tier::Code,
+            TierName::Think => Tier::Think,
+        }
+    }
+}
+
+/// `[tiers.<name>]`: where that tier's calls go.
+#[derive(Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub effort: Option<Effort>,
+}
+
+/// `[providers.<name>]`: how to reach a provider.
+#[derive(Deserialize, Default, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The API's base URL (the provider's `*_BASE_URL` variable wins).
+    pub base_url: Option<String>,
+    /// The variable that holds the key, instead of the provider's usual one.
+    pub api_key_env: Option<String>,
+}
+
+/// What the user's config says about models and providers. Only the
+/// user's own config may say it: a repository's config could otherwise send
+/// the user's key to a server of its choosing.
+#[derive(Debug, Clone, Default)]
+pub struct ModelConfig {
+    /// The file it came from, for error lines.
+    pub path: Option<PathBuf>,
+    pub core: CoreConfig,
+    pub tiers: BTreeMap<TierName, TierConfig>,
+    pub providers: BTreeMap<String, ProviderConfig>,
+    pub models: Vec<ModelInfo>,
+}
+
+/// Reads the model and provider tables of the user's config.
+///
+/// # Errors
+/// The file cannot be read or parsed: one line naming it.
+pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
+    let Some(source) = read(user_config)? else {
+        return Ok(ModelConfig::default());
+    };
+    let file = source.file;
+    Ok(ModelConfig {
+        path: Some(source.path),
+        core: file.core,
+        tiers: file.tiers,
+        providers: file.providers,
+        models: file
+            .models
+            .into_iter()
+            .map(|(id, row)| ModelInfo { id, ..row })
+            .collect(),
+    })
 }
 
 /// A config file read from disk.
@@ -54,6 +162,7 @@ struct Source {
     path: PathBuf,
     text: String,
     permissions: PermissionsConfig,
+    file: ConfigFile,
 }
 
 /// Loads and compiles the permissions for a session in `cwd`.
@@ -121,6 +230,16 @@ pub fn load_permissions(
             rule.text, rule.origin
         ));
     }
+    if let Some(project) = &project {
+        let f = &project.file;
+        if !f.tiers.is_empty() || !f.providers.is_empty() || !f.models.is_empty() {
+            warnings.push(format!(
+                "ignoring [tiers], [providers] and [models] in project config {}: only your own \
+                 config chooses where requests (and your keys) go",
+                project.path.display()
+            ));
+        }
+    }
     let (mut mode, mut mode_source) = (PermissionMode::Default, "the default".to_owned());
     if let Some(user_mode) = user.as_ref().and_then(|u| u.permissions.mode) {
         mode = user_mode;
@@ -178,11 +297,12 @@ fn read(path: &Path) -> Result<Option<Source>> {
         }
         anyhow!("{}:{line}: {message}", path.display())
     })?;
-    let permissions = file.permissions;
+    let permissions = file.permissions.clone();
     Ok(Some(Source {
         path: path.to_owned(),
         text,
         permissions,
+        file,
     }))
 }
 

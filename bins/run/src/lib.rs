@@ -23,38 +23,82 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use cox_core::{Session, SessionConfig};
-use cox_protocol::provider::SystemParts;
+use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
-use cox_protocol::types::{ApprovalPolicy, SandboxMode, Submission};
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, Submission};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::ProcessSandbox;
 use cox_store::{CoxHome, FileArchive, JsonlStore};
 
 pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
 
-/// What the flags and the environment say about the provider.
+/// What the flags, the environment and the user's config say about the
+/// provider.
 #[derive(Debug, Clone, Default)]
 pub struct ProviderChoice {
     /// `--provider`, else `COX_PROVIDER`.
     pub provider: Option<String>,
-    /// `--model`, else `COX_MODEL`.
+    /// `--model`, else `COX_MODEL`: the main tier's model.
     pub model: Option<String>,
     /// `--scenario`, else `COX_SCENARIO`.
     pub scenario: Option<PathBuf>,
+    /// `--record`: where the cassette goes.
+    pub record: Option<PathBuf>,
+    /// The tier main turns run on.
+    pub main_tier: Tier,
+    /// `[core]`, `[tiers]`, `[providers]`, `[models]` of the user's config.
+    pub models: config::ModelConfig,
 }
 
-impl ProviderChoice {
-    fn from_args(args: &RunArgs) -> Self {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        Self {
-            provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
-            model: args.model.clone().or_else(|| var("COX_MODEL")),
-            scenario: args
-                .scenario
-                .clone()
-                .or_else(|| var("COX_SCENARIO").map(PathBuf::from)),
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The mode the run is in, and the effort main turns ask for.
+struct Preset {
+    tier: Tier,
+    /// Architect: the permission mode is plan, whatever the config says.
+    plan: bool,
+    effort: Option<Effort>,
+}
+
+/// Works out the mode. Architect's think tier costs more, so in `cox run`
+/// only the flag counts as consent: a config asking for it alone is refused
+/// with the flag to pass.
+fn preset(args: &RunArgs, models: &config::ModelConfig) -> Result<Preset> {
+    let flag = if args.deep {
+        Some(config::ModeName::Architect)
+    } else {
+        args.mode
+    };
+    let architect = match (flag, models.core.mode) {
+        (Some(mode), _) => mode == config::ModeName::Architect,
+        (None, Some(config::ModeName::Architect)) => {
+            let from = models
+                .path
+                .as_ref()
+                .map_or_else(String::new, |p| format!(" in {}", p.display()));
+            bail!(
+                "core.mode = architect{from} runs main turns on the think tier, which costs more: \
+                 pass --mode architect (or --deep) to agree to it for this run, or --mode editor"
+            );
         }
-    }
+        (None, _) => false,
+    };
+    let effort = match args.effort {
+        Some(effort) => Some(effort),
+        None => match var("COX_EFFORT") {
+            Some(name) => Some(Effort::parse(&name).ok_or_else(|| {
+                anyhow::anyhow!("COX_EFFORT={name}: unknown effort (low, medium, high, xhigh)")
+            })?),
+            None => models.core.effort,
+        },
+    };
+    Ok(Preset {
+        tier: if architect { Tier::Think } else { Tier::Code },
+        plan: architect,
+        effort,
+    })
 }
 
 /// Runs `cox run` and returns the process exit code. Errors before the
@@ -88,6 +132,7 @@ struct Prepared<P> {
     home: CoxHome,
     cwd: PathBuf,
     permissions: config::Permissions,
+    preset: Preset,
 }
 
 fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
@@ -119,12 +164,26 @@ where
         eprintln!("cox: warning: {warning}");
         tracing::warn!(%warning, "permissions");
     }
-    let provider = make_provider(&ProviderChoice::from_args(args))?;
+    let models = config::load_models(&home.root().join("config.toml"))?;
+    let preset = preset(args, &models)?;
+    let choice = ProviderChoice {
+        provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
+        model: args.model.clone().or_else(|| var("COX_MODEL")),
+        scenario: args
+            .scenario
+            .clone()
+            .or_else(|| var("COX_SCENARIO").map(PathBuf::from)),
+        record: args.record.clone(),
+        main_tier: preset.tier,
+        models,
+    };
+    let provider = make_provider(&choice)?;
     Ok(Prepared {
         provider,
         home,
         cwd,
         permissions,
+        preset,
     })
 }
 
@@ -160,8 +219,13 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         home,
         cwd,
         permissions,
+        preset,
     } = prepared;
-    let mode = permissions.mode;
+    let mode = if preset.plan {
+        PermissionMode::Plan
+    } else {
+        permissions.mode
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -193,6 +257,8 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         },
         started_at,
         max_output_tokens: 32_000,
+        tier: preset.tier,
+        effort: preset.effort,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let session = Session::new(

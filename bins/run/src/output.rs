@@ -144,6 +144,28 @@ impl<W: Write> Renderer<W> {
                     eprintln!("cox: {tag}: {text}");
                 }
             }
+            Event::Retry {
+                attempt,
+                of,
+                delay_ms,
+                reason,
+                discarded,
+            } => {
+                if *discarded {
+                    self.round_text.clear();
+                }
+                if self.format != OutputFormat::StreamJson {
+                    let void = if *discarded {
+                        "; the partial answer is discarded"
+                    } else {
+                        ""
+                    };
+                    eprintln!(
+                        "cox: warning: {reason}{void}; trying again in {:.1} s (attempt {attempt} of {of})",
+                        *delay_ms as f64 / 1000.0
+                    );
+                }
+            }
             Event::TurnDone { stop } => self.stop = Some(*stop),
             _ => {}
         }

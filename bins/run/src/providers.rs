@@ -1,31 +1,50 @@
-//! Choosing the model provider at run time.
+//! Choosing the model provider and the tier routes at run time.
 //!
 //! The session is generic over one provider type; a binary that can talk to
-//! several picks among them here, and [`AnyProvider`] is itself one
-//! `Provider` (the only run-time choice in the loop is this enum's match).
+//! several picks among them here. [`AnyProvider`] is one `Provider` (the
+//! only run-time choice in the loop is this enum's match), the tier router
+//! sits over it, and the cassette recorder over that.
 //!
-//! The choice, first match wins: `--provider`/`COX_PROVIDER`; else a
-//! scenario means the scripted provider; else `ANTHROPIC_API_KEY` means
-//! Anthropic. With none of them, one line says what to set.
+//! The main provider, first match wins: `--provider`/`COX_PROVIDER`; a
+//! scenario means scripted; `[tiers.code] provider` in the user's config;
+//! `ANTHROPIC_API_KEY` means anthropic; `OPENAI_API_KEY` or
+//! `OPENAI_BASE_URL` means openai. With none of them, one line says what to
+//! set and how to run the offline demo instead.
+//!
+//! Each tier's route: its `[tiers.<tier>]` provider (else the main one) and
+//! model (else the provider's default for the tier); `--model` names the
+//! main tier's model. A local OpenAI-compatible server has no default
+//! model, so one must be named.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use anyhow::{Result, bail};
-use cox_anthropic::AnthropicProvider;
-use cox_protocol::provider::{ProviderError, Request, StreamEvent};
+use cox_protocol::catalog::Catalog;
+use cox_protocol::provider::{ProviderError, Request, StreamEvent, Tier};
 use cox_protocol::{CancelToken, Provider};
+use cox_providers::cassette::Recorder;
+use cox_providers::router::Route;
+use cox_providers::{AnthropicProvider, OpenAiProvider, Router, catalog};
 use cox_scripted::ScriptedProvider;
 use futures::Stream;
 use futures::future::Either;
 
 use crate::ProviderChoice;
+use crate::config::{ModelConfig, TierName};
 
-/// The model main turns run on when none is named.
+/// The model main turns run on when none is named (Anthropic).
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5";
+
+/// What a session of `cox run` talks to.
+pub type SessionProvider = Recorder<Router<AnyProvider>>;
 
 /// One of the providers this build has.
 #[derive(Debug)]
 pub enum AnyProvider {
     Scripted(ScriptedProvider),
     Anthropic(AnthropicProvider),
+    OpenAi(OpenAiProvider),
 }
 
 impl Provider for AnyProvider {
@@ -33,6 +52,7 @@ impl Provider for AnyProvider {
         match self {
             AnyProvider::Scripted(p) => p.name(),
             AnyProvider::Anthropic(p) => p.name(),
+            AnyProvider::OpenAi(p) => p.name(),
         }
     }
 
@@ -40,6 +60,7 @@ impl Provider for AnyProvider {
         match self {
             AnyProvider::Scripted(p) => p.model(),
             AnyProvider::Anthropic(p) => p.model(),
+            AnyProvider::OpenAi(p) => p.model(),
         }
     }
 
@@ -49,8 +70,9 @@ impl Provider for AnyProvider {
         cancel: CancelToken,
     ) -> impl Stream<Item = Result<StreamEvent, ProviderError>> + Send + 'static {
         match self {
-            AnyProvider::Scripted(p) => Either::Left(p.stream(request, cancel)),
-            AnyProvider::Anthropic(p) => Either::Right(p.stream(request, cancel)),
+            AnyProvider::Scripted(p) => Either::Left(Either::Left(p.stream(request, cancel))),
+            AnyProvider::Anthropic(p) => Either::Left(Either::Right(p.stream(request, cancel))),
+            AnyProvider::OpenAi(p) => Either::Right(p.stream(request, cancel)),
         }
     }
 }
@@ -59,36 +81,183 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// Builds the provider the flags and the environment ask for.
+/// The line said when nothing names a provider.
+pub const NO_PROVIDER: &str = "no model provider is configured: set ANTHROPIC_API_KEY (or \
+    OPENAI_API_KEY, or OPENAI_BASE_URL for a local server), or run the offline demo with \
+    COX_PROVIDER=scripted COX_SCENARIO=tests/scenarios/hello.toml";
+
+/// Builds the provider the flags, the config and the environment ask for.
 ///
 /// # Errors
-/// An unknown provider name, a missing key, a missing or bad scenario: one
-/// line naming what to set.
-pub fn any_provider(choice: &ProviderChoice) -> Result<AnyProvider> {
-    let name = match choice.provider.as_deref() {
+/// An unknown provider name, a missing key or model, a missing or bad
+/// scenario, a cassette that cannot be created: one line naming what to set.
+pub fn any_provider(choice: &ProviderChoice) -> Result<SessionProvider> {
+    let config = &choice.models;
+    let code_config = config.tiers.get(&TierName::Code);
+    let main = match choice.provider.as_deref() {
         Some(name) => name.to_owned(),
         None if choice.scenario.is_some() => "scripted".to_owned(),
-        None if var("ANTHROPIC_API_KEY").is_some() => "anthropic".to_owned(),
-        None => bail!(
-            "no model provider is configured: set ANTHROPIC_API_KEY, or run the offline demo with \
-             COX_PROVIDER=scripted COX_SCENARIO=tests/scenarios/hello.toml"
-        ),
+        None => match code_config.and_then(|t| t.provider.clone()) {
+            Some(name) => name,
+            None if var("ANTHROPIC_API_KEY").is_some() => "anthropic".to_owned(),
+            None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
+                "openai".to_owned()
+            }
+            None => bail!("{NO_PROVIDER}"),
+        },
     };
-    match name.as_str() {
-        "scripted" => crate::scripted_provider(choice).map(AnyProvider::Scripted),
+    let router = if main == "scripted" {
+        let scripted = Arc::new(AnyProvider::Scripted(crate::scripted_provider(choice)?));
+        let model = scripted.model().to_owned();
+        let route = |_| Route {
+            provider: Arc::clone(&scripted),
+            model: model.clone(),
+            effort: None,
+            info: None,
+        };
+        Router::new(route(()), route(()), route(()), choice.main_tier)
+    } else {
+        routes(choice, &main)?
+    };
+    match &choice.record {
+        Some(path) => Recorder::recording(router, path).map_err(|e| anyhow::anyhow!("{e}")),
+        None => Ok(Recorder::passthrough(router)),
+    }
+}
+
+/// The three routes over real providers, `main` serving any tier config
+/// does not send elsewhere.
+fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
+    let config = &choice.models;
+    let mut catalog: Catalog = catalog::shipped();
+    for row in &config.models {
+        catalog.insert(row.clone());
+    }
+    let mut built: BTreeMap<String, Arc<AnyProvider>> = BTreeMap::new();
+    let mut route = |tier: Tier| -> Result<Route<AnyProvider>> {
+        let name = TierName::from_tier(tier);
+        let tier_config = config.tiers.get(&name).cloned().unwrap_or_default();
+        let provider_name = tier_config
+            .provider
+            .clone()
+            .unwrap_or_else(|| main.to_owned());
+        let flag_model = (tier == choice.main_tier)
+            .then(|| choice.model.clone())
+            .flatten();
+        let local = provider_name == "openai" && is_local_openai(config);
+        let model = match flag_model.or(tier_config.model.clone()) {
+            Some(model) => model,
+            None if local => bail!(
+                "openai: OPENAI_BASE_URL points at {}, whose models cox does not know: name the \
+                 model with --model (or [tiers.{}] model in your config)",
+                openai_base(config),
+                tier.as_str()
+            ),
+            None => match catalog::default_model(&provider_name, tier) {
+                Some(model) => model.to_owned(),
+                None if provider_name == "scripted" => {
+                    bail!(
+                        "[tiers.{}]: the scripted provider serves every tier or none",
+                        tier.as_str()
+                    )
+                }
+                None => bail!(
+                    "unknown provider `{provider_name}` for the {} tier (this build has: \
+                     anthropic, openai, scripted)",
+                    tier.as_str()
+                ),
+            },
+        };
+        let provider = match built.get(&provider_name) {
+            Some(p) => Arc::clone(p),
+            None => {
+                let p = Arc::new(build(&provider_name, &model, config)?);
+                built.insert(provider_name.clone(), Arc::clone(&p));
+                p
+            }
+        };
+        Ok(Route {
+            provider,
+            info: catalog.get(&model).cloned(),
+            model,
+            effort: tier_config.effort,
+        })
+    };
+    let cheap = route(Tier::Cheap)?;
+    let code = route(Tier::Code)?;
+    let think = route(Tier::Think)?;
+    Ok(Router::new(cheap, code, think, choice.main_tier))
+}
+
+impl TierName {
+    fn from_tier(tier: Tier) -> Self {
+        match tier {
+            Tier::Cheap => TierName::Cheap,
+            Tier::Code => TierName::Code,
+            Tier::Think => TierName::Think,
+        }
+    }
+}
+
+fn openai_base(config: &ModelConfig) -> String {
+    var("OPENAI_BASE_URL")
+        .or_else(|| {
+            config
+                .providers
+                .get("openai")
+                .and_then(|p| p.base_url.clone())
+        })
+        .unwrap_or_else(|| cox_providers::openai::DEFAULT_BASE_URL.to_owned())
+}
+
+/// Whether the OpenAI-compatible base URL is a server other than OpenAI's.
+fn is_local_openai(config: &ModelConfig) -> bool {
+    !openai_base(config).contains("api.openai.com")
+}
+
+/// One provider instance; `model` is what it reports as its own (the
+/// router puts each call's model in the request).
+fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
+    let settings = config.providers.get(name).cloned().unwrap_or_default();
+    match name {
         "anthropic" => {
-            let Some(key) = var("ANTHROPIC_API_KEY") else {
-                bail!("the anthropic provider needs ANTHROPIC_API_KEY");
+            let key_var = settings
+                .api_key_env
+                .unwrap_or_else(|| "ANTHROPIC_API_KEY".to_owned());
+            let Some(key) = var(&key_var) else {
+                bail!(
+                    "the anthropic provider needs an API key: set {key_var}, or run the offline \
+                     demo with COX_PROVIDER=scripted COX_SCENARIO=tests/scenarios/hello.toml"
+                );
             };
             let base = var("ANTHROPIC_BASE_URL")
-                .unwrap_or_else(|| cox_anthropic::provider::DEFAULT_BASE_URL.to_owned());
-            let model = choice
-                .model
-                .clone()
-                .unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_owned());
-            let provider = AnthropicProvider::new(&base, &key, &model)?;
-            Ok(AnyProvider::Anthropic(provider))
+                .or(settings.base_url)
+                .unwrap_or_else(|| cox_providers::anthropic::DEFAULT_BASE_URL.to_owned());
+            Ok(AnyProvider::Anthropic(AnthropicProvider::new(
+                &base, &key, model,
+            )?))
         }
-        other => bail!("unknown provider `{other}` (this build has: anthropic, scripted)"),
+        "openai" => {
+            let key_var = settings
+                .api_key_env
+                .unwrap_or_else(|| "OPENAI_API_KEY".to_owned());
+            let key = var(&key_var);
+            let base = openai_base(config);
+            if key.is_none() && !is_local_openai(config) {
+                bail!(
+                    "the openai provider needs an API key for {base}: set {key_var}, or point \
+                     OPENAI_BASE_URL at a local server"
+                );
+            }
+            Ok(AnyProvider::OpenAi(OpenAiProvider::new(
+                &base,
+                key.as_deref(),
+                model,
+            )?))
+        }
+        "scripted" => {
+            bail!("the scripted provider serves every tier or none: use --provider scripted")
+        }
+        other => bail!("unknown provider `{other}` (this build has: anthropic, openai, scripted)"),
     }
 }

@@ -16,7 +16,7 @@ use std::pin::pin;
 use std::sync::Arc;
 
 use cox_protocol::hook::{Hook, HookPoint, HookVerdict};
-use cox_protocol::provider::SystemParts;
+use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::store::{SessionMeta, StoreError};
 use cox_protocol::tool::{OutputSink, Tool, ToolContext, Workspace};
 use cox_protocol::types::{
@@ -47,6 +47,10 @@ pub struct SessionConfig {
     pub started_at: String,
     pub system: SystemParts,
     pub max_output_tokens: u32,
+    /// The tier main turns run on: `code`, or `think` in architect mode.
+    pub tier: Tier,
+    /// The effort main turns ask for; `None` leaves it to the model.
+    pub effort: Option<Effort>,
 }
 
 /// The session could not start.
@@ -365,6 +369,8 @@ async fn run_turn<P, S, A, X, I, F>(
     let prefix = Prefix {
         provider: world.provider.name(),
         model: world.provider.model(),
+        tier: cfg.tier,
+        effort: cfg.effort,
         system: &cfg.system,
         tools: &world.tools,
         workspace: &cfg.workspace,

@@ -11,7 +11,7 @@
 //! writes the history; the driver does all awaiting.
 
 use cox_protocol::provider::{
-    ContentBlock, Message, ModelStop, Request, Role, StreamEvent, SystemParts,
+    ContentBlock, Effort, Message, ModelStop, Request, Role, StreamEvent, SystemParts, Tier,
 };
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{Event, StopReason, ToolCall, ToolResult, Usage};
@@ -26,6 +26,10 @@ pub type History = Vec<Message>;
 pub struct Prefix<'a> {
     pub provider: &'a str,
     pub model: &'a str,
+    /// The tier main turns run on.
+    pub tier: Tier,
+    /// The effort main turns ask for (the router clamps it).
+    pub effort: Option<Effort>,
     pub system: &'a SystemParts,
     pub tools: &'a ToolSet,
     pub workspace: &'a Workspace,
@@ -55,6 +59,8 @@ pub struct Streaming {
     calls: Vec<ToolCall>,
     usage: Usage,
     stop: Option<ModelStop>,
+    /// What a router said serves this call: provider, model, effort.
+    served: Option<(String, String, Option<Effort>)>,
 }
 
 /// The model asked for these calls, in this order.
@@ -136,6 +142,8 @@ impl Turn<Assembling> {
     pub fn request(self, history: &History, prefix: &Prefix<'_>) -> (Turn<Streaming>, Request) {
         let request = Request {
             model: prefix.model.to_owned(),
+            tier: prefix.tier,
+            effort: prefix.effort,
             system: prefix.system.clone(),
             tools: prefix.tools.specs().to_vec(),
             messages: history.clone(),
@@ -175,11 +183,28 @@ impl Turn<Streaming> {
             }
             StreamEvent::Usage(usage) => {
                 phase.usage.add(&usage);
+                let (provider, model, effort) = phase.served.clone().unwrap_or_else(|| {
+                    (
+                        prefix.provider.to_owned(),
+                        prefix.model.to_owned(),
+                        prefix.effort,
+                    )
+                });
                 Some(Event::Usage {
-                    provider: prefix.provider.to_owned(),
-                    model: prefix.model.to_owned(),
+                    provider,
+                    model,
+                    tier: prefix.tier,
+                    effort,
                     usage,
                 })
+            }
+            StreamEvent::Routed {
+                provider,
+                model,
+                effort,
+            } => {
+                phase.served = Some((provider, model, effort));
+                None
             }
             StreamEvent::Done(stop) => {
                 phase.stop = Some(stop);
@@ -190,13 +215,24 @@ impl Turn<Streaming> {
                 of,
                 delay_ms,
                 reason,
-            } => Some(Event::Notice {
-                level: cox_protocol::types::NoticeLevel::Warn,
-                text: format!(
-                    "{reason}; trying again in {:.1} s (attempt {attempt} of {of})",
-                    delay_ms as f64 / 1000.0
-                ),
-            }),
+                discarded,
+            } => {
+                if discarded {
+                    // The answer starts again: nothing the broken attempt
+                    // said joins the history, and none of its calls run.
+                    phase.text.clear();
+                    phase.thinking.clear();
+                    phase.calls.clear();
+                    phase.stop = None;
+                }
+                Some(Event::Retry {
+                    attempt,
+                    of,
+                    delay_ms,
+                    reason,
+                    discarded,
+                })
+            }
         }
     }
 
@@ -436,6 +472,8 @@ mod tests {
             Prefix {
                 provider: "p",
                 model: "m",
+                tier: Tier::Code,
+                effort: None,
                 system: &self.0,
                 tools: &self.1,
                 workspace: &self.2,

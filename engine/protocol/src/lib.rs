@@ -14,6 +14,7 @@
 
 pub mod archive;
 pub mod cancel;
+pub mod catalog;
 pub mod config;
 pub mod hook;
 pub mod ids;

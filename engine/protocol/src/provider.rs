@@ -88,11 +88,83 @@ pub struct SystemParts {
     pub volatile: String,
 }
 
+/// What a call is for, and so which model serves it: the tier router maps
+/// each tier to a (provider, model) pair from config.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Summaries and compaction: fast and inexpensive.
+    Cheap,
+    /// Main turns.
+    #[default]
+    Code,
+    /// Architect mode: the strongest model, at a price the user consented to.
+    Think,
+}
+
+impl Tier {
+    /// Every tier, cheapest first.
+    pub const ALL: [Tier; 3] = [Tier::Cheap, Tier::Code, Tier::Think];
+
+    /// The name config and the ledger use.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Cheap => "cheap",
+            Tier::Code => "code",
+            Tier::Think => "think",
+        }
+    }
+}
+
+/// How hard a model should think, where it can be told. The router clamps
+/// the asked effort to what the serving model supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl Effort {
+    /// Every effort, lowest first.
+    pub const ALL: [Effort; 4] = [Effort::Low, Effort::Medium, Effort::High, Effort::Xhigh];
+
+    /// The name config, flags and the ledger use.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+        }
+    }
+
+    /// Parses a name as [`Effort::as_str`] spells it.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == name)
+    }
+}
+
 /// What the core asks a model for, independent of any wire format.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Request {
-    /// The tier's model, as the router resolved it.
+    /// The model the session was started with; the tier router replaces it
+    /// with the tier's model.
     pub model: String,
+    /// What the call is for.
+    #[serde(default)]
+    pub tier: Tier,
+    /// The effort asked for; the router clamps it to the model, and a
+    /// provider leaves it out of the wire request when it is `None`.
+    #[serde(default)]
+    pub effort: Option<Effort>,
     pub system: SystemParts,
     /// Sorted by name so the bytes are the same from call to call.
     pub tools: Vec<ToolSpec>,
@@ -123,13 +195,24 @@ pub enum StreamEvent {
     Usage(Usage),
     /// The response is complete.
     Done(ModelStop),
+    /// Which provider, model and effort serve this call; a router sends it
+    /// first, so usage is booked against what actually answered.
+    Routed {
+        provider: String,
+        model: String,
+        effort: Option<Effort>,
+    },
     /// The call failed in a way worth trying again, and will be tried again
-    /// after `delay_ms`; nothing of the failed attempt was streamed.
+    /// after `delay_ms`. When `discarded` is true the failed attempt had
+    /// already streamed part of an answer: everything it streamed since the
+    /// call began (text, thinking, tool calls) is void, and the next attempt
+    /// starts the answer again.
     Retrying {
         attempt: u32,
         of: u32,
         delay_ms: u64,
         reason: String,
+        discarded: bool,
     },
 }
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids::{CallId, SessionId};
+use crate::provider::{Effort, Tier};
 
 pub use crate::config::{ApprovalPolicy, PermissionMode, SandboxMode};
 
@@ -272,12 +273,29 @@ pub enum Event {
     ToolCallOutput { call_id: CallId, chunk: String },
     /// The call finished (ran, failed, was refused, or was cancelled).
     ToolCallDone { call_id: CallId, result: ToolResult },
-    /// One provider call's token usage.
+    /// One provider call's token usage, booked against the provider and
+    /// model that served it, the tier it was asked for and the effort after
+    /// clamping (absent when the model takes none).
     Usage {
         provider: String,
         model: String,
+        tier: Tier,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        effort: Option<Effort>,
         #[serde(flatten)]
         usage: Usage,
+    },
+    /// A model call failed and will be tried again after `delay_ms`. With
+    /// `discarded`, the failed attempt had streamed part of an answer, and
+    /// everything since this model call began is void: its text, thinking
+    /// and requested tool calls are not part of the history (none of those
+    /// calls ran), and the next attempt answers again.
+    Retry {
+        attempt: u32,
+        of: u32,
+        delay_ms: u64,
+        reason: String,
+        discarded: bool,
     },
     /// Something a person should know that is not part of the answer.
     Notice { level: NoticeLevel, text: String },
@@ -299,6 +317,7 @@ impl Event {
             Event::ToolCallOutput { .. } => "tool_call_output",
             Event::ToolCallDone { .. } => "tool_call_done",
             Event::Usage { .. } => "usage",
+            Event::Retry { .. } => "retry",
             Event::Notice { .. } => "notice",
             Event::TurnDone { .. } => "turn_done",
         }
@@ -369,11 +388,20 @@ mod tests {
             Event::Usage {
                 provider: "scripted".into(),
                 model: "m".into(),
+                tier: Tier::Code,
+                effort: Some(Effort::High),
                 usage: Usage {
                     input_tokens: 3,
                     output_tokens: 4,
                     ..Usage::default()
                 },
+            },
+            Event::Retry {
+                attempt: 2,
+                of: 4,
+                delay_ms: 1000,
+                reason: "overloaded".into(),
+                discarded: true,
             },
             Event::Notice {
                 level: NoticeLevel::Security,

@@ -10,13 +10,20 @@
 //! 3. the last message (it moves every call).
 //!
 //! The volatile block (date, cwd, branch) comes after breakpoint 1 and is
-//! never cached. Tools arrive sorted by name from the core. Empty text
+//! never cached. An effort, when the router left one, is
+//! `output_config.effort`. Tools arrive sorted by name from the core. Empty text
 //! blocks are left out (the API refuses them), and thinking blocks from
 //! earlier responses are not sent back (cox keeps their text, not their
 //! signatures).
 
 use cox_protocol::provider::{ContentBlock, Message, Request, Role};
 use serde_json::{Map, Value, json};
+
+/// The body's bytes, as sent.
+#[must_use]
+pub fn body_bytes(request: &Request) -> Vec<u8> {
+    serde_json::to_vec(&body(request)).unwrap_or_default()
+}
 
 /// The JSON body for `POST /v1/messages`, streaming.
 #[must_use]
@@ -50,6 +57,9 @@ pub fn body(request: &Request) -> Value {
     body.insert("model".into(), json!(request.model));
     body.insert("max_tokens".into(), json!(request.max_output_tokens));
     body.insert("stream".into(), json!(true));
+    if let Some(effort) = request.effort {
+        body.insert("output_config".into(), json!({"effort": effort.as_str()}));
+    }
     if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
@@ -139,6 +149,8 @@ mod tests {
             }],
             messages,
             max_output_tokens: 8000,
+            tier: cox_protocol::provider::Tier::Code,
+            effort: None,
         }
     }
 

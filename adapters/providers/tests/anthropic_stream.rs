@@ -1,10 +1,10 @@
 //! A recorded-shape Anthropic stream (thinking, text, three tool calls, one
 //! with no input, pings, cache usage) decoded whole and in every cut.
 
-use cox_anthropic::sse::{SseDecoder, SseEvent};
-use cox_anthropic::stream::MessageStream;
 use cox_protocol::provider::{ModelStop, ProviderError, StreamEvent};
 use cox_protocol::types::Usage;
+use cox_providers::anthropic::stream::MessageStream;
+use cox_providers::sse::{SseDecoder, SseEvent};
 use serde_json::json;
 
 const FIXTURE: &str = include_str!("fixtures/parallel_tools.sse");
@@ -79,7 +79,19 @@ fn error_events_and_malformed_data_are_errors_that_say_so() {
     let err = message.push(&overloaded).unwrap_err();
     assert_eq!(
         err,
-        ProviderError::Failed("anthropic: overloaded_error: Overloaded".into())
+        ProviderError::Retryable {
+            message: "anthropic: overloaded_error: Overloaded".into(),
+            retry_after_ms: None
+        },
+        "an overload mid-stream is worth another try"
+    );
+    let refused = SseEvent {
+        event: "error".into(),
+        data: r#"{"type":"error","error":{"type":"permission_error","message":"no"}}"#.into(),
+    };
+    assert_eq!(
+        message.push(&refused).unwrap_err(),
+        ProviderError::Failed("anthropic: permission_error: no".into())
     );
 
     let too_long = SseEvent {

@@ -73,8 +73,13 @@ struct WireError {
     message: String,
 }
 
+/// Data that is not Anthropic's format: a proxy or a network fault more
+/// often than a bug, so worth another try.
 fn malformed(what: &str) -> ProviderError {
-    ProviderError::Failed(format!("anthropic: malformed stream: {what}"))
+    ProviderError::Retryable {
+        message: format!("anthropic: malformed stream: {what}"),
+        retry_after_ms: None,
+    }
 }
 
 impl MessageStream {
@@ -212,15 +217,45 @@ impl MessageStream {
     }
 }
 
-/// An Anthropic error type and message as a provider error; a prompt over
-/// the context window is its own kind, so compaction can react to it.
+impl crate::http::Wire for MessageStream {
+    fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, ProviderError> {
+        MessageStream::push(self, event)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn end(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        Err(ProviderError::Retryable {
+            message: "anthropic: the stream ended before message_stop".to_owned(),
+            retry_after_ms: None,
+        })
+    }
+}
+
+/// Whether an Anthropic error says the prompt is over the context window.
+#[must_use]
+pub fn is_context_length(kind: &str, message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    kind == "invalid_request_error"
+        && (lower.contains("prompt is too long") || lower.contains("context window"))
+}
+
+/// An in-stream Anthropic error as a provider error: a prompt over the
+/// context window is its own kind, so compaction can react to it; an
+/// overload, a rate limit or an internal error is worth another try.
 #[must_use]
 pub fn classify_error(kind: &str, message: &str) -> ProviderError {
-    let lower = message.to_ascii_lowercase();
-    if kind == "invalid_request_error"
-        && (lower.contains("prompt is too long") || lower.contains("context window"))
-    {
+    if is_context_length(kind, message) {
         return ProviderError::ContextLength(format!("anthropic: {message}"));
     }
-    ProviderError::Failed(format!("anthropic: {kind}: {message}"))
+    let line = format!("anthropic: {kind}: {message}");
+    match kind {
+        "overloaded_error" | "api_error" | "rate_limit_error" => ProviderError::Retryable {
+            message: line,
+            retry_after_ms: None,
+        },
+        _ => ProviderError::Failed(line),
+    }
 }

@@ -1,0 +1,104 @@
+//! Anthropic Messages: one streaming `POST /v1/messages` per model call.
+//!
+//! - [`request`]: the body, stable bytes first, with the three prompt-cache
+//!   breakpoints;
+//! - [`stream`]: Anthropic's stream events folded into provider-neutral
+//!   ones.
+//!
+//! The HTTP call, its retries and its error lines are [`crate::http`]'s.
+
+pub mod request;
+pub mod stream;
+
+use cox_protocol::provider::{ProviderError, Request, StreamEvent};
+use cox_protocol::{CancelToken, Provider};
+use futures::Stream;
+
+use crate::http::{self, Dialect, RetryPolicy};
+use stream::MessageStream;
+
+/// The API version header cox speaks.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// The default endpoint.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// How Anthropic is named in error lines, and how its error bodies read.
+pub static DIALECT: Dialect = Dialect {
+    name: "anthropic",
+    key_var: "ANTHROPIC_API_KEY",
+    base_var: "ANTHROPIC_BASE_URL",
+    error_body,
+};
+
+/// `{"type":"error","error":{"type":…,"message":…}}` → the message, and
+/// whether it says the prompt is over the window.
+fn error_body(text: &str) -> Option<(String, bool)> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let error = &value["error"];
+    let kind = error["type"].as_str()?;
+    let message = error["message"].as_str()?;
+    let too_long = stream::is_context_length(kind, message);
+    Some((format!("{kind}: {message}"), too_long))
+}
+
+/// Anthropic Messages over HTTPS (or plain HTTP on loopback, for tests and
+/// local gateways).
+#[derive(Clone, Debug)]
+pub struct AnthropicProvider {
+    client: reqwest::Client,
+    base_url: String,
+    api_key: String,
+    model: String,
+    retry: RetryPolicy,
+}
+
+impl AnthropicProvider {
+    /// A provider for `model` at `base_url` (no trailing `/v1`).
+    ///
+    /// # Errors
+    /// The HTTP client cannot be built (no TLS roots, for instance).
+    pub fn new(base_url: &str, api_key: &str, model: &str) -> Result<Self, ProviderError> {
+        Ok(Self {
+            client: crate::client("anthropic")?,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api_key: api_key.to_owned(),
+            model: model.to_owned(),
+            retry: RetryPolicy::default(),
+        })
+    }
+
+    /// The same provider with another retry policy.
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn stream(
+        &self,
+        request: Request,
+        cancel: CancelToken,
+    ) -> impl Stream<Item = Result<StreamEvent, ProviderError>> + Send + 'static {
+        let url = format!("{}/v1/messages", self.base_url);
+        let http = self
+            .client
+            .post(&url)
+            .header("x-api-key", &self.api_key)
+            .header("anthropic-version", API_VERSION)
+            .header("accept", "text/event-stream")
+            .header("content-type", "application/json")
+            .body(request::body_bytes(&request));
+        http::stream::<MessageStream>(http, url, cancel, self.retry, &DIALECT)
+    }
+}

@@ -1,0 +1,401 @@
+//! Chat Completions chunks, folded into provider-neutral events.
+//!
+//! Every event's data is one `chat.completion.chunk` object, and the stream
+//! ends with `data: [DONE]`. A chunk's `choices[0].delta` may carry
+//! `content` (text), `reasoning_content` or `reasoning` (the reasoning text
+//! llama.cpp, vLLM and Ollama expose) and `tool_calls` pieces keyed by
+//! `index`: the first piece of a call has its `id` and `function.name`, later
+//! ones append to `function.arguments`. `finish_reason` says why the answer
+//! stopped; with `stream_options.include_usage` one last chunk with no
+//! choices carries `usage`.
+//!
+//! Tool calls are reported whole, in index order, when the answer finishes.
+//! Usage and `Done` are reported at `[DONE]`; a server that closes the
+//! stream after `finish_reason` without `[DONE]` is accepted. Usage maps
+//! `prompt_tokens` minus the cached ones to input tokens and
+//! `prompt_tokens_details.cached_tokens` to cache reads, so input means the
+//! same thing for every provider; these servers report no cache writes.
+
+use std::collections::BTreeMap;
+
+use cox_protocol::CallId;
+use cox_protocol::provider::{ModelStop, ProviderError, StreamEvent};
+use cox_protocol::types::Usage;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::sse::SseEvent;
+
+/// A tool call being streamed.
+#[derive(Debug, Default)]
+struct PendingCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// The state of one response.
+#[derive(Debug, Default)]
+pub struct ChunkStream {
+    calls: BTreeMap<u64, PendingCall>,
+    usage: Usage,
+    stop: Option<ModelStop>,
+    done: bool,
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: Delta,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Delta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<CallPiece>,
+}
+
+#[derive(Deserialize)]
+struct CallPiece {
+    #[serde(default)]
+    index: u64,
+    id: Option<String>,
+    function: Option<FunctionPiece>,
+}
+
+#[derive(Deserialize)]
+struct FunctionPiece {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+fn malformed(what: &str) -> ProviderError {
+    ProviderError::Retryable {
+        message: format!("openai: malformed stream: {what}"),
+        retry_after_ms: None,
+    }
+}
+
+impl ChunkStream {
+    /// A response that has not started.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Folds one SSE event in; returns what it became.
+    ///
+    /// # Errors
+    /// An error object in the stream, or data that is not a chunk.
+    pub fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, ProviderError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(self.complete());
+        }
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        let chunk: Chunk =
+            serde_json::from_str(data).map_err(|e| malformed(&format!("a chunk: {e}")))?;
+        if let Some(error) = chunk.error {
+            return Err(classify_error(&error));
+        }
+        let mut out = Vec::new();
+        if let Some(usage) = chunk.usage {
+            let cached = usage.prompt_tokens_details.map_or(0, |d| d.cached_tokens);
+            self.usage = Usage {
+                input_tokens: usage.prompt_tokens.saturating_sub(cached),
+                output_tokens: usage.completion_tokens,
+                cache_read_tokens: cached,
+                cache_write_tokens: 0,
+            };
+        }
+        for choice in chunk.choices {
+            let delta = choice.delta;
+            if let Some(text) = delta.reasoning_content.or(delta.reasoning)
+                && !text.is_empty()
+            {
+                out.push(StreamEvent::ThinkingDelta(text));
+            }
+            if let Some(text) = delta.content
+                && !text.is_empty()
+            {
+                out.push(StreamEvent::TextDelta(text));
+            }
+            for piece in delta.tool_calls {
+                let call = self.calls.entry(piece.index).or_default();
+                if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
+                    call.id = id;
+                }
+                if let Some(function) = piece.function {
+                    if let Some(name) = function.name.filter(|n| !n.is_empty()) {
+                        call.name = name;
+                    }
+                    if let Some(arguments) = function.arguments {
+                        call.arguments.push_str(&arguments);
+                    }
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.stop = Some(match reason.as_str() {
+                    "tool_calls" | "function_call" => ModelStop::ToolUse,
+                    "length" => ModelStop::MaxTokens,
+                    _ => ModelStop::EndTurn,
+                });
+                out.extend(self.take_calls()?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The assembled calls, in index order.
+    fn take_calls(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        let mut out = Vec::new();
+        for (index, call) in std::mem::take(&mut self.calls) {
+            if call.name.is_empty() {
+                return Err(malformed(&format!("tool call {index} has no name")));
+            }
+            let input = if call.arguments.trim().is_empty() {
+                Value::Object(serde_json::Map::new())
+            } else {
+                serde_json::from_str(&call.arguments).map_err(|e| {
+                    malformed(&format!(
+                        "tool call {} arguments are not JSON: {e}",
+                        call.name
+                    ))
+                })?
+            };
+            let id = if call.id.is_empty() {
+                CallId::new()
+            } else {
+                CallId(call.id)
+            };
+            out.push(StreamEvent::ToolUse {
+                id,
+                name: call.name,
+                input,
+            });
+        }
+        Ok(out)
+    }
+
+    fn complete(&mut self) -> Vec<StreamEvent> {
+        if self.done {
+            return Vec::new();
+        }
+        self.done = true;
+        let mut out = self.take_calls().unwrap_or_default();
+        let stop = self.stop.unwrap_or(if out.is_empty() {
+            ModelStop::EndTurn
+        } else {
+            ModelStop::ToolUse
+        });
+        out.push(StreamEvent::Usage(self.usage));
+        out.push(StreamEvent::Done(stop));
+        out
+    }
+}
+
+impl crate::http::Wire for ChunkStream {
+    fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, ProviderError> {
+        ChunkStream::push(self, event)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn end(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        if self.stop.is_some() {
+            return Ok(self.complete());
+        }
+        Err(ProviderError::Retryable {
+            message: "openai: the stream ended before the answer finished".to_owned(),
+            retry_after_ms: None,
+        })
+    }
+}
+
+/// Whether an error message says the prompt is over the context window, in
+/// the words OpenAI, vLLM, llama.cpp and Ollama use.
+#[must_use]
+pub fn is_context_length(code: &str, message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    code == "context_length_exceeded"
+        || code == "exceed_context_size_error"
+        || lower.contains("maximum context length")
+        || lower.contains("context length")
+        || lower.contains("context size")
+        || lower.contains("context window")
+}
+
+/// An error object (in the stream or a failed response's body) as a
+/// provider error.
+#[must_use]
+pub fn classify_error(error: &Value) -> ProviderError {
+    let (message, too_long) = describe(error);
+    if too_long {
+        return ProviderError::ContextLength(format!("openai: {message}"));
+    }
+    let line = format!("openai: {message}");
+    let kind = error["type"].as_str().unwrap_or_default();
+    if matches!(kind, "server_error" | "rate_limit_exceeded" | "overloaded") {
+        ProviderError::Retryable {
+            message: line,
+            retry_after_ms: None,
+        }
+    } else {
+        ProviderError::Failed(line)
+    }
+}
+
+/// `{"message":…, "type":…, "code":…}` (or a bare string) as one line, and
+/// whether it says the prompt was too long.
+pub(crate) fn describe(error: &Value) -> (String, bool) {
+    if let Some(text) = error.as_str() {
+        return (text.to_owned(), is_context_length("", text));
+    }
+    let message = error["message"].as_str().unwrap_or("no message");
+    let code = match &error["code"] {
+        Value::String(code) => code.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    };
+    let kind = error["type"].as_str().unwrap_or_default();
+    let label = if code.is_empty() { kind } else { &code };
+    let line = if label.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{label}: {message}")
+    };
+    (
+        line,
+        is_context_length(&code, message) || is_context_length(kind, message),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn data(value: &Value) -> SseEvent {
+        SseEvent {
+            event: String::new(),
+            data: value.to_string(),
+        }
+    }
+
+    #[test]
+    fn parallel_calls_assemble_in_index_order() {
+        let mut s = ChunkStream::new();
+        let chunks = [
+            json!({"choices":[{"delta":{"role":"assistant","content":"Reading."}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"index":1,"id":"c2","type":"function","function":{"name":"read","arguments":""}}]}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"path\":\"b\"}"}}]}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a\"}"}}]}}]}),
+            json!({"choices":[{"delta":{},"finish_reason":"tool_calls"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":100}}}),
+        ];
+        let mut out = Vec::new();
+        for c in &chunks {
+            out.extend(s.push(&data(c)).unwrap());
+        }
+        out.extend(
+            s.push(&SseEvent {
+                event: String::new(),
+                data: "[DONE]".into(),
+            })
+            .unwrap(),
+        );
+        assert_eq!(
+            out,
+            [
+                StreamEvent::TextDelta("Reading.".into()),
+                StreamEvent::ToolUse {
+                    id: CallId("c1".into()),
+                    name: "read".into(),
+                    input: json!({"path": "a"})
+                },
+                StreamEvent::ToolUse {
+                    id: CallId("c2".into()),
+                    name: "read".into(),
+                    input: json!({"path": "b"})
+                },
+                StreamEvent::Usage(Usage {
+                    input_tokens: 20,
+                    output_tokens: 30,
+                    cache_read_tokens: 100,
+                    cache_write_tokens: 0
+                }),
+                StreamEvent::Done(ModelStop::ToolUse),
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_and_errors() {
+        let mut s = ChunkStream::new();
+        let out = s
+            .push(&data(
+                &json!({"choices":[{"delta":{"reasoning_content":"hmm"}}]}),
+            ))
+            .unwrap();
+        assert_eq!(out, [StreamEvent::ThinkingDelta("hmm".into())]);
+        let err = s
+            .push(&data(&json!({"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}})))
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::ContextLength(_)), "{err:?}");
+        let err = s
+            .push(&SseEvent {
+                event: String::new(),
+                data: "<html>".into(),
+            })
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Retryable { .. }));
+    }
+
+    #[test]
+    fn a_stream_without_done_after_finish_is_complete() {
+        use crate::http::Wire;
+        let mut s = ChunkStream::new();
+        s.push(&data(
+            &json!({"choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}),
+        ))
+        .unwrap();
+        let out = s.end().unwrap();
+        assert_eq!(out.last(), Some(&StreamEvent::Done(ModelStop::EndTurn)));
+        let mut cut = ChunkStream::new();
+        cut.push(&data(&json!({"choices":[{"delta":{"content":"h"}}]})))
+            .unwrap();
+        assert!(cut.end().is_err());
+    }
+}
