@@ -65,7 +65,7 @@ impl<P: Provider> Recorder<P> {
             .map_err(|e| format!("cannot create the cassette {}: {e}", path.display()))?;
         let header = format!(
             "# A cassette: the provider exchanges of a recorded cox session, one\n\
-             # [[turn]] per model call. Replay it offline with\n\
+             # turn per model call. Replay it offline with\n\
              #   cox run --scenario {} -p \"<the same prompt>\"\n\
              # Recorded from provider {} (model {}).\n\n\
              model = {}\n",

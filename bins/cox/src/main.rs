@@ -18,6 +18,20 @@ enum Command {
     /// Inspect the permission rules.
     #[command(subcommand)]
     Permissions(PermissionsCommand),
+    /// Record a session's provider exchanges as a cassette:
+    /// `cox record --out FILE -- run -p …`. Replay it offline with
+    /// `cox run --scenario FILE -p …`.
+    Record(RecordArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// Where the cassette goes (replaced if it exists).
+    #[arg(long, value_name = "FILE")]
+    out: std::path::PathBuf,
+    /// The command to record, after `--`: `run -p …`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -33,6 +47,24 @@ fn main() {
             Some(Command::Run(args)) => cox_run::execute(args, cox_run::providers::any_provider),
             Some(Command::Permissions(PermissionsCommand::Check(args))) => {
                 cox_run::check::run(&args)
+            }
+            Some(Command::Record(record)) => {
+                let argv = std::iter::once("cox".into()).chain(record.command);
+                match cox_run::parse::<Cli>(argv) {
+                    Parsed::Exit(code) => code,
+                    Parsed::Args(Cli {
+                        command: Some(Command::Run(mut args)),
+                    }) => {
+                        args.record = Some(record.out);
+                        cox_run::execute(args, cox_run::providers::any_provider)
+                    }
+                    Parsed::Args(_) => {
+                        eprintln!(
+                            "cox: error: cox record records a run: cox record --out FILE -- run -p \"…\""
+                        );
+                        1
+                    }
+                }
             }
             None => {
                 eprintln!(

@@ -4,91 +4,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::thread;
-
-use common::{Env, lines, stderr};
-
-fn sse(events: &[&str]) -> String {
-    events
-        .iter()
-        .map(|data| {
-            let kind: serde_json::Value = serde_json::from_str(data).unwrap();
-            format!(
-                "event: {}\ndata: {data}\n\n",
-                kind["type"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
-
-fn write_call() -> String {
-    sse(&[
-        r#"{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-5","usage":{"input_tokens":900,"output_tokens":1}}}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_w","name":"write","input":{}}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"hello.txt\", "}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"content\": \"hi\\n\"}"}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#,
-        r#"{"type":"message_stop"}"#,
-    ])
-}
-
-fn final_text() -> String {
-    sse(&[
-        r#"{"type":"message_start","message":{"id":"m2","type":"message","role":"assistant","content":[],"model":"claude-sonnet-5","usage":{"input_tokens":960,"cache_read_input_tokens":900,"output_tokens":1}}}"#,
-        r#"{"type":"ping"}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Created "}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello.txt."}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}"#,
-        r#"{"type":"message_stop"}"#,
-    ])
-}
-
-/// Answers one request per body, in order; returns the requests' bodies.
-fn serve(responses: Vec<(&'static str, String)>) -> (String, thread::JoinHandle<Vec<String>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let handle = thread::spawn(move || {
-        let mut bodies = Vec::new();
-        for (status, body) in responses {
-            let (socket, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(socket);
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut request = vec![0; length];
-            reader.read_exact(&mut request).unwrap();
-            bodies.push(String::from_utf8(request).unwrap());
-            let mut socket = reader.into_inner();
-            // An overloaded answer asks to be retried at once.
-            let retry = if status.starts_with("529") {
-                "retry-after: 0\r\n"
-            } else {
-                ""
-            };
-            let head = format!(
-                "HTTP/1.1 {status}\r\n{retry}content-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            socket.write_all(head.as_bytes()).unwrap();
-            socket.write_all(body.as_bytes()).unwrap();
-        }
-        bodies
-    });
-    (url, handle)
-}
+use common::{
+    Env, anthropic_final_text as final_text, anthropic_write_call as write_call, lines, serve,
+    stderr,
+};
 
 #[test]
 fn the_hello_task_runs_against_the_anthropic_wire_format() {

@@ -120,6 +120,28 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// The variable that holds the key, instead of the provider's usual one.
     pub api_key_env: Option<String>,
+    /// Attempts per call, the first included (default 4).
+    pub max_attempts: Option<u32>,
+    /// The first wait between attempts, doubling after (default 1000 ms).
+    pub retry_base_ms: Option<u64>,
+    /// Give up on a response silent for this long (default 300000 ms).
+    pub idle_timeout_ms: Option<u64>,
+}
+
+impl ProviderConfig {
+    /// The retry policy these settings ask for.
+    #[must_use]
+    pub fn retry(&self) -> cox_providers::RetryPolicy {
+        let default = cox_providers::RetryPolicy::default();
+        cox_providers::RetryPolicy {
+            max_attempts: self.max_attempts.unwrap_or(default.max_attempts).max(1),
+            base_delay_ms: self.retry_base_ms.unwrap_or(default.base_delay_ms),
+            idle_timeout_ms: self
+                .idle_timeout_ms
+                .unwrap_or(default.idle_timeout_ms)
+                .max(1),
+        }
+    }
 }
 
 /// What the user's config says about models and providers. Only the

@@ -134,9 +134,18 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         catalog.insert(row.clone());
     }
     let mut built: BTreeMap<String, Arc<AnyProvider>> = BTreeMap::new();
-    let mut route = |tier: Tier| -> Result<Route<AnyProvider>> {
-        let name = TierName::from_tier(tier);
-        let tier_config = config.tiers.get(&name).cloned().unwrap_or_default();
+    // The main tier first: a tier with no model of its own on a local
+    // server runs on the main tier's model.
+    let mut main_model: Option<String> = None;
+    let mut routes: BTreeMap<Tier, Route<AnyProvider>> = BTreeMap::new();
+    let order = std::iter::once(choice.main_tier)
+        .chain(Tier::ALL.into_iter().filter(|t| *t != choice.main_tier));
+    for tier in order {
+        let tier_config = config
+            .tiers
+            .get(&TierName::from_tier(tier))
+            .cloned()
+            .unwrap_or_default();
         let provider_name = tier_config
             .provider
             .clone()
@@ -145,7 +154,19 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
             .then(|| choice.model.clone())
             .flatten();
         let local = provider_name == "openai" && is_local_openai(config);
-        let model = match flag_model.or(tier_config.model.clone()) {
+        let fallback = if local {
+            None
+        } else {
+            catalog::default_model(&provider_name, tier).map(str::to_owned)
+        };
+        let model = match flag_model
+            .or(tier_config.model.clone())
+            .or(fallback)
+            .or_else(|| {
+                (provider_name == main)
+                    .then(|| main_model.clone())
+                    .flatten()
+            }) {
             Some(model) => model,
             None if local => bail!(
                 "openai: OPENAI_BASE_URL points at {}, whose models cox does not know: name the \
@@ -153,21 +174,15 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
                 openai_base(config),
                 tier.as_str()
             ),
-            None => match catalog::default_model(&provider_name, tier) {
-                Some(model) => model.to_owned(),
-                None if provider_name == "scripted" => {
-                    bail!(
-                        "[tiers.{}]: the scripted provider serves every tier or none",
-                        tier.as_str()
-                    )
-                }
-                None => bail!(
-                    "unknown provider `{provider_name}` for the {} tier (this build has: \
-                     anthropic, openai, scripted)",
-                    tier.as_str()
-                ),
-            },
+            None => bail!(
+                "unknown provider `{provider_name}` for the {} tier (this build has: \
+                 anthropic, openai, scripted)",
+                tier.as_str()
+            ),
         };
+        if tier == choice.main_tier {
+            main_model = Some(model.clone());
+        }
         let provider = match built.get(&provider_name) {
             Some(p) => Arc::clone(p),
             None => {
@@ -176,17 +191,27 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
                 p
             }
         };
-        Ok(Route {
-            provider,
-            info: catalog.get(&model).cloned(),
-            model,
-            effort: tier_config.effort,
-        })
+        routes.insert(
+            tier,
+            Route {
+                provider,
+                info: catalog.get(&model).cloned(),
+                model,
+                effort: tier_config.effort,
+            },
+        );
+    }
+    let mut take = |tier| {
+        routes
+            .remove(&tier)
+            .ok_or_else(|| anyhow::anyhow!("no route for the {} tier", tier.as_str()))
     };
-    let cheap = route(Tier::Cheap)?;
-    let code = route(Tier::Code)?;
-    let think = route(Tier::Think)?;
-    Ok(Router::new(cheap, code, think, choice.main_tier))
+    Ok(Router::new(
+        take(Tier::Cheap)?,
+        take(Tier::Code)?,
+        take(Tier::Think)?,
+        choice.main_tier,
+    ))
 }
 
 impl TierName {
@@ -219,6 +244,7 @@ fn is_local_openai(config: &ModelConfig) -> bool {
 /// router puts each call's model in the request).
 fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
     let settings = config.providers.get(name).cloned().unwrap_or_default();
+    let retry = settings.retry();
     match name {
         "anthropic" => {
             let key_var = settings
@@ -233,9 +259,9 @@ fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
             let base = var("ANTHROPIC_BASE_URL")
                 .or(settings.base_url)
                 .unwrap_or_else(|| cox_providers::anthropic::DEFAULT_BASE_URL.to_owned());
-            Ok(AnyProvider::Anthropic(AnthropicProvider::new(
-                &base, &key, model,
-            )?))
+            Ok(AnyProvider::Anthropic(
+                AnthropicProvider::new(&base, &key, model)?.with_retry(retry),
+            ))
         }
         "openai" => {
             let key_var = settings
@@ -249,11 +275,9 @@ fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
                      OPENAI_BASE_URL at a local server"
                 );
             }
-            Ok(AnyProvider::OpenAi(OpenAiProvider::new(
-                &base,
-                key.as_deref(),
-                model,
-            )?))
+            Ok(AnyProvider::OpenAi(
+                OpenAiProvider::new(&base, key.as_deref(), model)?.with_retry(retry),
+            ))
         }
         "scripted" => {
             bail!("the scripted provider serves every tier or none: use --provider scripted")

@@ -3,8 +3,11 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::thread;
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -92,4 +95,118 @@ pub fn assert_one_line_error(out: &Output, needle: &str) {
     assert!(err.starts_with("cox: error: "), "{err}");
     assert!(err.contains(needle), "{err:?} should mention {needle:?}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Anthropic's framing: `event: <type>`, then the data line.
+pub fn anthropic_sse(events: &[&str]) -> String {
+    events
+        .iter()
+        .map(|data| {
+            let kind: serde_json::Value = serde_json::from_str(data).unwrap();
+            format!(
+                "event: {}\ndata: {data}\n\n",
+                kind["type"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+pub fn anthropic_write_call() -> String {
+    anthropic_sse(&[
+        r#"{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-5","usage":{"input_tokens":900,"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_w","name":"write","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"hello.txt\", "}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"content\": \"hi\\n\"}"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#,
+        r#"{"type":"message_stop"}"#,
+    ])
+}
+
+pub fn anthropic_final_text() -> String {
+    anthropic_sse(&[
+        r#"{"type":"message_start","message":{"id":"m2","type":"message","role":"assistant","content":[],"model":"claude-sonnet-5","usage":{"input_tokens":960,"cache_read_input_tokens":900,"output_tokens":1}}}"#,
+        r#"{"type":"ping"}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Created "}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello.txt."}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}"#,
+        r#"{"type":"message_stop"}"#,
+    ])
+}
+
+/// Answers one request per body, in order; returns the requests' bodies.
+pub fn serve(responses: Vec<(&'static str, String)>) -> (String, thread::JoinHandle<Vec<String>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handle = thread::spawn(move || {
+        let mut bodies = Vec::new();
+        for (status, body) in responses {
+            let (socket, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(socket);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut request = vec![0; length];
+            reader.read_exact(&mut request).unwrap();
+            bodies.push(String::from_utf8(request).unwrap());
+            let mut socket = reader.into_inner();
+            // An overloaded answer asks to be retried at once.
+            let retry = if status.starts_with("529") {
+                "retry-after: 0\r\n"
+            } else {
+                ""
+            };
+            // `CUT` promises more than it sends: the connection drops
+            // mid-answer.
+            let (status, promised) = match status.strip_prefix("CUT ") {
+                Some(real) => (real, body.len() + 100),
+                None => (status, body.len()),
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\n{retry}content-type: text/event-stream\r\ncontent-length: {promised}\r\nconnection: close\r\n\r\n"
+            );
+            socket.write_all(head.as_bytes()).unwrap();
+            socket.write_all(body.as_bytes()).unwrap();
+        }
+        bodies
+    });
+    (url, handle)
+}
+
+/// OpenAI's framing: data lines only, then `[DONE]`.
+pub fn openai_sse(chunks: &[&str]) -> String {
+    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+/// A Chat Completions answer that writes hello.txt.
+pub fn openai_write_call() -> String {
+    openai_sse(&[
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_w","type":"function","function":{"name":"write","arguments":""}}]},"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\": \"hello.txt\", "}}]},"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"content\": \"hi\\n\"}"}}]},"finish_reason":null}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[],"usage":{"prompt_tokens":900,"completion_tokens":30,"total_tokens":930}}"#,
+    ])
+}
+
+/// A Chat Completions answer: "Created hello.txt.".
+pub fn openai_final_text() -> String {
+    openai_sse(&[
+        r#"{"id":"c2","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[{"index":0,"delta":{"role":"assistant","content":"Created "},"finish_reason":null}]}"#,
+        r#"{"id":"c2","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[{"index":0,"delta":{"content":"hello.txt."},"finish_reason":null}]}"#,
+        r#"{"id":"c2","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        r#"{"id":"c2","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[],"usage":{"prompt_tokens":960,"completion_tokens":5,"total_tokens":965,"prompt_tokens_details":{"cached_tokens":896}}}"#,
+    ])
 }
