@@ -35,6 +35,14 @@ echo "== 10,000 streamed deltas through the session and the stream-json writer"
 "$bin/cox-bench" deltas 10000
 
 echo
+echo "== SSE decoding, both wire formats (criterion; events/s is thrpt)"
+cargo bench -q -p cox-providers --bench sse 2>/dev/null | grep -E '^sse/|thrpt'
+
+echo
+echo "== the first request of the hello session, bytes per part"
+cargo test -q -p cox --test providers the_first_request -- --nocapture 2>&1 | grep 'first request'
+
+echo
 echo "== binary sizes"
 for b in cox cox-headless; do
   printf '%-14s %8d bytes\n' "$b" "$(stat -c %s "$bin/$b")"

@@ -165,3 +165,24 @@ fn every_bundled_scenario_parses() {
         "found only {found:?}"
     );
 }
+
+#[test]
+fn input_json_carries_what_toml_cannot_and_is_checked() {
+    let text = "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput_json = '{\"path\": \"a\", \"limit\": null}'\n";
+    Scenario::parse(text, "tests/x.toml").expect("a JSON object with a null parses");
+
+    let both = "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput = { path = \"a\" }\ninput_json = '{}'\n";
+    let err = error_of(both);
+    assert!(err.starts_with("scenario tests/x.toml:5:"), "{err}");
+    assert!(err.contains("both input and input_json"), "{err}");
+
+    let array = "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput_json = '[1]'\n";
+    assert!(error_of(array).contains("input_json is not a JSON object"));
+
+    let broken = "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput_json = '{nope'\n";
+    let err = error_of(broken);
+    assert!(
+        err.contains("tests/x.toml:4:") && err.contains("input_json is not JSON"),
+        "{err}"
+    );
+}

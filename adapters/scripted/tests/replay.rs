@@ -412,3 +412,19 @@ async fn the_bundled_hello_scenario_writes_then_confirms() {
         Some(&Ok(StreamEvent::Done(ModelStop::EndTurn)))
     );
 }
+
+#[tokio::test]
+async fn input_json_is_replayed_as_written_nulls_included() {
+    let provider = provider(
+        "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput_json = '{\"path\": \"a\", \"limit\": null}'\n",
+    );
+    let items = collect(&provider, request(vec![Message::user_text("hi")])).await;
+    let call = items
+        .into_iter()
+        .find_map(|i| match i {
+            Ok(StreamEvent::ToolUse { input, .. }) => Some(input),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(call, json!({"path": "a", "limit": null}));
+}

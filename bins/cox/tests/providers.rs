@@ -273,7 +273,9 @@ fn a_project_config_cannot_choose_where_requests_go() {
 
 #[test]
 fn selection_errors_say_what_to_set() {
-    let cases: &[(&[(&str, &str)], &[&str], &str)] = &[
+    /// Variables, flags, and what the error line must say.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a str);
+    let cases: &[Case<'_>] = &[
         (
             &[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
             &[],
@@ -397,4 +399,48 @@ fn a_recorded_cassette_replays_the_session_offline() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Bytes of a JSON value as sent.
+fn bytes(value: &Value) -> usize {
+    serde_json::to_vec(value).unwrap().len()
+}
+
+#[test]
+fn the_first_request_of_a_hello_session_is_under_12_kb() {
+    for provider in ["anthropic", "openai"] {
+        let (first, second) = if provider == "anthropic" {
+            (anthropic_write_call(), anthropic_final_text())
+        } else {
+            (openai_write_call(), openai_final_text())
+        };
+        let (url, server) = serve(vec![("200 OK", first), ("200 OK", second)]);
+        let env = Env::new();
+        let mut cmd = env.cox();
+        cmd.args(hello_args());
+        if provider == "anthropic" {
+            cmd.env("ANTHROPIC_API_KEY", "k")
+                .env("ANTHROPIC_BASE_URL", &url);
+        } else {
+            cmd.env("OPENAI_API_KEY", "k")
+                .env("OPENAI_BASE_URL", format!("{url}/v1"))
+                .args(["--model", "gpt-5.1"]);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let body = server.join().unwrap().remove(0);
+        let sent = json(&body);
+        let (system, messages) = if provider == "anthropic" {
+            (bytes(&sent["system"]), bytes(&sent["messages"]))
+        } else {
+            let all = sent["messages"].as_array().unwrap();
+            (bytes(&all[0]), bytes(&Value::Array(all[1..].to_vec())))
+        };
+        let tools = bytes(&sent["tools"]);
+        eprintln!(
+            "{provider}: first request {} bytes: system {system}, tools {tools}, messages {messages}",
+            body.len()
+        );
+        assert!(body.len() <= 12 * 1024, "{provider}: {} bytes", body.len());
+    }
 }
