@@ -335,13 +335,20 @@ async fn open(
     dialect: &'static Dialect,
 ) -> Result<BoxStream<'static, reqwest::Result<bytes::Bytes>>, ProviderError> {
     let name = dialect.name;
-    let response = request.send().await.map_err(|e| ProviderError::Retryable {
-        message: format!(
-            "{name}: cannot reach {url}: {}; check {}",
-            reqwest_cause(&e),
-            dialect.base_var
-        ),
-        retry_after_ms: None,
+    let response = request.send().await.map_err(|e| {
+        let message = if e.is_connect() {
+            format!(
+                "{name}: cannot reach {url}: {}; check {}",
+                reqwest_cause(&e),
+                dialect.base_var
+            )
+        } else {
+            format!("{name}: the request to {url} failed: {}", reqwest_cause(&e))
+        };
+        ProviderError::Retryable {
+            message,
+            retry_after_ms: None,
+        }
     })?;
     let status = response.status();
     if status.is_success() {

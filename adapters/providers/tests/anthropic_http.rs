@@ -383,3 +383,25 @@ async fn cancelling_ends_the_stream_without_done() {
         "{rest:?}"
     );
 }
+
+#[tokio::test]
+async fn a_connection_dropped_before_any_answer_is_tried_again() {
+    let server = serve(vec![
+        Answer::sse("").end(End::Hangup),
+        Answer::sse(anthropic_hello()),
+    ])
+    .await;
+    let events = collect(&server.url, policy(2)).await;
+    let retries = retries(&events);
+    assert_eq!(retries.len(), 1);
+    assert!(
+        retries[0].2.starts_with(&format!(
+            "anthropic: the request to {}/v1/messages failed: ",
+            server.url
+        )),
+        "{}",
+        retries[0].2
+    );
+    assert_eq!(text(&events), "Hello.");
+    assert_eq!(server.received().len(), 2);
+}

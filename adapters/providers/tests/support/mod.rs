@@ -21,6 +21,8 @@ pub enum End {
     CutAt(usize),
     /// The first `n` bytes, then nothing, with the connection open.
     StallAt(usize),
+    /// No answer at all: the connection is closed once the request is in.
+    Hangup,
 }
 
 /// One scripted answer.
@@ -136,6 +138,10 @@ pub async fn serve(answers: Vec<Answer>) -> Server {
                     }
                 };
                 log.lock().unwrap().push(Received { head, body });
+                if matches!(answer.end, End::Hangup) {
+                    drop(socket);
+                    return;
+                }
                 let mut head = format!("HTTP/1.1 {}\r\n", answer.status);
                 for (name, value) in &answer.headers {
                     head.push_str(&format!("{name}: {value}\r\n"));
@@ -148,6 +154,7 @@ pub async fn serve(answers: Vec<Answer>) -> Server {
                 let limit = match answer.end {
                     End::Whole => bytes.len(),
                     End::CutAt(n) | End::StallAt(n) => n.min(bytes.len()),
+                    End::Hangup => 0,
                 };
                 for chunk in bytes[..limit].chunks(answer.piece.max(1)) {
                     let framed =
@@ -161,7 +168,7 @@ pub async fn serve(answers: Vec<Answer>) -> Server {
                     End::Whole => {
                         socket.write_all(b"0\r\n\r\n").await.ok();
                     }
-                    End::CutAt(_) => {}
+                    End::CutAt(_) | End::Hangup => {}
                     End::StallAt(_) => tokio::time::sleep(Duration::from_secs(3600)).await,
                 }
                 socket.shutdown().await.ok();
