@@ -75,6 +75,8 @@ impl Default for Options {
 /// What a run left behind.
 pub struct Run {
     pub events: Vec<Event>,
+    /// What the session held when it ended: the history it would send next.
+    pub end: cox_core::SessionEnd,
     pub session_id: SessionId,
     pub workdir: TempDir,
     pub home: TempDir,
@@ -127,6 +129,7 @@ pub fn run(name: &str, mut options: Options) -> Run {
         max_output_tokens: 32_000,
         tier: cox_protocol::provider::Tier::Code,
         effort: None,
+        budget: cox_protocol::config::BudgetConfig::default(),
     };
     let mut tools = cox_tools::builtin_tools();
     tools.append(&mut options.extra_tools);
@@ -155,7 +158,7 @@ pub fn run(name: &str, mut options: Options) -> Run {
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);
     let mut trigger = options.trigger.take();
-    runtime
+    let end = runtime
         .block_on(session.run(rx, move |event| {
             let mut seen = seen.lock().expect("events");
             seen.push(event.clone());
@@ -169,6 +172,7 @@ pub fn run(name: &str, mut options: Options) -> Run {
     let events = std::mem::take(&mut *events.lock().expect("events"));
     Run {
         events,
+        end,
         session_id: id,
         workdir,
         home: home_dir,

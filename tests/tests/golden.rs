@@ -1,8 +1,9 @@
 //! Golden event logs: each bundled scenario replayed through the real
 //! session and tools, compared line by line with `tests/golden/*.jsonl`.
 //! Every run also checks the invariants that hold for all sessions:
-//! nothing follows a `TurnDone`, and the rollout on disk holds exactly the
-//! events the surface saw.
+//! nothing follows a `TurnDone`, the rollout on disk holds exactly the
+//! events the surface saw, and resuming from that rollout rebuilds exactly
+//! the history the session ended with.
 
 use std::sync::Arc;
 
@@ -22,6 +23,14 @@ fn check(name: &str, run: &Run) {
         rollout.events, run.events,
         "the rollout holds every event, in order"
     );
+    let resumed = cox_core::rebuild(&rollout.events).expect("the rollout resumes");
+    pretty_assertions::assert_eq!(
+        resumed.history,
+        run.end.history,
+        "resuming from the rollout rebuilds the history the session had"
+    );
+    assert_eq!(resumed.turns, run.end.turns);
+    assert!(!resumed.unfinished_turn);
     assert_golden(name, run);
 }
 

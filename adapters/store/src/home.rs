@@ -10,6 +10,7 @@
 //! <home>/sessions/<session id>.jsonl   one rollout per session
 //! <home>/archive/<ulid>                one full tool output per file
 //! <home>/logs/                         diagnostics
+//! <home>/cox.db                        sessions, the usage ledger, indexes
 //! ```
 
 use std::ffi::OsString;
@@ -122,6 +123,12 @@ impl CoxHome {
         self.root.join("logs")
     }
 
+    /// The SQLite database: `cox.db` (see [`crate::Db`]).
+    #[must_use]
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("cox.db")
+    }
+
     /// The rollout of one session: `sessions/<id>.jsonl`.
     #[must_use]
     pub fn rollout_path(&self, session: SessionId) -> PathBuf {
@@ -172,5 +179,6 @@ mod tests {
         );
         assert_eq!(home.archive_dir(), PathBuf::from("/h/archive"));
         assert_eq!(home.logs_dir(), PathBuf::from("/h/logs"));
+        assert_eq!(home.db_path(), PathBuf::from("/h/cox.db"));
     }
 }

@@ -1,18 +1,31 @@
 //! The on-disk record of cox, under one home folder (`COX_HOME`).
 //!
-//! Three things live there: the layout itself ([`CoxHome`]), each session's
+//! Four things live there: the layout itself ([`CoxHome`]), each session's
 //! append-only event log ([`JsonlStore`], read back with [`read_rollout`]),
-//! and the archive of full tool outputs ([`FileArchive`]). The core reaches
-//! them only through the `Store` and `Archive` traits of `cox-protocol`, so
-//! this crate is the only place that knows file names and formats.
+//! the archive of full tool outputs ([`FileArchive`]), and `cox.db`
+//! ([`Db`]), the SQLite database of sessions and the usage ledger. The store
+//! cox runs with is [`CoxStore`]: the rollout plus the database, priced from
+//! the model catalog. The core reaches all of this only through the `Store`
+//! and `Archive` traits of `cox-protocol`, so this crate is the only place
+//! that knows file names, formats and tables.
 //!
-//! Invariants: nothing already written is ever rewritten; every error is one
-//! line naming the path (or id) it is about.
+//! Invariants: nothing already written to a rollout or the archive is ever
+//! rewritten; the database is only changed through migrations this build
+//! knows, and a file it cannot read is refused, never replaced; every error
+//! is one line naming the path (or id) it is about.
 
 mod archive;
+pub mod clock;
+mod db;
 mod home;
+mod ledger;
 mod rollout;
 
 pub use archive::FileArchive;
+pub use db::{
+    CacheDay, Db, DbError, ModelTotals, PeriodTotals, SCHEMA_VERSION, SessionRow, TierJobTotals,
+    Totals, UsageRow, project_slug,
+};
 pub use home::{CoxHome, HomeError};
+pub use ledger::CoxStore;
 pub use rollout::{JsonlStore, Rollout, RolloutError, read_rollout};

@@ -8,7 +8,8 @@
 //!   nothing already appended. (There is no fsync per line: surviving a power
 //!   cut is not worth a disk flush per streamed delta.)
 //! - nothing already written is rewritten; a rollout is created once and
-//!   refuses to be created again;
+//!   refuses to be created again (a resumed session reopens it for
+//!   appending);
 //! - a reader tolerates exactly one kind of damage, the kind a killed writer
 //!   leaves: a last line cut short. Anything else is reported with its line.
 
@@ -60,20 +61,45 @@ impl JsonlStore {
 }
 
 impl Store for JsonlStore {
+    /// Creates the rollout of a new session, refusing one that exists; for
+    /// a resumed session, opens the existing rollout for appending instead,
+    /// refusing one that is missing.
     fn session_started(&self, meta: &SessionMeta) -> Result<(), StoreError> {
         let path = self.home.rollout_path(meta.id);
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| {
-                let what = if e.kind() == io::ErrorKind::AlreadyExists {
-                    "it already exists".to_owned()
-                } else {
-                    e.to_string()
-                };
-                StoreError(format!("cannot create rollout {}: {what}", path.display()))
-            })?;
+        let file = if meta.resumed {
+            let reopen = |e: io::Error| {
+                StoreError(format!(
+                    "cannot reopen rollout {} to resume session {}: {e}",
+                    path.display(),
+                    meta.id
+                ))
+            };
+            let mut file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(&path)
+                .map_err(reopen)?;
+            // A writer killed mid-line left no newline: end that line, so
+            // the first event of this run starts one of its own. The reader
+            // skips a cut line that a resumed `session_started` follows.
+            if !ends_with_newline(&mut file).map_err(reopen)? {
+                file.write_all(b"\n").map_err(reopen)?;
+            }
+            file
+        } else {
+            OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(|e| {
+                    let what = if e.kind() == io::ErrorKind::AlreadyExists {
+                        "it already exists".to_owned()
+                    } else {
+                        e.to_string()
+                    };
+                    StoreError(format!("cannot create rollout {}: {what}", path.display()))
+                })?
+        };
         self.open_files().insert(meta.id, file);
         Ok(())
     }
@@ -107,12 +133,24 @@ impl Store for JsonlStore {
             .map_err(|e| StoreError(format!("cannot append to rollout {}: {e}", path.display())))
     }
 
-    /// Does nothing yet: the rollout already holds every turn. A later
-    /// change records per-session summaries (turn counts, usage) in SQLite
-    /// here, for listing and resuming sessions without reading rollouts.
+    /// Does nothing: the rollout already holds every turn. Summaries
+    /// (turn counts, cost) are [`crate::CoxStore`]'s, in `cox.db`.
     fn turn_finished(&self, _session: SessionId, _turns: u32) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// Whether the file is empty or its last byte is a newline.
+fn ends_with_newline(file: &mut File) -> io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let length = file.metadata()?.len();
+    if length == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::Start(length - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
 }
 
 /// A rollout read back from disk.
@@ -123,6 +161,10 @@ pub struct Rollout {
     /// The file ended in a partial line (a writer died mid-append); it was
     /// left out of `events`.
     pub truncated_tail: bool,
+    /// Lines (from 1) cut short by a writer that died, then ended by the run
+    /// that resumed the session (a resumed `session_started` follows each);
+    /// they were left out of `events`.
+    pub cut_lines: Vec<usize>,
 }
 
 /// A rollout could not be read back.
@@ -139,11 +181,23 @@ pub enum RolloutError {
     },
 }
 
+/// Whether the next line of `rest` is a resumed `session_started`.
+fn resumes(rest: &[u8]) -> bool {
+    let next = rest.split(|b| *b == b'\n').next().unwrap_or_default();
+    matches!(
+        serde_json::from_slice::<Event>(next),
+        Ok(Event::SessionStarted { resumed: true, .. })
+    )
+}
+
 /// Reads every event of the rollout at `path`.
 ///
 /// A last line with no newline that is not valid JSON is what a killed
 /// writer leaves; it is skipped and reported in [`Rollout::truncated_tail`].
-/// A last line with no newline that *is* a valid event is kept.
+/// A last line with no newline that *is* a valid event is kept. A line that
+/// is not JSON, followed by the resumed `session_started` of the run that
+/// picked the session up after the crash, is the same damage after a
+/// resume; it is skipped and listed in [`Rollout::cut_lines`].
 pub fn read_rollout(path: &Path) -> Result<Rollout, RolloutError> {
     let bytes = std::fs::read(path).map_err(|source| RolloutError::Read {
         path: path.to_path_buf(),
@@ -151,6 +205,7 @@ pub fn read_rollout(path: &Path) -> Result<Rollout, RolloutError> {
     })?;
     let mut events = Vec::new();
     let mut truncated_tail = false;
+    let mut cut_lines = Vec::new();
     let mut rest = bytes.as_slice();
     let mut number = 0;
     while !rest.is_empty() {
@@ -163,27 +218,39 @@ pub fn read_rollout(path: &Path) -> Result<Rollout, RolloutError> {
             }
             None => (std::mem::take(&mut rest), false),
         };
-        match serde_json::from_slice::<Event>(line) {
-            Ok(event) => events.push(event),
-            Err(_) if !complete && serde_json::from_slice::<serde_json::Value>(line).is_err() => {
-                truncated_tail = true;
+        let err = match serde_json::from_slice::<Event>(line) {
+            Ok(event) => {
+                events.push(event);
+                continue;
             }
-            Err(e) => {
-                let message = if line.is_empty() {
-                    "empty line".to_owned()
-                } else {
-                    e.to_string()
-                };
-                return Err(RolloutError::BadLine {
-                    path: path.to_path_buf(),
-                    line: number,
-                    message,
-                });
-            }
+            Err(err) => err,
+        };
+        let json = serde_json::from_slice::<serde_json::Value>(line).ok();
+        if json.is_none() && !complete {
+            truncated_tail = true;
+            continue;
         }
+        if json.is_none() && resumes(rest) {
+            cut_lines.push(number);
+            continue;
+        }
+        let unknown = err.to_string().starts_with("unknown variant");
+        let message = match json.as_ref().and_then(|v| v["type"].as_str()) {
+            _ if line.is_empty() => "empty line".to_owned(),
+            Some(kind) if unknown => format!(
+                "an event this cox does not know (`{kind}`): was the rollout written by a newer cox?"
+            ),
+            _ => err.to_string(),
+        };
+        return Err(RolloutError::BadLine {
+            path: path.to_path_buf(),
+            line: number,
+            message,
+        });
     }
     Ok(Rollout {
         events,
         truncated_tail,
+        cut_lines,
     })
 }

@@ -15,13 +15,15 @@ fn prepared() -> (tempfile::TempDir, CoxHome) {
     (dir, home)
 }
 
-fn meta(id: SessionId) -> SessionMeta {
+fn meta(id: SessionId, resumed: bool) -> SessionMeta {
     SessionMeta {
         id,
         cwd: "/work".into(),
         provider: "scripted".into(),
         model: "scripted".into(),
         created_at: "2026-01-01T00:00:00Z".into(),
+        parent_id: None,
+        resumed,
     }
 }
 
@@ -92,7 +94,7 @@ fn a_rollout_is_appended_line_by_line_and_read_back() {
     let (_dir, home) = prepared();
     let store = JsonlStore::new(home.clone());
     let id = SessionId::generate();
-    store.session_started(&meta(id)).unwrap();
+    store.session_started(&meta(id, false)).unwrap();
     let events = some_events();
     for (i, event) in events.iter().enumerate() {
         store.rollout_append(id, event).unwrap();
@@ -117,7 +119,7 @@ fn a_rollout_is_created_once() {
     let (_dir, home) = prepared();
     let store = JsonlStore::new(home.clone());
     let id = SessionId::generate();
-    store.session_started(&meta(id)).unwrap();
+    store.session_started(&meta(id, false)).unwrap();
     store
         .rollout_append(
             id,
@@ -127,7 +129,7 @@ fn a_rollout_is_created_once() {
         )
         .unwrap();
     let error = JsonlStore::new(home.clone())
-        .session_started(&meta(id))
+        .session_started(&meta(id, false))
         .unwrap_err();
     assert!(error.0.contains("already exists"), "{error}");
     assert!(error.0.contains(&format!("{id}.jsonl")), "{error}");
@@ -139,12 +141,42 @@ fn a_rollout_is_created_once() {
 }
 
 #[test]
+fn a_resumed_session_reopens_its_rollout_and_never_creates_one() {
+    let (_dir, home) = prepared();
+    let id = SessionId::generate();
+    let first = JsonlStore::new(home.clone());
+    first.session_started(&meta(id, false)).unwrap();
+    first
+        .rollout_append(id, &Event::TextDelta { text: "a".into() })
+        .unwrap();
+    drop(first);
+    let resumed = JsonlStore::new(home.clone());
+    resumed.session_started(&meta(id, true)).unwrap();
+    resumed
+        .rollout_append(id, &Event::TextDelta { text: "b".into() })
+        .unwrap();
+    assert_eq!(
+        read_rollout(&home.rollout_path(id)).unwrap().events,
+        [
+            Event::TextDelta { text: "a".into() },
+            Event::TextDelta { text: "b".into() }
+        ]
+    );
+
+    let unknown = SessionId::generate();
+    let error = resumed.session_started(&meta(unknown, true)).unwrap_err();
+    assert!(error.0.starts_with("cannot reopen rollout "), "{error}");
+    assert!(error.0.contains(&unknown.to_string()), "{error}");
+    assert!(!home.rollout_path(unknown).exists());
+}
+
+#[test]
 fn a_later_store_appends_to_an_existing_rollout_but_never_creates_one() {
     let (_dir, home) = prepared();
     let id = SessionId::generate();
     {
         let store = JsonlStore::new(home.clone());
-        store.session_started(&meta(id)).unwrap();
+        store.session_started(&meta(id, false)).unwrap();
         store
             .rollout_append(
                 id,
@@ -181,7 +213,7 @@ fn a_cut_short_last_line_is_tolerated_and_reported() {
     let (_dir, home) = prepared();
     let store = JsonlStore::new(home.clone());
     let id = SessionId::generate();
-    store.session_started(&meta(id)).unwrap();
+    store.session_started(&meta(id, false)).unwrap();
     let events = some_events();
     for event in &events {
         store.rollout_append(id, event).unwrap();
@@ -296,4 +328,50 @@ fn the_archive_refuses_unknown_and_malformed_ids() {
     let unknown = ulid::Ulid::generate().to_string();
     let error = archive.get(&unknown).unwrap_err();
     assert_eq!(error.0, format!("no archived output with id `{unknown}`"));
+}
+
+#[test]
+fn a_line_cut_by_a_crash_then_resumed_is_skipped_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    let start = |resumed: bool| {
+        serde_json::json!({"type": "session_started", "session_id": "01JCXT0000000000000000000A",
+            "cwd": "/w", "model": "m", "provider": "p", "tools": [], "permission_mode": "default",
+            "at": "2026-11-30T00:00:00.000Z", "resumed": resumed})
+        .to_string()
+    };
+    let text = format!(
+        "{}\n{{\"type\":\"turn_started\",\"turn\":1,\"text\":\"hi\"}}\n{{\"type\":\"text_de\n{}\n",
+        start(false),
+        start(true)
+    );
+    std::fs::write(&path, &text).unwrap();
+    let rollout = read_rollout(&path).unwrap();
+    assert_eq!(rollout.cut_lines, vec![3]);
+    assert_eq!(rollout.events.len(), 3);
+    // Without the resume after it, the same line is damage and is named.
+    std::fs::write(
+        &path,
+        text.replace(
+            &start(true),
+            "{\"type\":\"turn_done\",\"stop\":\"end_turn\"}",
+        ),
+    )
+    .unwrap();
+    let err = read_rollout(&path).unwrap_err().to_string();
+    assert!(
+        err.ends_with(":3: EOF while parsing a string at line 1 column 16") || err.contains(":3:"),
+        "{err}"
+    );
+    // An event type from a newer cox says so.
+    std::fs::write(
+        &path,
+        format!("{}\n{{\"type\":\"teleported\"}}\n", start(false)),
+    )
+    .unwrap();
+    let err = read_rollout(&path).unwrap_err().to_string();
+    assert!(
+        err.contains(":2: an event this cox does not know (`teleported`)"),
+        "{err}"
+    );
 }

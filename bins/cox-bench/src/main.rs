@@ -117,6 +117,7 @@ impl Bench {
             max_output_tokens: 32_000,
             tier: cox_protocol::provider::Tier::Code,
             effort: None,
+            budget: cox_protocol::config::BudgetConfig::default(),
         };
         let session = Session::new(
             config,
@@ -137,6 +138,7 @@ impl Bench {
             .chain([Submission::Shutdown]);
         runtime
             .block_on(session.run(futures::stream::iter(subs), sink))
+            .map(|_| ())
             .map_err(|e| e.to_string())
     }
 }

@@ -78,6 +78,15 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "mode")]
     pub deep: bool,
 
+    /// Pick up session ID (or a unique prefix of it): its history and turn
+    /// count go on, in its folder unless --cwd says otherwise.
+    #[arg(long, value_name = "ID", conflicts_with = "continue_")]
+    pub resume: Option<String>,
+
+    /// Pick up the newest session of this folder.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_: bool,
+
     /// Record every provider exchange to FILE, a scenario the scripted
     /// provider replays (`--scenario FILE`).
     #[arg(long, value_name = "FILE")]

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow};
 use cox_permission::{Engine, Layer, Origin};
 use cox_protocol::catalog::ModelInfo;
-use cox_protocol::config::PermissionsConfig;
+use cox_protocol::config::{BudgetConfig, PermissionsConfig};
 use cox_protocol::provider::{Effort, Tier};
 use cox_protocol::types::PermissionMode;
 use serde::Deserialize;
@@ -42,6 +42,8 @@ pub struct Permissions {
     pub mode_source: String,
     /// Things a person should know (dropped project rules, an ignored mode).
     pub warnings: Vec<String>,
+    /// The project config's `[budget]`, which may only lower the user's.
+    pub project_budget: BudgetConfig,
 }
 
 /// One config file as far as cox reads it today; other tables are for
@@ -58,6 +60,8 @@ struct ConfigFile {
     providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     models: BTreeMap<String, ModelInfo>,
+    #[serde(default)]
+    budget: BudgetConfig,
 }
 
 /// `[core]`: what a session runs as.
@@ -155,6 +159,9 @@ pub struct ModelConfig {
     pub tiers: BTreeMap<TierName, TierConfig>,
     pub providers: BTreeMap<String, ProviderConfig>,
     pub models: Vec<ModelInfo>,
+    /// `[budget]` of the user's config (a project config may only lower
+    /// it, see [`Permissions::budget`]).
+    pub budget: BudgetConfig,
 }
 
 /// Reads the model and provider tables of the user's config.
@@ -171,6 +178,7 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
         core: file.core,
         tiers: file.tiers,
         providers: file.providers,
+        budget: file.budget,
         models: file
             .models
             .into_iter()
@@ -285,11 +293,13 @@ pub fn load_permissions(
         mode = flag_mode;
         mode_source = "--permission-mode".to_owned();
     }
+    let project_budget = project.as_ref().map(|p| p.file.budget).unwrap_or_default();
     Ok(Permissions {
         engine,
         mode,
         mode_source,
         warnings,
+        project_budget,
     })
 }
 

@@ -16,6 +16,7 @@ pub mod config;
 pub mod env;
 pub mod output;
 pub mod providers;
+pub mod resume;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -23,12 +24,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use cox_core::{Session, SessionConfig};
+use cox_protocol::config::BudgetConfig;
 use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, Submission};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::ProcessSandbox;
-use cox_store::{CoxHome, FileArchive, JsonlStore};
+use cox_store::{CoxHome, CoxStore, FileArchive};
 
 pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
 
@@ -60,6 +62,34 @@ struct Preset {
     /// Architect: the permission mode is plan, whatever the config says.
     plan: bool,
     effort: Option<Effort>,
+}
+
+/// The `[budget]` caps: the user's config, then `COX_BUDGET_SESSION_USD`
+/// and `COX_BUDGET_MONTHLY_USD`; a project config may lower a cap, never
+/// raise or remove it.
+fn budget(models: &config::ModelConfig, project: BudgetConfig) -> Result<BudgetConfig> {
+    let mut caps = models.budget;
+    for (name, slot) in [
+        ("COX_BUDGET_SESSION_USD", &mut caps.session_usd),
+        ("COX_BUDGET_MONTHLY_USD", &mut caps.monthly_usd),
+    ] {
+        if let Some(text) = var(name) {
+            let usd: f64 = text
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| anyhow::anyhow!("{name}={text}: not an amount in US dollars"))?;
+            *slot = Some(usd);
+        }
+    }
+    let lower = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    caps.session_usd = lower(caps.session_usd, project.session_usd);
+    caps.monthly_usd = lower(caps.monthly_usd, project.monthly_usd);
+    Ok(caps)
 }
 
 /// Works out the mode. Architect's think tier costs more, so in `cox run`
@@ -133,6 +163,9 @@ struct Prepared<P> {
     cwd: PathBuf,
     permissions: config::Permissions,
     preset: Preset,
+    resumed: Option<cox_core::Resumed>,
+    catalog: cox_protocol::catalog::Catalog,
+    budget: BudgetConfig,
 }
 
 fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
@@ -142,18 +175,48 @@ where
     if args.prompt.trim().is_empty() {
         bail!("the prompt is empty: pass the task with -p \"…\"");
     }
-    let cwd = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
-    let cwd = std::fs::canonicalize(&cwd)
-        .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
-    if !cwd.is_dir() {
-        bail!("--cwd {}: not a folder", cwd.display());
-    }
     let home = CoxHome::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
     home.prepare().map_err(|e| anyhow::anyhow!("{e}"))?;
     init_log(home.logs_dir());
+    let pick = match (&args.resume, args.continue_) {
+        (Some(id), _) => Some(resume::Pick::Id(id.clone())),
+        (None, true) => Some(resume::Pick::Latest),
+        (None, false) => None,
+    };
+    let here = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let found = match &pick {
+        Some(pick) => {
+            let at = std::fs::canonicalize(&here).unwrap_or_else(|_| here.clone());
+            Some(resume::find(&home, pick, &at)?)
+        }
+        None => None,
+    };
+    // A resumed session runs where it ran, unless --cwd says otherwise.
+    let cwd = match (&found, &args.cwd) {
+        (Some(found), None) => PathBuf::from(&found.resumed.cwd),
+        _ => here,
+    };
+    let cwd = std::fs::canonicalize(&cwd).with_context(|| match (&found, &args.cwd) {
+        (Some(found), None) => format!(
+            "session {} ran in {}, which cannot be opened now: pass --cwd to resume it elsewhere",
+            found.resumed.session_id,
+            cwd.display()
+        ),
+        _ => format!("--cwd {}: cannot open the folder", cwd.display()),
+    })?;
+    if !cwd.is_dir() {
+        bail!("--cwd {}: not a folder", cwd.display());
+    }
+    if let Some(found) = &found {
+        for warning in &found.warnings {
+            eprintln!("cox: warning: {warning}");
+            tracing::warn!(%warning, "resume");
+        }
+        tracing::info!(session = %found.resumed.session_id, rollout = %found.rollout.display(), turns = found.resumed.turns, "resume");
+    }
     let permissions = config::load_permissions(
         &home.root().join("config.toml"),
         home_dir().as_deref(),
@@ -166,6 +229,8 @@ where
     }
     let models = config::load_models(&home.root().join("config.toml"))?;
     let preset = preset(args, &models)?;
+    let budget = budget(&models, permissions.project_budget)?;
+    let catalog = providers::full_catalog(&models);
     let choice = ProviderChoice {
         provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
         model: args.model.clone().or_else(|| var("COX_MODEL")),
@@ -184,6 +249,9 @@ where
         cwd,
         permissions,
         preset,
+        resumed: found.map(|f| f.resumed),
+        catalog,
+        budget,
     })
 }
 
@@ -220,6 +288,9 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         cwd,
         permissions,
         preset,
+        resumed,
+        catalog,
+        budget,
     } = prepared;
     let mode = if preset.plan {
         PermissionMode::Plan
@@ -236,7 +307,9 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
             return 1;
         }
     };
-    let id = SessionId::generate();
+    let id = resumed
+        .as_ref()
+        .map_or_else(SessionId::generate, |r| r.session_id);
     let started_at = env::now_rfc3339();
     let cwd_text = cwd.display().to_string();
     let config = SessionConfig {
@@ -259,17 +332,29 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         max_output_tokens: 32_000,
         tier: preset.tier,
         effort: preset.effort,
+        budget,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
+    let store = match CoxStore::open(&home, catalog) {
+        Ok(store) => store,
+        Err(err) => {
+            eprintln!("cox: error: {err}");
+            return 1;
+        }
+    };
     let session = Session::new(
         config,
         provider,
-        JsonlStore::new(home.clone()),
+        store,
         FileArchive::new(&home),
         ProcessSandbox::new(),
         cox_tools::builtin_tools(),
     )
     .with_engine(permissions.engine);
+    let session = match resumed {
+        Some(resumed) => session.resume(resumed),
+        None => session,
+    };
     let stdout = std::io::stdout().lock();
     let mut renderer = output::Renderer::new(stdout, args.output_format, started);
     let outcome = runtime.block_on(async {

@@ -129,10 +129,7 @@ pub fn any_provider(choice: &ProviderChoice) -> Result<SessionProvider> {
 /// does not send elsewhere.
 fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
     let config = &choice.models;
-    let mut catalog: Catalog = catalog::shipped();
-    for row in &config.models {
-        catalog.insert(row.clone());
-    }
+    let catalog = full_catalog(config);
     let mut built: BTreeMap<String, Arc<AnyProvider>> = BTreeMap::new();
     // The main tier first: a tier with no model of its own on a local
     // server runs on the main tier's model.
@@ -212,6 +209,16 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         take(Tier::Think)?,
         choice.main_tier,
     ))
+}
+
+/// The shipped catalog with the user's `[models]` rows over it.
+#[must_use]
+pub fn full_catalog(config: &ModelConfig) -> Catalog {
+    let mut catalog: Catalog = catalog::shipped();
+    for row in &config.models {
+        catalog.insert(row.clone());
+    }
+    catalog
 }
 
 impl TierName {

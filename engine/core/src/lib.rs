@@ -15,8 +15,10 @@
 
 pub mod permission;
 pub mod prompt;
+pub mod resume;
 pub mod session;
 pub mod toolset;
 pub mod turn;
 
-pub use session::{Session, SessionConfig};
+pub use resume::{ResumeError, Resumed, rebuild};
+pub use session::{Session, SessionConfig, SessionEnd};

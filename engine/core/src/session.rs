@@ -15,13 +15,14 @@ use std::collections::VecDeque;
 use std::pin::pin;
 use std::sync::Arc;
 
+use cox_protocol::config::BudgetConfig;
 use cox_protocol::hook::{Hook, HookPoint, HookVerdict};
 use cox_protocol::provider::{Effort, SystemParts, Tier};
-use cox_protocol::store::{SessionMeta, StoreError};
+use cox_protocol::store::{SessionMeta, SessionState, StoreError};
 use cox_protocol::tool::{OutputSink, Tool, ToolContext, Workspace};
 use cox_protocol::types::{
-    ApprovalPolicy, Decision, Event, NoticeLevel, PermissionMode, Risk, SandboxMode, StopReason,
-    Submission, ToolResult,
+    ApprovalPolicy, Decision, Event, NoticeLevel, PermissionMode, ROLLOUT_FORMAT, Risk,
+    SandboxMode, StopReason, Submission, ToolResult,
 };
 use cox_protocol::{Archive, CallId, CancelToken, Provider, Sandbox, SessionId, Store};
 use futures::channel::mpsc;
@@ -29,6 +30,7 @@ use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
 
 use crate::permission::{Engine, Grant, Outcome};
+use crate::resume::Resumed;
 use crate::toolset::ToolSet;
 use crate::turn::{Done, History, INTERRUPTED, Next, Prefix, Turn};
 
@@ -51,6 +53,9 @@ pub struct SessionConfig {
     pub tier: Tier,
     /// The effort main turns ask for; `None` leaves it to the model.
     pub effort: Option<Effort>,
+    /// Spending caps; a turn stops before a model call that would cross
+    /// one.
+    pub budget: BudgetConfig,
 }
 
 /// The session could not start.
@@ -79,6 +84,17 @@ struct State {
     history: History,
     turns: u32,
     grants: Vec<Grant>,
+    /// The session existed before this run.
+    resumed: bool,
+}
+
+/// What a session left behind when it ended.
+#[derive(Debug)]
+pub struct SessionEnd {
+    /// What the model would be shown next: the whole conversation.
+    pub history: History,
+    /// Turns started, resumed ones included.
+    pub turns: u32,
 }
 
 /// One session over a provider `P`, a store `S`, an archive `A` and a
@@ -136,6 +152,16 @@ where
         self
     }
 
+    /// Picks up a session from its rollout: the history and the turn count
+    /// go on from where it was, and the store reopens its record.
+    #[must_use]
+    pub fn resume(mut self, resumed: Resumed) -> Self {
+        self.state.history = resumed.history;
+        self.state.turns = resumed.turns;
+        self.state.resumed = true;
+        self
+    }
+
     /// The tool names the model is offered, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         self.world.tools.names().map(str::to_owned).collect()
@@ -144,7 +170,7 @@ where
     /// Runs until `Shutdown` or until `submissions` ends, sending every event
     /// to the rollout and then to `sink`. Fails only when the record cannot
     /// be started; every later failure is an event.
-    pub async fn run<I, F>(self, submissions: I, mut sink: F) -> Result<(), SessionError>
+    pub async fn run<I, F>(self, submissions: I, mut sink: F) -> Result<SessionEnd, SessionError>
     where
         I: Stream<Item = Submission> + Unpin,
         F: FnMut(&Event),
@@ -157,6 +183,8 @@ where
             provider: world.provider.name().to_owned(),
             model: world.provider.model().to_owned(),
             created_at: cfg.started_at.clone(),
+            parent_id: None,
+            resumed: state.resumed,
         })?;
         let mut out = Emitter {
             store: &world.store,
@@ -172,6 +200,8 @@ where
             tools: world.tools.names().map(str::to_owned).collect(),
             permission_mode: cfg.permission_mode,
             at: cfg.started_at.clone(),
+            resumed: state.resumed,
+            format: ROLLOUT_FORMAT,
         });
         let mut inbox = Inbox {
             subs: submissions,
@@ -198,7 +228,21 @@ where
                 ),
             }
         }
-        Ok(())
+        let ended = if out.broken {
+            SessionState::Error
+        } else {
+            SessionState::Closed
+        };
+        if let Err(err) = world.store.session_ended(cfg.id, ended) {
+            out.notice(
+                NoticeLevel::Error,
+                format!("the session record was not closed: {err}"),
+            );
+        }
+        Ok(SessionEnd {
+            history: state.history,
+            turns: state.turns,
+        })
     }
 }
 
@@ -379,6 +423,10 @@ async fn run_turn<P, S, A, X, I, F>(
     let cancel = CancelToken::new();
     let mut turn = Turn::begin(number, &text, cfg.max_turns, &mut state.history);
     let done = loop {
+        if let Some(over) = over_budget(world, &mut out) {
+            out.notice(NoticeLevel::Warn, over);
+            break turn.stop(StopReason::Budget);
+        }
         let (mut streaming, request) = turn.request(&state.history, &prefix);
         let streamed = {
             let mut stream = pin!(world.provider.stream(request, cancel.clone()));
@@ -447,6 +495,42 @@ async fn run_turn<P, S, A, X, I, F>(
         );
     }
     out.done(done);
+}
+
+/// Why the next model call may not be made, when a `[budget]` cap would be
+/// crossed by it: the spend so far plus the last call's cost (the best guess
+/// at the next one's) reaches the cap.
+fn over_budget<P, S: Store, A, X, F: FnMut(&Event)>(
+    world: &World<P, S, A, X>,
+    out: &mut TurnOut<'_, '_, S, F>,
+) -> Option<String> {
+    let caps = world.config.budget;
+    if caps.session_usd.is_none() && caps.monthly_usd.is_none() {
+        return None;
+    }
+    let spend = match world.store.spend(world.config.id) {
+        Ok(spend) => spend,
+        Err(err) => {
+            out.notice(
+                NoticeLevel::Warn,
+                format!("the spend so far cannot be read, so [budget] is not enforced: {err}"),
+            );
+            return None;
+        }
+    };
+    let next = spend.last_call_usd;
+    let check = |cap: Option<f64>, spent: f64, what: &str| {
+        let cap = cap?;
+        (spent + next >= cap).then(|| {
+            format!(
+                "stopping before the next model call: the {what} budget is ${cap:.2} and ${spent:.4} is spent \
+                 (the last call cost ${next:.4}); raise [budget] {} to go on",
+                if what == "session" { "session_usd" } else { "monthly_usd" }
+            )
+        })
+    };
+    check(caps.session_usd, spend.session_usd, "session")
+        .or_else(|| check(caps.monthly_usd, spend.month_usd, "monthly"))
 }
 
 /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or

@@ -137,6 +137,15 @@ impl Turn<Assembling> {
         }
     }
 
+    /// Ends the turn before the next model call (a budget cap, for one).
+    #[must_use]
+    pub fn stop(self, stop: StopReason) -> Turn<Done> {
+        Turn {
+            ctx: self.ctx,
+            phase: Done { stop },
+        }
+    }
+
     /// Builds the provider-neutral request: stable parts first, then history.
     #[must_use]
     pub fn request(self, history: &History, prefix: &Prefix<'_>) -> (Turn<Streaming>, Request) {

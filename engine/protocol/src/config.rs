@@ -145,3 +145,14 @@ mod tests {
         }
     }
 }
+
+/// The `[budget]` table: spending caps in US dollars. A turn stops (with
+/// `TurnDone { budget }`) before a model call that would cross a cap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// The most one session may spend.
+    pub session_usd: Option<f64>,
+    /// The most all sessions together may spend in a calendar month (UTC).
+    pub monthly_usd: Option<f64>,
+}

@@ -4,6 +4,12 @@
 //! append-only; nothing already written is ever rewritten. The core hands the
 //! store the copy that is to be persisted; the store writes it whole or
 //! reports an error.
+//!
+//! A store may also keep a ledger: every [`Event::Usage`] it is handed is
+//! one provider call, booked against the turn of the last
+//! [`Event::TurnStarted`] it saw for that session. [`Store::spend`] reports
+//! what the ledger holds, so the core can stop a turn before a budget cap is
+//! crossed without knowing any prices.
 
 use crate::ids::SessionId;
 use crate::types::Event;
@@ -17,6 +23,45 @@ pub struct SessionMeta {
     pub model: String,
     /// RFC 3339 UTC.
     pub created_at: String,
+    /// The session that spawned this one (subagents).
+    pub parent_id: Option<SessionId>,
+    /// The session existed before: reopen its record and keep appending to
+    /// its rollout instead of creating them.
+    pub resumed: bool,
+}
+
+/// How a session's record says it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionState {
+    /// Running, or stopped without saying so (a crash looks the same).
+    Open,
+    /// Ended normally.
+    Closed,
+    /// Ended because its record or its driver failed.
+    Error,
+}
+
+impl SessionState {
+    /// The name the database stores.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Open => "open",
+            SessionState::Closed => "closed",
+            SessionState::Error => "error",
+        }
+    }
+}
+
+/// What the ledger says has been spent, in US dollars.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spend {
+    /// This session, every call so far.
+    pub session_usd: f64,
+    /// Every session this calendar month (UTC).
+    pub month_usd: f64,
+    /// The session's last call: a fair guess at what the next one costs.
+    pub last_call_usd: f64,
 }
 
 /// Writing the record failed.
@@ -32,6 +77,15 @@ pub trait Store: Send + Sync {
     fn rollout_append(&self, session: SessionId, event: &Event) -> Result<(), StoreError>;
     /// Called after every finished turn with the count of turns so far.
     fn turn_finished(&self, session: SessionId, turns: u32) -> Result<(), StoreError>;
+    /// Called once when the session ends.
+    fn session_ended(&self, _session: SessionId, _state: SessionState) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// What the ledger holds for the session and the month; zero for a
+    /// store without one.
+    fn spend(&self, _session: SessionId) -> Result<Spend, StoreError> {
+        Ok(Spend::default())
+    }
 }
 
 impl<S: Store> Store for std::sync::Arc<S> {
@@ -43,5 +97,11 @@ impl<S: Store> Store for std::sync::Arc<S> {
     }
     fn turn_finished(&self, session: SessionId, turns: u32) -> Result<(), StoreError> {
         (**self).turn_finished(session, turns)
+    }
+    fn session_ended(&self, session: SessionId, state: SessionState) -> Result<(), StoreError> {
+        (**self).session_ended(session, state)
+    }
+    fn spend(&self, session: SessionId) -> Result<Spend, StoreError> {
+        (**self).spend(session)
     }
 }

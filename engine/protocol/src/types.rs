@@ -244,11 +244,24 @@ impl Usage {
     }
 }
 
+/// The rollout format this build writes and reads.
+pub const ROLLOUT_FORMAT: u32 = 1;
+
+fn first_format() -> u32 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_first_format(format: &u32) -> bool {
+    *format == 1
+}
+
 /// Everything a session reports, in the order it happens.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// The first event of every session.
+    /// The first event of every session, and of every later run that
+    /// resumes it (then `resumed` is true and the rollout goes on).
     SessionStarted {
         session_id: SessionId,
         cwd: String,
@@ -258,6 +271,13 @@ pub enum Event {
         permission_mode: PermissionMode,
         /// Wall-clock start, RFC 3339 UTC, as the driver was told it.
         at: String,
+        /// This run picks up an existing session.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        resumed: bool,
+        /// The rollout format this event's writer speaks; written only when
+        /// it is not [`ROLLOUT_FORMAT`] 1, so a reader can refuse a newer one.
+        #[serde(default = "first_format", skip_serializing_if = "is_first_format")]
+        format: u32,
     },
     /// A user turn begins; `turn` counts from 1 within the session.
     TurnStarted { turn: u32, text: String },

@@ -1,0 +1,101 @@
+//! Look-ups for the CLI: the sessions, one session by id or prefix, the
+//! latest one in a folder, and a session's usage rows.
+//!
+//! Each is served by an index (`sessions(created_at)`, the primary key as a
+//! range for a prefix, `sessions(cwd, created_at)`, `usage(session_id)`).
+
+use super::rows::{session_row, usage_row};
+use super::{AMBIGUOUS_SHOWN, Db, DbError, SessionRow, UsageRow, prefix_end};
+
+impl Db {
+    /// Every session, newest first.
+    pub fn sessions(&self) -> Result<Vec<SessionRow>, DbError> {
+        self.query_sessions(
+            concat!(
+                "SELECT ",
+                session_columns!(),
+                " FROM sessions ORDER BY created_at DESC, id DESC"
+            ),
+            &[],
+        )
+        .map_err(self.fail("cannot list sessions"))
+    }
+
+    /// The session whose id is, or starts with, `id_or_prefix` (ULIDs are
+    /// case-insensitive, so the prefix is upper-cased first). `None` when
+    /// nothing matches; an error naming them when several do.
+    pub fn session(&self, id_or_prefix: &str) -> Result<Option<SessionRow>, DbError> {
+        let prefix = id_or_prefix.trim().to_ascii_uppercase();
+        if prefix.is_empty() {
+            return Ok(None);
+        }
+        let end = prefix_end(&prefix);
+        let mut found = self
+            .query_sessions(
+                concat!(
+                    "SELECT ",
+                    session_columns!(),
+                    " FROM sessions WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 6"
+                ),
+                &[&prefix, &end],
+            )
+            .map_err(self.fail(format!("cannot look up session `{id_or_prefix}`")))?;
+        if let Some(exact) = found.iter().position(|row| row.id == prefix) {
+            return Ok(Some(found.swap_remove(exact)));
+        }
+        match found.len() {
+            0 | 1 => Ok(found.pop()),
+            n => Err(DbError::AmbiguousPrefix {
+                path: self.path.clone(),
+                prefix: id_or_prefix.to_owned(),
+                matches: found
+                    .into_iter()
+                    .take(AMBIGUOUS_SHOWN)
+                    .map(|row| row.id)
+                    .collect(),
+                more: n > AMBIGUOUS_SHOWN,
+            }),
+        }
+    }
+
+    /// The newest session started in exactly `cwd`.
+    pub fn latest_session_in(&self, cwd: &str) -> Result<Option<SessionRow>, DbError> {
+        let mut found = self
+            .query_sessions(
+                concat!(
+                    "SELECT ",
+                    session_columns!(),
+                    " FROM sessions WHERE cwd = ?1 ORDER BY created_at DESC, id DESC LIMIT 1"
+                ),
+                &[&cwd],
+            )
+            .map_err(self.fail(format!("cannot find the latest session in {cwd}")))?;
+        Ok(found.pop())
+    }
+
+    /// The session's usage rows, in the order they were booked.
+    pub fn usage_of(&self, session_id: &str) -> Result<Vec<UsageRow>, DbError> {
+        self.conn()
+            .prepare_cached(concat!(
+                "SELECT ",
+                usage_columns!(),
+                " FROM usage WHERE session_id = ?1 ORDER BY id"
+            ))
+            .and_then(|mut stmt| {
+                stmt.query_map([session_id], usage_row)?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.fail(format!("cannot read the usage of session {session_id}")))
+    }
+
+    fn query_sessions(
+        &self,
+        sql: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> rusqlite::Result<Vec<SessionRow>> {
+        self.conn()
+            .prepare_cached(sql)?
+            .query_map(args, session_row)?
+            .collect()
+    }
+}

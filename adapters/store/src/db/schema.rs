@@ -1,0 +1,86 @@
+//! The schema of `cox.db`, as the ordered list of steps that build it.
+//!
+//! Step `n` (counting from 1) turns a version `n - 1` database into a
+//! version `n` one; `PRAGMA user_version` holds the number of steps applied.
+//! A released step is never edited, only followed by a new one, because
+//! databases written by older builds exist on users' disks and will be
+//! brought forward by replaying exactly the steps they lack.
+
+/// Every migration step, oldest first; the schema version this build
+/// writes is `STEPS.len()`.
+pub(super) const STEPS: &[&str] = &[V1];
+
+/// Version 1: sessions, the usage ledger, the archive index, checkpoints
+/// and project memory.
+///
+/// Beyond the columns the CLI reads, the indexes serve the queries in
+/// `db.rs` and `report.rs`: `usage(session_id)` for per-session reads
+/// (its implicit rowid suffix also gives "the session's last call"),
+/// `usage(created_at, cost_usd)` so a month's spend is read from the index
+/// alone, and `sessions(cwd, created_at)` for "the latest session here".
+const V1: &str = "
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    project_slug TEXT NOT NULL,
+    title TEXT,
+    parent_id TEXT,
+    rollout_path TEXT NOT NULL,
+    turns INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    state TEXT NOT NULL CHECK (state IN ('open', 'closed', 'error')),
+    provider TEXT,
+    model TEXT
+);
+CREATE INDEX sessions_by_created_at ON sessions (created_at);
+CREATE INDEX sessions_by_cwd ON sessions (cwd, created_at);
+
+CREATE TABLE usage (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    turn INTEGER NOT NULL,
+    job TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    effort TEXT,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    context_tokens INTEGER NOT NULL,
+    estimated INTEGER NOT NULL CHECK (estimated IN (0, 1)),
+    cost_usd REAL NOT NULL,
+    latency_ms INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX usage_by_session ON usage (session_id);
+CREATE INDEX usage_by_created_at ON usage (created_at, cost_usd);
+
+CREATE TABLE archive (
+    id TEXT PRIMARY KEY,
+    session_id TEXT,
+    call_id TEXT,
+    bytes INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    path TEXT,
+    inline BLOB,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE checkpoints (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    turn INTEGER NOT NULL,
+    call_id TEXT,
+    kind TEXT NOT NULL CHECK (kind IN ('marker', 'pre', 'created', 'deleted')),
+    path TEXT,
+    archive_id TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX checkpoints_by_session ON checkpoints (session_id, turn);
+
+CREATE VIRTUAL TABLE memory USING fts5 (project, text, created_at UNINDEXED);
+";
