@@ -65,6 +65,17 @@ pub enum DbError {
         found: i64,
         supported: u32,
     },
+    /// A reader found a schema older than this build's; only a writer
+    /// migrates (see [`Db::open_for_reading`]).
+    #[error(
+        "cox.db at {}: schema version {found} is older than the {supported} this cox reads; the file was not changed (the next `cox run` brings it up to date)",
+        path.display()
+    )]
+    Outdated {
+        path: PathBuf,
+        found: i64,
+        supported: u32,
+    },
     /// `PRAGMA user_version` holds a number no cox ever writes.
     #[error(
         "cox.db at {}: schema version {found} is not one cox writes; the file was not changed",

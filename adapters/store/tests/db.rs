@@ -585,3 +585,81 @@ fn the_bundled_sqlite_has_fts5_for_memory() {
         ["the tests run with cargo nextest, never the whole workspace"]
     );
 }
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_reader_never_creates_a_missing_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cox.db");
+    let error = Db::open_for_reading(&path).unwrap_err();
+    assert_one_line_naming(&error, &path);
+    assert!(error.to_string().contains("cannot open"), "{error}");
+    assert!(files_in(dir.path()).is_empty(), "nothing was created");
+}
+
+#[test]
+fn a_reader_sees_the_record_and_leaves_the_files_as_they_were() {
+    let (dir, path, db) = fresh();
+    db.start_session(&session(A, "2026-11-01T00:00:00.000Z", "/w/a"))
+        .unwrap();
+    db.insert_usage(&call(A, 0.5, "2026-11-01T00:00:01.000Z").row())
+        .unwrap();
+    drop(db);
+    let files = files_in(dir.path());
+    let before = fs::read(&path).unwrap();
+
+    let reader = Db::open_for_reading(&path).unwrap();
+    assert_eq!(reader.sessions().unwrap().len(), 1);
+    assert_eq!(reader.usage_of(A).unwrap().len(), 1);
+    let refused = reader
+        .start_session(&session(B, "2026-11-02T00:00:00.000Z", "/w/b"))
+        .unwrap_err();
+    assert!(refused.to_string().contains("readonly"), "{refused}");
+    drop(reader);
+
+    assert_eq!(files_in(dir.path()), files, "no -wal or -shm left behind");
+    assert_eq!(fs::read(&path).unwrap(), before, "byte-identical");
+}
+
+#[test]
+fn a_reader_sees_what_a_live_writer_has_committed() {
+    let (_dir, path, db) = fresh();
+    db.start_session(&session(A, "2026-11-01T00:00:00.000Z", "/w/a"))
+        .unwrap();
+    let reader = Db::open_for_reading(&path).unwrap();
+    db.insert_usage(&call(A, 0.5, "2026-11-01T00:00:01.000Z").row())
+        .unwrap();
+    assert_eq!(reader.usage_of(A).unwrap().len(), 1);
+}
+
+#[test]
+fn a_reader_refuses_an_older_schema_rather_than_migrating_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cox.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE before_cox (x);").unwrap();
+    }
+    let before = fs::read(&path).unwrap();
+    let error = Db::open_for_reading(&path).unwrap_err();
+    assert!(
+        matches!(error, DbError::Outdated { found: 0, supported, .. } if supported == SCHEMA_VERSION),
+        "{error:?}"
+    );
+    assert_one_line_naming(&error, &path);
+    assert_eq!(fs::read(&path).unwrap(), before, "byte-identical");
+    assert_eq!(names(&path, "table"), ["before_cox"]);
+
+    fs::write(&path, b"not a database at all, not even close to one").unwrap();
+    let error = Db::open_for_reading(&path).unwrap_err();
+    assert_one_line_naming(&error, &path);
+    assert!(error.to_string().contains("not a database"), "{error}");
+}

@@ -7,6 +7,12 @@
 //!   session and the stream-json writer; prints the wall time.
 //! - `cox-bench exec [RUNS] -- CMD ARGS…`: runs a command RUNS times and
 //!   prints its wall time (min, median) and peak RSS (max), read with wait4.
+//! - `cox-bench resume [N]`: writes a rollout of N events shaped like real
+//!   sessions (turns of streamed text, tool calls and results, usage), then
+//!   times reading it back and rebuilding the history, as `--resume` does.
+//! - `cox-bench ledger [N]`: fills `$COX_HOME/cox.db` with one session and
+//!   N usage rows spread over twelve months, for timing `cox stats` on it
+//!   (`cox-bench exec 10 -- cox stats --month`).
 //!
 //! Every mode ends with this process's own peak RSS. Build with
 //! `--release`; debug figures mean nothing.
@@ -34,7 +40,12 @@ fn main() {
         Some("turns") => turns(number(args.get(1), 2_000)),
         Some("deltas") => deltas(number(args.get(1), 10_000)),
         Some("exec") => exec(&args[1..]),
-        _ => Err("usage: cox-bench turns [N] | deltas [N] | exec [RUNS] -- CMD ARGS…".into()),
+        Some("resume") => resume(number(args.get(1), 10_000)),
+        Some("ledger") => ledger(number(args.get(1), 100_000)),
+        _ => Err(
+            "usage: cox-bench turns [N] | deltas [N] | resume [N] | ledger [N] | exec [RUNS] -- CMD ARGS…"
+                .into(),
+        ),
     };
     match result {
         Ok(()) => println!(
@@ -141,6 +152,176 @@ impl Bench {
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
+}
+
+/// A rollout of `n` events, then read back and rebuilt, as `--resume`
+/// would.
+fn resume(n: usize) -> Result<(), String> {
+    use cox_protocol::Store;
+    use cox_protocol::provider::Tier;
+    use cox_protocol::store::SessionMeta;
+    use cox_protocol::types::{Risk, StopReason, ToolCall, ToolResult, Usage};
+    let bench = Bench::new()?;
+    let store = JsonlStore::new(bench.home.clone());
+    let id = SessionId::generate();
+    store
+        .session_started(&SessionMeta {
+            id,
+            cwd: bench.cwd.display().to_string(),
+            provider: "p".into(),
+            model: "m".into(),
+            created_at: "2026-11-30T00:00:00.000Z".into(),
+            parent_id: None,
+            resumed: false,
+        })
+        .map_err(|e| e.to_string())?;
+    let mut events = vec![Event::SessionStarted {
+        session_id: id,
+        cwd: bench.cwd.display().to_string(),
+        model: "m".into(),
+        provider: "p".into(),
+        tools: vec!["read".into()],
+        permission_mode: PermissionMode::Default,
+        at: "2026-11-30T00:00:00.000Z".into(),
+        resumed: false,
+        format: 1,
+    }];
+    let usage = || Event::Usage {
+        provider: "p".into(),
+        model: "m".into(),
+        tier: Tier::Code,
+        effort: None,
+        usage: Usage {
+            input_tokens: 900,
+            output_tokens: 40,
+            cache_read_tokens: 20_000,
+            cache_write_tokens: 300,
+        },
+    };
+    let mut turn = 0;
+    while events.len() < n {
+        turn += 1;
+        events.push(Event::TurnStarted {
+            turn,
+            text: format!("turn {turn}: read the file and explain the change"),
+        });
+        for call in 0..2 {
+            let call_id = cox_protocol::CallId::from(format!("toolu_{turn}_{call}").as_str());
+            events.push(Event::ToolCallRequested {
+                call: ToolCall {
+                    id: call_id.clone(),
+                    name: "read".into(),
+                    input: serde_json::json!({"path": format!("src/file{call}.rs")}),
+                    risk: Risk::ReadOnly,
+                    subject: format!("/repo/src/file{call}.rs"),
+                    segments: None,
+                },
+            });
+            events.push(usage());
+            events.push(Event::ToolCallDone {
+                call_id,
+                result: ToolResult::ok("fn main() {}\n".repeat(40)),
+            });
+        }
+        for word in 0..30 {
+            events.push(Event::TextDelta {
+                text: format!("word{word} "),
+            });
+        }
+        events.push(usage());
+        events.push(Event::TurnDone {
+            stop: StopReason::EndTurn,
+        });
+    }
+    for event in &events {
+        store.rollout_append(id, event).map_err(|e| e.to_string())?;
+    }
+    let path = bench.home.rollout_path(id);
+    let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let started = Instant::now();
+        let rollout = cox_store::read_rollout(&path).map_err(|e| e.to_string())?;
+        let resumed = cox_core::rebuild(&rollout.events).map_err(|e| e.to_string())?;
+        times.push(started.elapsed());
+        assert_eq!(resumed.turns, turn);
+    }
+    times.sort();
+    println!(
+        "resume of a {}-event rollout ({:.1} MB, {turn} turns): read + rebuild min {:.1} ms, median {:.1} ms",
+        events.len(),
+        bytes as f64 / 1e6,
+        ms(times[0]),
+        ms(times[times.len() / 2])
+    );
+    Ok(())
+}
+
+/// One session and `n` usage rows over twelve months in `$COX_HOME/cox.db`.
+fn ledger(n: usize) -> Result<(), String> {
+    let home = CoxHome::resolve(None).map_err(|e| e.to_string())?;
+    home.prepare().map_err(|e| e.to_string())?;
+    let db = cox_store::Db::open(&home.db_path()).map_err(|e| e.to_string())?;
+    let id = SessionId::generate().to_string();
+    db.start_session(&cox_store::SessionRow {
+        id: id.clone(),
+        created_at: "2025-12-01T00:00:00.000Z".into(),
+        updated_at: "2026-11-30T00:00:00.000Z".into(),
+        cwd: "/repo".into(),
+        project_slug: "repo".into(),
+        title: None,
+        parent_id: None,
+        rollout_path: "/dev/null".into(),
+        turns: 0,
+        cost_usd: 0.0,
+        state: cox_protocol::store::SessionState::Closed,
+        provider: Some("anthropic".into()),
+        model: Some("claude-sonnet-5".into()),
+    })
+    .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    for i in 0..n {
+        let month = i % 12;
+        let (year, month) = if month == 0 {
+            (2025, 12)
+        } else {
+            (2026, month)
+        };
+        let day = i % 28 + 1;
+        db.insert_usage(&cox_store::UsageRow {
+            id: 0,
+            session_id: id.clone(),
+            turn: u32::try_from(i / 3 + 1).unwrap_or(u32::MAX),
+            job: "main".into(),
+            tier: "code".into(),
+            provider: "anthropic".into(),
+            model: if i % 3 == 0 {
+                "claude-haiku-4-5"
+            } else {
+                "claude-sonnet-5"
+            }
+            .into(),
+            effort: (i % 2 == 0).then(|| "medium".into()),
+            input_tokens: 900,
+            output_tokens: 40,
+            cache_read_tokens: 20_000,
+            cache_write_tokens: 300,
+            context_tokens: 21_200,
+            estimated: false,
+            cost_usd: 0.0123,
+            latency_ms: 2_000,
+            created_at: format!("{year:04}-{month:02}-{day:02}T12:00:00.000Z"),
+        })
+        .map_err(|e| e.to_string())?;
+    }
+    let took = started.elapsed();
+    println!(
+        "{n} usage rows written to {} in {:.0} ms ({:.1} µs per row)",
+        home.db_path().display(),
+        ms(took),
+        us(took) / n as f64
+    );
+    Ok(())
 }
 
 fn turns(n: usize) -> Result<(), String> {

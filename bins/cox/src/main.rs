@@ -18,6 +18,17 @@ enum Command {
     /// Inspect the permission rules.
     #[command(subcommand)]
     Permissions(PermissionsCommand),
+    /// Inspect the effective config.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Check keys, COX_HOME, cox.db, git, the sandbox and the price rows:
+    /// one row each, exit 1 if any fails.
+    Doctor(cox_run::doctor::DoctorArgs),
+    /// List the recorded sessions, show one, or search their rollouts.
+    Sessions(cox_run::sessions::SessionsArgs),
+    /// The usage ledger: per month (the default), per day, the prompt
+    /// cache, or one session's calls.
+    Stats(cox_run::stats::StatsArgs),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -35,6 +46,12 @@ struct RecordArgs {
 }
 
 #[derive(Subcommand, Debug)]
+enum ConfigCommand {
+    /// The effective config; with --sources, where each key came from.
+    Show(cox_run::show::ShowArgs),
+}
+
+#[derive(Subcommand, Debug)]
 enum PermissionsCommand {
     /// Decide one call and say which rule or step decided it.
     Check(cox_run::check::CheckArgs),
@@ -48,6 +65,10 @@ fn main() {
             Some(Command::Permissions(PermissionsCommand::Check(args))) => {
                 cox_run::check::run(&args)
             }
+            Some(Command::Config(ConfigCommand::Show(args))) => cox_run::show::run(&args),
+            Some(Command::Doctor(args)) => cox_run::doctor::run(&args),
+            Some(Command::Sessions(args)) => cox_run::sessions::run(&args),
+            Some(Command::Stats(args)) => cox_run::stats::run(&args),
             Some(Command::Record(record)) => {
                 let argv = std::iter::once("cox".into()).chain(record.command);
                 match cox_run::parse::<Cli>(argv) {

@@ -42,19 +42,7 @@ pub struct CheckArgs {
 
 /// Runs the check; returns the exit code (0, or 1 on bad input).
 pub fn run(args: &CheckArgs) -> i32 {
-    match check(args) {
-        Ok(text) => {
-            // A closed pipe (`| head`) is not an error worth a panic.
-            use std::io::Write;
-            let _ = writeln!(std::io::stdout().lock(), "{text}");
-            0
-        }
-        Err(err) => {
-            let text = format!("{err:#}");
-            eprintln!("cox: error: {}", text.lines().collect::<Vec<_>>().join(" "));
-            1
-        }
-    }
+    crate::print_result(check(args))
 }
 
 fn check(args: &CheckArgs) -> Result<String> {

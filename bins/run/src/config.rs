@@ -172,6 +172,24 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
     let Some(source) = read(user_config)? else {
         return Ok(ModelConfig::default());
     };
+    for (key, value) in [
+        ("session_usd", source.file.budget.session_usd),
+        ("monthly_usd", source.file.budget.monthly_usd),
+    ] {
+        if let Some(usd) = value
+            && !(usd.is_finite() && usd >= 0.0)
+        {
+            let line = source
+                .text
+                .lines()
+                .position(|l| l.trim_start().starts_with(key))
+                .map_or(1, |i| i + 1);
+            return Err(anyhow!(
+                "{}:{line}: [budget] {key} must be an amount in US dollars, 0 or more",
+                source.path.display()
+            ));
+        }
+    }
     let file = source.file;
     Ok(ModelConfig {
         path: Some(source.path),
@@ -359,7 +377,7 @@ fn line_of(text: &str, rule: &str) -> usize {
 
 /// The nearest `.cox/config.toml` from `cwd` up to its repository root;
 /// outside a repository, only `cwd` itself is looked at.
-fn project_config(cwd: &Path) -> Option<PathBuf> {
+pub fn project_config(cwd: &Path) -> Option<PathBuf> {
     let root = cwd.ancestors().find(|d| d.join(".git").exists());
     let stop = root.unwrap_or(cwd);
     for dir in cwd.ancestors() {

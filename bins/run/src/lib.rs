@@ -13,10 +13,17 @@
 pub mod args;
 pub mod check;
 pub mod config;
+pub mod doctor;
 pub mod env;
+mod grep;
 pub mod output;
 pub mod providers;
+mod report;
 pub mod resume;
+pub mod sessions;
+pub mod show;
+pub mod stats;
+mod table;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -62,6 +69,18 @@ struct Preset {
     /// Architect: the permission mode is plan, whatever the config says.
     plan: bool,
     effort: Option<Effort>,
+}
+
+/// `--permission-mode`, else `COX_PERMISSION_MODE`.
+fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> {
+    if args.permission_mode.is_some() {
+        return Ok(args.permission_mode);
+    }
+    var("COX_PERMISSION_MODE")
+        .map(|name| {
+            args::parse_mode(&name).map_err(|e| anyhow::anyhow!("COX_PERMISSION_MODE: {e}"))
+        })
+        .transpose()
 }
 
 /// The `[budget]` caps: the user's config, then `COX_BUDGET_SESSION_USD`
@@ -148,7 +167,23 @@ where
     }
 }
 
-fn one_line(err: &anyhow::Error) -> String {
+/// Prints a command's text, or its error as one line; returns the exit
+/// code (0, or 1 on an error).
+pub(crate) fn print_result(result: Result<String>) -> i32 {
+    match result {
+        Ok(text) => {
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
+            0
+        }
+        Err(err) => {
+            eprintln!("cox: error: {}", one_line(&err));
+            1
+        }
+    }
+}
+
+pub(crate) fn one_line(err: &anyhow::Error) -> String {
     let text = format!("{err:#}");
     text.lines()
         .map(str::trim)
@@ -221,7 +256,7 @@ where
         &home.root().join("config.toml"),
         home_dir().as_deref(),
         &cwd,
-        &args.rules.with_mode(args.permission_mode),
+        &args.rules.with_mode(permission_mode(args)?),
     )?;
     for warning in &permissions.warnings {
         eprintln!("cox: warning: {warning}");

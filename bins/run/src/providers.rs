@@ -243,7 +243,7 @@ fn openai_base(config: &ModelConfig) -> String {
 }
 
 /// Whether the OpenAI-compatible base URL is a server other than OpenAI's.
-fn is_local_openai(config: &ModelConfig) -> bool {
+pub(crate) fn is_local_openai(config: &ModelConfig) -> bool {
     !openai_base(config).contains("api.openai.com")
 }
 

@@ -1,13 +1,67 @@
-//! Look-ups for the CLI: the sessions, one session by id or prefix, the
-//! latest one in a folder, and a session's usage rows.
+//! Look-ups for the CLI: opening the file only to read it, the sessions,
+//! one session by id or prefix, the latest one in a folder, and a
+//! session's usage rows.
 //!
 //! Each is served by an index (`sessions(created_at)`, the primary key as a
 //! range for a prefix, `sessions(cwd, created_at)`, `usage(session_id)`).
 
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags};
+
 use super::rows::{session_row, usage_row};
-use super::{AMBIGUOUS_SHOWN, Db, DbError, SessionRow, UsageRow, prefix_end};
+use super::{
+    AMBIGUOUS_SHOWN, BUSY_TIMEOUT, Db, DbError, SCHEMA_VERSION, SessionRow, UsageRow,
+    check_version, prefix_end, user_version,
+};
 
 impl Db {
+    /// Opens an existing database to read it, for commands that report on
+    /// the record and must leave it as they found it: a missing file is an
+    /// error (never created), an older schema is refused rather than
+    /// migrated, and the handle is `query_only`, so no statement through it
+    /// can write.
+    ///
+    /// The connection is read-write at the file level all the same: SQLite
+    /// removes the `-wal` and `-shm` files of a WAL database when its last
+    /// read-write connection closes, while a read-only one would leave
+    /// them behind in the home.
+    pub fn open_for_reading(path: &Path) -> Result<Db, DbError> {
+        let fail = |doing: &'static str| {
+            move |source| DbError::Sqlite {
+                path: path.to_path_buf(),
+                doing: doing.to_owned(),
+                source,
+            }
+        };
+        // The defaults, less SQLITE_OPEN_CREATE.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(fail("cannot open"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(fail("cannot set the busy timeout"))?;
+        conn.pragma_update(None, "query_only", true)
+            .map_err(fail("cannot make the handle read-only"))?;
+        let found = user_version(&conn).map_err(fail("cannot read the schema version"))?;
+        check_version(path, found)?;
+        if found < i64::from(SCHEMA_VERSION) {
+            return Err(DbError::Outdated {
+                path: path.to_path_buf(),
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .map_err(fail("cannot read the schema"))?;
+        conn.set_prepared_statement_cache_capacity(32);
+        Ok(Db {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        })
+    }
+
     /// Every session, newest first.
     pub fn sessions(&self) -> Result<Vec<SessionRow>, DbError> {
         self.query_sessions(

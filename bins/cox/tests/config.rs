@@ -1,0 +1,205 @@
+//! The config as `cox run` layers it (`cox config show --sources`), the
+//! `[budget]` caps that stop a turn, and several cox processes writing one
+//! `cox.db` at once.
+
+mod common;
+
+use common::{Env, lines, scenario, stderr};
+
+#[test]
+fn config_show_names_the_source_of_every_key() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[permissions]\nallow = [\"Bash(git:*)\"]\nmode = \"acceptEdits\"\n\n[budget]\nsession_usd = 5.0\n\n[tiers.code]\nmodel = \"claude-opus-4-5\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(env.work.path().join(".cox")).unwrap();
+    std::fs::write(
+        env.work.path().join(".cox/config.toml"),
+        "[permissions]\ndeny = [\"Bash(rm:*)\"]\n\n[budget]\nsession_usd = 2.0\n\n[tiers.code]\nmodel = \"evil\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cox()
+        .env("COX_EFFORT", "high")
+        .args([
+            "config",
+            "show",
+            "--sources",
+            "--json",
+            "--deny",
+            "Read(/x)",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let user = env.home.path().join("config.toml").display().to_string();
+    let project = std::fs::canonicalize(env.work.path())
+        .unwrap()
+        .join(".cox/config.toml")
+        .display()
+        .to_string();
+    let at = |key: &str| (shown[key]["value"].clone(), shown[key]["source"].clone());
+    assert_eq!(
+        at("permissions.mode"),
+        ("acceptEdits".into(), user.clone().into())
+    );
+    assert_eq!(
+        at("budget.session_usd"),
+        (2.0.into(), project.clone().into()),
+        "a project may lower a cap"
+    );
+    assert_eq!(at("core.effort"), ("high".into(), "COX_EFFORT".into()));
+    assert_eq!(
+        at("tiers.code.model"),
+        ("claude-opus-4-5".into(), user.clone().into())
+    );
+    assert_eq!(at("core.mode"), ("editor".into(), "default".into()));
+    let deny = shown["permissions.deny"].as_array().unwrap();
+    assert_eq!(deny[0]["source"], project.as_str());
+    assert_eq!(
+        deny[1],
+        serde_json::json!({"value": "Read(/x)", "source": "--deny"})
+    );
+    assert!(
+        shown["ignored"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("tiers.code.model"),
+        "{}",
+        shown["ignored"]
+    );
+
+    // A flag beats them all.
+    let out = env
+        .cox()
+        .args(["config", "show", "--sources", "--model", "m2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("tiers.code.model"))
+        .unwrap();
+    assert!(
+        line.contains("= m2") && line.ends_with("# --model"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_broken_config_is_one_line_naming_the_file() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[budget]\nsession_usd = \"lots\"\n",
+    )
+    .unwrap();
+    let out = env.cox().args(["config", "show"]).output().unwrap();
+    common::assert_one_line_error(&out, "config.toml:2");
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[budget]\nmonthly_usd = -1\n",
+    )
+    .unwrap();
+    let out = env.cox().args(["run", "-p", "hi"]).output().unwrap();
+    common::assert_one_line_error(&out, "config.toml:2: [budget] monthly_usd must be");
+}
+
+#[test]
+fn a_session_budget_stops_the_turn_before_the_call_that_would_cross_it() {
+    let env = Env::new();
+    std::fs::write(env.work.path().join("notes.txt"), "alpha\n").unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[budget]\nsession_usd = 5.0\n",
+    )
+    .unwrap();
+    let out = env.run("budget", &["--output-format", "stream-json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "budget is exit 3: {}",
+        stderr(&out)
+    );
+    let lines = lines(&out);
+    let usage = lines.iter().filter(|l| l["type"] == "usage").count();
+    assert_eq!(usage, 1, "$3 spent, the next call would reach $6 > $5");
+    let notice = lines
+        .iter()
+        .find(|l| l["type"] == "notice" && l["text"].as_str().unwrap().contains("budget"))
+        .expect("a notice naming the cap");
+    let text = notice["text"].as_str().unwrap();
+    assert!(
+        text.contains("session budget is $5.00") && text.contains("$3.0000 is spent"),
+        "{text}"
+    );
+    assert_eq!(
+        lines.iter().find(|l| l["type"] == "turn_done").unwrap()["stop"],
+        "budget"
+    );
+    // A month cap counts every session of the month.
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[budget]\nmonthly_usd = 4.0\n",
+    )
+    .unwrap();
+    let out = env.run("budget", &["--output-format", "stream-json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let second = common::lines(&out);
+    assert_eq!(
+        second.iter().filter(|l| l["type"] == "usage").count(),
+        1,
+        "$3 spent this month before; a session's first call has no cost to go by, \
+         so it runs ($6), and the month cap stops the next"
+    );
+    let notice = second.iter().find(|l| l["type"] == "notice").unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        notice.contains("monthly budget is $4.00") && notice.contains("$6.0000 is spent"),
+        "{notice}"
+    );
+}
+
+#[test]
+fn several_processes_write_one_ledger_without_losing_a_row() {
+    let env = Env::new();
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            env.cox()
+                .env("COX_PROVIDER", "scripted")
+                .env("COX_SCENARIO", scenario("hello"))
+                .args([
+                    "run",
+                    "-p",
+                    "create hello.txt",
+                    "--permission-mode",
+                    "acceptEdits",
+                ])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let db = cox_store::Db::open(&env.home.path().join("cox.db")).unwrap();
+    let sessions = db.sessions().unwrap();
+    assert_eq!(sessions.len(), 6);
+    for session in &sessions {
+        assert_eq!(session.turns, 1);
+        assert_eq!(session.state.as_str(), "closed");
+        let usage = db.usage_of(&session.id).unwrap();
+        assert_eq!(usage.len(), 2, "two model calls in the hello session");
+        assert!(
+            usage
+                .iter()
+                .all(|u| u.turn == 1 && u.estimated && u.cost_usd == 0.0)
+        );
+    }
+}

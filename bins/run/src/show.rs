@@ -1,0 +1,367 @@
+//! `cox config show [--sources]`: the effective config, and where each key
+//! came from.
+//!
+//! The layers, weakest first: built-in defaults, `$COX_HOME/config.toml`
+//! (the user's), the project's `.cox/config.toml`, `COX_*` variables (and
+//! the providers' own `*_BASE_URL`), then flags. A later layer replaces a
+//! key; permission rules add up instead, each keeping its own source.
+//!
+//! The rules here are the ones `cox run` applies when it loads the config,
+//! restated for display: a project config may deny and ask, narrow the mode
+//! to `default` or `plan` and lower a `[budget]` cap, and nothing else (its
+//! other keys are listed as ignored). The values are read with the same
+//! loaders `cox run` uses, so a file that `cox run` refuses is refused here
+//! with the same line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use cox_protocol::types::PermissionMode;
+use serde_json::{Value, json};
+use toml::Table;
+
+use crate::args::RuleFlags;
+use crate::config::ModeName;
+
+/// `cox config show`.
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    /// After each key, the file, variable or flag it came from.
+    #[arg(long)]
+    pub sources: bool,
+    /// One JSON object: key → {value, source}.
+    #[arg(long)]
+    pub json: bool,
+    /// The folder whose project config counts (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// As with `cox run`: these flags are the last layer.
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    #[arg(long, value_name = "EFFORT")]
+    pub effort: Option<String>,
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<ModeName>,
+    #[arg(long, value_name = "MODE", value_parser = crate::args::parse_mode)]
+    pub permission_mode: Option<PermissionMode>,
+    #[command(flatten)]
+    pub rules: RuleFlags,
+}
+
+/// One key's effective value.
+#[derive(Clone, Debug, PartialEq)]
+struct Entry {
+    value: Value,
+    source: String,
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: &ShowArgs) -> i32 {
+    crate::print_result(show(args))
+}
+
+fn show(args: &ShowArgs) -> Result<String> {
+    let home = cox_store::CoxHome::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let user_path = home.root().join("config.toml");
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
+    // Load as `cox run` does, so what it refuses is refused here too.
+    let permissions = crate::config::load_permissions(
+        &user_path,
+        crate::home_dir().as_deref(),
+        &cwd,
+        &args.rules.with_mode(args.permission_mode),
+    )?;
+    crate::config::load_models(&user_path)?;
+
+    let mut keys: BTreeMap<String, Entry> = BTreeMap::new();
+    let mut rules: Vec<(String, String, String)> = Vec::new();
+    let mut ignored: Vec<String> = Vec::new();
+    for (key, value) in defaults() {
+        set(&mut keys, key, value, "default");
+    }
+    if let Some(table) = read_table(&user_path)? {
+        let source = user_path.display().to_string();
+        let mut flat = Vec::new();
+        flatten("", &Value::Object(toml_to_json(&table)), &mut flat);
+        for (key, value) in flat {
+            if let Some(list) = rule_list(&key) {
+                for rule in value.as_array().into_iter().flatten() {
+                    rules.push((list.into(), text(rule), source.clone()));
+                }
+            } else {
+                set(&mut keys, &key, value, &source);
+            }
+        }
+    }
+    if let Some(path) = crate::config::project_config(&cwd).filter(|p| *p != user_path)
+        && let Some(table) = read_table(&path)?
+    {
+        let source = path.display().to_string();
+        let mut flat = Vec::new();
+        flatten("", &Value::Object(toml_to_json(&table)), &mut flat);
+        for (key, value) in flat {
+            match key.as_str() {
+                "permissions.deny" | "permissions.ask" => {
+                    let list = rule_list(&key).unwrap_or_default();
+                    for rule in value.as_array().into_iter().flatten() {
+                        rules.push((list.into(), text(rule), source.clone()));
+                    }
+                }
+                "permissions.mode" if matches!(value.as_str(), Some("default" | "plan")) => {
+                    set(&mut keys, &key, value, &source);
+                }
+                "budget.session_usd" | "budget.monthly_usd" => {
+                    let lower = match (
+                        keys.get(&key).and_then(|e| e.value.as_f64()),
+                        value.as_f64(),
+                    ) {
+                        (Some(mine), Some(theirs)) => theirs < mine,
+                        _ => true,
+                    };
+                    if lower {
+                        set(&mut keys, &key, value, &source);
+                    }
+                }
+                _ => ignored.push(format!(
+                    "{key} (from {source}: a project config cannot set it)"
+                )),
+            }
+        }
+    }
+    for (var, key) in ENV {
+        if let Ok(value) = std::env::var(var)
+            && !value.trim().is_empty()
+        {
+            let key = key.replace("<main>", main_tier(args));
+            let value = match key.as_str() {
+                "budget.session_usd" | "budget.monthly_usd" => value
+                    .trim()
+                    .parse::<f64>()
+                    .map_or(json!(value), |v| json!(v)),
+                _ => json!(value),
+            };
+            set(&mut keys, &key, value, var);
+        }
+    }
+    let main = main_tier(args);
+    let flags: [(&str, Option<String>, String); 5] = [
+        (
+            "--provider",
+            args.provider.clone(),
+            "tiers.code.provider".into(),
+        ),
+        ("--model", args.model.clone(), format!("tiers.{main}.model")),
+        ("--effort", args.effort.clone(), "core.effort".into()),
+        (
+            "--mode",
+            args.mode.map(|m| format!("{m:?}").to_ascii_lowercase()),
+            "core.mode".into(),
+        ),
+        (
+            "--permission-mode",
+            args.permission_mode.map(|m| m.to_string()),
+            "permissions.mode".into(),
+        ),
+    ];
+    for (flag, value, key) in flags {
+        if let Some(value) = value {
+            set(&mut keys, &key, json!(value), flag);
+        }
+    }
+    for (list, flag_rules) in [
+        ("allow", &args.rules.allow),
+        ("ask", &args.rules.ask),
+        ("deny", &args.rules.deny),
+    ] {
+        for rule in flag_rules {
+            rules.push((list.into(), rule.clone(), format!("--{list}")));
+        }
+    }
+    // What `cox run` would actually decide in, with its own explanation.
+    if let Some(entry) = keys.get_mut("permissions.mode") {
+        entry.value = json!(permissions.mode.to_string());
+    }
+
+    if args.json {
+        let mut out = serde_json::Map::new();
+        for (key, entry) in &keys {
+            out.insert(
+                key.clone(),
+                json!({"value": entry.value, "source": entry.source}),
+            );
+        }
+        for list in ["allow", "ask", "deny"] {
+            let items: Vec<Value> = rules
+                .iter()
+                .filter(|(l, ..)| l == list)
+                .map(|(_, rule, source)| json!({"value": rule, "source": source}))
+                .collect();
+            out.insert(format!("permissions.{list}"), Value::Array(items));
+        }
+        out.insert("ignored".into(), json!(ignored));
+        return Ok(serde_json::to_string_pretty(&Value::Object(out))?);
+    }
+    let mut lines = Vec::new();
+    let width = keys.keys().map(String::len).max().unwrap_or(0).max(17);
+    for (key, entry) in &keys {
+        let value = text(&entry.value);
+        if args.sources {
+            lines.push(format!("{key:width$} = {value:<28} # {}", entry.source));
+        } else {
+            lines.push(format!("{key:width$} = {value}"));
+        }
+    }
+    for list in ["allow", "ask", "deny"] {
+        for (_, rule, source) in rules.iter().filter(|(l, ..)| l == list) {
+            let key = format!("permissions.{list}");
+            let value = format!("{rule:?}");
+            if args.sources {
+                lines.push(format!("{key:width$} + {value:<28} # {source}"));
+            } else {
+                lines.push(format!("{key:width$} + {value}"));
+            }
+        }
+    }
+    for note in &ignored {
+        lines.push(format!("# ignored: {note}"));
+    }
+    // Dropped project keys are listed above; say the rest.
+    for warning in permissions
+        .warnings
+        .iter()
+        .filter(|w| !w.starts_with("ignoring [tiers]"))
+    {
+        lines.push(format!("# {warning}"));
+    }
+    Ok(lines.join("\n"))
+}
+
+/// Variables and the key each sets (`<main>`: the tier main turns run on).
+const ENV: &[(&str, &str)] = &[
+    ("COX_PROVIDER", "tiers.code.provider"),
+    ("COX_MODEL", "tiers.<main>.model"),
+    ("COX_EFFORT", "core.effort"),
+    ("COX_PERMISSION_MODE", "permissions.mode"),
+    ("COX_BUDGET_SESSION_USD", "budget.session_usd"),
+    ("COX_BUDGET_MONTHLY_USD", "budget.monthly_usd"),
+    ("COX_LOG", "core.log_level"),
+    ("ANTHROPIC_BASE_URL", "providers.anthropic.base_url"),
+    ("OPENAI_BASE_URL", "providers.openai.base_url"),
+];
+
+fn main_tier(args: &ShowArgs) -> &'static str {
+    if args.mode == Some(ModeName::Architect) {
+        "think"
+    } else {
+        "code"
+    }
+}
+
+/// The built-in defaults worth showing.
+fn defaults() -> Vec<(&'static str, Value)> {
+    let retry = cox_providers::RetryPolicy::default();
+    vec![
+        ("core.mode", json!("editor")),
+        ("core.log_level", json!("info")),
+        ("permissions.mode", json!("default")),
+        (
+            "tiers.cheap.model",
+            json!("claude-haiku-4-5 (anthropic), gpt-5-mini (openai)"),
+        ),
+        (
+            "tiers.code.model",
+            json!("claude-sonnet-5 (anthropic), gpt-5.1 (openai)"),
+        ),
+        (
+            "tiers.think.model",
+            json!("claude-opus-4-5 (anthropic), gpt-5.1 (openai)"),
+        ),
+        (
+            "providers.anthropic.base_url",
+            json!(cox_providers::anthropic::DEFAULT_BASE_URL),
+        ),
+        (
+            "providers.openai.base_url",
+            json!(cox_providers::openai::DEFAULT_BASE_URL),
+        ),
+        ("providers.*.max_attempts", json!(retry.max_attempts)),
+        ("providers.*.retry_base_ms", json!(retry.base_delay_ms)),
+        ("providers.*.idle_timeout_ms", json!(retry.idle_timeout_ms)),
+    ]
+}
+
+fn set(keys: &mut BTreeMap<String, Entry>, key: &str, value: Value, source: &str) {
+    keys.insert(
+        key.to_owned(),
+        Entry {
+            value,
+            source: source.to_owned(),
+        },
+    );
+}
+
+fn rule_list(key: &str) -> Option<&'static str> {
+    match key {
+        "permissions.allow" => Some("allow"),
+        "permissions.ask" => Some("ask"),
+        "permissions.deny" => Some("deny"),
+        _ => None,
+    }
+}
+
+fn read_table(path: &Path) -> Result<Option<Table>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(toml::from_str(&text).map_err(|e| {
+            anyhow::anyhow!("{}: {}", path.display(), e.message().replace('\n', " "))
+        })?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("{}: cannot read: {e}", path.display())),
+    }
+}
+
+fn toml_to_json(table: &Table) -> serde_json::Map<String, Value> {
+    serde_json::to_value(table)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+}
+
+/// Dotted keys for nested tables; arrays and scalars are leaves. A model
+/// row (`models."id"`) stays one key, its table the value.
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
+    match value {
+        Value::Object(map) if prefix.split('.').count() < 3 || prefix.is_empty() => {
+            if prefix.starts_with("models.") {
+                out.push((prefix.to_owned(), value.clone()));
+                return;
+            }
+            for (key, inner) in map {
+                let key = if prefix.is_empty() {
+                    key.clone()
+                } else if key.contains('.') {
+                    format!("{prefix}.\"{key}\"")
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&key, inner, out);
+            }
+        }
+        _ => out.push((prefix.to_owned(), value.clone())),
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
