@@ -9,6 +9,12 @@ use cox_run::{Parsed, RunArgs};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Open session ID (or a unique prefix) in the terminal UI.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// Open the newest session of this folder in the terminal UI.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    continue_: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -75,6 +81,7 @@ fn main() {
                     Parsed::Exit(code) => code,
                     Parsed::Args(Cli {
                         command: Some(Command::Run(mut args)),
+                        ..
                     }) => {
                         args.record = Some(record.out);
                         cox_run::execute(args, cox_run::providers::any_provider)
@@ -88,9 +95,16 @@ fn main() {
                 }
             }
             None => {
-                eprintln!(
-                    "cox: error: the terminal UI is not in this build yet; run a task with `cox run -p \"…\"`"
-                );
+                let resume = match (&cli.resume, cli.continue_) {
+                    (Some(id), _) => {
+                        format!("; resume it headless with `cox run --resume {id} -p \"…\"`")
+                    }
+                    (None, true) => {
+                        "; continue headless with `cox run --continue -p \"…\"`".to_owned()
+                    }
+                    (None, false) => "; run a task with `cox run -p \"…\"`".to_owned(),
+                };
+                eprintln!("cox: error: the terminal UI is not in this build yet{resume}");
                 1
             }
         },

@@ -203,3 +203,26 @@ fn several_processes_write_one_ledger_without_losing_a_row() {
         );
     }
 }
+
+#[test]
+fn a_corrupt_database_stops_cox_run_in_one_line_and_is_kept() {
+    let env = Env::new();
+    let db = env.home.path().join("cox.db");
+    std::fs::write(&db, b"this is not a database, it is a shopping list").unwrap();
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    common::assert_one_line_error(&out, "cox.db at ");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        b"this is not a database, it is a shopping list"
+    );
+}
+
+#[test]
+fn cox_resume_without_the_terminal_ui_says_how_to_resume_headless() {
+    let out = Env::new()
+        .cox()
+        .args(["--resume", "01JABC"])
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "cox run --resume 01JABC -p");
+}
