@@ -83,11 +83,18 @@ fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> {
         .transpose()
 }
 
-/// The `[budget]` caps: the user's config, then `COX_BUDGET_SESSION_USD`
-/// and `COX_BUDGET_MONTHLY_USD`; a project config may lower a cap, never
-/// raise or remove it.
+/// The `[budget]` caps: the user's config, lowered (never raised or
+/// removed) by the project's, then `COX_BUDGET_SESSION_USD` and
+/// `COX_BUDGET_MONTHLY_USD` for this run.
 fn budget(models: &config::ModelConfig, project: BudgetConfig) -> Result<BudgetConfig> {
+    let lower = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let mut caps = models.budget;
+    caps.session_usd = lower(caps.session_usd, project.session_usd);
+    caps.monthly_usd = lower(caps.monthly_usd, project.monthly_usd);
+    // Variables come after both files, as every layer does.
     for (name, slot) in [
         ("COX_BUDGET_SESSION_USD", &mut caps.session_usd),
         ("COX_BUDGET_MONTHLY_USD", &mut caps.monthly_usd),
@@ -102,12 +109,6 @@ fn budget(models: &config::ModelConfig, project: BudgetConfig) -> Result<BudgetC
             *slot = Some(usd);
         }
     }
-    let lower = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    caps.session_usd = lower(caps.session_usd, project.session_usd);
-    caps.monthly_usd = lower(caps.monthly_usd, project.monthly_usd);
     Ok(caps)
 }
 
