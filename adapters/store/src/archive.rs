@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use cox_protocol::Archive;
-use cox_protocol::archive::ArchiveError;
+use cox_protocol::archive::{ArchiveError, ArchiveMeta};
 use ulid::Ulid;
 
 use crate::home::CoxHome;
@@ -51,7 +51,7 @@ impl FileArchive {
 }
 
 impl Archive for FileArchive {
-    fn put(&self, bytes: &[u8]) -> Result<String, ArchiveError> {
+    fn put(&self, _meta: &ArchiveMeta, bytes: &[u8]) -> Result<String, ArchiveError> {
         let id = Ulid::generate();
         self.write_new(id, bytes).map_err(|e| {
             ArchiveError(format!(

@@ -292,8 +292,12 @@ fn the_archive_round_trips_bytes_under_fresh_ids() {
     let (_dir, home) = prepared();
     let archive = FileArchive::new(&home);
     let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
-    let a = archive.put(&big).unwrap();
-    let b = archive.put(b"").unwrap();
+    let meta = cox_protocol::archive::ArchiveMeta {
+        session: SessionId::generate(),
+        call: None,
+    };
+    let a = archive.put(&meta, &big).unwrap();
+    let b = archive.put(&meta, b"").unwrap();
     assert_ne!(a, b);
     assert_eq!(archive.get(&a).unwrap(), big);
     assert_eq!(archive.get(&b).unwrap(), b"");
