@@ -24,6 +24,7 @@ use futures::channel::mpsc;
 use serde_json::Value;
 use tempfile::TempDir;
 
+pub mod named_tool;
 pub mod slow_tool;
 
 /// The folder of the bundled scenarios.
@@ -55,6 +56,12 @@ pub struct Options {
     pub extra_tools: Vec<Arc<dyn Tool>>,
     /// Called after every event; a returned submission is sent at once.
     pub trigger: Option<Trigger>,
+    /// Sent after the prompts, before `Shutdown` (e.g. `Compact`).
+    pub then: Vec<Submission>,
+    /// `[context]` settings.
+    pub context: cox_protocol::config::ContextConfig,
+    /// The main model's window, for automatic compaction.
+    pub context_window: Option<u64>,
 }
 
 impl Default for Options {
@@ -68,6 +75,9 @@ impl Default for Options {
             files: Vec::new(),
             extra_tools: Vec::new(),
             trigger: None,
+            then: Vec::new(),
+            context: cox_protocol::config::ContextConfig::default(),
+            context_window: None,
         }
     }
 }
@@ -130,6 +140,8 @@ pub fn run(name: &str, mut options: Options) -> Run {
         tier: cox_protocol::provider::Tier::Code,
         effort: None,
         budget: cox_protocol::config::BudgetConfig::default(),
+        context: options.context,
+        context_window: options.context_window,
     };
     let mut tools = cox_tools::builtin_tools();
     tools.append(&mut options.extra_tools);
@@ -153,6 +165,9 @@ pub fn run(name: &str, mut options: Options) -> Run {
     for text in &options.more_prompts {
         tx.unbounded_send(Submission::UserTurn { text: text.clone() })
             .expect("send");
+    }
+    for sub in std::mem::take(&mut options.then) {
+        tx.unbounded_send(sub).expect("send");
     }
     tx.unbounded_send(Submission::Shutdown).expect("send");
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -192,6 +207,22 @@ pub fn normalise(run: &Run) -> Vec<String> {
         .display()
         .to_string();
     let session = run.session_id.to_string();
+    // Archive ids are fresh ULIDs: each becomes <archive-N>, numbered in the
+    // order they first appear, so a repeat (dedup) still points back.
+    let mut archives: Vec<String> = Vec::new();
+    for event in &run.events {
+        if let Event::ToolCallDone { result, .. } = event
+            && let Some(id) = &result.archive
+            && !archives.contains(id)
+        {
+            archives.push(id.clone());
+        }
+    }
+    let archive_names: Vec<(String, String)> = archives
+        .iter()
+        .enumerate()
+        .map(|(n, id)| (id.clone(), format!("<archive-{}>", n + 1)))
+        .collect();
     run.events
         .iter()
         .map(|event| {
@@ -201,10 +232,10 @@ pub fn normalise(run: &Run) -> Vec<String> {
             {
                 obj.insert("at".into(), Value::String("<time>".into()));
             }
-            replace_strings(
-                &mut value,
-                &[(&cwd, "<cwd>"), (&home, "<home>"), (&session, "<session>")],
-            );
+            let mut pairs: Vec<(&str, &str)> =
+                vec![(&cwd, "<cwd>"), (&home, "<home>"), (&session, "<session>")];
+            pairs.extend(archive_names.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+            replace_strings(&mut value, &pairs);
             serde_json::to_string(&value).expect("json")
         })
         .collect()
@@ -247,19 +278,26 @@ pub fn assert_golden(name: &str, run: &Run) {
     pretty_assertions::assert_eq!(expected, actual, "golden log {}", path.display());
 }
 
-/// Asserts that nothing of a turn follows its `TurnDone`: the only event
-/// allowed after one is the next `TurnStarted`.
+/// Asserts that nothing of a turn follows its `TurnDone`: after one come
+/// only the next `TurnStarted`, or what happens between turns (a `/compact`:
+/// its call's usage and retries, the `Compacted` event, notices).
 ///
 /// # Panics
-/// When an event follows a `TurnDone` that is not a `TurnStarted`.
+/// When a turn's event follows its `TurnDone`.
 pub fn assert_nothing_after_turn_done(events: &[Event]) {
-    for pair in events.windows(2) {
-        if matches!(pair[0], Event::TurnDone { .. }) {
-            assert!(
-                matches!(pair[1], Event::TurnStarted { .. }),
-                "{:?} was emitted after TurnDone",
-                pair[1]
-            );
+    let mut between = false;
+    for event in events {
+        match event {
+            Event::TurnDone { .. } => between = true,
+            Event::TurnStarted { .. } => between = false,
+            Event::Compacted { .. }
+            | Event::Notice { .. }
+            | Event::Retry { .. }
+            | Event::Usage {
+                job: cox_protocol::types::Job::Compact,
+                ..
+            } => {}
+            other => assert!(!between, "{other:?} was emitted after TurnDone"),
         }
     }
     assert!(

@@ -15,7 +15,7 @@ fn notes() -> Vec<(String, String)> {
     vec![("notes.txt".into(), "alpha\nbeta\n".into())]
 }
 
-fn check(name: &str, run: &Run) {
+pub fn check(name: &str, run: &Run) {
     assert_nothing_after_turn_done(&run.events);
     let rollout = cox_store::read_rollout(&run.rollout_path()).expect("rollout reads back");
     assert!(!rollout.truncated_tail);
@@ -30,6 +30,10 @@ fn check(name: &str, run: &Run) {
         "resuming from the rollout rebuilds the history the session had"
     );
     assert_eq!(resumed.turns, run.end.turns);
+    assert_eq!(
+        resumed.compaction, run.end.compaction,
+        "a resume skips the same compacted turns"
+    );
     assert!(!resumed.unfinished_turn);
     assert_golden(name, run);
 }

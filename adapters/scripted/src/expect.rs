@@ -26,6 +26,10 @@ pub(crate) struct Expect {
     pub tool_result_ok: Option<bool>,
     /// Each of these names is among the request's tools.
     pub tools_include: Option<Vec<String>>,
+    /// The request, serialised as JSON, contains each of these strings.
+    pub request_contains: Option<Vec<String>>,
+    /// The request, serialised as JSON, contains none of these strings.
+    pub request_lacks: Option<Vec<String>>,
 }
 
 impl Expect {
@@ -89,6 +93,31 @@ impl Expect {
                     "expected tool_result_ok = {ok}, but a tool result has is_error = {is_error}: {}",
                     quote(content)
                 ));
+            }
+        }
+
+        if self.request_contains.is_some() || self.request_lacks.is_some() {
+            let json = serde_json::to_string(request).unwrap_or_default();
+            for needle in self.request_contains.iter().flatten() {
+                if !json.contains(needle.as_str()) {
+                    return Err(format!(
+                        "expected request_contains {needle:?}, but the request ({} bytes) does not",
+                        json.len()
+                    ));
+                }
+            }
+            for needle in self.request_lacks.iter().flatten() {
+                if let Some(at) = json.find(needle.as_str()) {
+                    let start = json[..at]
+                        .char_indices()
+                        .rev()
+                        .nth(60)
+                        .map_or(0, |(i, _)| i);
+                    return Err(format!(
+                        "expected request_lacks {needle:?}, but the request has it: …{}",
+                        quote(&json[start..])
+                    ));
+                }
             }
         }
 

@@ -70,7 +70,13 @@ impl ScriptedProvider {
             )))];
         }
         if let Some(error) = &turn.error {
-            return vec![Err(ProviderError::Failed(error.get_ref().clone()))];
+            let text = error.get_ref().clone();
+            let kind = turn.error_kind.as_ref().map(|k| k.get_ref().as_str());
+            return vec![Err(if kind == Some("context_length") {
+                ProviderError::ContextLength(text)
+            } else {
+                ProviderError::Failed(text)
+            })];
         }
 
         let chunk = turn.chunk_chars.as_ref().map(|c| *c.get_ref());

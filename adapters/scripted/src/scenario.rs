@@ -44,6 +44,8 @@ pub(crate) struct Turn {
     pub stop: Option<ModelStop>,
     pub usage: Option<UsageSpec>,
     pub error: Option<Spanned<String>>,
+    /// `context_length` makes `error` the over-the-window kind.
+    pub error_kind: Option<Spanned<String>>,
     #[serde(default)]
     pub tool_call: Vec<ToolCallSpec>,
     #[serde(default)]
@@ -180,6 +182,17 @@ impl Scenario {
                         &format!("turn {number}: tool_call name is empty"),
                     ));
                 }
+            }
+            if let Some(kind) = &turn.error_kind
+                && (turn.error.is_none()
+                    || !matches!(kind.get_ref().as_str(), "context_length" | "failed"))
+            {
+                return Err(locate(
+                    Some(kind.span()),
+                    &format!(
+                        "turn {number}: error_kind is `context_length` or `failed`, with an `error`"
+                    ),
+                ));
             }
             if let Some(error) = &turn.error
                 && (turn.text.is_some() || turn.thinking.is_some() || !turn.tool_call.is_empty())

@@ -103,6 +103,7 @@ fn append_usage_event(c: &mut Criterion) {
         provider: "anthropic".to_owned(),
         model: "claude-sonnet-5".to_owned(),
         tier: Tier::Code,
+        job: Default::default(),
         effort: Some(Effort::High),
         usage: Usage {
             input_tokens: 2_000,

@@ -1,7 +1,10 @@
-//! The output archive: every large tool output, whole, under a fresh ULID.
+//! The output archive: every tool output, whole, under a fresh ULID.
 //!
 //! The model may only see a shortened copy of an output, so the archive is
 //! the promise that the full bytes can be read back (`cox expand <id>`).
+//! [`FileArchive`] keeps one file per output; the archive `cox run` uses is
+//! [`CoxStore`](crate::CoxStore)'s (see `archive/index.rs`), which keeps
+//! the large outputs the same way and the small ones in `cox.db`.
 //! Invariants:
 //! - a stored file is complete or absent: it is written under a temporary
 //!   name and renamed into place, so a reader never sees half an output;
@@ -19,6 +22,10 @@ use ulid::Ulid;
 
 use crate::home::CoxHome;
 
+mod index;
+
+pub use index::{ArchiveReader, INLINE_MAX};
+
 /// An [`Archive`] of one file per output in `archive/` under the home.
 #[derive(Clone, Debug)]
 pub struct FileArchive {
@@ -34,14 +41,21 @@ impl FileArchive {
         }
     }
 
-    fn write_new(&self, id: Ulid, bytes: &[u8]) -> io::Result<()> {
+    /// Where the output `id` is, or would be, kept.
+    pub(crate) fn path_of(&self, id: Ulid) -> PathBuf {
+        self.dir.join(id.to_string())
+    }
+
+    /// Writes a new output under a temporary name and renames it into
+    /// place, so that `path_of(id)` is complete or absent.
+    pub(crate) fn write_new(&self, id: Ulid, bytes: &[u8]) -> io::Result<()> {
         let temp = self.dir.join(format!(".{id}.tmp"));
         let written = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp)
             .and_then(|mut file| file.write_all(bytes))
-            .and_then(|()| fs::rename(&temp, self.dir.join(id.to_string())));
+            .and_then(|()| fs::rename(&temp, self.path_of(id)));
         if written.is_err() {
             // Best effort: a leftover temporary file is harmless but untidy.
             let _ = fs::remove_file(&temp);
@@ -53,30 +67,47 @@ impl FileArchive {
 impl Archive for FileArchive {
     fn put(&self, _meta: &ArchiveMeta, bytes: &[u8]) -> Result<String, ArchiveError> {
         let id = Ulid::generate();
-        self.write_new(id, bytes).map_err(|e| {
-            ArchiveError(format!(
-                "cannot archive {} bytes in {}: {e}",
-                bytes.len(),
-                self.dir.display()
-            ))
-        })?;
+        self.write_new(id, bytes)
+            .map_err(|e| self.write_error(bytes.len(), &e))?;
         Ok(id.to_string())
     }
 
     fn get(&self, id: &str) -> Result<Vec<u8>, ArchiveError> {
-        let Ok(ulid) = Ulid::from_string(id) else {
-            return Err(ArchiveError(format!(
-                "archive id `{}` is not a valid id",
-                id.escape_debug()
-            )));
-        };
-        let path = self.dir.join(ulid.to_string());
+        let path = self.path_of(parse_id(id)?);
         fs::read(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => ArchiveError(format!("no archived output with id `{id}`")),
-            _ => ArchiveError(format!(
-                "cannot read archived output `{id}` ({}): {e}",
-                path.display()
-            )),
+            io::ErrorKind::NotFound => unknown_id(id),
+            _ => read_error(id, &path, &e),
         })
     }
+}
+
+impl FileArchive {
+    fn write_error(&self, len: usize, e: &io::Error) -> ArchiveError {
+        ArchiveError(format!(
+            "cannot archive {len} bytes in {}: {e}",
+            self.dir.display()
+        ))
+    }
+}
+
+/// The ULID `id` spells, in either case; anything else is refused, which
+/// is what keeps an id from naming a path.
+pub(crate) fn parse_id(id: &str) -> Result<Ulid, ArchiveError> {
+    Ulid::from_string(id).map_err(|_| {
+        ArchiveError(format!(
+            "archive id `{}` is not a valid id",
+            id.escape_debug()
+        ))
+    })
+}
+
+fn unknown_id(id: &str) -> ArchiveError {
+    ArchiveError(format!("no archived output with id `{id}`"))
+}
+
+fn read_error(id: &str, path: &std::path::Path, e: &io::Error) -> ArchiveError {
+    ArchiveError(format!(
+        "cannot read archived output `{id}` ({}): {e}",
+        path.display()
+    ))
 }

@@ -3,9 +3,10 @@
 //! cost) without reading every rollout back.
 //!
 //! Invariants:
-//! - the rollout stays the full transcript; this database holds summaries
-//!   and the usage ledger, and a cost that is not a `usage` row does not
-//!   exist (`sessions.cost_usd` is recomputed from those rows);
+//! - the rollout stays the full transcript; this database holds summaries,
+//!   the usage ledger and the archive's index (with the small outputs
+//!   themselves), and a cost that is not a `usage` row does not exist
+//!   (`sessions.cost_usd` is recomputed from those rows);
 //! - the schema is versioned in `PRAGMA user_version` and built by the
 //!   ordered steps of `schema.rs`, each applied in one transaction; a
 //!   database from a newer cox, or a file that is not a database, is refused
@@ -19,12 +20,13 @@
 
 #[macro_use]
 mod rows;
+mod archive;
 mod read;
 mod report;
 mod schema;
 
 pub use report::{CacheDay, ModelTotals, PeriodTotals, TierJobTotals, Totals};
-pub use rows::{SessionRow, UsageRow, project_slug};
+pub use rows::{ArchiveRow, Kept, SessionRow, UsageRow, project_slug};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};

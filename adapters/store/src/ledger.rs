@@ -36,11 +36,9 @@ use crate::db::{Db, DbError, SessionRow, UsageRow, project_slug};
 use crate::home::CoxHome;
 use crate::rollout::JsonlStore;
 
-/// The job of every call booked from the event stream; other jobs
-/// (compaction, summaries) are booked by the code that makes those calls.
-const MAIN_JOB: &str = "main";
-
-/// A [`Store`] writing each session's rollout and its rows in `cox.db`.
+/// A [`Store`] writing each session's rollout and its rows in `cox.db`;
+/// also the [`Archive`](cox_protocol::Archive) of tool outputs (see
+/// `archive/index.rs`).
 #[derive(Debug)]
 pub struct CoxStore {
     rollout: JsonlStore,
@@ -124,6 +122,7 @@ fn between_calls(event: &Event) -> bool {
         | Event::ToolCallOutput { .. }
         | Event::ToolCallDone { .. }
         | Event::Usage { .. }
+        | Event::Compacted { .. }
         | Event::TurnDone { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
@@ -183,6 +182,7 @@ impl Store for CoxStore {
             provider,
             model,
             tier,
+            job,
             effort,
             usage,
         } = event
@@ -194,7 +194,7 @@ impl Store for CoxStore {
             id: 0,
             session_id: session.to_string(),
             turn,
-            job: MAIN_JOB.to_owned(),
+            job: job.as_str().to_owned(),
             tier: tier.as_str().to_owned(),
             provider: provider.clone(),
             model: model.clone(),

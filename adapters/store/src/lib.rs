@@ -3,9 +3,12 @@
 //! Four things live there: the layout itself ([`CoxHome`]), each session's
 //! append-only event log ([`JsonlStore`], read back with [`read_rollout`]),
 //! the archive of full tool outputs ([`FileArchive`]), and `cox.db`
-//! ([`Db`]), the SQLite database of sessions and the usage ledger. The store
-//! cox runs with is [`CoxStore`]: the rollout plus the database, priced from
-//! the model catalog. The core reaches all of this only through the `Store`
+//! ([`Db`]), the SQLite database of sessions, the usage ledger and the
+//! archive's index. The store cox runs with is [`CoxStore`]: the rollout
+//! plus the database, priced from the model catalog, and also the archive
+//! (small outputs inline in the index, large ones as files; read back
+//! without writing through [`ArchiveReader`], cut into lines with
+//! [`line_range`]). The core reaches all of this only through the `Store`
 //! and `Archive` traits of `cox-protocol`, so this crate is the only place
 //! that knows file names, formats and tables.
 //!
@@ -19,13 +22,15 @@ pub mod clock;
 mod db;
 mod home;
 mod ledger;
+mod lines;
 mod rollout;
 
-pub use archive::FileArchive;
+pub use archive::{ArchiveReader, FileArchive, INLINE_MAX};
 pub use db::{
-    CacheDay, Db, DbError, ModelTotals, PeriodTotals, SCHEMA_VERSION, SessionRow, TierJobTotals,
-    Totals, UsageRow, project_slug,
+    ArchiveRow, CacheDay, Db, DbError, Kept, ModelTotals, PeriodTotals, SCHEMA_VERSION, SessionRow,
+    TierJobTotals, Totals, UsageRow, project_slug,
 };
 pub use home::{CoxHome, HomeError};
 pub use ledger::CoxStore;
+pub use lines::{LineRange, LineRangeError, line_count, line_range};
 pub use rollout::{JsonlStore, Rollout, RolloutError, read_rollout};

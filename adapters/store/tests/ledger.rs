@@ -62,6 +62,7 @@ fn usage(model: &str, effort: Option<Effort>, tokens: [u64; 4]) -> Event {
         provider: "anthropic".into(),
         model: model.into(),
         tier: Tier::Code,
+        job: Default::default(),
         effort,
         usage: Usage {
             input_tokens: input,

@@ -43,6 +43,7 @@ fn some_events() -> Vec<Event> {
             provider: "scripted".into(),
             model: "scripted".into(),
             tier: cox_protocol::provider::Tier::Code,
+            job: Default::default(),
             effort: None,
             usage: Usage {
                 input_tokens: 10,

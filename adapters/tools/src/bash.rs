@@ -29,8 +29,6 @@ const NAME: &str = "bash";
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The longest timeout a call may ask for.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Characters of output the model reads at most (plus the cut notice).
-pub const MAX_OUTPUT_CHARS: usize = 30_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -121,7 +119,9 @@ fn effective_timeout_ms(asked: Option<u64>) -> u64 {
 
 /// The answer the model reads for a finished command.
 fn render(out: &ExecOutput, timeout_ms: u64) -> ToolResult {
-    let mut visible = clip_middle(&String::from_utf8_lossy(&out.output), MAX_OUTPUT_CHARS);
+    // The whole output (the sandbox already bounds what it keeps): the core
+    // archives it and shows the model head and tail of a big one.
+    let mut visible = String::from_utf8_lossy(&out.output).into_owned();
     if out.dropped_bytes > 0 {
         if !visible.ends_with('\n') {
             visible.push('\n');
@@ -158,31 +158,6 @@ fn render(out: &ExecOutput, timeout_ms: u64) -> ToolResult {
         ToolResult::error(visible)
     };
     result.with_bytes(out.output.len() as u64 + out.dropped_bytes)
-}
-
-/// `text` itself when it has at most `max` chars, else its head and tail
-/// (`max` chars together) around a line saying how much was cut.
-fn clip_middle(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return text.to_owned();
-    }
-    let head_chars = max / 2;
-    let tail_chars = max - head_chars;
-    let cut = total - max;
-    let head_end = text
-        .char_indices()
-        .nth(head_chars)
-        .map_or(text.len(), |(i, _)| i);
-    let tail_start = text
-        .char_indices()
-        .nth(total - tail_chars)
-        .map_or(text.len(), |(i, _)| i);
-    format!(
-        "{}\n[… {cut} chars cut from the middle of the output …]\n{}",
-        &text[..head_end],
-        &text[tail_start..]
-    )
 }
 
 /// Forwards output chunks as text, holding back an incomplete UTF-8
@@ -260,21 +235,6 @@ mod tests {
         assert_eq!(effective_timeout_ms(Some(5_000)), 5_000);
         assert_eq!(effective_timeout_ms(Some(10_000_000)), 600_000);
         assert_eq!(effective_timeout_ms(Some(0)), 1);
-    }
-
-    #[test]
-    fn clip_middle_keeps_head_and_tail_and_says_how_much_was_cut() {
-        assert_eq!(clip_middle("short", 10), "short");
-        let text: String = ('a'..='z').collect();
-        assert_eq!(
-            clip_middle(&text, 6),
-            "abc\n[… 20 chars cut from the middle of the output …]\nxyz"
-        );
-        let wide = "é".repeat(10);
-        assert_eq!(
-            clip_middle(&wide, 4),
-            "éé\n[… 6 chars cut from the middle of the output …]\néé"
-        );
     }
 
     #[test]

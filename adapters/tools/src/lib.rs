@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use cox_protocol::Tool;
 
-pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS};
+pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 pub use edit::EditTool;
 pub use glob::{GlobTool, MAX_FILES};
 pub use grep::{DEFAULT_HEAD_LIMIT, GrepTool};

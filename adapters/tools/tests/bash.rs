@@ -101,20 +101,14 @@ async fn cancellation_ends_the_command_and_says_so() {
 }
 
 #[tokio::test]
-async fn long_output_keeps_head_and_tail_and_counts_the_cut() {
+async fn long_output_comes_back_whole_for_the_core_to_archive() {
     let fx = Fixture::new();
     let command = "printf 'HEAD'; head -c 39992 /dev/zero | tr '\\0' x; printf 'TAIL'";
     let result = fx.run(&BashTool, json!({"command": command})).await;
     assert!(result.ok);
     assert_eq!(result.bytes, Some(40_000));
-    let marker = "\n[… 10000 chars cut from the middle of the output …]\n";
-    let (head, tail) = result
-        .visible
-        .split_once(marker)
-        .expect("the cut is marked");
-    assert_eq!(head.len(), 15_000);
-    assert_eq!(tail.len(), 15_000);
-    assert!(head.starts_with("HEADxxx") && tail.ends_with("xxxTAIL"));
+    assert_eq!(result.visible.len(), 40_000);
+    assert!(result.visible.starts_with("HEADxxx") && result.visible.ends_with("xxxTAIL"));
 }
 
 #[tokio::test]

@@ -129,6 +129,8 @@ impl Bench {
             tier: cox_protocol::provider::Tier::Code,
             effort: None,
             budget: cox_protocol::config::BudgetConfig::default(),
+            context: cox_protocol::config::ContextConfig::default(),
+            context_window: None,
         };
         let session = Session::new(
             config,
@@ -190,6 +192,7 @@ fn resume(n: usize) -> Result<(), String> {
         provider: "p".into(),
         model: "m".into(),
         tier: Tier::Code,
+        job: Default::default(),
         effort: None,
         usage: Usage {
             input_tokens: 900,

@@ -35,6 +35,8 @@ enum Command {
     /// The usage ledger: per month (the default), per day, the prompt
     /// cache, or one session's calls.
     Stats(cox_run::stats::StatsArgs),
+    /// Print an archived tool output whole, or `--lines 60-90` of it.
+    Expand(cox_run::expand::ExpandArgs),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -75,6 +77,7 @@ fn main() {
             Some(Command::Doctor(args)) => cox_run::doctor::run(&args),
             Some(Command::Sessions(args)) => cox_run::sessions::run(&args),
             Some(Command::Stats(args)) => cox_run::stats::run(&args),
+            Some(Command::Expand(args)) => cox_run::expand::run(&args),
             Some(Command::Record(record)) => {
                 let argv = std::iter::once("cox".into()).chain(record.command);
                 match cox_run::parse::<Cli>(argv) {

@@ -40,7 +40,10 @@ fn hello_in_stream_json_frames_init_events_and_result() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert_eq!(tools, ["bash", "edit", "glob", "grep", "read", "write"]);
+    assert_eq!(
+        tools,
+        ["bash", "edit", "expand", "glob", "grep", "read", "write"]
+    );
     let kinds: Vec<&str> = lines[1..lines.len() - 1]
         .iter()
         .filter_map(|l| l["type"].as_str())

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow};
 use cox_permission::{Engine, Layer, Origin};
 use cox_protocol::catalog::ModelInfo;
-use cox_protocol::config::{BudgetConfig, PermissionsConfig};
+use cox_protocol::config::{BudgetConfig, ContextConfig, PermissionsConfig};
 use cox_protocol::provider::{Effort, Tier};
 use cox_protocol::types::PermissionMode;
 use serde::Deserialize;
@@ -62,6 +62,8 @@ struct ConfigFile {
     models: BTreeMap<String, ModelInfo>,
     #[serde(default)]
     budget: BudgetConfig,
+    #[serde(default)]
+    context: ContextConfig,
 }
 
 /// `[core]`: what a session runs as.
@@ -162,6 +164,8 @@ pub struct ModelConfig {
     /// `[budget]` of the user's config (a project config may only lower
     /// it, see [`Permissions::budget`]).
     pub budget: BudgetConfig,
+    /// `[context]`: dedup, microcompaction, compaction, tool deferral.
+    pub context: ContextConfig,
 }
 
 /// Reads the model and provider tables of the user's config.
@@ -197,6 +201,7 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
         tiers: file.tiers,
         providers: file.providers,
         budget: file.budget,
+        context: file.context,
         models: file
             .models
             .into_iter()

@@ -15,7 +15,9 @@ pub mod check;
 pub mod config;
 pub mod doctor;
 pub mod env;
+pub mod expand;
 mod grep;
+pub mod instructions;
 pub mod output;
 pub mod providers;
 mod report;
@@ -31,13 +33,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use cox_core::{Session, SessionConfig};
-use cox_protocol::config::BudgetConfig;
+use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, Submission};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::ProcessSandbox;
-use cox_store::{CoxHome, CoxStore, FileArchive};
+use cox_store::{CoxHome, CoxStore};
 
 pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
 
@@ -202,6 +204,7 @@ struct Prepared<P> {
     resumed: Option<cox_core::Resumed>,
     catalog: cox_protocol::catalog::Catalog,
     budget: BudgetConfig,
+    context: ContextConfig,
 }
 
 fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
@@ -267,6 +270,7 @@ where
     let preset = preset(args, &models)?;
     let budget = budget(&models, permissions.project_budget)?;
     let catalog = providers::full_catalog(&models);
+    let context = models.context;
     let choice = ProviderChoice {
         provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
         model: args.model.clone().or_else(|| var("COX_MODEL")),
@@ -288,6 +292,7 @@ where
         resumed: found.map(|f| f.resumed),
         catalog,
         budget,
+        context,
     })
 }
 
@@ -327,7 +332,9 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         resumed,
         catalog,
         budget,
+        context,
     } = prepared;
+    let context_window = catalog.get(provider.model()).map(|m| m.context_window);
     let mode = if preset.plan {
         PermissionMode::Plan
     } else {
@@ -357,7 +364,7 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         max_turns: args.max_turns,
         system: SystemParts {
             prompt: cox_core::prompt::SYSTEM_PROMPT.to_owned(),
-            instructions: String::new(),
+            instructions: instructions::load(home.root(), &cwd),
             volatile: cox_core::prompt::volatile_block(
                 &started_at[..10],
                 &cwd_text,
@@ -369,10 +376,12 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         tier: preset.tier,
         effort: preset.effort,
         budget,
+        context,
+        context_window,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let store = match CoxStore::open(&home, catalog) {
-        Ok(store) => store,
+        Ok(store) => std::sync::Arc::new(store),
         Err(err) => {
             eprintln!("cox: error: {err}");
             return 1;
@@ -381,8 +390,9 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
     let session = Session::new(
         config,
         provider,
+        // One record: the rollout and ledger, and the archive of outputs.
+        std::sync::Arc::clone(&store),
         store,
-        FileArchive::new(&home),
         ProcessSandbox::new(),
         cox_tools::builtin_tools(),
     )

@@ -8,10 +8,19 @@
 //!
 //! The exit code is derived from the events alone: 4 interrupted, 3 budget,
 //! 1 error or max turns, 2 when a call was denied, else 0.
+//!
+//! Everything printed is scrubbed of secrets ([`cox_core::redact::scrub`]):
+//! every string of every JSON line (tool-call input and thinking included:
+//! the model needs those unscrubbed, a terminal or a log does not), the
+//! `text` answer, and the notices and retries on stderr. The JSON path
+//! stays cheap: a line is walked string by string only when its serialised
+//! form holds the start of a secret shape.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::time::Instant;
 
+use cox_core::redact::{may_hold_secret, scrub};
 use cox_protocol::SessionId;
 use cox_protocol::types::{Event, NoticeLevel, StopReason, Usage};
 use serde_json::{Value, json};
@@ -141,7 +150,7 @@ impl<W: Write> Renderer<W> {
                     } else {
                         "warning"
                     };
-                    eprintln!("cox: {tag}: {text}");
+                    eprintln!("cox: {tag}: {}", scrub(text));
                 }
             }
             Event::Retry {
@@ -161,7 +170,8 @@ impl<W: Write> Renderer<W> {
                         ""
                     };
                     eprintln!(
-                        "cox: warning: {reason}{void}; trying again in {:.1} s (attempt {attempt} of {of})",
+                        "cox: warning: {}{void}; trying again in {:.1} s (attempt {attempt} of {of})",
+                        scrub(reason),
                         *delay_ms as f64 / 1000.0
                     );
                 }
@@ -199,8 +209,10 @@ impl<W: Write> Renderer<W> {
         match self.format {
             OutputFormat::Text => {
                 if !self.round_text.is_empty() {
+                    // Scrubbed whole, so a secret split across deltas
+                    // is caught here too.
                     let text = std::mem::take(&mut self.round_text);
-                    self.write_text(&text);
+                    self.write_text(&scrub(&text));
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
@@ -260,6 +272,17 @@ impl<W: Write> Renderer<W> {
             eprintln!("cox: error: an event could not be printed: {err}");
             return;
         }
+        if may_hold_secret(&self.buf) {
+            let scrubbed = serde_json::to_value(value).and_then(|mut value| {
+                scrub_strings(&mut value);
+                self.buf.clear();
+                serde_json::to_writer(&mut self.buf, &value)
+            });
+            if let Err(err) = scrubbed {
+                eprintln!("cox: error: an event could not be printed: {err}");
+                return;
+            }
+        }
         self.buf.push(b'\n');
         if self
             .out
@@ -277,6 +300,28 @@ impl<W: Write> Renderer<W> {
             && (ends || self.out.write_all(b"\n").is_ok())
             && self.out.flush().is_ok();
         self.write_failed |= !ok;
+    }
+}
+
+/// Scrubs every string in `value`, object keys included.
+fn scrub_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(clean) = scrub(text) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(scrub_strings),
+        Value::Object(map) => {
+            if map.keys().any(|k| matches!(scrub(k), Cow::Owned(_))) {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(k, v)| (scrub(&k).into_owned(), v))
+                    .collect();
+            }
+            map.values_mut().for_each(scrub_strings);
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 
@@ -344,6 +389,54 @@ mod tests {
         assert_eq!(result["permission_denials"][0]["tool_use_id"], "c1");
         assert_eq!(result["exit_code"], 2);
         assert_eq!(result["is_error"], false, "the run itself succeeded");
+    }
+
+    #[test]
+    fn nothing_secret_shaped_is_printed_in_any_format() {
+        let key = "sk-ant-api03-EXAMPLEexample-0123456789";
+        let mut asked = call("c1");
+        asked.input = json!({"path": "a", "content": key, key: 1});
+        let events = [
+            Event::ThinkingDelta {
+                text: format!("the key is {key}"),
+            },
+            Event::ToolCallRequested { call: asked },
+            Event::ToolCallOutput {
+                call_id: "c1".into(),
+                chunk: format!("Bearer {key}\n"),
+            },
+            Event::ToolCallDone {
+                call_id: "c1".into(),
+                result: ToolResult::denied(format!("no: {key}")),
+            },
+            Event::TextDelta {
+                text: format!("Use {key}"),
+            },
+            Event::Notice {
+                level: NoticeLevel::Error,
+                text: format!("failed near {key}"),
+            },
+            Event::TurnDone {
+                stop: StopReason::EndTurn,
+            },
+        ];
+        for format in [
+            OutputFormat::Text,
+            OutputFormat::Json,
+            OutputFormat::StreamJson,
+        ] {
+            let (out, _) = run(&events, format);
+            assert!(!out.contains(key), "{format:?}: {out}");
+            assert!(out.contains("«redacted»"), "{format:?}: {out}");
+        }
+        let (out, _) = run(&events, OutputFormat::Json);
+        let result: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(result["result"], "Use «redacted»");
+        assert_eq!(result["error"], "failed near «redacted»");
+        assert_eq!(
+            result["permission_denials"][0]["tool_input"],
+            json!({"path": "a", "content": "«redacted»", "«redacted»": 1})
+        );
     }
 
     #[test]

@@ -13,10 +13,13 @@
 //! - one cancellation token per turn reaches the provider and every tool;
 //! - no filesystem, process or network call is made from this crate.
 
+pub mod context;
 pub mod permission;
 pub mod prompt;
+pub mod redact;
 pub mod resume;
 pub mod session;
+pub mod session_tools;
 pub mod toolset;
 pub mod turn;
 

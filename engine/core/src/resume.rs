@@ -25,6 +25,7 @@ use cox_protocol::types::{Event, ROLLOUT_FORMAT, StopReason};
 use cox_protocol::{CallId, SessionId};
 use serde_json::Value;
 
+use crate::context::{Compaction, ResultMeta};
 use crate::turn::History;
 
 /// What a call that never finished before the process died returns.
@@ -41,6 +42,12 @@ pub struct Resumed {
     pub turns: u32,
     /// The rollout ends inside a turn (no `TurnDone`): it was cut short.
     pub unfinished_turn: bool,
+    /// Where each turn's messages start in `history`.
+    pub turn_starts: Vec<(u32, usize)>,
+    /// The last compaction, if the session was compacted.
+    pub compaction: Option<Compaction>,
+    /// What is known of each tool result (turn, archive, call).
+    pub results: HashMap<CallId, ResultMeta>,
 }
 
 /// The rollout cannot be resumed.
@@ -81,11 +88,17 @@ struct Builder {
     results: HashMap<CallId, (String, bool)>,
     turns: u32,
     in_turn: bool,
+    turn_starts: Vec<(u32, usize)>,
+    compaction: Option<Compaction>,
+    /// The call each id names: `read /repo/a.rs`.
+    calls: HashMap<CallId, String>,
+    metas: HashMap<CallId, ResultMeta>,
 }
 
 impl Builder {
     fn prompt_in(&mut self) {
         if let Some(text) = self.prompt.take() {
+            self.turn_starts.push((self.turns, self.history.len()));
             self.history.push(Message::user_text(text));
         }
     }
@@ -235,6 +248,8 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
             Event::TextDelta { text } => b.reply().text.push_str(text),
             Event::ThinkingDelta { text } => b.reply().thinking.push_str(text),
             Event::ToolCallRequested { call } => {
+                b.calls
+                    .insert(call.id.clone(), format!("{} {}", call.name, call.subject));
                 if !b.edit(&call.id, &call.input) {
                     b.reply()
                         .calls
@@ -252,10 +267,33 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
             }
             Event::ToolCallDone { call_id, result } => {
                 b.close_reply();
+                let what = b.calls.get(call_id).cloned().unwrap_or_default();
+                b.metas.insert(
+                    call_id.clone(),
+                    ResultMeta {
+                        turn: b.turns,
+                        archive: result.archive.clone(),
+                        what,
+                    },
+                );
                 b.results
                     .insert(call_id.clone(), (result.visible.clone(), !result.ok));
             }
             Event::TurnDone { stop } => b.end_turn(*stop),
+            Event::Compacted {
+                summary, dropped, ..
+            } => {
+                let last = dropped.iter().copied().max().unwrap_or(0);
+                let until = b
+                    .turn_starts
+                    .iter()
+                    .find(|(turn, _)| *turn > last)
+                    .map_or(b.history.len(), |(_, index)| *index);
+                b.compaction = Some(Compaction {
+                    until,
+                    summary: summary.clone(),
+                });
+            }
             Event::ApprovalRequired { .. }
             | Event::ToolCallOutput { .. }
             | Event::Notice { .. } => {}
@@ -271,6 +309,9 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
         history: b.history,
         turns: b.turns,
         unfinished_turn,
+        turn_starts: b.turn_starts,
+        compaction: b.compaction,
+        results: b.metas,
     })
 }
 
@@ -313,6 +354,7 @@ mod tests {
             provider: "p".into(),
             model: "m".into(),
             tier: Tier::Code,
+            job: Default::default(),
             effort: None,
             usage: Usage::default(),
         }

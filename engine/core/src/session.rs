@@ -11,17 +11,20 @@
 //! sink. A turn's events go through a [`TurnOut`] that is consumed by the
 //! closing `TurnDone`, so no event of a turn can follow it.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::pin::pin;
 use std::sync::Arc;
 
-use cox_protocol::config::BudgetConfig;
+use cox_protocol::archive::ArchiveMeta;
+use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::hook::{Hook, HookPoint, HookVerdict};
-use cox_protocol::provider::{Effort, SystemParts, Tier};
+use cox_protocol::provider::{
+    Effort, Message, ProviderError, Request, StreamEvent, SystemParts, Tier,
+};
 use cox_protocol::store::{SessionMeta, SessionState, StoreError};
 use cox_protocol::tool::{OutputSink, Tool, ToolContext, Workspace};
 use cox_protocol::types::{
-    ApprovalPolicy, Decision, Event, NoticeLevel, PermissionMode, ROLLOUT_FORMAT, Risk,
+    ApprovalPolicy, Decision, Event, Job, NoticeLevel, PermissionMode, ROLLOUT_FORMAT, Risk,
     SandboxMode, StopReason, Submission, ToolResult,
 };
 use cox_protocol::{Archive, CallId, CancelToken, Provider, Sandbox, SessionId, Store};
@@ -29,8 +32,10 @@ use futures::channel::mpsc;
 use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
 
+use crate::context::{self, Compaction, ResultMeta, Seen};
 use crate::permission::{Engine, Grant, Outcome};
 use crate::resume::Resumed;
+use crate::session_tools::ExpandTool;
 use crate::toolset::ToolSet;
 use crate::turn::{Done, History, INTERRUPTED, Next, Prefix, Turn};
 
@@ -56,6 +61,11 @@ pub struct SessionConfig {
     /// Spending caps; a turn stops before a model call that would cross
     /// one.
     pub budget: BudgetConfig,
+    /// Dedup, microcompaction, compaction and tool deferral settings.
+    pub context: ContextConfig,
+    /// The main model's context window, when the catalog knows it: what
+    /// `context.compact_at` is a share of.
+    pub context_window: Option<u64>,
 }
 
 /// The session could not start.
@@ -69,8 +79,7 @@ pub enum SessionError {
 struct World<P, S, A, X> {
     provider: P,
     store: S,
-    #[allow(dead_code)] // read by compaction and big-output archiving
-    archive: A,
+    archive: Arc<A>,
     sandbox: X,
     tools: ToolSet,
     hooks: Vec<Arc<dyn Hook>>,
@@ -86,6 +95,18 @@ struct State {
     grants: Vec<Grant>,
     /// The session existed before this run.
     resumed: bool,
+    /// Where each turn's messages start in the history.
+    turn_starts: Vec<(u32, usize)>,
+    /// The summary standing in for the earliest turns, once compacted.
+    compaction: Option<Compaction>,
+    /// Each tool result's turn, archive and call, for microcompaction.
+    results: HashMap<CallId, ResultMeta>,
+    /// Recent read-only calls, for dedup.
+    seen: Seen,
+    /// The context tokens of the last model call.
+    last_context: u64,
+    /// Deferred tools found when the last request was built.
+    tools_found: usize,
 }
 
 /// What a session left behind when it ended.
@@ -95,6 +116,8 @@ pub struct SessionEnd {
     pub history: History,
     /// Turns started, resumed ones included.
     pub turns: u32,
+    /// The summary standing in for the earliest turns, if compacted.
+    pub compaction: Option<Compaction>,
 }
 
 /// One session over a provider `P`, a store `S`, an archive `A` and a
@@ -108,7 +131,7 @@ impl<P, S, A, X> Session<P, S, A, X>
 where
     P: Provider,
     S: Store,
-    A: Archive,
+    A: Archive + 'static,
     X: Sandbox + 'static,
 {
     /// A session that has not started yet.
@@ -120,12 +143,18 @@ where
         sandbox: X,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Self {
+        let archive = Arc::new(archive);
+        let mut tools = tools;
+        tools.push(Arc::new(ExpandTool {
+            archive: Arc::clone(&archive),
+        }));
+        let max_tools = usize::try_from(config.context.max_tools).unwrap_or(usize::MAX);
         let world = World {
             provider,
             store,
             archive,
             sandbox,
-            tools: ToolSet::new(tools),
+            tools: ToolSet::new(tools, max_tools),
             hooks: Vec::new(),
             engine: Engine::default(),
             config,
@@ -158,6 +187,9 @@ where
     pub fn resume(mut self, resumed: Resumed) -> Self {
         self.state.history = resumed.history;
         self.state.turns = resumed.turns;
+        self.state.turn_starts = resumed.turn_starts;
+        self.state.compaction = resumed.compaction;
+        self.state.results = resumed.results;
         self.state.resumed = true;
         self
     }
@@ -222,10 +254,15 @@ where
                     NoticeLevel::Warn,
                     format!("no call {call_id} is waiting for approval; the answer was ignored"),
                 ),
-                Submission::Compact { .. } => out.notice(
-                    NoticeLevel::Info,
-                    "compaction is not available in this build; the history was kept whole".into(),
-                ),
+                Submission::Compact { focus } => {
+                    let keep = world.config.context.keep_turns;
+                    if !compact(&world, &mut state, &mut out, focus.as_deref(), keep).await {
+                        out.notice(
+                            NoticeLevel::Info,
+                            format!("nothing to compact: the session has no turns before the last {keep}"),
+                        );
+                    }
+                }
             }
         }
         let ended = if out.broken {
@@ -242,11 +279,15 @@ where
         Ok(SessionEnd {
             history: state.history,
             turns: state.turns,
+            compaction: state.compaction,
         })
     }
 }
 
-/// Sends events to the rollout, then to the surface.
+/// Sends events to the rollout, then to the surface. The rollout receives
+/// text deltas, tool output and tool results scrubbed of secrets
+/// ([`crate::redact::rollout_copy`]); the surface gets them as they are,
+/// and a scrubbed tool result is followed by a `Security` notice.
 struct Emitter<'a, S, F> {
     store: &'a S,
     id: SessionId,
@@ -257,8 +298,11 @@ struct Emitter<'a, S, F> {
 
 impl<S: Store, F: FnMut(&Event)> Emitter<'_, S, F> {
     fn emit(&mut self, event: Event) {
+        let scrubbed = crate::redact::rollout_copy(&event);
         if !self.broken
-            && let Err(err) = self.store.rollout_append(self.id, &event)
+            && let Err(err) = self
+                .store
+                .rollout_append(self.id, scrubbed.as_ref().unwrap_or(&event))
         {
             self.broken = true;
             (self.sink)(&Event::Notice {
@@ -269,6 +313,12 @@ impl<S: Store, F: FnMut(&Event)> Emitter<'_, S, F> {
             });
         }
         (self.sink)(&event);
+        if scrubbed.is_some() && matches!(event, Event::ToolCallDone { .. }) {
+            self.notice(
+                NoticeLevel::Security,
+                crate::redact::TOOL_OUTPUT_NOTICE.to_owned(),
+            );
+        }
     }
 
     fn notice(&mut self, level: NoticeLevel, text: String) {
@@ -373,7 +423,7 @@ fn mid_turn<I, S: Store, F: FnMut(&Event)>(
 enum Streamed {
     Finished,
     Interrupted,
-    Failed(String),
+    Failed(ProviderError),
 }
 
 /// Runs one user turn to its `TurnDone`. Submissions that arrive meanwhile
@@ -421,13 +471,16 @@ async fn run_turn<P, S, A, X, I, F>(
         max_output_tokens: cfg.max_output_tokens,
     };
     let cancel = CancelToken::new();
+    state.turn_starts.push((number, state.history.len()));
     let mut turn = Turn::begin(number, &text, cfg.max_turns, &mut state.history);
+    let mut compacted_for_length = false;
     let done = loop {
         if let Some(over) = over_budget(world, &mut out) {
             out.notice(NoticeLevel::Warn, over);
             break turn.stop(StopReason::Budget);
         }
-        let (mut streaming, request) = turn.request(&state.history, &prefix);
+        let (mut streaming, mut request) = turn.request(&state.history, &prefix);
+        shape_request(world, state, &mut out, &mut request);
         let streamed = {
             let mut stream = pin!(world.provider.stream(request, cancel.clone()));
             loop {
@@ -442,16 +495,21 @@ async fn run_turn<P, S, A, X, I, F>(
                     item = stream.next() => match item {
                         Some(Ok(event)) => {
                             if let Some(event) = streaming.apply(event, &prefix) {
+                                if let Event::Usage { usage, .. } = &event {
+                                    state.last_context = usage.input_tokens
+                                        + usage.cache_read_tokens
+                                        + usage.cache_write_tokens;
+                                }
                                 out.emit(event);
                             }
                             if streaming.is_complete() {
                                 break Streamed::Finished;
                             }
                         }
-                        Some(Err(err)) => break Streamed::Failed(err.to_string()),
-                        None => break Streamed::Failed(
+                        Some(Err(err)) => break Streamed::Failed(err),
+                        None => break Streamed::Failed(ProviderError::Failed(
                             "the model's stream ended before the response was complete".into(),
-                        ),
+                        )),
                     },
                 }
             }
@@ -459,6 +517,27 @@ async fn run_turn<P, S, A, X, I, F>(
         let mut running = match streamed {
             Streamed::Interrupted => {
                 let (events, done) = streaming.interrupt(&mut state.history);
+                events.into_iter().for_each(|e| out.emit(e));
+                break done;
+            }
+            Streamed::Failed(ProviderError::ContextLength(why))
+                if !compacted_for_length && streaming.is_empty() =>
+            {
+                // Over the window: summarise the earlier turns and ask once
+                // more.
+                compacted_for_length = true;
+                out.notice(
+                    NoticeLevel::Warn,
+                    format!("{why}; compacting the earlier turns and trying again"),
+                );
+                let keep = cfg.context.keep_turns.max(1);
+                if compact(world, state, out.0, None, keep).await {
+                    turn = streaming.restart();
+                    continue;
+                }
+                out.notice(NoticeLevel::Error, format!("the model call failed: {why}"));
+                let why = "[not run: the model call failed before the response was complete]";
+                let (events, done) = streaming.abandon(&mut state.history, StopReason::Error, why);
                 events.into_iter().for_each(|e| out.emit(e));
                 break done;
             }
@@ -488,6 +567,12 @@ async fn run_turn<P, S, A, X, I, F>(
             format!("stopped after {rounds} model rounds: the --max-turns limit was reached"),
         );
     }
+    if let Some(window) = cfg.context_window.filter(|w| *w > 0)
+        && state.last_context as f64 >= cfg.context.compact_at * window as f64
+        && done.stop() != StopReason::Interrupted
+    {
+        compact(world, state, out.0, None, cfg.context.keep_turns).await;
+    }
     if let Err(err) = world.store.turn_finished(cfg.id, state.turns) {
         out.notice(
             NoticeLevel::Error,
@@ -495,6 +580,222 @@ async fn run_turn<P, S, A, X, I, F>(
         );
     }
     out.done(done);
+}
+
+/// What the model is sent of the history: the summary in place of the
+/// compacted turns, and pointers in place of old tool results. Says so once
+/// when a found tool changed the tool block (and so the cached prefix).
+fn shape_request<P, S: Store, A, X, F: FnMut(&Event)>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    out: &mut TurnOut<'_, '_, S, F>,
+    request: &mut Request,
+) {
+    if let Some(compaction) = &state.compaction {
+        request.messages = compaction.apply(&state.history);
+    }
+    let after = world.config.context.microcompact_after_turns;
+    if after > 0 {
+        context::microcompact(&mut request.messages, &state.results, state.turns, after);
+    }
+    let found = world.tools.found_count();
+    if found != state.tools_found {
+        state.tools_found = found;
+        out.notice(
+            NoticeLevel::Info,
+            format!(
+                "tool_search found {found} of the {} deferred tools: their schemas are sent from now on, \
+                 so the tool block changed and the prompt cache starts again once",
+                world.tools.deferred().len()
+            ),
+        );
+    }
+}
+
+/// A tool's result as the model gets it. The output is archived first,
+/// whole; a big one is shown as head and tail around a marker, and a
+/// read-only call repeating an earlier one with the same output within the
+/// dedup window is answered `unchanged since #<id>`. A result of a call
+/// that never ran (refused, unknown) is kept as it is.
+fn shape_result<P, S, A: Archive, X>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    call: &cox_protocol::types::ToolCall,
+    mut result: ToolResult,
+    notices: &mut Vec<String>,
+) -> ToolResult {
+    state.results.insert(
+        call.id.clone(),
+        ResultMeta {
+            turn: state.turns,
+            archive: None,
+            what: format!("{} {}", call.name, call.subject),
+        },
+    );
+    if result.denied || call.name == "expand" {
+        return result;
+    }
+    let meta = ArchiveMeta {
+        session: world.config.id,
+        call: Some(call.id.clone()),
+    };
+    let id = match world.archive.put(&meta, result.visible.as_bytes()) {
+        Ok(id) => id,
+        Err(err) => {
+            // Lossless beats small: the model gets the whole output.
+            notices.push(format!("the output of {} was not archived: {err}", call.id));
+            return result;
+        }
+    };
+    if let Some(info) = state.results.get_mut(&call.id) {
+        info.archive = Some(id.clone());
+    }
+    let window = world.config.context.dedup_window_turns;
+    if call.risk == Risk::ReadOnly && result.ok && window > 0 {
+        let input = call.input.to_string();
+        if let Some(earlier) = state.seen.check(
+            &call.name,
+            &input,
+            &result.visible,
+            state.turns,
+            window,
+            &id,
+        ) {
+            result.visible = context::unchanged(&earlier);
+            result.archive = Some(earlier);
+            return result;
+        }
+    }
+    result.visible = context::view(&result.visible, &id);
+    result.archive = Some(id);
+    result
+}
+
+/// Summarises every turn but the last `keep` on the cheap tier; from then
+/// on requests carry the summary instead of those turns' messages. Returns
+/// whether anything was compacted. The history is kept whole (append-only):
+/// only what is sent changes.
+async fn compact<P, S, A, X, F>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    out: &mut Emitter<'_, S, F>,
+    focus: Option<&str>,
+    keep: u32,
+) -> bool
+where
+    P: Provider,
+    S: Store,
+    F: FnMut(&Event),
+{
+    let keep = usize::try_from(keep).unwrap_or(usize::MAX);
+    let starts = &state.turn_starts;
+    if starts.len() <= keep {
+        return false;
+    }
+    let (first_kept, until) = starts[starts.len() - keep.min(starts.len())];
+    let since = state.compaction.as_ref().map_or(0, |c| c.until);
+    if until <= since {
+        return false;
+    }
+    let dropped: Vec<u32> = starts
+        .iter()
+        .filter(|(turn, index)| *turn < first_kept && *index >= since)
+        .map(|(turn, _)| *turn)
+        .collect();
+    let mut earlier: Vec<Message> = Vec::new();
+    if let Some(previous) = &state.compaction {
+        earlier.push(Message::user_text(format!(
+            "[Summary of what came before]\n{}",
+            previous.summary
+        )));
+    }
+    earlier.extend_from_slice(&state.history[since..until]);
+    let request = Request {
+        model: world.provider.model().to_owned(),
+        tier: Tier::Cheap,
+        effort: None,
+        system: SystemParts {
+            prompt: context::SUMMARY_PROMPT.to_owned(),
+            instructions: String::new(),
+            volatile: String::new(),
+        },
+        tools: Vec::new(),
+        messages: vec![Message::user_text(context::transcript(&earlier, focus))],
+        max_output_tokens: 2_000,
+    };
+    let mut stream = pin!(world.provider.stream(request, CancelToken::new()));
+    let mut summary = String::new();
+    let mut served = (
+        world.provider.name().to_owned(),
+        world.provider.model().to_owned(),
+        None,
+    );
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(StreamEvent::TextDelta(text)) => summary.push_str(&text),
+            Ok(StreamEvent::Routed {
+                provider,
+                model,
+                effort,
+            }) => served = (provider, model, effort),
+            Ok(StreamEvent::Usage(usage)) => out.emit(Event::Usage {
+                provider: served.0.clone(),
+                model: served.1.clone(),
+                tier: Tier::Cheap,
+                job: Job::Compact,
+                effort: served.2,
+                usage,
+            }),
+            Ok(StreamEvent::Retrying {
+                attempt,
+                of,
+                delay_ms,
+                reason,
+                discarded,
+            }) => {
+                if discarded {
+                    summary.clear();
+                }
+                out.emit(Event::Retry {
+                    attempt,
+                    of,
+                    delay_ms,
+                    reason,
+                    discarded,
+                });
+            }
+            Ok(StreamEvent::Done(_)) => break,
+            Ok(_) => {}
+            Err(err) => {
+                out.notice(NoticeLevel::Warn, format!("compaction failed: {err}"));
+                return false;
+            }
+        }
+    }
+    let summary = summary.trim().to_owned();
+    if summary.is_empty() {
+        out.notice(
+            NoticeLevel::Warn,
+            "compaction failed: the summary came back empty".into(),
+        );
+        return false;
+    }
+    let compaction = Compaction { until, summary };
+    let after_bytes: usize = compaction
+        .apply(&state.history)
+        .iter()
+        .map(|m| serde_json::to_string(m).map_or(0, |t| t.len()))
+        .sum::<usize>()
+        + world.config.system.prompt.len()
+        + world.config.system.instructions.len();
+    out.emit(Event::Compacted {
+        summary: compaction.summary.clone(),
+        dropped,
+        before_tokens: state.last_context,
+        after_tokens: (after_bytes / 4) as u64,
+    });
+    state.compaction = Some(compaction);
+    true
 }
 
 /// Why the next model call may not be made, when a `[budget]` cap would be
@@ -657,7 +958,14 @@ where
                     }
                 }
                 Some((call_id, chunk)) = rx.next() => out.emit(Event::ToolCallOutput { call_id, chunk }),
-                Some((slot, result)) = group.next() => results[slot] = Some(result),
+                Some((slot, result)) = group.next() => {
+                    let mut notices = Vec::new();
+                    let shaped = shape_result(world, state, &calls[slot], result, &mut notices);
+                    for text in notices {
+                        out.notice(NoticeLevel::Warn, text);
+                    }
+                    results[slot] = Some(shaped);
+                }
             }
         }
         // Dropping the unfinished futures kills what they started.

@@ -3,7 +3,8 @@
 //! Sorting by name and caching the specs keeps the tool block of every
 //! request byte-identical, which is what lets a provider cache the prefix.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 use cox_protocol::CallId;
 use cox_protocol::provider::ToolSpec;
@@ -12,10 +13,17 @@ use cox_protocol::types::{Risk, ToolCall};
 use serde_json::Value;
 
 /// The tools a session offers the model.
+///
+/// Past `max_tools`, the schemas of MCP tools (`mcp__…`) are deferred: not
+/// sent until the model finds them with `tool_search`, which this set then
+/// offers. Finding one changes the tool block once (and so the cached
+/// prefix); [`ToolSet::specs`] reports the set as it stands.
 #[derive(Clone)]
 pub struct ToolSet {
     tools: Vec<Arc<dyn Tool>>,
     specs: Vec<ToolSpec>,
+    deferred: BTreeSet<String>,
+    found: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -27,19 +35,74 @@ impl std::fmt::Debug for ToolSet {
 }
 
 impl ToolSet {
-    /// Sorts the tools by name; a later tool with a name already taken is dropped.
+    /// Sorts the tools by name; a later tool with a name already taken is
+    /// dropped. With more than `max_tools`, MCP tools are deferred behind a
+    /// `tool_search` tool.
     #[must_use]
-    pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Self {
+    pub fn new(mut tools: Vec<Arc<dyn Tool>>, max_tools: usize) -> Self {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         tools.dedup_by(|a, b| a.name() == b.name());
+        let found = Arc::new(Mutex::new(BTreeSet::new()));
+        let mut deferred = BTreeSet::new();
+        if tools.len() > max_tools {
+            let specs: Vec<ToolSpec> = tools
+                .iter()
+                .filter(|t| t.name().starts_with("mcp__"))
+                .map(|t| t.spec())
+                .collect();
+            if !specs.is_empty() {
+                deferred = specs.iter().map(|s| s.name.clone()).collect();
+                let search = crate::session_tools::ToolSearch {
+                    deferred: crate::session_tools::Deferred {
+                        specs,
+                        found: Arc::clone(&found),
+                    },
+                };
+                tools.push(Arc::new(search));
+                tools.sort_by(|a, b| a.name().cmp(b.name()));
+                tools.dedup_by(|a, b| a.name() == b.name());
+            }
+        }
         let specs = tools.iter().map(|t| t.spec()).collect();
-        Self { tools, specs }
+        Self {
+            tools,
+            specs,
+            deferred,
+            found,
+        }
     }
 
-    /// The schemas, sorted by name.
+    /// The schemas sent with a request, sorted by name: every tool but the
+    /// deferred ones not found yet.
     #[must_use]
-    pub fn specs(&self) -> &[ToolSpec] {
-        &self.specs
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        if self.deferred.is_empty() {
+            return self.specs.clone();
+        }
+        let found = self
+            .found
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.specs
+            .iter()
+            .filter(|s| !self.deferred.contains(&s.name) || found.contains(&s.name))
+            .cloned()
+            .collect()
+    }
+
+    /// How many deferred tools have been found so far.
+    #[must_use]
+    pub fn found_count(&self) -> usize {
+        self.found
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// The names of the tools deferred behind `tool_search`.
+    #[must_use]
+    pub fn deferred(&self) -> &BTreeSet<String> {
+        &self.deferred
     }
 
     /// The tool names, sorted.

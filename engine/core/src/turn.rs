@@ -154,7 +154,7 @@ impl Turn<Assembling> {
             tier: prefix.tier,
             effort: prefix.effort,
             system: prefix.system.clone(),
-            tools: prefix.tools.specs().to_vec(),
+            tools: prefix.tools.specs(),
             messages: history.clone(),
             max_output_tokens: prefix.max_output_tokens,
         };
@@ -203,6 +203,7 @@ impl Turn<Streaming> {
                     provider,
                     model,
                     tier: prefix.tier,
+                    job: cox_protocol::types::Job::Main,
                     effort,
                     usage,
                 })
@@ -242,6 +243,22 @@ impl Turn<Streaming> {
                     discarded,
                 })
             }
+        }
+    }
+
+    /// Nothing of an answer has arrived yet (no text, thinking or call).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.phase.text.is_empty() && self.phase.thinking.is_empty() && self.phase.calls.is_empty()
+    }
+
+    /// The call is to be made again (after compaction): back to building
+    /// the request, with nothing of this attempt kept.
+    #[must_use]
+    pub fn restart(self) -> Turn<Assembling> {
+        Turn {
+            ctx: self.ctx,
+            phase: Assembling,
         }
     }
 
@@ -472,7 +489,7 @@ mod tests {
         fn new() -> Self {
             Self(
                 SystemParts::default(),
-                ToolSet::new(Vec::new()),
+                ToolSet::new(Vec::new(), 40),
                 Workspace::single(std::path::PathBuf::from("/w")),
             )
         }

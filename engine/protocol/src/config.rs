@@ -156,3 +156,35 @@ pub struct BudgetConfig {
     /// The most all sessions together may spend in a calendar month (UTC).
     pub monthly_usd: Option<f64>,
 }
+
+/// The `[context]` table: how cox keeps what it sends the model small.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// An identical read-only call whose output has not changed within
+    /// this many turns is answered `unchanged since #<id>`.
+    pub dedup_window_turns: u32,
+    /// Tool results older than this many turns are sent as a pointer to
+    /// their archived output.
+    pub microcompact_after_turns: u32,
+    /// Compact after a turn whose last call used this share of the
+    /// model's context window.
+    pub compact_at: f64,
+    /// Compaction keeps this many recent turns verbatim.
+    pub keep_turns: u32,
+    /// Past this many tools, the schemas of MCP tools are not sent until the
+    /// model finds them with `tool_search`.
+    pub max_tools: u32,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self {
+            dedup_window_turns: 8,
+            microcompact_after_turns: 6,
+            compact_at: 0.75,
+            keep_turns: 2,
+            max_tools: 40,
+        }
+    }
+}

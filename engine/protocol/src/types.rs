@@ -168,6 +168,10 @@ pub struct ToolResult {
     /// True when the permission engine or a person refused the call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub denied: bool,
+    /// Where the tool's whole output is kept (`cox expand <id>`), when it
+    /// ran and produced one; `visible` may be a shortened view of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
 }
 
 impl ToolResult {
@@ -179,6 +183,7 @@ impl ToolResult {
             visible: visible.into(),
             bytes: None,
             denied: false,
+            archive: None,
         }
     }
 
@@ -190,6 +195,7 @@ impl ToolResult {
             visible: visible.into(),
             bytes: None,
             denied: false,
+            archive: None,
         }
     }
 
@@ -201,6 +207,7 @@ impl ToolResult {
             visible: visible.into(),
             bytes: None,
             denied: true,
+            archive: None,
         }
     }
 
@@ -241,6 +248,33 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// What a model call was for, as the ledger books it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Job {
+    /// A main turn's call.
+    #[default]
+    Main,
+    /// Summarising the history (compaction).
+    Compact,
+}
+
+impl Job {
+    /// The name the ledger stores.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Job::Main => "main",
+            Job::Compact => "compact",
+        }
+    }
+
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+    fn is_main(job: &Job) -> bool {
+        *job == Job::Main
     }
 }
 
@@ -294,16 +328,30 @@ pub enum Event {
     /// The call finished (ran, failed, was refused, or was cancelled).
     ToolCallDone { call_id: CallId, result: ToolResult },
     /// One provider call's token usage, booked against the provider and
-    /// model that served it, the tier it was asked for and the effort after
-    /// clamping (absent when the model takes none).
+    /// model that served it, the tier it was asked for, the job it did
+    /// (absent for a main turn's call) and the effort after clamping
+    /// (absent when the model takes none).
     Usage {
         provider: String,
         model: String,
         tier: Tier,
+        #[serde(default, skip_serializing_if = "Job::is_main")]
+        job: Job,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         effort: Option<Effort>,
         #[serde(flatten)]
         usage: Usage,
+    },
+    /// Every turn but the last few was summarised: requests from now on
+    /// carry `summary` instead of the messages of the `dropped` turns. The
+    /// rollout keeps every original event; a resume skips the same turns.
+    Compacted {
+        summary: String,
+        /// The turn numbers summarised away.
+        dropped: Vec<u32>,
+        /// The context the last call used, and what the next one will.
+        before_tokens: u64,
+        after_tokens: u64,
     },
     /// A model call failed and will be tried again after `delay_ms`. With
     /// `discarded`, the failed attempt had streamed part of an answer, and
@@ -338,6 +386,7 @@ impl Event {
             Event::ToolCallDone { .. } => "tool_call_done",
             Event::Usage { .. } => "usage",
             Event::Retry { .. } => "retry",
+            Event::Compacted { .. } => "compacted",
             Event::Notice { .. } => "notice",
             Event::TurnDone { .. } => "turn_done",
         }
@@ -409,6 +458,7 @@ mod tests {
                 provider: "scripted".into(),
                 model: "m".into(),
                 tier: Tier::Code,
+                job: Default::default(),
                 effort: Some(Effort::High),
                 usage: Usage {
                     input_tokens: 3,

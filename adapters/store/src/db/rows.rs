@@ -1,12 +1,13 @@
-//! The rows of `sessions` and `usage` as plain structs, the column lists
-//! every statement uses for them, and the functions reading a result row.
+//! The rows of `sessions`, `usage` and `archive` as plain structs, the
+//! column lists every statement uses for them, and the functions reading a
+//! result row.
 //!
 //! The column lists are macros so that statements can be assembled with
 //! `concat!` into constant text, and they sit next to the readers so that
 //! the order of a `SELECT`'s columns and the indexes a reader takes them
 //! from are checked side by side.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cox_protocol::store::SessionState;
 use rusqlite::Row;
@@ -23,6 +24,12 @@ macro_rules! usage_columns {
         "id, session_id, turn, job, tier, provider, model, effort, input_tokens, \
          output_tokens, cache_read_tokens, cache_write_tokens, context_tokens, estimated, \
          cost_usd, latency_ms, created_at"
+    };
+}
+
+macro_rules! archive_columns {
+    () => {
+        "id, session_id, call_id, bytes, lines, path, inline, created_at"
     };
 }
 
@@ -82,6 +89,31 @@ pub struct UsageRow {
     pub cost_usd: f64,
     pub latency_ms: u64,
     pub created_at: String,
+}
+
+/// One row of `archive`: the index entry of one archived tool output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchiveRow {
+    /// The output's ULID, spelled canonically (upper case).
+    pub id: String,
+    /// The session and the tool call it came from, when known.
+    pub session_id: Option<String>,
+    pub call_id: Option<String>,
+    /// The output's length.
+    pub bytes: u64,
+    /// Its line count, as [`line_count`](crate::line_count) counts.
+    pub lines: u64,
+    pub kept: Kept,
+    pub created_at: String,
+}
+
+/// Where an archived output's bytes are: in its row, or in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// In the row's `inline` column (`path` is `NULL`).
+    Inline(Vec<u8>),
+    /// In the file at `path` (`inline` is `NULL`).
+    File(PathBuf),
 }
 
 /// The `project_slug` of a working folder: its last path component,
@@ -155,6 +187,31 @@ pub(super) fn usage_row(row: &Row<'_>) -> rusqlite::Result<UsageRow> {
         cost_usd: row.get(14)?,
         latency_ms: row.get(15)?,
         created_at: row.get(16)?,
+    })
+}
+
+pub(super) fn archive_row(row: &Row<'_>) -> rusqlite::Result<ArchiveRow> {
+    let path: Option<String> = row.get(5)?;
+    let inline: Option<Vec<u8>> = row.get(6)?;
+    let kept = match (path, inline) {
+        (Some(path), _) => Kept::File(PathBuf::from(path)),
+        (None, Some(bytes)) => Kept::Inline(bytes),
+        (None, None) => {
+            return Err(rusqlite::Error::FromSqlConversionFailure(
+                5,
+                rusqlite::types::Type::Null,
+                "the row has neither a path nor inline bytes".into(),
+            ));
+        }
+    };
+    Ok(ArchiveRow {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        call_id: row.get(2)?,
+        bytes: row.get(3)?,
+        lines: row.get(4)?,
+        kept,
+        created_at: row.get(7)?,
     })
 }
 

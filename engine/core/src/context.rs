@@ -1,0 +1,407 @@
+//! What the model is sent, kept small without losing anything.
+//!
+//! Every tool output is archived whole before the model sees it (the
+//! archive is reached through the `Archive` trait); this module decides
+//! what the model sees instead, and is pure:
+//! - [`view`]: an output over [`BIG_OUTPUT`] becomes its first and last
+//!   lines around a marker naming the archive id and the lines left out;
+//! - [`Seen`]: an identical read-only call whose output has not changed
+//!   within the dedup window is answered `unchanged since #<id>`;
+//! - [`microcompact`]: results older than a few turns are sent as a pointer
+//!   to their archived output (the history itself keeps them);
+//! - [`Compaction`]: after a summary, the messages of the summarised turns
+//!   are skipped and the summary leads the first kept message.
+//!
+//! The history is never rewritten by any of these: each works on the copy
+//! a request is built from, so the rollout, a resume and the next request
+//! all agree.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use cox_protocol::CallId;
+use cox_protocol::provider::{ContentBlock, Message, Role};
+
+/// Outputs larger than this are shown to the model as head and tail.
+pub const BIG_OUTPUT: usize = 16 * 1024;
+
+/// The most of a big output's head (and, separately, tail) the model sees.
+const VIEW_SIDE_BYTES: usize = 1536;
+/// The most lines on each side.
+const VIEW_SIDE_LINES: usize = 40;
+
+/// What the model sees of `output`, archived as `id`: the output itself
+/// when it is small, else its first and last lines around a marker like
+/// `[… 84 KiB archived; expand #01J… lines 3–8210]`.
+#[must_use]
+pub fn view(output: &str, id: &str) -> String {
+    if output.len() <= BIG_OUTPUT {
+        return output.to_owned();
+    }
+    let lines: Vec<&str> = output.split_inclusive('\n').collect();
+    let take = |iter: &mut dyn Iterator<Item = &&str>| {
+        let mut bytes = 0;
+        let mut count = 0;
+        for line in iter {
+            if count == VIEW_SIDE_LINES || bytes + line.len() > VIEW_SIDE_BYTES {
+                break;
+            }
+            bytes += line.len();
+            count += 1;
+        }
+        count
+    };
+    let head = take(&mut lines.iter());
+    let tail = take(&mut lines.iter().rev()).min(lines.len() - head);
+    let omitted_from = head + 1;
+    let omitted_to = lines.len() - tail;
+    let omitted: usize = lines[head..lines.len() - tail]
+        .iter()
+        .map(|l| l.len())
+        .sum();
+    let mut out = String::with_capacity(2 * VIEW_SIDE_BYTES + 96);
+    for line in &lines[..head] {
+        out.push_str(line);
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if head == 0 {
+        // One enormous line: show its start and end instead.
+        let start = floor_char(output, VIEW_SIDE_BYTES);
+        let end = ceil_char(output, output.len() - VIEW_SIDE_BYTES);
+        out.push_str(&output[..start]);
+        out.push_str(&format!(
+            "\n[… {} archived; expand #{id} for the whole output]\n",
+            size(end - start)
+        ));
+        out.push_str(&output[end..]);
+        return out;
+    }
+    out.push_str(&format!(
+        "[… {} archived; expand #{id} lines {omitted_from}–{omitted_to}]\n",
+        size(omitted)
+    ));
+    for line in &lines[lines.len() - tail..] {
+        out.push_str(line);
+    }
+    out
+}
+
+fn floor_char(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_char(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// A byte count as people read it: `84 KiB`, `1.2 MiB`, `512 B`.
+#[must_use]
+pub fn size(bytes: usize) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    } else if bytes >= 1024 {
+        format!("{} KiB", bytes.div_ceil(1024))
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// The text a call repeated within the dedup window gets.
+#[must_use]
+pub fn unchanged(id: &str) -> String {
+    format!("unchanged since #{id}")
+}
+
+/// Recent read-only calls and their outputs, for dedup.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    calls: HashMap<(String, String), Sighting>,
+}
+
+#[derive(Clone, Debug)]
+struct Sighting {
+    turn: u32,
+    archive: String,
+    hash: u64,
+}
+
+impl Seen {
+    /// The archive id of an identical call (`name` and `input`) made within
+    /// `window` turns before `turn` whose output hashed the same, if any.
+    /// Either way, this sighting is remembered.
+    pub fn check(
+        &mut self,
+        name: &str,
+        input: &str,
+        output: &str,
+        turn: u32,
+        window: u32,
+        archive: &str,
+    ) -> Option<String> {
+        let hash = hash_of(output);
+        let key = (name.to_owned(), input.to_owned());
+        let earlier = self.calls.get(&key).and_then(|seen| {
+            (turn.saturating_sub(seen.turn) < window && seen.hash == hash)
+                .then(|| seen.archive.clone())
+        });
+        if earlier.is_none() {
+            self.calls.insert(
+                key,
+                Sighting {
+                    turn,
+                    archive: archive.to_owned(),
+                    hash,
+                },
+            );
+        }
+        earlier
+    }
+}
+
+fn hash_of(text: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// What is known about one tool result, for microcompaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultMeta {
+    /// The turn it came back in.
+    pub turn: u32,
+    /// Its archived output.
+    pub archive: Option<String>,
+    /// `read /repo/src/main.rs`: the tool and its subject.
+    pub what: String,
+}
+
+/// Results older than `after` turns (before `turn`) become pointers in
+/// `messages`: their archived output, the call that made it, and how to
+/// expand it. Results without an archive, and ones already shorter than
+/// their pointer, stay as they are.
+pub fn microcompact(
+    messages: &mut [Message],
+    meta: &HashMap<CallId, ResultMeta>,
+    turn: u32,
+    after: u32,
+) {
+    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
+        for block in &mut message.content {
+            let ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } = block
+            else {
+                continue;
+            };
+            let Some(info) = meta.get(tool_use_id) else {
+                continue;
+            };
+            let Some(id) = &info.archive else { continue };
+            if turn.saturating_sub(info.turn) < after {
+                continue;
+            }
+            let pointer = format!(
+                "[{}: output from turn {} archived as #{id} ({}); expand #{id} to read it again]",
+                info.what,
+                info.turn,
+                size(content.len())
+            );
+            if pointer.len() < content.len() {
+                *content = pointer;
+            }
+        }
+    }
+}
+
+/// A summary standing in for the turns before `until`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compaction {
+    /// The index, in the history, of the first message still sent.
+    pub until: usize,
+    pub summary: String,
+}
+
+impl Compaction {
+    /// The messages a request carries: the summary leads the first kept
+    /// message (a prompt, so the roles still alternate).
+    #[must_use]
+    pub fn apply(&self, history: &[Message]) -> Vec<Message> {
+        let mut kept = history[self.until.min(history.len())..].to_vec();
+        let lead = ContentBlock::Text {
+            text: format!(
+                "[Summary of the earlier conversation, which was compacted]\n{}",
+                self.summary
+            ),
+        };
+        match kept.first_mut() {
+            Some(first) if first.role == Role::User => first.content.insert(0, lead),
+            _ => kept.insert(
+                0,
+                Message {
+                    role: Role::User,
+                    content: vec![lead],
+                },
+            ),
+        }
+        kept
+    }
+}
+
+/// The instructions of the cheap-tier call that writes a summary.
+pub const SUMMARY_PROMPT: &str = "You summarise a coding session between a user and an AI coding agent so the agent can go on without the full transcript. Keep: the user's goals and constraints, decisions made and why, files read or changed (with paths), commands run and their outcomes, errors still open, and what was about to happen next. Drop: pleasantries, repeated output, anything superseded. Write plain prose and short lists, under 600 words.";
+
+/// The transcript of `messages` as the summariser reads it.
+#[must_use]
+pub fn transcript(messages: &[Message], focus: Option<&str>) -> String {
+    let mut out = String::new();
+    for message in messages {
+        let who = match message.role {
+            Role::User => "USER",
+            Role::Assistant => "AGENT",
+        };
+        for block in &message.content {
+            match block {
+                ContentBlock::Text { text } => {
+                    out.push_str(&format!("{who}: {text}\n"));
+                }
+                ContentBlock::Thinking { .. } => {}
+                ContentBlock::ToolUse { name, input, .. } => {
+                    out.push_str(&format!("AGENT called {name} {input}\n"));
+                }
+                ContentBlock::ToolResult { content, .. } => {
+                    let short: String = content.chars().take(2_000).collect();
+                    out.push_str(&format!("RESULT: {short}\n"));
+                }
+            }
+        }
+    }
+    out.push_str("\nSummarise the session above.");
+    if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+        out.push_str(&format!(" Focus on: {focus}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq(n: usize) -> String {
+        (1..=n).map(|i| format!("{i}\n")).collect()
+    }
+
+    #[test]
+    fn a_big_output_is_head_marker_tail() {
+        let output = seq(200_000);
+        assert_eq!(output.len(), 1_288_895);
+        let shown = view(&output, "01J9");
+        assert!(shown.len() <= 4 * 1024, "{} bytes", shown.len());
+        assert!(shown.starts_with("1\n2\n"));
+        assert!(shown.ends_with("199999\n200000\n"));
+        assert!(
+            shown.contains("[… 1.2 MiB archived; expand #01J9 lines 41–199960]\n"),
+            "{shown}"
+        );
+        assert_eq!(view("small\n", "x"), "small\n");
+    }
+
+    #[test]
+    fn one_huge_line_keeps_both_ends() {
+        let output = "x".repeat(100_000);
+        let shown = view(&output, "id");
+        assert!(shown.len() < 4 * 1024);
+        assert!(shown.contains("expand #id for the whole output"));
+    }
+
+    #[test]
+    fn dedup_needs_the_same_call_and_output_within_the_window() {
+        let mut seen = Seen::default();
+        assert_eq!(seen.check("read", "{a}", "A", 1, 8, "id1"), None);
+        assert_eq!(
+            seen.check("read", "{a}", "A", 3, 8, "id2"),
+            Some("id1".into())
+        );
+        assert_eq!(seen.check("read", "{a}", "B", 4, 8, "id3"), None, "changed");
+        assert_eq!(
+            seen.check("read", "{a}", "B", 20, 8, "id4"),
+            None,
+            "too old"
+        );
+        assert_eq!(seen.check("read", "{b}", "B", 20, 8, "id5"), None);
+    }
+
+    #[test]
+    fn old_results_become_pointers_and_new_ones_stay() {
+        let result = |id: &str, text: &str| ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: text.into(),
+            is_error: false,
+        };
+        let mut messages = vec![Message {
+            role: Role::User,
+            content: vec![
+                result("old", &"o".repeat(500)),
+                result("new", &"n".repeat(500)),
+            ],
+        }];
+        let meta: HashMap<CallId, ResultMeta> = [("old", 1), ("new", 6)]
+            .into_iter()
+            .map(|(id, turn)| {
+                (
+                    CallId::from(id),
+                    ResultMeta {
+                        turn,
+                        archive: Some(format!("A{id}")),
+                        what: "read a.rs".into(),
+                    },
+                )
+            })
+            .collect();
+        microcompact(&mut messages, &meta, 7, 6);
+        let ContentBlock::ToolResult { content, .. } = &messages[0].content[0] else {
+            panic!()
+        };
+        assert_eq!(
+            content,
+            "[read a.rs: output from turn 1 archived as #Aold (500 B); expand #Aold to read it again]"
+        );
+        let ContentBlock::ToolResult { content, .. } = &messages[0].content[1] else {
+            panic!()
+        };
+        assert_eq!(content.len(), 500);
+    }
+
+    #[test]
+    fn a_compaction_leads_the_first_kept_prompt() {
+        let history = vec![
+            Message::user_text("one"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text { text: "1".into() }],
+            },
+            Message::user_text("two"),
+        ];
+        let sent = Compaction {
+            until: 2,
+            summary: "we did one".into(),
+        }
+        .apply(&history);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].content.len(), 2);
+        let ContentBlock::Text { text } = &sent[0].content[0] else {
+            panic!()
+        };
+        assert!(text.ends_with("we did one"));
+    }
+}
