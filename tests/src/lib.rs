@@ -87,6 +87,8 @@ pub struct Run {
     pub events: Vec<Event>,
     /// What the session held when it ended: the history it would send next.
     pub end: cox_core::SessionEnd,
+    /// Every request the scripted model received, in order.
+    pub requests: Vec<cox_protocol::provider::Request>,
     pub session_id: SessionId,
     pub workdir: TempDir,
     pub home: TempDir,
@@ -145,9 +147,10 @@ pub fn run(name: &str, mut options: Options) -> Run {
     };
     let mut tools = cox_tools::builtin_tools();
     tools.append(&mut options.extra_tools);
+    let request_log = Arc::new(Mutex::new(Vec::new()));
     let session = Session::new(
         config,
-        ScriptedProvider::new(scenario),
+        ScriptedProvider::new(scenario).with_request_log(Arc::clone(&request_log)),
         JsonlStore::new(home.clone()),
         FileArchive::new(&home),
         ProcessSandbox::new(),
@@ -185,8 +188,10 @@ pub fn run(name: &str, mut options: Options) -> Run {
         }))
         .expect("session starts");
     let events = std::mem::take(&mut *events.lock().expect("events"));
+    let requests = std::mem::take(&mut *request_log.lock().expect("requests"));
     Run {
         events,
+        requests,
         end,
         session_id: id,
         workdir,
@@ -209,15 +214,7 @@ pub fn normalise(run: &Run) -> Vec<String> {
     let session = run.session_id.to_string();
     // Archive ids are fresh ULIDs: each becomes <archive-N>, numbered in the
     // order they first appear, so a repeat (dedup) still points back.
-    let mut archives: Vec<String> = Vec::new();
-    for event in &run.events {
-        if let Event::ToolCallDone { result, .. } = event
-            && let Some(id) = &result.archive
-            && !archives.contains(id)
-        {
-            archives.push(id.clone());
-        }
-    }
+    let archives = archive_ids(run);
     let archive_names: Vec<(String, String)> = archives
         .iter()
         .enumerate()
@@ -276,6 +273,59 @@ pub fn assert_golden(name: &str, run: &Run) {
         )
     });
     pretty_assertions::assert_eq!(expected, actual, "golden log {}", path.display());
+}
+
+/// Compares the exact bytes each request would be sent as (Anthropic's
+/// wire format, one body per line) with `tests/golden/requests/<name>.jsonl`,
+/// after the same normalisation as the event logs (`COX_BLESS=1` rewrites).
+///
+/// # Panics
+/// When they differ, or the golden file is missing.
+pub fn assert_golden_requests(name: &str, run: &Run) {
+    let lines: Vec<String> = run
+        .requests
+        .iter()
+        .map(|r| {
+            String::from_utf8(cox_providers::anthropic::request::body_bytes(r))
+                .expect("JSON is UTF-8")
+        })
+        .collect();
+    let mut actual = lines.join("\n") + "\n";
+    let cwd = std::fs::canonicalize(run.workdir.path())
+        .expect("work folder")
+        .display()
+        .to_string();
+    actual = actual.replace(&cwd, "<cwd>");
+    for (n, id) in archive_ids(run).iter().enumerate() {
+        actual = actual.replace(id.as_str(), &format!("<archive-{}>", n + 1));
+    }
+    let path = golden_dir().join("requests").join(format!("{name}.jsonl"));
+    if std::env::var_os("COX_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("golden folder");
+        std::fs::write(&path, &actual).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with COX_BLESS=1 to create it, then review it",
+            path.display()
+        )
+    });
+    pretty_assertions::assert_eq!(expected, actual, "golden requests {}", path.display());
+}
+
+/// The archive ids of a run's tool results, in the order they first appear.
+fn archive_ids(run: &Run) -> Vec<String> {
+    let mut archives: Vec<String> = Vec::new();
+    for event in &run.events {
+        if let Event::ToolCallDone { result, .. } = event
+            && let Some(id) = &result.archive
+            && !archives.contains(id)
+        {
+            archives.push(id.clone());
+        }
+    }
+    archives
 }
 
 /// Asserts that nothing of a turn follows its `TurnDone`: after one come

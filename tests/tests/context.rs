@@ -14,7 +14,7 @@ use cox_protocol::Archive;
 use cox_protocol::config::ContextConfig;
 use cox_protocol::types::{Event, StopReason, Submission};
 use cox_tests::named_tool::NamedTool;
-use cox_tests::{Options, Run, assert_golden, run};
+use cox_tests::{Options, Run, assert_golden, assert_golden_requests, run};
 
 fn check(name: &str, run: &Run) {
     check_invariants(run);
@@ -84,6 +84,7 @@ fn a_big_output_is_archived_whole_and_shown_as_head_and_tail() {
     run.events
         .retain(|e| !matches!(e, Event::ToolCallOutput { .. }));
     assert_golden("big_output", &run);
+    assert_golden_requests("big_output", &run);
 }
 
 fn notes() -> Vec<(String, String)> {
@@ -115,6 +116,7 @@ fn a_repeated_read_is_unchanged_until_the_file_changes() {
         "the read after the edit is whole"
     );
     check("dedup", &run);
+    assert_golden_requests("dedup", &run);
 }
 
 #[test]
@@ -138,6 +140,7 @@ fn old_results_are_sent_as_pointers() {
     no_scenario_failure(&run);
     assert_eq!(stops(&run), [StopReason::EndTurn; 3]);
     check("microcompact", &run);
+    assert_golden_requests("microcompact", &run);
 }
 
 fn three_prompts() -> Options {
@@ -187,6 +190,7 @@ fn compact_summarises_all_but_the_last_two_turns() {
     )));
     assert_eq!(run.end.history.len(), 8, "the history keeps every turn");
     check("compact", &run);
+    assert_golden_requests("compact", &run);
 }
 
 #[test]

@@ -54,6 +54,7 @@ fn write_then_done() {
         "hi\n"
     );
     check("write_then_done", &run);
+    cox_tests::assert_golden_requests("write_then_done", &run);
 }
 
 #[test]

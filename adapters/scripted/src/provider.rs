@@ -34,6 +34,8 @@ pub struct ScriptedProvider {
     scenario: Scenario,
     /// How many times `stream` has been called.
     calls: AtomicUsize,
+    /// Every request received, when asked to keep them.
+    requests: Option<std::sync::Arc<std::sync::Mutex<Vec<Request>>>>,
 }
 
 impl ScriptedProvider {
@@ -43,7 +45,16 @@ impl ScriptedProvider {
         Self {
             scenario,
             calls: AtomicUsize::new(0),
+            requests: None,
         }
+    }
+
+    /// The same provider, keeping every request it receives in `log` (for
+    /// tests of the exact bytes a session sends).
+    #[must_use]
+    pub fn with_request_log(mut self, log: std::sync::Arc<std::sync::Mutex<Vec<Request>>>) -> Self {
+        self.requests = Some(log);
+        self
     }
 
     /// The scenario being replayed.
@@ -143,6 +154,11 @@ impl Provider for ScriptedProvider {
         cancel: CancelToken,
     ) -> impl Stream<Item = Item> + Send + 'static {
         let number = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some(log) = &self.requests
+            && let Ok(mut log) = log.lock()
+        {
+            log.push(request.clone());
+        }
         let (items, delay) = match self.scenario.turns.get(number - 1) {
             Some(turn) => (
                 self.play(turn, number, &request),

@@ -10,6 +10,11 @@
 //! - `cox-bench resume [N]`: writes a rollout of N events shaped like real
 //!   sessions (turns of streamed text, tool calls and results, usage), then
 //!   times reading it back and rebuilding the history, as `--resume` does.
+//! - `cox-bench context [TURNS]`: a scripted session of TURNS user turns
+//!   that re-reads a 20 KB and a 2 KB file every turn, edits the small one
+//!   every fifth turn and runs a command printing 60 KB every third; prints
+//!   the bytes every request would carry (Anthropic's body) with the default
+//!   `[context]` and with dedup and microcompaction off.
 //! - `cox-bench ledger [N]`: fills `$COX_HOME/cox.db` with one session and
 //!   N usage rows spread over twelve months, for timing `cox stats` on it
 //!   (`cox-bench exec 10 -- cox stats --month`).
@@ -42,8 +47,9 @@ fn main() {
         Some("exec") => exec(&args[1..]),
         Some("resume") => resume(number(args.get(1), 10_000)),
         Some("ledger") => ledger(number(args.get(1), 100_000)),
+        Some("context") => context_bytes(number(args.get(1), 30)),
         _ => Err(
-            "usage: cox-bench turns [N] | deltas [N] | resume [N] | ledger [N] | exec [RUNS] -- CMD ARGS…"
+            "usage: cox-bench turns [N] | deltas [N] | resume [N] | ledger [N] | context [TURNS] | exec [RUNS] -- CMD ARGS…"
                 .into(),
         ),
     };
@@ -112,6 +118,22 @@ impl Bench {
         prompts: usize,
         sink: impl FnMut(&Event),
     ) -> Result<(), String> {
+        self.run_with(
+            ScriptedProvider::new(scenario),
+            cox_protocol::config::ContextConfig::default(),
+            prompts,
+            sink,
+        )
+    }
+
+    /// The same, with a provider and `[context]` settings of its own.
+    fn run_with(
+        &self,
+        provider: ScriptedProvider,
+        context: cox_protocol::config::ContextConfig,
+        prompts: usize,
+        sink: impl FnMut(&Event),
+    ) -> Result<(), String> {
         let config = SessionConfig {
             id: SessionId::generate(),
             workspace: Workspace::single(self.cwd.clone()),
@@ -129,12 +151,12 @@ impl Bench {
             tier: cox_protocol::provider::Tier::Code,
             effort: None,
             budget: cox_protocol::config::BudgetConfig::default(),
-            context: cox_protocol::config::ContextConfig::default(),
+            context,
             context_window: None,
         };
         let session = Session::new(
             config,
-            ScriptedProvider::new(scenario),
+            provider,
             JsonlStore::new(self.home.clone()),
             FileArchive::new(&self.home),
             ProcessSandbox::new(),
@@ -258,6 +280,96 @@ fn resume(n: usize) -> Result<(), String> {
         ms(times[times.len() / 2])
     );
     Ok(())
+}
+
+/// Total request bytes of a long session with and without dedup and
+/// microcompaction.
+fn context_bytes(turns: usize) -> Result<(), String> {
+    use std::fmt::Write as _;
+    let mut toml = String::new();
+    for turn in 1..=turns {
+        let _ = writeln!(
+            toml,
+            "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"big.txt\" }}\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"small.txt\" }}"
+        );
+        if turn % 5 == 0 {
+            let _ = writeln!(
+                toml,
+                "[[turn]]\n[[turn.tool_call]]\nname = \"edit\"\ninput = {{ path = \"small.txt\", old_string = \"rev {}\", new_string = \"rev {turn}\" }}",
+                turn - 5
+            );
+        }
+        if turn % 3 == 0 {
+            let _ = writeln!(
+                toml,
+                "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"seq 1 11000\" }}"
+            );
+        }
+        let _ = writeln!(toml, "[[turn]]\ntext = \"Turn {turn} done.\"");
+    }
+    let scenario = Scenario::parse(&toml, "context bench").map_err(|e| e.to_string())?;
+    let mut results = Vec::new();
+    for (label, context) in [
+        (
+            "default [context]",
+            cox_protocol::config::ContextConfig::default(),
+        ),
+        (
+            "dedup and microcompaction off",
+            cox_protocol::config::ContextConfig {
+                dedup_window_turns: 0,
+                microcompact_after_turns: 0,
+                ..cox_protocol::config::ContextConfig::default()
+            },
+        ),
+    ] {
+        let bench = Bench::new()?;
+        let big: String = (1..=400)
+            .map(|i| format!("big file line {i:04} with some words\n"))
+            .collect();
+        std::fs::write(bench.cwd.join("big.txt"), &big).map_err(|e| e.to_string())?;
+        let small: String = std::iter::once("rev 0\n".to_owned())
+            .chain((1..60).map(|i| format!("small {i}\n")))
+            .collect();
+        std::fs::write(bench.cwd.join("small.txt"), small).map_err(|e| e.to_string())?;
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let provider =
+            ScriptedProvider::new(scenario.clone()).with_request_log(std::sync::Arc::clone(&log));
+        let mut errors = 0;
+        bench.run_with(provider, context, turns, |event| {
+            if let Event::Notice { level, .. } = event
+                && *level == cox_protocol::types::NoticeLevel::Error
+            {
+                errors += 1;
+            }
+        })?;
+        let requests = log.lock().map_err(|e| e.to_string())?;
+        let bytes: usize = requests
+            .iter()
+            .map(|r| serde_json::to_vec(&cox_bench_body(r)).map_or(0, |b| b.len()))
+            .sum();
+        let last = requests.last().map_or(0, |r| {
+            serde_json::to_vec(&cox_bench_body(r)).map_or(0, |b| b.len())
+        });
+        println!(
+            "{label}: {} requests, {:.2} MB sent in all, the last one {:.1} KB{}",
+            requests.len(),
+            bytes as f64 / 1e6,
+            last as f64 / 1e3,
+            if errors > 0 { " (errors!)" } else { "" }
+        );
+        results.push(bytes);
+    }
+    println!(
+        "dedup + microcompaction send {:.0} % fewer bytes",
+        100.0 * (1.0 - results[0] as f64 / results[1] as f64)
+    );
+    Ok(())
+}
+
+/// A request as the Anthropic adapter would send it.
+fn cox_bench_body(request: &cox_protocol::provider::Request) -> serde_json::Value {
+    cox_providers::anthropic::request::body(request)
 }
 
 /// One session and `n` usage rows over twelve months in `$COX_HOME/cox.db`.
