@@ -72,13 +72,24 @@ impl<P: Provider> Router<P> {
 
     /// The request as `route` sends it, and the effort it carries.
     fn prepare(route: &Route<P>, mut request: Request) -> Request {
-        request.model.clone_from(&route.model);
+        // A model the person switched to replaces the tier's; its limits
+        // are not known here, so its effort goes as asked.
+        let info = match request.model_override.take() {
+            Some(model) if model != route.model => {
+                request.model = model;
+                None
+            }
+            _ => {
+                request.model.clone_from(&route.model);
+                route.info.as_ref()
+            }
+        };
         let asked = request.effort.or(route.effort);
-        request.effort = match &route.info {
+        request.effort = match info {
             Some(info) => info.clamp_effort(asked),
             None => asked,
         };
-        if let Some(info) = &route.info {
+        if let Some(info) = info {
             request.max_output_tokens = request.max_output_tokens.min(info.max_output);
         }
         request

@@ -21,6 +21,7 @@ fn request() -> Request {
         model: "claude-sonnet-5".into(),
         tier: Tier::Code,
         effort: None,
+        model_override: None,
         system: SystemParts {
             prompt: "You are cox.".into(),
             ..SystemParts::default()

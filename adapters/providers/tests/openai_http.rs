@@ -22,6 +22,7 @@ fn request() -> Request {
         model: "qwen3-coder".into(),
         tier: Tier::Code,
         effort: None,
+        model_override: None,
         system: SystemParts {
             prompt: "You are cox.".into(),
             instructions: String::new(),

@@ -52,6 +52,7 @@ fn request(tier: Tier, effort: Option<Effort>) -> Request {
         model: "whatever the session started with".into(),
         tier,
         effort,
+        model_override: None,
         system: SystemParts {
             prompt: "You are cox.".into(),
             ..SystemParts::default()
@@ -179,4 +180,27 @@ async fn a_model_without_a_row_gets_the_effort_as_asked() {
     let body = &openai.bodies()[0];
     assert_eq!(body["reasoning_effort"], "low");
     assert_eq!(body["max_tokens"], 100_000);
+}
+
+#[tokio::test]
+async fn a_model_the_person_switched_to_replaces_the_tiers() {
+    let anthropic = serve(vec![Answer::sse(anthropic_hello())]).await;
+    let claude = Arc::new(Either2::Anthropic(
+        AnthropicProvider::new(&anthropic.url, "k", "claude-sonnet-5").unwrap(),
+    ));
+    let catalog = catalog::shipped();
+    let route = || Route {
+        provider: Arc::clone(&claude),
+        model: "claude-sonnet-5".into(),
+        effort: None,
+        info: catalog.get("claude-sonnet-5").cloned(),
+    };
+    let router = Router::new(route(), route(), route(), Tier::Code);
+    let mut req = request(Tier::Code, None);
+    req.model_override = Some("claude-opus-4-5".into());
+    let events: Vec<_> = router.stream(req, CancelToken::new()).collect().await;
+    assert!(
+        matches!(&events[0], Ok(StreamEvent::Routed { model, .. }) if model == "claude-opus-4-5")
+    );
+    assert_eq!(anthropic.bodies()[0]["model"], "claude-opus-4-5");
 }

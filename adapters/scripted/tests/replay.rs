@@ -32,6 +32,7 @@ fn request(messages: Vec<Message>) -> Request {
         max_output_tokens: 1000,
         tier: cox_protocol::provider::Tier::Code,
         effort: None,
+        model_override: None,
     }
 }
 

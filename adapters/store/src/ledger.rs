@@ -123,6 +123,7 @@ fn between_calls(event: &Event) -> bool {
         | Event::ToolCallDone { .. }
         | Event::Usage { .. }
         | Event::Compacted { .. }
+        | Event::ModeChanged { .. }
         | Event::TurnDone { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }

@@ -1,5 +1,5 @@
-//! `cox`: the full command line. `cox run -p` runs one task headless; the
-//! terminal UI (plain `cox`) arrives with its own issue.
+//! `cox`: the full command line. Plain `cox` opens the terminal UI; `cox
+//! run -p` runs one task headless; the other subcommands read the record.
 
 use clap::{Parser, Subcommand};
 use cox_run::{Parsed, RunArgs};
@@ -15,6 +15,24 @@ struct Cli {
     /// Open the newest session of this folder in the terminal UI.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     continue_: bool,
+    /// The folder to work in (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<std::path::PathBuf>,
+    /// default, acceptEdits, auto, plan or bypassPermissions.
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<String>,
+    /// The provider: anthropic, openai or scripted.
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// The model main turns run on.
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// The scenario the scripted provider replays.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<std::path::PathBuf>,
+    /// architect or editor.
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -65,6 +83,70 @@ enum PermissionsCommand {
     Check(cox_run::check::CheckArgs),
 }
 
+/// Plain `cox`: the terminal UI over a session built as `cox run` builds
+/// one, with approvals asked of the person.
+fn tui(cli: &Cli) -> i32 {
+    let mut flags: Vec<std::ffi::OsString> = vec!["cox".into(), "run".into(), "-p".into()];
+    // The interactive session takes its prompts from the composer; `run`'s
+    // flag parser wants one, and it is never sent.
+    flags.push("(interactive)".into());
+    let mut add = |name: &str, value: Option<String>| {
+        if let Some(value) = value {
+            flags.push(format!("--{name}").into());
+            flags.push(value.into());
+        }
+    };
+    add("resume", cli.resume.clone());
+    add("cwd", cli.cwd.as_ref().map(|p| p.display().to_string()));
+    add("permission-mode", cli.permission_mode.clone());
+    add("provider", cli.provider.clone());
+    add("model", cli.model.clone());
+    add(
+        "scenario",
+        cli.scenario.as_ref().map(|p| p.display().to_string()),
+    );
+    add("mode", cli.mode.clone());
+    if cli.continue_ {
+        flags.push("--continue".into());
+    }
+    let args = match cox_run::parse::<Cli>(flags) {
+        Parsed::Args(Cli {
+            command: Some(Command::Run(args)),
+            ..
+        }) => args,
+        Parsed::Exit(code) => return code,
+        Parsed::Args(_) => return 1,
+    };
+    cox_tui::run::run(|start| {
+        let mut args = args.clone();
+        match start {
+            cox_tui::run::Start::First => {}
+            // After /clear a fresh session starts: never the one resumed.
+            cox_tui::run::Start::Fresh => {
+                args.resume = None;
+                args.continue_ = false;
+            }
+            cox_tui::run::Start::Resume(id) => {
+                args.resume = Some(id);
+                args.continue_ = false;
+            }
+        }
+        let (session, facts) =
+            cox_run::interactive_session(&args, cox_run::providers::any_provider)
+                .map_err(|e| format!("{e:#}"))?;
+        Ok((
+            session,
+            cox_tui::app::Facts {
+                branch: facts.branch,
+                window: facts.window,
+                prices: facts.prices,
+                permissions: facts.rules,
+                base_mode: facts.permission_mode,
+            },
+        ))
+    })
+}
+
 fn main() {
     let code = match cox_run::parse::<Cli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
@@ -97,19 +179,7 @@ fn main() {
                     }
                 }
             }
-            None => {
-                let resume = match (&cli.resume, cli.continue_) {
-                    (Some(id), _) => {
-                        format!("; resume it headless with `cox run --resume {id} -p \"…\"`")
-                    }
-                    (None, true) => {
-                        "; continue headless with `cox run --continue -p \"…\"`".to_owned()
-                    }
-                    (None, false) => "; run a task with `cox run -p \"…\"`".to_owned(),
-                };
-                eprintln!("cox: error: the terminal UI is not in this build yet{resume}");
-                1
-            }
+            None => tui(&cli),
         },
     };
     std::process::exit(code);

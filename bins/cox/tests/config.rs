@@ -218,11 +218,11 @@ fn a_corrupt_database_stops_cox_run_in_one_line_and_is_kept() {
 }
 
 #[test]
-fn cox_resume_without_the_terminal_ui_says_how_to_resume_headless() {
+fn cox_resume_of_an_unknown_session_is_one_line_before_the_screen_opens() {
     let out = Env::new()
         .cox()
         .args(["--resume", "01JABC"])
         .output()
         .unwrap();
-    common::assert_one_line_error(&out, "cox run --resume 01JABC -p");
+    common::assert_one_line_error(&out, "no session 01JABC");
 }

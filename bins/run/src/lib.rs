@@ -322,7 +322,32 @@ fn init_log(dir: PathBuf) {
         .try_init();
 }
 
-fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Instant) -> i32 {
+/// The session every surface runs: cox's own store, archive, sandbox and
+/// tools over the provider `P`.
+pub type CoxSession<P> =
+    Session<P, std::sync::Arc<CoxStore>, std::sync::Arc<CoxStore>, ProcessSandbox>;
+
+/// What a surface shows besides the events: facts the driver read.
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub cwd: PathBuf,
+    pub branch: Option<String>,
+    /// The main model's window and prices, when the catalog knows them.
+    pub window: Option<u64>,
+    pub prices: Option<cox_protocol::catalog::Prices>,
+    /// The permission mode the config asked for.
+    pub permission_mode: PermissionMode,
+    /// The rules in effect, one line each, with where each came from.
+    pub rules: Vec<String>,
+}
+
+/// Builds the session `prepared` describes, with `approval` as its policy
+/// (`never` headless; `on-request` where a person can answer).
+fn build_session<P: Provider>(
+    prepared: Prepared<P>,
+    max_turns: Option<u32>,
+    approval: ApprovalPolicy,
+) -> Result<(CoxSession<P>, SessionFacts)> {
     let Prepared {
         provider,
         home,
@@ -334,41 +359,33 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         budget,
         context,
     } = prepared;
-    let context_window = catalog.get(provider.model()).map(|m| m.context_window);
+    let info = catalog.get(provider.model()).cloned();
+    let context_window = info.as_ref().map(|m| m.context_window);
     let mode = if preset.plan {
         PermissionMode::Plan
     } else {
         permissions.mode
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("cox: error: cannot start the async runtime: {err}");
-            return 1;
-        }
     };
     let id = resumed
         .as_ref()
         .map_or_else(SessionId::generate, |r| r.session_id);
     let started_at = env::now_rfc3339();
     let cwd_text = cwd.display().to_string();
+    let branch = env::git_branch(&cwd);
     let config = SessionConfig {
         id,
         workspace: Workspace::single(cwd.clone()),
         permission_mode: mode,
-        approval: ApprovalPolicy::Never,
+        approval,
         sandbox_mode: SandboxMode::WorkspaceWrite,
-        max_turns: args.max_turns,
+        max_turns,
         system: SystemParts {
             prompt: cox_core::prompt::SYSTEM_PROMPT.to_owned(),
             instructions: instructions::load(home.root(), &cwd),
             volatile: cox_core::prompt::volatile_block(
                 &started_at[..10],
                 &cwd_text,
-                env::git_branch(&cwd).as_deref(),
+                branch.as_deref(),
             ),
         },
         started_at,
@@ -380,13 +397,13 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         context_window,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
-    let store = match CoxStore::open(&home, catalog) {
-        Ok(store) => std::sync::Arc::new(store),
-        Err(err) => {
-            eprintln!("cox: error: {err}");
-            return 1;
-        }
-    };
+    let store =
+        std::sync::Arc::new(CoxStore::open(&home, catalog).map_err(|e| anyhow::anyhow!("{e}"))?);
+    let rules = permissions
+        .engine
+        .rules()
+        .map(|(list, r)| format!("{list:<5} {}  ({})", r.text, r.origin))
+        .collect();
     let session = Session::new(
         config,
         provider,
@@ -401,6 +418,54 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
         Some(resumed) => session.resume(resumed),
         None => session,
     };
+    let facts = SessionFacts {
+        cwd,
+        branch,
+        window: context_window,
+        prices: info.and_then(|m| m.prices),
+        permission_mode: mode,
+        rules,
+    };
+    Ok((session, facts))
+}
+
+/// Prepares a session for an interactive surface (the TUI): the same
+/// config, provider choice, resume and record as `cox run`, with approvals
+/// asked of the person.
+///
+/// # Errors
+/// Anything `cox run` would refuse before starting, as one line.
+pub fn interactive_session<P, M>(
+    args: &RunArgs,
+    make_provider: M,
+) -> Result<(CoxSession<P>, SessionFacts)>
+where
+    P: Provider,
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    let prepared = prepare(args, make_provider)?;
+    build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest)
+}
+
+fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Instant) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("cox: error: cannot start the async runtime: {err}");
+            return 1;
+        }
+    };
+    let (session, _) = match build_session(prepared, args.max_turns, ApprovalPolicy::Never) {
+        Ok(built) => built,
+        Err(err) => {
+            eprintln!("cox: error: {}", one_line(&err));
+            return 1;
+        }
+    };
+    let id = session.id();
     let stdout = std::io::stdout().lock();
     let mut renderer = output::Renderer::new(stdout, args.output_format, started);
     let outcome = runtime.block_on(async {

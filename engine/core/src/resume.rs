@@ -295,6 +295,7 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
                 });
             }
             Event::ApprovalRequired { .. }
+            | Event::ModeChanged { .. }
             | Event::ToolCallOutput { .. }
             | Event::Notice { .. } => {}
         }

@@ -107,6 +107,10 @@ struct State {
     last_context: u64,
     /// Deferred tools found when the last request was built.
     tools_found: usize,
+    /// The permission mode and main tier now (a `SetMode` changes them).
+    mode: Option<(PermissionMode, Tier)>,
+    /// The model main turns run on, when the person switched (`/model`).
+    model: Option<String>,
 }
 
 /// What a session left behind when it ended.
@@ -194,6 +198,12 @@ where
         self
     }
 
+    /// The session's id.
+    #[must_use]
+    pub fn id(&self) -> SessionId {
+        self.world.config.id
+    }
+
     /// The tool names the model is offered, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         self.world.tools.names().map(str::to_owned).collect()
@@ -249,6 +259,11 @@ where
                     run_turn(&world, &mut state, &mut out, &mut inbox, text).await;
                 }
                 Submission::Shutdown => break,
+                Submission::SetMode {
+                    permission_mode,
+                    tier,
+                    model,
+                } => set_mode(&world, &mut state, &mut out, permission_mode, tier, model),
                 Submission::Interrupt => {}
                 Submission::Approve { call_id, .. } => out.notice(
                     NoticeLevel::Warn,
@@ -412,7 +427,10 @@ fn mid_turn<I, S: Store, F: FnMut(&Event)>(
             );
             MidTurn::Ignored
         }
-        sub @ (Submission::UserTurn { .. } | Submission::Compact { .. } | Submission::Shutdown) => {
+        sub @ (Submission::UserTurn { .. }
+        | Submission::Compact { .. }
+        | Submission::SetMode { .. }
+        | Submission::Shutdown) => {
             inbox.queue.push_back(sub);
             MidTurn::Ignored
         }
@@ -463,7 +481,7 @@ async fn run_turn<P, S, A, X, I, F>(
     let prefix = Prefix {
         provider: world.provider.name(),
         model: world.provider.model(),
-        tier: cfg.tier,
+        tier: current_mode(world, state).1,
         effort: cfg.effort,
         system: &cfg.system,
         tools: &world.tools,
@@ -582,6 +600,35 @@ async fn run_turn<P, S, A, X, I, F>(
     out.done(done);
 }
 
+/// The permission mode and main tier in force.
+fn current_mode<P, S, A, X>(world: &World<P, S, A, X>, state: &State) -> (PermissionMode, Tier) {
+    state
+        .mode
+        .unwrap_or((world.config.permission_mode, world.config.tier))
+}
+
+/// Applies a `SetMode` and says so.
+fn set_mode<P, S: Store, A, X, F: FnMut(&Event)>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    out: &mut Emitter<'_, S, F>,
+    permission_mode: Option<PermissionMode>,
+    tier: Option<Tier>,
+    model: Option<String>,
+) {
+    let (mode, main) = current_mode(world, state);
+    let next = (permission_mode.unwrap_or(mode), tier.unwrap_or(main));
+    state.mode = Some(next);
+    if let Some(model) = model.filter(|m| !m.trim().is_empty()) {
+        state.model = Some(model.trim().to_owned());
+    }
+    out.emit(Event::ModeChanged {
+        permission_mode: next.0,
+        tier: next.1,
+        model: state.model.clone(),
+    });
+}
+
 /// What the model is sent of the history: the summary in place of the
 /// compacted turns, and pointers in place of old tool results. Says so once
 /// when a found tool changed the tool block (and so the cached prefix).
@@ -591,6 +638,7 @@ fn shape_request<P, S: Store, A, X, F: FnMut(&Event)>(
     out: &mut TurnOut<'_, '_, S, F>,
     request: &mut Request,
 ) {
+    request.model_override.clone_from(&state.model);
     if let Some(compaction) = &state.compaction {
         request.messages = compaction.apply(&state.history);
     }
@@ -714,6 +762,7 @@ where
         model: world.provider.model().to_owned(),
         tier: Tier::Cheap,
         effort: None,
+        model_override: None,
         system: SystemParts {
             prompt: context::SUMMARY_PROMPT.to_owned(),
             instructions: String::new(),
@@ -1040,7 +1089,7 @@ where
         }
         let outcome = world.engine.decide(
             call,
-            cfg.permission_mode,
+            current_mode(world, state).0,
             cfg.approval,
             cfg.sandbox_mode,
             &state.grants,

@@ -153,6 +153,7 @@ impl Turn<Assembling> {
             model: prefix.model.to_owned(),
             tier: prefix.tier,
             effort: prefix.effort,
+            model_override: None,
             system: prefix.system.clone(),
             tools: prefix.tools.specs(),
             messages: history.clone(),

@@ -165,6 +165,10 @@ pub struct Request {
     /// provider leaves it out of the wire request when it is `None`.
     #[serde(default)]
     pub effort: Option<Effort>,
+    /// A model the person switched to (`/model`): the router sends the
+    /// call to it instead of the tier's model, on the tier's provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
     pub system: SystemParts,
     /// Sorted by name so the bytes are the same from call to call.
     pub tools: Vec<ToolSpec>,

@@ -40,6 +40,18 @@ pub enum Submission {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         focus: Option<String>,
     },
+    /// Change the permission mode or the tier main turns run on (Shift+Tab,
+    /// `/mode`). Sent during a turn, it waits for the turn's end; the next
+    /// turn is decided and routed under the new values.
+    SetMode {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        permission_mode: Option<PermissionMode>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tier: Option<Tier>,
+        /// Main turns run on this model from now on (`/model <name>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
     /// Finish: the session ends once what came before it is done.
     Shutdown,
 }
@@ -353,6 +365,14 @@ pub enum Event {
         before_tokens: u64,
         after_tokens: u64,
     },
+    /// The permission mode or the main tier changed (a `SetMode`).
+    ModeChanged {
+        permission_mode: PermissionMode,
+        tier: Tier,
+        /// The model main turns now run on, when one was named.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
     /// A model call failed and will be tried again after `delay_ms`. With
     /// `discarded`, the failed attempt had streamed part of an answer, and
     /// everything since this model call began is void: its text, thinking
@@ -387,6 +407,7 @@ impl Event {
             Event::Usage { .. } => "usage",
             Event::Retry { .. } => "retry",
             Event::Compacted { .. } => "compacted",
+            Event::ModeChanged { .. } => "mode_changed",
             Event::Notice { .. } => "notice",
             Event::TurnDone { .. } => "turn_done",
         }

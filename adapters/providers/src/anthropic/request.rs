@@ -151,6 +151,7 @@ mod tests {
             max_output_tokens: 8000,
             tier: cox_protocol::provider::Tier::Code,
             effort: None,
+            model_override: None,
         }
     }
 

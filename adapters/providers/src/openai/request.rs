@@ -132,6 +132,7 @@ mod tests {
             model: "gpt-5.1".into(),
             tier: Tier::Code,
             effort: Some(Effort::High),
+            model_override: None,
             system: SystemParts {
                 prompt: "You are cox.".into(),
                 instructions: "AGENTS.md: run make.".into(),

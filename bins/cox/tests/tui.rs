@@ -1,0 +1,159 @@
+//! The real binary's terminal UI, driven through tmux with the scripted
+//! provider: type a prompt, approve the write with `y`, see the file
+//! written and the answer; start a long command and interrupt it with Esc;
+//! quit with Ctrl+C twice and find the transcript in the scrollback.
+//! Skipped (with a message) where tmux is not installed; CI installs it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Env, scenario};
+
+/// A tmux server of the test's own.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(env: &Env, args: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("tmux is not installed: skipping the terminal UI test");
+            return None;
+        }
+        let socket = format!("cox-test-{}-{}", std::process::id(), rand_suffix());
+        let cox = env!("CARGO_BIN_EXE_cox");
+        let command = format!(
+            "cd {} && COX_HOME={} {cox} {args}; echo EXITED $?; sleep 30",
+            env.work.path().display(),
+            env.home.path().display()
+        );
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-x",
+                "100",
+                "-y",
+                "30",
+                &command,
+            ])
+            .env_remove("TMUX")
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Some(Tmux { socket })
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-S", "-200"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys"])
+            .args(keys)
+            .status()
+            .unwrap();
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{needle}` never showed; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+fn args(scenario_name: &str, extra: &str) -> String {
+    format!(
+        "--provider scripted --scenario {} {extra}",
+        scenario(scenario_name).display()
+    )
+}
+
+#[test]
+fn type_approve_see_the_file_then_quit() {
+    let env = Env::new();
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["create hello.txt containing hi", "Enter"]);
+    tmux.wait_for("y allow once");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Created hello.txt.");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("EXITED 0");
+    // The transcript lands in the scrollback once the screen is restored.
+    assert!(
+        screen.contains("> create hello.txt containing hi"),
+        "{screen}"
+    );
+    assert!(screen.contains("[write "), "{screen}");
+}
+
+#[test]
+fn esc_interrupts_a_long_command() {
+    let env = Env::new();
+    let Some(tmux) = Tmux::start(
+        &env,
+        &args("interrupt_tool", "--permission-mode bypassPermissions"),
+    ) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["run the long thing", "Enter"]);
+    tmux.wait_for("started");
+    let began = Instant::now();
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("interrupted");
+    assert!(began.elapsed() < Duration::from_secs(5));
+    let pid = std::fs::read_to_string(env.work.path().join("sleep.pid")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Path::new(&format!("/proc/{}", pid.trim())).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the background sleep outlived Esc"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED 0");
+}

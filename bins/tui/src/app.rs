@@ -1,0 +1,536 @@
+//! The whole screen's state: session events and keys in, submissions out.
+//!
+//! [`App`] never awaits and never touches the terminal, so a test drives it
+//! key by key and checks what it would send and draw. Keys go first to
+//! whatever has the focus: an open overlay, then a pending approval, then
+//! the global keys (Ctrl+C, Esc, Shift+Tab, paging), then the composer.
+//!
+//! Approvals inline: `y` allows once, `s` allows for the session, `n` denies
+//! (Enter right away, or type a reason first), `e` edits the call's input as
+//! JSON and sends it to be decided again. Esc interrupts a running turn (the
+//! partial answer stays); Esc Esc on an empty composer opens the list of
+//! earlier prompts; Ctrl+C clears the composer, or interrupts a turn, and
+//! quits when pressed twice.
+
+use std::time::{Duration, Instant};
+
+use cox_protocol::provider::Tier;
+use cox_protocol::types::{Decision, Event, PermissionMode, Submission};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use serde_json::Value;
+
+use crate::composer::{Composer, ComposerAction};
+use crate::slash::{self, Command};
+use crate::transcript::{Entry, Transcript};
+
+/// Two presses closer than this count as a double press.
+const DOUBLE: Duration = Duration::from_millis(600);
+/// Ctrl+C twice within this quits.
+const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+/// What the app asks its runner to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Send this to the session.
+    Submit(Submission),
+    /// End the session and leave.
+    Quit,
+    /// End this session and start a fresh one (`/clear`).
+    NewSession,
+    /// End this session and pick up another (`/resume <id>`).
+    Resume(String),
+}
+
+/// A panel over the transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Overlay {
+    /// Lines of text under a title (`/help`, `/permissions`, `/cost`).
+    Text { title: String, lines: Vec<String> },
+    /// Earlier prompts, newest first; Enter puts one back in the composer.
+    Rewind {
+        prompts: Vec<(u32, String)>,
+        selected: usize,
+    },
+}
+
+/// What a key typed during an approval is for.
+#[derive(Debug)]
+pub enum Answering {
+    /// `n`: the reason for the denial (may stay empty).
+    Reason(Composer),
+    /// `e`: the call's input, as JSON.
+    Edit(Composer),
+}
+
+/// Facts the runner knows and the status line shows.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    pub branch: Option<String>,
+    /// The main model's context window.
+    pub window: Option<u64>,
+    /// USD per million tokens: input, output, cache read, cache write.
+    pub prices: Option<cox_protocol::catalog::Prices>,
+    /// The permission rules in effect and where each came from.
+    pub permissions: Vec<String>,
+    /// The mode the config asked for (`/mode editor` goes back to it).
+    pub base_mode: PermissionMode,
+}
+
+/// The state of the screen.
+#[derive(Debug)]
+pub struct App {
+    pub transcript: Transcript,
+    pub composer: Composer,
+    pub facts: Facts,
+    pub permission_mode: PermissionMode,
+    pub tier: Tier,
+    /// Lines scrolled up from the bottom of the transcript.
+    pub scroll: usize,
+    pub overlay: Option<Overlay>,
+    pub answering: Option<Answering>,
+    /// A one-line message for the person (a bad edit, a hint).
+    pub flash: Option<String>,
+    esc_at: Option<Instant>,
+    ctrl_c_at: Option<Instant>,
+    pub quit: bool,
+}
+
+impl App {
+    /// A screen for a session that has not started.
+    #[must_use]
+    pub fn new(facts: Facts, history: Vec<String>) -> Self {
+        Self {
+            transcript: Transcript::new(),
+            composer: Composer::with_history(history),
+            permission_mode: facts.base_mode,
+            facts,
+            tier: Tier::Code,
+            scroll: 0,
+            overlay: None,
+            answering: None,
+            flash: None,
+            esc_at: None,
+            ctrl_c_at: None,
+            quit: false,
+        }
+    }
+
+    /// Folds a session event in.
+    pub fn on_event(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted {
+                permission_mode, ..
+            } => self.permission_mode = *permission_mode,
+            Event::ModeChanged {
+                permission_mode,
+                tier,
+                model,
+            } => {
+                self.permission_mode = *permission_mode;
+                self.tier = *tier;
+                if let Some(model) = model {
+                    self.transcript.model.clone_from(model);
+                }
+            }
+            Event::TurnDone { .. } => self.answering = None,
+            _ => {}
+        }
+        self.transcript.apply(event);
+    }
+
+    /// Pasted text goes where typing would.
+    pub fn on_paste(&mut self, text: &str) {
+        match &mut self.answering {
+            Some(Answering::Reason(c) | Answering::Edit(c)) => c.insert_str(text),
+            None => self.composer.insert_str(text),
+        }
+    }
+
+    /// The mouse wheel scrolls the transcript.
+    pub fn on_mouse(&mut self, mouse: MouseEvent) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_add(3),
+            MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(3),
+            _ => {}
+        }
+    }
+
+    /// Handles one key; returns what the runner must do.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        self.flash = None;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.ctrl_c(now);
+        }
+        self.ctrl_c_at = None;
+        if self.overlay.is_some() {
+            return self.overlay_key(key);
+        }
+        if self.transcript.pending.is_some() {
+            return self.approval_key(key);
+        }
+        match key.code {
+            KeyCode::Esc => return self.esc(now),
+            KeyCode::BackTab => return self.cycle_mode(),
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.saturating_add(10);
+                return Vec::new();
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_sub(10);
+                return Vec::new();
+            }
+            KeyCode::Tab => {
+                if let Some((name, _)) = self.completions().first().copied() {
+                    self.composer.set_text(&format!("{name} "));
+                }
+                return Vec::new();
+            }
+            _ => {}
+        }
+        self.esc_at = None;
+        match self.composer.handle(key) {
+            ComposerAction::Submit(text) => self.submit(&text),
+            ComposerAction::None | ComposerAction::Changed => Vec::new(),
+        }
+    }
+
+    /// Slash commands matching what is typed, for the completion popup.
+    #[must_use]
+    pub fn completions(&self) -> Vec<(&'static str, &'static str)> {
+        let text = self.composer.text();
+        if !text.starts_with('/') || text.contains('\n') {
+            return Vec::new();
+        }
+        slash::complete(&text)
+    }
+
+    fn ctrl_c(&mut self, now: Instant) -> Vec<Action> {
+        let twice = self
+            .ctrl_c_at
+            .is_some_and(|at| now.duration_since(at) < QUIT_WINDOW);
+        if twice {
+            self.quit = true;
+            return vec![Action::Quit];
+        }
+        self.ctrl_c_at = Some(now);
+        self.overlay = None;
+        self.answering = None;
+        if self.transcript.busy {
+            self.flash = Some("interrupted; Ctrl+C again to quit".into());
+            return vec![Action::Submit(Submission::Interrupt)];
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+        }
+        self.flash = Some("Ctrl+C again to quit".into());
+        Vec::new()
+    }
+
+    fn esc(&mut self, now: Instant) -> Vec<Action> {
+        if self.transcript.busy {
+            self.esc_at = None;
+            return vec![Action::Submit(Submission::Interrupt)];
+        }
+        if !self.composer.is_empty() {
+            self.esc_at = None;
+            return Vec::new();
+        }
+        let double = self
+            .esc_at
+            .is_some_and(|at| now.duration_since(at) < DOUBLE);
+        self.esc_at = if double { None } else { Some(now) };
+        if double {
+            let mut prompts: Vec<(u32, String)> = self
+                .transcript
+                .prompts()
+                .into_iter()
+                .map(|(turn, text)| (turn, text.to_owned()))
+                .collect();
+            prompts.reverse();
+            if prompts.is_empty() {
+                self.flash = Some("no earlier prompts yet".into());
+            } else {
+                self.overlay = Some(Overlay::Rewind {
+                    prompts,
+                    selected: 0,
+                });
+            }
+        }
+        Vec::new()
+    }
+
+    /// Shift+Tab: default → acceptEdits → plan → default. A session started
+    /// in another mode (auto, bypassPermissions) returns to it in the cycle.
+    fn cycle_mode(&mut self) -> Vec<Action> {
+        let base = self.facts.base_mode;
+        let mut cycle = vec![
+            PermissionMode::Default,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Plan,
+        ];
+        if !cycle.contains(&base) {
+            cycle.push(base);
+        }
+        let at = cycle
+            .iter()
+            .position(|m| *m == self.permission_mode)
+            .unwrap_or(0);
+        let next = cycle[(at + 1) % cycle.len()];
+        self.permission_mode = next;
+        vec![Action::Submit(Submission::SetMode {
+            permission_mode: Some(next),
+            tier: None,
+            model: None,
+        })]
+    }
+
+    fn overlay_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        match (&mut self.overlay, key.code) {
+            (_, KeyCode::Esc | KeyCode::Char('q')) => self.overlay = None,
+            (Some(Overlay::Rewind { prompts, selected }), code) => match code {
+                KeyCode::Up => *selected = selected.saturating_sub(1),
+                KeyCode::Down => *selected = (*selected + 1).min(prompts.len().saturating_sub(1)),
+                KeyCode::Enter => {
+                    if let Some((_, text)) = prompts.get(*selected) {
+                        let text = text.clone();
+                        self.composer.set_text(&text);
+                        self.flash = Some(
+                            "the prompt is back in the composer: edit it and press Enter".into(),
+                        );
+                    }
+                    self.overlay = None;
+                }
+                _ => {}
+            },
+            (Some(Overlay::Text { .. }), KeyCode::Enter) => self.overlay = None,
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(pending) = self.transcript.pending_call() else {
+            return Vec::new();
+        };
+        let call_id = pending.call.id.clone();
+        let input = pending.call.input.clone();
+        if let Some(answering) = &mut self.answering {
+            if key.code == KeyCode::Esc {
+                self.answering = None;
+                return Vec::new();
+            }
+            let (composer, is_edit) = match answering {
+                Answering::Reason(c) => (c, false),
+                Answering::Edit(c) => (c, true),
+            };
+            let ComposerAction::Submit(text) = composer.handle(key) else {
+                return Vec::new();
+            };
+            let decision = if is_edit {
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(input @ Value::Object(_)) => Decision::Edit { input },
+                    Ok(_) => {
+                        self.flash = Some("the input must be a JSON object".into());
+                        composer.set_text(&text);
+                        return Vec::new();
+                    }
+                    Err(err) => {
+                        self.flash = Some(format!("not JSON: {err}"));
+                        composer.set_text(&text);
+                        return Vec::new();
+                    }
+                }
+            } else {
+                let reason = text.trim();
+                Decision::Deny {
+                    reason: (!reason.is_empty()).then(|| reason.to_owned()),
+                }
+            };
+            self.answering = None;
+            return vec![Action::Submit(Submission::Approve { call_id, decision })];
+        }
+        let decision = match key.code {
+            KeyCode::Char('y' | 'Y') => Decision::Allow,
+            KeyCode::Char('s' | 'S') => Decision::AllowForSession,
+            KeyCode::Char('n' | 'N') => {
+                self.answering = Some(Answering::Reason(Composer::default()));
+                return Vec::new();
+            }
+            KeyCode::Char('e' | 'E') => {
+                let mut editor = Composer::default();
+                editor.set_text(&serde_json::to_string_pretty(&input).unwrap_or_default());
+                self.answering = Some(Answering::Edit(editor));
+                return Vec::new();
+            }
+            KeyCode::Esc => return vec![Action::Submit(Submission::Interrupt)],
+            _ => return Vec::new(),
+        };
+        vec![Action::Submit(Submission::Approve { call_id, decision })]
+    }
+
+    fn submit(&mut self, text: &str) -> Vec<Action> {
+        self.scroll = 0;
+        let Some(parsed) = slash::parse(text) else {
+            return vec![Action::Submit(Submission::UserTurn {
+                text: text.to_owned(),
+            })];
+        };
+        let command = match parsed {
+            Ok(command) => command,
+            Err(message) => {
+                self.flash = Some(message);
+                return Vec::new();
+            }
+        };
+        match command {
+            Command::Mode(slash::ModeArg::Architect) => {
+                vec![Action::Submit(Submission::SetMode {
+                    permission_mode: Some(PermissionMode::Plan),
+                    tier: Some(Tier::Think),
+                    model: None,
+                })]
+            }
+            Command::Mode(slash::ModeArg::Editor) => vec![Action::Submit(Submission::SetMode {
+                permission_mode: Some(self.facts.base_mode),
+                tier: Some(Tier::Code),
+                model: None,
+            })],
+            Command::Compact(focus) => vec![Action::Submit(Submission::Compact { focus })],
+            Command::Model(Some(model)) => vec![Action::Submit(Submission::SetMode {
+                permission_mode: None,
+                tier: None,
+                model: Some(model),
+            })],
+            Command::Model(None) => {
+                self.flash = Some(format!(
+                    "main turns run on {}; /model <name> switches",
+                    self.transcript.model
+                ));
+                Vec::new()
+            }
+            Command::Permissions => {
+                let mut lines = vec![format!("mode: {}", self.permission_mode)];
+                lines.extend(self.facts.permissions.iter().cloned());
+                self.overlay = Some(Overlay::Text {
+                    title: "permissions".into(),
+                    lines,
+                });
+                Vec::new()
+            }
+            Command::Cost => {
+                self.overlay = Some(Overlay::Text {
+                    title: "cost".into(),
+                    lines: self.cost_lines(),
+                });
+                Vec::new()
+            }
+            Command::Resume(id) => {
+                self.flash = Some(match id {
+                    Some(id) => format!("quit and run `cox --resume {id}` to pick it up"),
+                    None => {
+                        "`cox sessions` lists sessions; `cox --resume <id>` picks one up".into()
+                    }
+                });
+                Vec::new()
+            }
+            Command::Clear => {
+                self.transcript = Transcript::new();
+                vec![Action::NewSession]
+            }
+            Command::Help => {
+                let mut lines: Vec<String> = slash::help()
+                    .into_iter()
+                    .map(|(name, help)| format!("{name:<22} {help}"))
+                    .collect();
+                lines.extend([
+                    String::new(),
+                    "Enter send · Shift+Enter or Alt+Enter newline · Esc interrupt".into(),
+                    "Esc Esc earlier prompts · Shift+Tab permission mode · Ctrl+C twice quit"
+                        .into(),
+                    "PgUp/PgDn or the wheel scroll · Up/Down earlier prompts · Ctrl+R search"
+                        .into(),
+                    "approvals: y allow · s allow for the session · n deny · e edit".into(),
+                ]);
+                self.overlay = Some(Overlay::Text {
+                    title: "help".into(),
+                    lines,
+                });
+                Vec::new()
+            }
+            Command::Quit => {
+                self.quit = true;
+                vec![Action::Quit]
+            }
+        }
+    }
+
+    /// The session's tokens and what they cost, when the model is priced.
+    #[must_use]
+    pub fn cost_lines(&self) -> Vec<String> {
+        let u = &self.transcript.usage;
+        let mut lines = vec![
+            format!("input tokens        {}", u.input_tokens),
+            format!("output tokens       {}", u.output_tokens),
+            format!("cache read tokens   {}", u.cache_read_tokens),
+            format!("cache write tokens  {}", u.cache_write_tokens),
+        ];
+        lines.push(match self.cost() {
+            Some(usd) => format!("cost                ${usd:.4}"),
+            None => "cost                unknown (the model has no price row)".into(),
+        });
+        lines
+    }
+
+    /// What the session has cost so far, when the model is priced.
+    #[must_use]
+    pub fn cost(&self) -> Option<f64> {
+        let prices = self.facts.prices?;
+        let u = &self.transcript.usage;
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1e6;
+        Some(
+            per(u.input_tokens, prices.input)
+                + per(u.output_tokens, prices.output)
+                + per(u.cache_read_tokens, prices.cache_read)
+                + per(u.cache_write_tokens, prices.cache_write),
+        )
+    }
+
+    /// The share of the window the last call used, in percent.
+    #[must_use]
+    pub fn context_percent(&self) -> Option<u64> {
+        let window = self.facts.window.filter(|w| *w > 0)?;
+        Some(self.transcript.last_context * 100 / window)
+    }
+
+    /// The transcript as plain text, for the terminal's scrollback on exit.
+    #[must_use]
+    pub fn plain_transcript(&self) -> String {
+        let mut out = String::new();
+        for entry in &self.transcript.entries {
+            match entry {
+                Entry::User { text, .. } => out.push_str(&format!("\n> {text}\n")),
+                Entry::Assistant { text } => out.push_str(&format!("{text}\n")),
+                Entry::Thinking { .. } => {}
+                Entry::Tool(tool) => {
+                    let status = match &tool.result {
+                        Some(r) if r.ok => "done",
+                        Some(r) if r.denied => "denied",
+                        Some(_) => "failed",
+                        None => "not finished",
+                    };
+                    out.push_str(&format!(
+                        "  [{} {}: {status}]\n",
+                        tool.call.name, tool.call.subject
+                    ));
+                }
+                Entry::Notice { text, .. } => out.push_str(&format!("  ! {text}\n")),
+                Entry::Compacted { dropped, .. } => {
+                    out.push_str(&format!("  … {dropped} earlier turns compacted\n"));
+                }
+                Entry::Stopped { stop } => out.push_str(&format!("  [{}]\n", stop.as_str())),
+            }
+        }
+        out
+    }
+}

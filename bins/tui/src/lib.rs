@@ -1,0 +1,29 @@
+//! The terminal UI of cox.
+//!
+//! One more surface over the session: it renders the same `Event` stream as
+//! every other surface and turns keys into `Submission`s. It holds no logic
+//! of its own beyond display and input:
+//! - [`sanitize`]: what a model or a tool wrote is stripped of terminal
+//!   escapes and bidi overrides before it reaches the screen;
+//! - [`markdown`]: assistant text as styled lines, fenced code included;
+//! - [`diff`]: an edit or a write as a coloured line diff;
+//! - [`composer`]: the multi-line prompt editor with history and search;
+//! - [`slash`]: slash commands and their completion;
+//! - [`transcript`]: the conversation as the events built it;
+//! - [`app`]: the whole screen's state, events and keys in, submissions out;
+//! - [`view`]: drawing the state (pure: a `Buffer` in tests);
+//! - [`run`]: the terminal, the event loop and the session together.
+//!
+//! Invariants: nothing but [`view`] draws, nothing but [`run`] touches the
+//! terminal, and [`app`] never awaits: it is a state machine a test can
+//! drive key by key.
+
+pub mod app;
+pub mod composer;
+pub mod diff;
+pub mod markdown;
+pub mod run;
+pub mod sanitize;
+pub mod slash;
+pub mod transcript;
+pub mod view;

@@ -1,0 +1,248 @@
+//! The terminal, the event loop and the session, together.
+//!
+//! One single-threaded runtime drives the session and the screen side by
+//! side: the session's events reach the [`App`] through a channel, keys
+//! become submissions through another. Redraws are coalesced: an event or a
+//! key only marks the screen dirty, and a dirty screen is drawn at most once
+//! per frame (16 ms); an idle screen sets no timer at all, so an idle TUI
+//! does not wake up.
+//!
+//! The terminal is put in raw mode on the alternate screen with bracketed
+//! paste and mouse reporting, and restored on every way out, a panic
+//! included (ratatui's panic hook). After it is restored the transcript is
+//! printed as plain text, so it lands in the terminal's scrollback.
+
+use std::io;
+use std::pin::pin;
+use std::time::{Duration, Instant};
+
+use cox_core::Session;
+use cox_protocol::types::{Event, Submission};
+use cox_protocol::{Archive, Provider, Sandbox, Store};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event as Input, EventStream, KeyEventKind, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use futures::channel::mpsc;
+use futures::{FutureExt, StreamExt};
+use ratatui::DefaultTerminal;
+
+use crate::app::{Action, App, Facts};
+
+/// The longest a dirty screen waits to be drawn.
+const FRAME: Duration = Duration::from_millis(16);
+
+/// How a session run ended.
+enum Ended {
+    Quit,
+    NewSession,
+    Resume(String),
+}
+
+/// What `make` is asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The session the command line named (new, `--resume`, `--continue`).
+    First,
+    /// A fresh session (`/clear`).
+    Fresh,
+    /// Session `id`, picked up (`/resume <id>`).
+    Resume(String),
+}
+
+/// Runs the TUI until the person quits. `make` builds a session and the
+/// facts for its status line; it is called again after `/clear` and
+/// `/resume`. Returns the exit code.
+pub fn run<P, S, A, X, M>(mut make: M) -> i32
+where
+    P: Provider,
+    S: Store,
+    A: Archive + 'static,
+    X: Sandbox + 'static,
+    M: FnMut(Start) -> Result<(Session<P, S, A, X>, Facts), String>,
+{
+    let (session, facts) = match make(Start::First) {
+        Ok(made) => made,
+        Err(err) => {
+            eprintln!("cox: error: {err}");
+            return 1;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("cox: error: cannot start the async runtime: {err}");
+            return 1;
+        }
+    };
+    let mut terminal = ratatui::init();
+    let _ = execute!(io::stdout(), EnableBracketedPaste, EnableMouseCapture);
+    // Where the terminal can tell Shift+Enter from Enter, ask it to.
+    let enhanced = crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false);
+    if enhanced {
+        let _ = execute!(
+            io::stdout(),
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        );
+    }
+    let mut app = App::new(facts, Vec::new());
+    let mut session = Some(session);
+    let mut code = 0;
+    while let Some(current) = session.take() {
+        let ended = runtime.block_on(drive(current, &mut app, &mut terminal));
+        match ended {
+            Ok(Ended::Quit) => break,
+            Ok(next @ (Ended::NewSession | Ended::Resume(_))) => match make(match next {
+                Ended::Resume(id) => Start::Resume(id),
+                _ => Start::Fresh,
+            }) {
+                Ok((next, facts)) => {
+                    let history = app.composer.history().to_vec();
+                    app = App::new(facts, history);
+                    session = Some(next);
+                }
+                Err(err) => {
+                    app.flash = Some(err);
+                    break;
+                }
+            },
+            Err(err) => {
+                app.flash = Some(format!("the terminal failed: {err}"));
+                code = 1;
+                break;
+            }
+        }
+    }
+    if enhanced {
+        let _ = execute!(io::stdout(), PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(io::stdout(), DisableBracketedPaste, DisableMouseCapture);
+    ratatui::restore();
+    print!("{}", app.plain_transcript());
+    if let Some(flash) = &app.flash
+        && code != 0
+    {
+        eprintln!("cox: error: {flash}");
+    }
+    code
+}
+
+/// One session, from start to its end.
+async fn drive<P, S, A, X>(
+    session: Session<P, S, A, X>,
+    app: &mut App,
+    terminal: &mut DefaultTerminal,
+) -> io::Result<Ended>
+where
+    P: Provider,
+    S: Store,
+    A: Archive + 'static,
+    X: Sandbox + 'static,
+{
+    let (events_tx, mut events) = mpsc::unbounded::<Event>();
+    let (subs, subs_rx) = mpsc::unbounded::<Submission>();
+    let mut running = pin!(
+        session
+            .run(subs_rx, move |event| {
+                let _ = events_tx.unbounded_send(event.clone());
+            })
+            .fuse()
+    );
+    let mut input = EventStream::new();
+    let mut dirty = true;
+    let mut next_frame = tokio::time::Instant::now();
+    let mut ended: Option<Ended> = None;
+    let mut session_done = false;
+    // For the launch benchmark: leave as soon as the first frame is up.
+    let first_frame_only = std::env::var_os("COX_TUI_EXIT_AFTER_FIRST_FRAME").is_some();
+    loop {
+        if dirty && tokio::time::Instant::now() >= next_frame {
+            terminal.draw(|frame| crate::view::draw(frame, app))?;
+            dirty = false;
+            next_frame = tokio::time::Instant::now() + FRAME;
+            if first_frame_only && ended.is_none() {
+                let _ = subs.unbounded_send(Submission::Shutdown);
+                ended = Some(Ended::Quit);
+            }
+        }
+        if session_done && ended.is_some() {
+            break;
+        }
+        let frame_due = async {
+            if dirty {
+                tokio::time::sleep_until(next_frame).await;
+            } else {
+                futures::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            result = &mut running, if !session_done => {
+                session_done = true;
+                if let Err(err) = result {
+                    app.flash = Some(err.to_string());
+                }
+                // The session is over: drain what it said, then leave.
+                while let Ok(event) = events.try_recv() {
+                    app.on_event(&event);
+                }
+                ended.get_or_insert(Ended::Quit);
+                dirty = true;
+            }
+            Some(event) = events.next() => {
+                app.on_event(&event);
+                // Take everything already waiting before drawing.
+                while let Ok(event) = events.try_recv() {
+                    app.on_event(&event);
+                }
+                dirty = true;
+            }
+            Some(read) = input.next() => {
+                let Ok(read) = read else { continue };
+                let actions = match read {
+                    Input::Key(key) if key.kind != KeyEventKind::Release => {
+                        app.on_key(key, Instant::now())
+                    }
+                    Input::Paste(text) => {
+                        app.on_paste(&text);
+                        Vec::new()
+                    }
+                    Input::Mouse(mouse) => {
+                        app.on_mouse(mouse);
+                        Vec::new()
+                    }
+                    _ => Vec::new(),
+                };
+                for action in actions {
+                    match action {
+                        Action::Submit(sub) => {
+                            let _ = subs.unbounded_send(sub);
+                        }
+                        Action::Quit => {
+                            let _ = subs.unbounded_send(Submission::Interrupt);
+                            let _ = subs.unbounded_send(Submission::Shutdown);
+                            ended = Some(Ended::Quit);
+                        }
+                        Action::NewSession => {
+                            let _ = subs.unbounded_send(Submission::Interrupt);
+                            let _ = subs.unbounded_send(Submission::Shutdown);
+                            ended = Some(Ended::NewSession);
+                        }
+                        Action::Resume(id) => {
+                            let _ = subs.unbounded_send(Submission::Interrupt);
+                            let _ = subs.unbounded_send(Submission::Shutdown);
+                            ended = Some(Ended::Resume(id));
+                        }
+                    }
+                }
+                dirty = true;
+            }
+            () = frame_due => {}
+        }
+    }
+    Ok(ended.unwrap_or(Ended::Quit))
+}

@@ -1,0 +1,318 @@
+//! The conversation as the session's events build it.
+//!
+//! Every event is folded in as it comes; nothing here draws or awaits.
+//! Everything a model or a tool wrote is sanitized once, on the way in, so
+//! no escape sequence or bidi override is ever stored, let alone drawn.
+//! A tool call's streamed output keeps only its last lines (the archive has
+//! the rest), so a command printing megabytes costs a few KiB here.
+
+use cox_protocol::CallId;
+use cox_protocol::types::{Event, NoticeLevel, StopReason, ToolCall, ToolResult, Usage};
+
+use crate::sanitize::sanitize;
+
+/// The most streamed output kept per call, from its end.
+const OUTPUT_TAIL: usize = 4 * 1024;
+
+/// One thing on screen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    /// What the person asked.
+    User { turn: u32, text: String },
+    /// The model's answer, growing while it streams.
+    Assistant { text: String },
+    /// The model's reasoning, where the provider shows it.
+    Thinking { text: String },
+    /// A tool call: requested, maybe waiting for approval, maybe done.
+    Tool(Box<ToolEntry>),
+    /// Something a person should know.
+    Notice { level: NoticeLevel, text: String },
+    /// The earlier turns were summarised.
+    Compacted { dropped: usize, summary: String },
+    /// A turn that did not simply end (interrupted, denied, an error…).
+    Stopped { stop: StopReason },
+}
+
+/// A tool call and what became of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolEntry {
+    pub call: ToolCall,
+    /// The last lines of what it printed while running.
+    pub output: String,
+    pub result: Option<ToolResult>,
+    /// Waiting for a person, with the engine's reason.
+    pub approval: Option<String>,
+}
+
+/// The conversation so far, and the facts the status line shows.
+#[derive(Clone, Debug, Default)]
+pub struct Transcript {
+    pub entries: Vec<Entry>,
+    pub model: String,
+    pub provider: String,
+    pub cwd: String,
+    pub session: String,
+    /// Every call's usage added up.
+    pub usage: Usage,
+    /// What the last call used of the window (input + cache).
+    pub last_context: u64,
+    pub turns: u32,
+    /// A turn is running.
+    pub busy: bool,
+    /// The call waiting for an answer, if any.
+    pub pending: Option<CallId>,
+}
+
+impl Transcript {
+    /// An empty transcript.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Folds one event in.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::SessionStarted {
+                session_id,
+                cwd,
+                model,
+                provider,
+                ..
+            } => {
+                self.session = session_id.to_string();
+                self.cwd = sanitize(cwd).into_owned();
+                self.model = sanitize(model).into_owned();
+                self.provider = sanitize(provider).into_owned();
+            }
+            Event::TurnStarted { turn, text } => {
+                self.turns = *turn;
+                self.busy = true;
+                self.entries.push(Entry::User {
+                    turn: *turn,
+                    text: text.clone(),
+                });
+            }
+            Event::TextDelta { text } => {
+                let text = sanitize(text);
+                match self.entries.last_mut() {
+                    Some(Entry::Assistant { text: so_far }) => so_far.push_str(&text),
+                    _ => self.entries.push(Entry::Assistant {
+                        text: text.into_owned(),
+                    }),
+                }
+            }
+            Event::ThinkingDelta { text } => {
+                let text = sanitize(text);
+                match self.entries.last_mut() {
+                    Some(Entry::Thinking { text: so_far }) => so_far.push_str(&text),
+                    _ => self.entries.push(Entry::Thinking {
+                        text: text.into_owned(),
+                    }),
+                }
+            }
+            Event::ToolCallRequested { call } => {
+                let mut call = call.clone();
+                call.subject = sanitize(&call.subject).into_owned();
+                // A person's edit re-requests the same call: replace it.
+                if let Some(entry) = self.tool_mut(&call.id) {
+                    entry.call = call;
+                    entry.approval = None;
+                } else {
+                    self.entries.push(Entry::Tool(Box::new(ToolEntry {
+                        call,
+                        output: String::new(),
+                        result: None,
+                        approval: None,
+                    })));
+                }
+            }
+            Event::ApprovalRequired { call_id, reason } => {
+                let reason = sanitize(reason).into_owned();
+                if let Some(entry) = self.tool_mut(call_id) {
+                    entry.approval = Some(reason);
+                }
+                self.pending = Some(call_id.clone());
+            }
+            Event::ToolCallOutput { call_id, chunk } => {
+                let chunk = sanitize(chunk).into_owned();
+                if let Some(entry) = self.tool_mut(call_id) {
+                    entry.output.push_str(&chunk);
+                    if entry.output.len() > 2 * OUTPUT_TAIL {
+                        let mut cut = entry.output.len() - OUTPUT_TAIL;
+                        while !entry.output.is_char_boundary(cut) {
+                            cut += 1;
+                        }
+                        entry.output.drain(..cut);
+                    }
+                }
+            }
+            Event::ToolCallDone { call_id, result } => {
+                let mut result = result.clone();
+                result.visible = sanitize(&result.visible).into_owned();
+                if self.pending.as_ref() == Some(call_id) {
+                    self.pending = None;
+                }
+                if let Some(entry) = self.tool_mut(call_id) {
+                    entry.approval = None;
+                    entry.result = Some(result);
+                }
+            }
+            Event::Usage { usage, .. } => {
+                self.usage.add(usage);
+                self.last_context =
+                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+            }
+            Event::Retry {
+                attempt,
+                of,
+                delay_ms,
+                reason,
+                discarded,
+            } => {
+                if *discarded {
+                    // The partial answer is void: drop what it streamed.
+                    while matches!(
+                        self.entries.last(),
+                        Some(Entry::Assistant { .. } | Entry::Thinking { .. })
+                    ) {
+                        self.entries.pop();
+                    }
+                }
+                self.entries.push(Entry::Notice {
+                    level: NoticeLevel::Warn,
+                    text: format!(
+                        "{}; trying again in {:.1} s (attempt {attempt} of {of})",
+                        sanitize(reason),
+                        *delay_ms as f64 / 1000.0
+                    ),
+                });
+            }
+            Event::Notice { level, text } => self.entries.push(Entry::Notice {
+                level: *level,
+                text: sanitize(text).into_owned(),
+            }),
+            Event::Compacted {
+                summary, dropped, ..
+            } => self.entries.push(Entry::Compacted {
+                dropped: dropped.len(),
+                summary: sanitize(summary).into_owned(),
+            }),
+            Event::ModeChanged { .. } => {}
+            Event::TurnDone { stop } => {
+                self.busy = false;
+                self.pending = None;
+                if *stop != StopReason::EndTurn {
+                    self.entries.push(Entry::Stopped { stop: *stop });
+                }
+            }
+        }
+    }
+
+    fn tool_mut(&mut self, id: &CallId) -> Option<&mut ToolEntry> {
+        self.entries.iter_mut().rev().find_map(|e| match e {
+            Entry::Tool(t) if t.call.id == *id => Some(t.as_mut()),
+            _ => None,
+        })
+    }
+
+    /// The call waiting for approval.
+    #[must_use]
+    pub fn pending_call(&self) -> Option<&ToolEntry> {
+        let id = self.pending.as_ref()?;
+        self.entries.iter().rev().find_map(|e| match e {
+            Entry::Tool(t) if t.call.id == *id => Some(t.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The prompts of this session, oldest first (for `/rewind`'s list).
+    #[must_use]
+    pub fn prompts(&self) -> Vec<(u32, &str)> {
+        self.entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::User { turn, text } => Some((*turn, text.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cox_protocol::types::Risk;
+    use serde_json::json;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            input: json!({"command": "ls"}),
+            risk: Risk::Exec,
+            subject: "ls\u{1b}[2J".into(),
+            segments: None,
+        }
+    }
+
+    #[test]
+    fn deltas_join_and_escapes_never_get_in() {
+        let mut t = Transcript::new();
+        t.apply(&Event::TurnStarted {
+            turn: 1,
+            text: "hi".into(),
+        });
+        t.apply(&Event::TextDelta {
+            text: "Hel\u{1b}[31m".into(),
+        });
+        t.apply(&Event::TextDelta { text: "lo".into() });
+        assert_eq!(
+            t.entries[1],
+            Entry::Assistant {
+                text: "Hello".into()
+            }
+        );
+        t.apply(&Event::ToolCallRequested { call: call("c1") });
+        let Entry::Tool(entry) = &t.entries[2] else {
+            panic!()
+        };
+        assert_eq!(entry.call.subject, "ls");
+    }
+
+    #[test]
+    fn approvals_wait_and_results_land() {
+        let mut t = Transcript::new();
+        t.apply(&Event::ToolCallRequested { call: call("c1") });
+        t.apply(&Event::ApprovalRequired {
+            call_id: "c1".into(),
+            reason: "exec asks".into(),
+        });
+        assert_eq!(
+            t.pending_call().unwrap().approval.as_deref(),
+            Some("exec asks")
+        );
+        t.apply(&Event::ToolCallDone {
+            call_id: "c1".into(),
+            result: ToolResult::ok("a\nb"),
+        });
+        assert!(t.pending.is_none());
+    }
+
+    #[test]
+    fn streamed_output_keeps_its_tail() {
+        let mut t = Transcript::new();
+        t.apply(&Event::ToolCallRequested { call: call("c1") });
+        for i in 0..10_000 {
+            t.apply(&Event::ToolCallOutput {
+                call_id: "c1".into(),
+                chunk: format!("line {i}\n"),
+            });
+        }
+        let Entry::Tool(entry) = &t.entries[0] else {
+            panic!()
+        };
+        assert!(entry.output.len() <= 2 * OUTPUT_TAIL);
+        assert!(entry.output.ends_with("line 9999\n"));
+    }
+}

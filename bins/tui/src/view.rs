@@ -1,0 +1,417 @@
+//! Drawing the app: the transcript, an approval prompt when one waits, the
+//! composer (with slash completion above it) and the status line.
+//!
+//! Pure: it reads the [`App`] and writes a ratatui frame, so tests draw into
+//! a `TestBackend` and compare whole screens. Every string from a model or a
+//! tool was sanitized when it entered the transcript. Narrow terminals get
+//! the same layout, truncated, never a panic; below 20×6 only a line saying
+//! the terminal is too small is drawn.
+
+use cox_protocol::types::{NoticeLevel, Risk, StopReason};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::app::{Answering, App, Overlay};
+use crate::transcript::{Entry, ToolEntry};
+
+/// The smallest screen that is drawn in full.
+pub const MIN_WIDTH: u16 = 20;
+pub const MIN_HEIGHT: u16 = 6;
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        frame.render_widget(
+            Paragraph::new("terminal too small").style(Style::new().fg(Color::Yellow)),
+            area,
+        );
+        return;
+    }
+    let composer_lines = app.composer.visual_lines(area.width.saturating_sub(2));
+    let composer_height = (composer_lines.len().clamp(1, 8) + 2) as u16;
+    let approval_height = if app.transcript.pending.is_some() {
+        if app.answering.is_some() { 6 } else { 4 }
+    } else {
+        0
+    };
+    let [transcript, approval, composer, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(approval_height),
+        Constraint::Length(composer_height),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_transcript(frame, app, transcript);
+    if approval_height > 0 {
+        draw_approval(frame, app, approval);
+    }
+    draw_composer(frame, app, composer, &composer_lines);
+    draw_status(frame, app, status);
+    let completions = app.completions();
+    if !completions.is_empty() && app.overlay.is_none() {
+        let height = (completions.len().min(8) + 2) as u16;
+        let popup = Rect {
+            x: composer.x,
+            y: composer.y.saturating_sub(height),
+            width: composer.width.min(60),
+            height: height.min(composer.y),
+        };
+        let lines: Vec<Line<'_>> = completions
+            .iter()
+            .take(8)
+            .map(|(name, help)| {
+                Line::from(vec![
+                    Span::styled(format!("{name:<12}"), Style::new().fg(Color::Cyan)),
+                    Span::styled(*help, Style::new().add_modifier(Modifier::DIM)),
+                ])
+            })
+            .collect();
+        frame.render_widget(Clear, popup);
+        frame.render_widget(
+            Paragraph::new(lines).block(Block::bordered().title(" commands · Tab ")),
+            popup,
+        );
+    }
+    if let Some(overlay) = &app.overlay {
+        draw_overlay(frame, overlay, transcript);
+    }
+}
+
+/// Every entry as lines at `width`.
+#[must_use]
+pub fn transcript_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for entry in &app.transcript.entries {
+        match entry {
+            Entry::User { text, .. } => {
+                lines.push(Line::default());
+                let room = usize::from(width.saturating_sub(2)).max(1);
+                let mut first = true;
+                for line in text.lines() {
+                    let chars: Vec<char> = line.chars().collect();
+                    for piece in chars.chunks(room).map(|c| c.iter().collect::<String>()) {
+                        let mark = if first { "› " } else { "  " };
+                        first = false;
+                        lines.push(Line::from(vec![
+                            Span::styled(mark, Style::new().fg(Color::Cyan)),
+                            Span::styled(piece, Style::new().add_modifier(Modifier::BOLD)),
+                        ]));
+                    }
+                }
+            }
+            Entry::Assistant { text } => lines.extend(crate::markdown::render(text, width)),
+            Entry::Thinking { text } => {
+                let tail: Vec<&str> = text.lines().rev().take(2).collect();
+                for line in tail.into_iter().rev() {
+                    lines.push(Line::styled(
+                        format!("  ✻ {line}"),
+                        Style::new().add_modifier(Modifier::DIM | Modifier::ITALIC),
+                    ));
+                }
+            }
+            Entry::Tool(tool) => tool_lines(tool, width, &mut lines),
+            Entry::Notice { level, text } => {
+                let (mark, color) = match level {
+                    NoticeLevel::Info => ("ℹ", Color::DarkGray),
+                    NoticeLevel::Warn => ("⚠", Color::Yellow),
+                    NoticeLevel::Error => ("✗", Color::Red),
+                    NoticeLevel::Security => ("⚿", Color::Magenta),
+                };
+                lines.push(Line::styled(
+                    format!("  {mark} {text}"),
+                    Style::new().fg(color),
+                ));
+            }
+            Entry::Compacted { dropped, summary } => {
+                let first = summary.lines().next().unwrap_or_default();
+                lines.push(Line::styled(
+                    format!("  ⋯ {dropped} earlier turns compacted: {first}"),
+                    Style::new().add_modifier(Modifier::DIM),
+                ));
+            }
+            Entry::Stopped { stop } => {
+                let text = match stop {
+                    StopReason::Interrupted => "⏹ interrupted",
+                    StopReason::Budget => "⏹ stopped: budget reached",
+                    StopReason::Denied => "⏹ stopped: denied",
+                    StopReason::Error => "⏹ stopped by an error",
+                    StopReason::MaxTurns => "⏹ stopped: too many rounds",
+                    StopReason::EndTurn => "",
+                };
+                lines.push(Line::styled(
+                    format!("  {text}"),
+                    Style::new().fg(Color::Yellow),
+                ));
+            }
+        }
+    }
+    lines
+}
+
+fn tool_lines(tool: &ToolEntry, width: u16, lines: &mut Vec<Line<'static>>) {
+    let (mark, color) = match &tool.result {
+        None if tool.approval.is_some() => ("?", Color::Yellow),
+        None => ("●", Color::Blue),
+        Some(r) if r.denied => ("⊘", Color::Magenta),
+        Some(r) if r.ok => ("●", Color::Green),
+        Some(_) => ("●", Color::Red),
+    };
+    let subject: String = tool.call.subject.chars().take(usize::from(width)).collect();
+    lines.push(Line::from(vec![
+        Span::styled(format!("{mark} "), Style::new().fg(color)),
+        Span::styled(
+            tool.call.name.clone(),
+            Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" "),
+        Span::styled(subject, Style::new().add_modifier(Modifier::DIM)),
+    ]));
+    let input = &tool.call.input;
+    let path = tool.call.subject.as_str();
+    match &tool.result {
+        Some(result) if result.ok && tool.call.name == "edit" => {
+            let old = input["old_string"].as_str().unwrap_or_default();
+            let new = input["new_string"].as_str().unwrap_or_default();
+            indent(
+                crate::diff::edit_diff(path, old, new, width.saturating_sub(4)),
+                lines,
+            );
+        }
+        Some(result) if result.ok && tool.call.name == "write" => {
+            let content = input["content"].as_str().unwrap_or_default();
+            indent(
+                crate::diff::write_preview(path, content, width.saturating_sub(4)),
+                lines,
+            );
+        }
+        Some(result) => {
+            let shown: Vec<&str> = result.visible.lines().collect();
+            for line in shown.iter().take(4) {
+                lines.push(Line::styled(
+                    format!("  ⎿ {}", clip(line, width.saturating_sub(4))),
+                    Style::new().add_modifier(Modifier::DIM),
+                ));
+            }
+            if shown.len() > 4 {
+                lines.push(Line::styled(
+                    format!("    … {} more lines", shown.len() - 4),
+                    Style::new().add_modifier(Modifier::DIM),
+                ));
+            }
+        }
+        None if tool.call.risk != Risk::ReadOnly || !tool.output.is_empty() => {
+            for line in tool
+                .output
+                .lines()
+                .rev()
+                .take(3)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+            {
+                lines.push(Line::styled(
+                    format!("  │ {}", clip(line, width.saturating_sub(4))),
+                    Style::new().add_modifier(Modifier::DIM),
+                ));
+            }
+        }
+        None => {}
+    }
+}
+
+fn indent(block: Vec<Line<'static>>, lines: &mut Vec<Line<'static>>) {
+    for mut line in block {
+        line.spans.insert(0, Span::raw("    "));
+        lines.push(line);
+    }
+}
+
+fn clip(text: &str, width: u16) -> String {
+    let width = usize::from(width);
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let lines = transcript_lines(app, area.width);
+    let height = usize::from(area.height);
+    let end = lines
+        .len()
+        .saturating_sub(app.scroll.min(lines.len().saturating_sub(height)));
+    let start = end.saturating_sub(height);
+    let shown: Vec<Line<'static>> = lines[start..end].to_vec();
+    frame.render_widget(Paragraph::new(Text::from(shown)), area);
+}
+
+fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(pending) = app.transcript.pending_call() else {
+        return;
+    };
+    let reason = pending.approval.clone().unwrap_or_default();
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("Allow ", Style::new().add_modifier(Modifier::BOLD)),
+            Span::styled(
+                format!("{} {}", pending.call.name, pending.call.subject),
+                Style::new().fg(Color::Yellow),
+            ),
+            Span::raw("?"),
+        ]),
+        Line::styled(reason, Style::new().add_modifier(Modifier::DIM)),
+    ];
+    match &app.answering {
+        None => lines.push(Line::from(vec![
+            Span::styled("y", Style::new().fg(Color::Green)),
+            Span::raw(" allow once  "),
+            Span::styled("s", Style::new().fg(Color::Green)),
+            Span::raw(" allow for this session  "),
+            Span::styled("n", Style::new().fg(Color::Red)),
+            Span::raw(" deny  "),
+            Span::styled("e", Style::new().fg(Color::Cyan)),
+            Span::raw(" edit"),
+        ])),
+        Some(Answering::Reason(c)) => {
+            lines.push(Line::raw("why not? (Enter to deny, Esc to go back)"));
+            lines.push(Line::raw(format!("> {}", c.text())));
+        }
+        Some(Answering::Edit(c)) => {
+            lines.push(Line::raw(
+                "the input as JSON (Enter to send, Esc to go back):",
+            ));
+            lines.push(Line::raw(c.text().replace('\n', " ")));
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::new()
+                .borders(Borders::TOP)
+                .border_style(Style::new().fg(Color::Yellow)),
+        ),
+        area,
+    );
+}
+
+fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect, lines: &[String]) {
+    let hint = if app.transcript.busy {
+        " Esc to interrupt "
+    } else {
+        " / commands · Shift+Tab mode "
+    };
+    let block = Block::bordered()
+        .title(hint)
+        .border_style(Style::new().fg(Color::DarkGray));
+    let inner = block.inner(area);
+    let (row, col) = app.composer.visual_cursor(inner.width);
+    let skip = usize::from(row).saturating_sub(usize::from(inner.height).saturating_sub(1));
+    let text: Vec<Line<'_>> = match app.composer.search() {
+        Some((query, found)) => vec![Line::raw(format!(
+            "(search) `{query}`: {}",
+            found.unwrap_or("no match")
+        ))],
+        None => lines
+            .iter()
+            .skip(skip)
+            .map(|l| Line::raw(l.as_str()))
+            .collect(),
+    };
+    frame.render_widget(Paragraph::new(text).block(block), area);
+    if app.overlay.is_none() && app.answering.is_none() && app.transcript.pending.is_none() {
+        let y = inner.y + row.saturating_sub(skip as u16);
+        frame.set_cursor_position((inner.x + col.min(inner.width.saturating_sub(1)), y));
+    }
+}
+
+fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let t = &app.transcript;
+    let mode = if app.tier == cox_protocol::provider::Tier::Think {
+        "architect"
+    } else {
+        "editor"
+    };
+    let tokens = t.usage.input_tokens
+        + t.usage.output_tokens
+        + t.usage.cache_read_tokens
+        + t.usage.cache_write_tokens;
+    let mut parts = vec![
+        format!("{} ({})", t.model, app.tier.as_str()),
+        mode.to_owned(),
+        app.permission_mode.to_string(),
+        format!("{} tok", human(tokens)),
+    ];
+    if let Some(usd) = app.cost() {
+        parts.push(format!("${usd:.2}"));
+    }
+    if let Some(pct) = app.context_percent() {
+        parts.push(format!("ctx {pct}%"));
+    }
+    let mut place = t.cwd.rsplit('/').next().unwrap_or_default().to_owned();
+    if let Some(branch) = &app.facts.branch {
+        place.push_str(&format!(" ⎇ {branch}"));
+    }
+    parts.push(place);
+    let text = match &app.flash {
+        Some(flash) => flash.clone(),
+        None => parts.join(" · "),
+    };
+    let style = if app.flash.is_some() {
+        Style::new().fg(Color::Yellow)
+    } else {
+        Style::new().add_modifier(Modifier::DIM)
+    };
+    frame.render_widget(Paragraph::new(clip(&text, area.width)).style(style), area);
+}
+
+fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
+    let (title, lines): (String, Vec<Line<'_>>) = match overlay {
+        Overlay::Text { title, lines } => (
+            format!(" {title} · Esc "),
+            lines.iter().map(|l| Line::raw(l.as_str())).collect(),
+        ),
+        Overlay::Rewind { prompts, selected } => (
+            " earlier prompts · Enter to edit again · Esc ".into(),
+            prompts
+                .iter()
+                .enumerate()
+                .map(|(i, (turn, text))| {
+                    let first = text.lines().next().unwrap_or_default();
+                    let line = format!("T{turn} · {}", clip(first, area.width.saturating_sub(10)));
+                    if i == *selected {
+                        Line::styled(line, Style::new().add_modifier(Modifier::REVERSED))
+                    } else {
+                        Line::raw(line)
+                    }
+                })
+                .collect(),
+        ),
+    };
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect = Rect {
+        x: area.x,
+        y: area.y + area.height - height,
+        width: area.width,
+        height,
+    };
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(title)),
+        rect,
+    );
+}
+
+fn human(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 1_000 {
+        format!("{:.1}k", n as f64 / 1e3)
+    } else {
+        n.to_string()
+    }
+}

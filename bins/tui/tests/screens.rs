@@ -1,0 +1,271 @@
+//! Whole screens drawn into a `TestBackend` and compared with insta
+//! snapshots (`INSTA_UPDATE=always cargo test -p cox-tui` accepts changed
+//! ones; review the `.snap` diff before committing): idle, streaming, an
+//! approval prompt, a tool result with its diff, an interrupted turn, and a
+//! 40-column terminal. Keys are driven through the real `App`.
+
+use std::time::Instant;
+
+use cox_protocol::CallId;
+use cox_protocol::types::{
+    Event, PermissionMode, Risk, StopReason, Submission, ToolCall, ToolResult, Usage,
+};
+use cox_tui::app::{Action, App, Facts};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+fn app() -> App {
+    let mut app = App::new(
+        Facts {
+            branch: Some("main".into()),
+            window: Some(200_000),
+            prices: None,
+            permissions: vec!["deny  Read(~/.ssh/**)  (built-in)".into()],
+            base_mode: PermissionMode::Default,
+        },
+        Vec::new(),
+    );
+    app.on_event(&Event::SessionStarted {
+        session_id: "01JCXT0000000000000000000A".parse().unwrap(),
+        cwd: "/work/repo".into(),
+        model: "claude-sonnet-5".into(),
+        provider: "anthropic".into(),
+        tools: vec!["read".into()],
+        permission_mode: PermissionMode::Default,
+        at: "2026-11-30T00:00:00.000Z".into(),
+        resumed: false,
+        format: 1,
+    });
+    app
+}
+
+fn screen(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| cox_tui::view::draw(frame, app))
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buffer.area.height {
+        let mut line = String::new();
+        for x in 0..buffer.area.width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn type_text(app: &mut App, text: &str) -> Vec<Action> {
+    let mut actions = Vec::new();
+    for c in text.chars() {
+        actions.extend(app.on_key(key(KeyCode::Char(c)), Instant::now()));
+    }
+    actions
+}
+
+fn turn(app: &mut App, text: &str) {
+    app.on_event(&Event::TurnStarted {
+        turn: 1,
+        text: text.into(),
+    });
+}
+
+fn write_call() -> ToolCall {
+    ToolCall {
+        id: CallId::from("toolu_1"),
+        name: "edit".into(),
+        input: json!({"path": "src/lib.rs", "old_string": "let x = 1;\n", "new_string": "let x = 2;\n"}),
+        risk: Risk::Write,
+        subject: "/work/repo/src/lib.rs".into(),
+        segments: None,
+    }
+}
+
+#[test]
+fn idle() {
+    let mut app = app();
+    type_text(&mut app, "fix the failing test");
+    insta::assert_snapshot!(screen(&app, 80, 12));
+}
+
+#[test]
+fn streaming() {
+    let mut app = app();
+    turn(&mut app, "explain the parser");
+    for piece in [
+        "The parser ",
+        "reads **tokens** ",
+        "one at a time.\n\n",
+        "```rust\nfn parse() {}\n```\n",
+    ] {
+        app.on_event(&Event::TextDelta { text: piece.into() });
+    }
+    insta::assert_snapshot!(screen(&app, 80, 14));
+}
+
+#[test]
+fn approval_prompt_and_answers() {
+    let mut app = app();
+    turn(&mut app, "bump x");
+    app.on_event(&Event::ToolCallRequested { call: write_call() });
+    app.on_event(&Event::ApprovalRequired {
+        call_id: "toolu_1".into(),
+        reason: "write calls ask in default mode".into(),
+    });
+    insta::assert_snapshot!(screen(&app, 80, 14));
+    // y answers at once.
+    let actions = app.on_key(key(KeyCode::Char('y')), Instant::now());
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::Approve {
+            call_id: "toolu_1".into(),
+            decision: cox_protocol::types::Decision::Allow
+        })]
+    );
+    // n, a reason, Enter: a denial with the reason.
+    app.on_key(key(KeyCode::Char('n')), Instant::now());
+    type_text(&mut app, "not now");
+    let actions = app.on_key(key(KeyCode::Enter), Instant::now());
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::Approve {
+            call_id: "toolu_1".into(),
+            decision: cox_protocol::types::Decision::Deny {
+                reason: Some("not now".into())
+            }
+        })]
+    );
+}
+
+#[test]
+fn tool_result_with_a_diff() {
+    let mut app = app();
+    turn(&mut app, "bump x");
+    app.on_event(&Event::ToolCallRequested { call: write_call() });
+    app.on_event(&Event::ToolCallDone {
+        call_id: "toolu_1".into(),
+        result: ToolResult::ok("edited src/lib.rs: replaced 1 occurrence(s)"),
+    });
+    app.on_event(&Event::Usage {
+        provider: "anthropic".into(),
+        model: "claude-sonnet-5".into(),
+        tier: cox_protocol::provider::Tier::Code,
+        job: Default::default(),
+        effort: None,
+        usage: Usage {
+            input_tokens: 1200,
+            output_tokens: 80,
+            cache_read_tokens: 30_000,
+            cache_write_tokens: 0,
+        },
+    });
+    insta::assert_snapshot!(screen(&app, 80, 16));
+}
+
+#[test]
+fn an_interrupted_turn_keeps_its_partial_answer() {
+    let mut app = app();
+    turn(&mut app, "write a long essay");
+    app.on_event(&Event::TextDelta {
+        text: "It was a dark and".into(),
+    });
+    let actions = app.on_key(key(KeyCode::Esc), Instant::now());
+    assert_eq!(actions, [Action::Submit(Submission::Interrupt)]);
+    app.on_event(&Event::TurnDone {
+        stop: StopReason::Interrupted,
+    });
+    insta::assert_snapshot!(screen(&app, 80, 10));
+}
+
+#[test]
+fn forty_columns() {
+    let mut app = app();
+    turn(
+        &mut app,
+        "a prompt long enough to wrap in a narrow terminal window",
+    );
+    app.on_event(&Event::TextDelta {
+        text: "A reply that also wraps, with `code` and **bold** words in it.".into(),
+    });
+    insta::assert_snapshot!(screen(&app, 40, 14));
+}
+
+#[test]
+fn a_tiny_terminal_and_hostile_text_never_break_the_screen() {
+    let mut app = app();
+    turn(&mut app, "x");
+    app.on_event(&Event::TextDelta {
+        text: "\u{1b}[2J\u{1b}]0;pwned\u{7}\u{202e}evil\u{9b}31m".into(),
+    });
+    for (w, h) in [(1, 1), (10, 3), (19, 40), (20, 6), (200, 60)] {
+        let drawn = screen(&app, w, h);
+        assert!(
+            !drawn.contains('\u{1b}') && !drawn.contains('\u{202e}'),
+            "{drawn}"
+        );
+    }
+    let mut big = String::new();
+    for _ in 0..20_000 {
+        big.push_str("pasted line with words\n");
+    }
+    app.on_paste(&big);
+    let drawn = screen(&app, 80, 20);
+    assert!(drawn.contains("pasted line"));
+}
+
+#[test]
+fn keys_shift_tab_slash_commands_and_double_ctrl_c() {
+    let mut app = app();
+    let actions = app.on_key(
+        KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT),
+        Instant::now(),
+    );
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::SetMode {
+            permission_mode: Some(PermissionMode::AcceptEdits),
+            tier: None,
+            model: None
+        })]
+    );
+    type_text(&mut app, "/compact the parser");
+    let actions = app.on_key(key(KeyCode::Enter), Instant::now());
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::Compact {
+            focus: Some("the parser".into())
+        })]
+    );
+    type_text(&mut app, "/mode architect");
+    let actions = app.on_key(key(KeyCode::Enter), Instant::now());
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::SetMode {
+            permission_mode: Some(PermissionMode::Plan),
+            tier: Some(cox_protocol::provider::Tier::Think),
+            model: None
+        })]
+    );
+    type_text(&mut app, "/model claude-opus-4-5");
+    let actions = app.on_key(key(KeyCode::Enter), Instant::now());
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::SetMode {
+            permission_mode: None,
+            tier: None,
+            model: Some("claude-opus-4-5".into())
+        })]
+    );
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let now = Instant::now();
+    assert!(app.on_key(ctrl_c, now).is_empty());
+    assert_eq!(app.on_key(ctrl_c, now), [Action::Quit]);
+}
