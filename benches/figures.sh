@@ -43,6 +43,10 @@ echo "== the first request of the hello session, bytes per part"
 cargo test -q -p cox --test providers the_first_request -- --nocapture 2>&1 | grep 'first request'
 
 echo
+echo "== TUI: one frame with a long answer on screen (criterion)"
+cargo bench -q -p cox-tui --bench frame 2>/dev/null | grep -E 'frame with|time:'
+
+echo
 echo "== binary sizes"
 for b in cox cox-headless; do
   printf '%-14s %8d bytes\n' "$b" "$(stat -c %s "$bin/$b")"
