@@ -86,6 +86,37 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
 pub fn transcript_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for entry in &app.transcript.entries {
+        entry_lines(entry, width, &mut lines);
+    }
+    lines
+}
+
+/// The last `need` lines of the transcript (or all, when shorter): entries
+/// are rendered from the newest back only until enough lines exist, so a
+/// frame costs what is on screen, not the whole session.
+#[must_use]
+pub fn last_lines(app: &App, width: u16, need: usize) -> Vec<Line<'static>> {
+    let mut blocks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut have = 0;
+    for entry in app.transcript.entries.iter().rev() {
+        let mut block = Vec::new();
+        entry_lines(entry, width, &mut block);
+        have += block.len();
+        blocks.push(block);
+        if have >= need {
+            break;
+        }
+    }
+    let mut lines = Vec::with_capacity(have);
+    for block in blocks.into_iter().rev() {
+        lines.extend(block);
+    }
+    lines
+}
+
+/// One entry as lines at `width`, appended to `lines`.
+fn entry_lines(entry: &Entry, width: u16, lines: &mut Vec<Line<'static>>) {
+    {
         match entry {
             Entry::User { text, .. } => {
                 lines.push(Line::default());
@@ -113,7 +144,7 @@ pub fn transcript_lines(app: &App, width: u16) -> Vec<Line<'static>> {
                     ));
                 }
             }
-            Entry::Tool(tool) => tool_lines(tool, width, &mut lines),
+            Entry::Tool(tool) => tool_lines(tool, width, lines),
             Entry::Notice { level, text } => {
                 let (mark, color) = match level {
                     NoticeLevel::Info => ("ℹ", Color::DarkGray),
@@ -149,7 +180,6 @@ pub fn transcript_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             }
         }
     }
-    lines
 }
 
 fn tool_lines(tool: &ToolEntry, width: u16, lines: &mut Vec<Line<'static>>) {
@@ -241,7 +271,7 @@ fn clip(text: &str, width: u16) -> String {
 }
 
 fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let lines = transcript_lines(app, area.width);
+    let lines = last_lines(app, area.width, usize::from(area.height) + app.scroll);
     let height = usize::from(area.height);
     let end = lines
         .len()
