@@ -62,6 +62,8 @@ pub struct Options {
     pub context: cox_protocol::config::ContextConfig,
     /// The main model's window, for automatic compaction.
     pub context_window: Option<u64>,
+    /// Hooks, called in order.
+    pub hooks: Vec<Arc<dyn cox_protocol::Hook>>,
 }
 
 impl Default for Options {
@@ -78,6 +80,7 @@ impl Default for Options {
             then: Vec::new(),
             context: cox_protocol::config::ContextConfig::default(),
             context_window: None,
+            hooks: Vec::new(),
         }
     }
 }
@@ -155,7 +158,8 @@ pub fn run(name: &str, mut options: Options) -> Run {
         FileArchive::new(&home),
         ProcessSandbox::new(),
         tools,
-    );
+    )
+    .with_hooks(std::mem::take(&mut options.hooks));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -264,3 +264,166 @@ fn deferred_tools_are_found_with_tool_search() {
     )));
     check("tool_search", &run);
 }
+
+#[test]
+fn compacting_with_keep_turns_zero_keeps_the_last_turn() {
+    let run = run(
+        "compact_keep_one",
+        Options {
+            context: ContextConfig {
+                keep_turns: 0,
+                ..ContextConfig::default()
+            },
+            then: vec![
+                Submission::Compact { focus: None },
+                Submission::UserTurn {
+                    text: "prompt four".into(),
+                },
+            ],
+            ..three_prompts()
+        },
+    );
+    no_scenario_failure(&run);
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::Compacted { dropped, .. } if dropped == &[1, 2]))
+    );
+    check_invariants(&run);
+}
+
+#[test]
+fn a_re_read_after_its_pointer_is_sent_whole() {
+    let long: String = (1..=40)
+        .map(|i| format!("line {i} of the long file\n"))
+        .collect();
+    let run = run(
+        "dedup_after_pointer",
+        Options {
+            files: vec![("long.txt".into(), long)],
+            prompt: "prompt one".into(),
+            more_prompts: vec!["prompt two".into(), "prompt three".into()],
+            context: ContextConfig {
+                microcompact_after_turns: 2,
+                ..ContextConfig::default()
+            },
+            ..Options::default()
+        },
+    );
+    no_scenario_failure(&run);
+    check_invariants(&run);
+}
+
+#[test]
+fn call_ids_reused_across_rounds_stay_separate_calls() {
+    let run = run(
+        "reused_ids",
+        Options {
+            files: vec![
+                ("notes.txt".into(), "alpha\n".into()),
+                ("other.txt".into(), "omega\n".into()),
+            ],
+            ..Options::default()
+        },
+    );
+    no_scenario_failure(&run);
+    assert_eq!(run.end.history.len(), 6);
+    check_invariants(&run);
+}
+
+/// Rewrites every prompt: the turn starts with what the model sees.
+struct Rewriter;
+
+impl cox_protocol::Hook for Rewriter {
+    fn name(&self) -> &str {
+        "rewriter"
+    }
+
+    fn run<'a>(
+        &'a self,
+        _point: cox_protocol::hook::HookPoint,
+        _payload: &'a serde_json::Value,
+    ) -> cox_protocol::provider::BoxFuture<'a, cox_protocol::hook::HookVerdict> {
+        Box::pin(async {
+            cox_protocol::hook::HookVerdict::Rewrite {
+                text: "REWRITTEN PROMPT".into(),
+            }
+        })
+    }
+}
+
+#[test]
+fn a_prompt_rewritten_by_a_hook_is_what_the_turn_starts_with_and_resumes() {
+    let run = run(
+        "compact",
+        Options {
+            hooks: vec![Arc::new(Rewriter)],
+            prompt: "prompt one".into(),
+            ..Options::default()
+        },
+    );
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::TurnStarted { text, .. } if text == "REWRITTEN PROMPT"))
+    );
+    check_invariants(&run);
+}
+
+#[test]
+fn expand_reads_one_enormous_line_piece_by_piece() {
+    let home = tempfile::tempdir().unwrap();
+    let home = cox_store::CoxHome::at(home.path());
+    home.prepare().unwrap();
+    let archive = Arc::new(cox_store::FileArchive::new(&home));
+    let line = "x".repeat(100_000);
+    let meta = cox_protocol::archive::ArchiveMeta {
+        session: cox_protocol::SessionId::generate(),
+        call: None,
+    };
+    let id = archive.put(&meta, line.as_bytes()).unwrap();
+    let tool = cox_core::session_tools::ExpandTool { archive };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ws = cox_protocol::tool::Workspace::single(std::env::temp_dir());
+    let sandbox = cox_sandbox::ProcessSandbox::new();
+    let (tx, _rx) = futures::channel::mpsc::unbounded();
+    let mut got = String::new();
+    let mut offset = 0u64;
+    for _ in 0..3 {
+        let cx = cox_protocol::tool::ToolContext {
+            call_id: &cox_protocol::CallId::from("c"),
+            workspace: &ws,
+            cancel: cox_protocol::CancelToken::new(),
+            sandbox: &sandbox,
+            output: cox_protocol::tool::OutputSink::new("c".into(), tx.clone()),
+        };
+        let input = serde_json::json!({"id": id, "offset": offset});
+        let result = runtime.block_on(cox_protocol::Tool::run(&tool, input, cx));
+        assert!(result.ok, "{}", result.visible);
+        let (piece, rest) = match result.visible.split_once("\n[… ") {
+            Some((piece, rest)) => (piece.to_owned(), Some(rest.to_owned())),
+            None => (result.visible.clone(), None),
+        };
+        got.push_str(&piece);
+        match rest {
+            Some(rest) => {
+                let next: u64 = rest
+                    .rsplit("offset ")
+                    .next()
+                    .and_then(|t| {
+                        t.trim_end_matches(|c: char| !c.is_ascii_digit())
+                            .parse()
+                            .ok()
+                    })
+                    .unwrap();
+                assert!(next > offset);
+                offset = next;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(got, line, "every byte, in 64 KiB pieces");
+}

@@ -135,9 +135,9 @@ struct Sighting {
 }
 
 impl Seen {
-    /// The archive id of an identical call (`name` and `input`) made within
-    /// `window` turns before `turn` whose output hashed the same, if any.
-    /// Either way, this sighting is remembered.
+    /// The archive id and turn of an identical call (`name` and `input`)
+    /// made within `window` turns before `turn` whose output hashed the
+    /// same, if any. Either way, this sighting is remembered.
     pub fn check(
         &mut self,
         name: &str,
@@ -146,12 +146,12 @@ impl Seen {
         turn: u32,
         window: u32,
         archive: &str,
-    ) -> Option<String> {
+    ) -> Option<(String, u32)> {
         let hash = hash_of(output);
         let key = (name.to_owned(), input.to_owned());
         let earlier = self.calls.get(&key).and_then(|seen| {
             (turn.saturating_sub(seen.turn) < window && seen.hash == hash)
-                .then(|| seen.archive.clone())
+                .then(|| (seen.archive.clone(), seen.turn))
         });
         if earlier.is_none() {
             self.calls.insert(
@@ -212,10 +212,8 @@ pub fn microcompact(
                 continue;
             }
             let pointer = format!(
-                "[{}: output from turn {} archived as #{id} ({}); expand #{id} to read it again]",
-                info.what,
-                info.turn,
-                size(content.len())
+                "[{}: output from turn {} archived as #{id}; expand #{id} to read it again]",
+                info.what, info.turn
             );
             if pointer.len() < content.len() {
                 *content = pointer;
@@ -330,7 +328,7 @@ mod tests {
         assert_eq!(seen.check("read", "{a}", "A", 1, 8, "id1"), None);
         assert_eq!(
             seen.check("read", "{a}", "A", 3, 8, "id2"),
-            Some("id1".into())
+            Some(("id1".into(), 1))
         );
         assert_eq!(seen.check("read", "{a}", "B", 4, 8, "id3"), None, "changed");
         assert_eq!(
@@ -374,7 +372,7 @@ mod tests {
         };
         assert_eq!(
             content,
-            "[read a.rs: output from turn 1 archived as #Aold (500 B); expand #Aold to read it again]"
+            "[read a.rs: output from turn 1 archived as #Aold; expand #Aold to read it again]"
         );
         let ContentBlock::ToolResult { content, .. } = &messages[0].content[1] else {
             panic!()

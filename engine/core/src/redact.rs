@@ -128,6 +128,20 @@ pub fn rollout_copy(event: &Event) -> Option<Event> {
                 })
             }
         },
+        Event::Compacted {
+            summary,
+            dropped,
+            before_tokens,
+            after_tokens,
+        } => match scrub(summary) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(summary) => Some(Event::Compacted {
+                summary,
+                dropped: dropped.clone(),
+                before_tokens: *before_tokens,
+                after_tokens: *after_tokens,
+            }),
+        },
         _ => None,
     }
 }

@@ -179,7 +179,10 @@ impl Builder {
             call.2.clone_from(input);
             return true;
         }
-        if !self.asked.contains(id) {
+        // An edit comes while its call waits for approval: asked, with no
+        // result yet. A finished call's id seen again (servers that reuse
+        // ids across rounds) is a new call.
+        if !self.asked.contains(id) || self.results.contains_key(id) {
             return false;
         }
         if let Some(message) = self

@@ -270,8 +270,9 @@ where
                     format!("no call {call_id} is waiting for approval; the answer was ignored"),
                 ),
                 Submission::Compact { focus } => {
-                    let keep = world.config.context.keep_turns;
-                    if !compact(&world, &mut state, &mut out, focus.as_deref(), keep).await {
+                    let keep = world.config.context.keep_turns.max(1);
+                    let done = compact(&world, &mut state, &mut out, focus.as_deref(), keep).await;
+                    if done == CompactOutcome::Nothing {
                         out.notice(
                             NoticeLevel::Info,
                             format!("nothing to compact: the session has no turns before the last {keep}"),
@@ -464,14 +465,22 @@ async fn run_turn<P, S, A, X, I, F>(
     state.turns += 1;
     let number = state.turns;
     let mut out = TurnOut(emitter);
-    out.emit(Event::TurnStarted {
-        turn: number,
-        text: text.clone(),
-    });
-
+    // Hooks first, so the turn starts with the prompt the model will see
+    // (a hook may rewrite it) and a resume rebuilds that same prompt.
+    let original = text.clone();
     let text = match prompt_hooks(world, &mut out, text).await {
-        Ok(text) => text,
+        Ok(text) => {
+            out.emit(Event::TurnStarted {
+                turn: number,
+                text: text.clone(),
+            });
+            text
+        }
         Err(()) => {
+            out.emit(Event::TurnStarted {
+                turn: number,
+                text: original,
+            });
             out.done(Turn::refused(number, StopReason::Denied));
             return;
         }
@@ -549,7 +558,7 @@ async fn run_turn<P, S, A, X, I, F>(
                     format!("{why}; compacting the earlier turns and trying again"),
                 );
                 let keep = cfg.context.keep_turns.max(1);
-                if compact(world, state, out.0, None, keep).await {
+                if compact(world, state, out.0, None, keep).await == CompactOutcome::Done {
                     turn = streaming.restart();
                     continue;
                 }
@@ -587,9 +596,9 @@ async fn run_turn<P, S, A, X, I, F>(
     }
     if let Some(window) = cfg.context_window.filter(|w| *w > 0)
         && state.last_context as f64 >= cfg.context.compact_at * window as f64
-        && done.stop() != StopReason::Interrupted
+        && !matches!(done.stop(), StopReason::Interrupted | StopReason::Budget)
     {
-        compact(world, state, out.0, None, cfg.context.keep_turns).await;
+        compact(world, state, out.0, None, cfg.context.keep_turns.max(1)).await;
     }
     if let Err(err) = world.store.turn_finished(cfg.id, state.turns) {
         out.notice(
@@ -701,14 +710,31 @@ fn shape_result<P, S, A: Archive, X>(
     let window = world.config.context.dedup_window_turns;
     if call.risk == Risk::ReadOnly && result.ok && window > 0 {
         let input = call.input.to_string();
-        if let Some(earlier) = state.seen.check(
+        let earlier = state.seen.check(
             &call.name,
             &input,
             &result.visible,
             state.turns,
             window,
             &id,
-        ) {
+        );
+        // Only point back at an output the model is still sent whole: not
+        // one already shown as a pointer, nor one summarised away.
+        let after = world.config.context.microcompact_after_turns;
+        let first_kept = state.compaction.as_ref().and_then(|c| {
+            state
+                .turn_starts
+                .iter()
+                .find(|(_, index)| *index >= c.until)
+                .map(|(turn, _)| *turn)
+        });
+        if let Some((earlier, turn)) = earlier
+            && (after == 0 || state.turns.saturating_sub(turn) < after)
+            && first_kept.is_none_or(|first| turn >= first)
+        {
+            if let Some(info) = state.results.get_mut(&call.id) {
+                info.archive = Some(earlier.clone());
+            }
             result.visible = context::unchanged(&earlier);
             result.archive = Some(earlier);
             return result;
@@ -719,31 +745,45 @@ fn shape_result<P, S, A: Archive, X>(
     result
 }
 
-/// Summarises every turn but the last `keep` on the cheap tier; from then
-/// on requests carry the summary instead of those turns' messages. Returns
-/// whether anything was compacted. The history is kept whole (append-only):
-/// only what is sent changes.
+/// What a compaction came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CompactOutcome {
+    Done,
+    /// There were no turns before the ones to keep.
+    Nothing,
+    /// The summary could not be had (the reason was said).
+    Failed,
+}
+
+/// Summarises every turn but the last `keep` (at least one) on the cheap
+/// tier; from then on requests carry the summary instead of those turns'
+/// messages. The history is kept whole (append-only): only what is sent
+/// changes. A `[budget]` cap already reached stops it, like any call.
 async fn compact<P, S, A, X, F>(
     world: &World<P, S, A, X>,
     state: &mut State,
     out: &mut Emitter<'_, S, F>,
     focus: Option<&str>,
     keep: u32,
-) -> bool
+) -> CompactOutcome
 where
     P: Provider,
     S: Store,
     F: FnMut(&Event),
 {
-    let keep = usize::try_from(keep).unwrap_or(usize::MAX);
+    let keep = usize::try_from(keep.max(1)).unwrap_or(usize::MAX);
     let starts = &state.turn_starts;
     if starts.len() <= keep {
-        return false;
+        return CompactOutcome::Nothing;
     }
-    let (first_kept, until) = starts[starts.len() - keep.min(starts.len())];
+    let (first_kept, until) = starts[starts.len() - keep];
     let since = state.compaction.as_ref().map_or(0, |c| c.until);
     if until <= since {
-        return false;
+        return CompactOutcome::Nothing;
+    }
+    if let Some(over) = budget_reached(world, |level, text| out.notice(level, text)) {
+        out.notice(NoticeLevel::Warn, format!("not compacting: {over}"));
+        return CompactOutcome::Failed;
     }
     let dropped: Vec<u32> = starts
         .iter()
@@ -817,7 +857,7 @@ where
             Ok(_) => {}
             Err(err) => {
                 out.notice(NoticeLevel::Warn, format!("compaction failed: {err}"));
-                return false;
+                return CompactOutcome::Failed;
             }
         }
     }
@@ -827,7 +867,7 @@ where
             NoticeLevel::Warn,
             "compaction failed: the summary came back empty".into(),
         );
-        return false;
+        return CompactOutcome::Failed;
     }
     let compaction = Compaction { until, summary };
     let after_bytes: usize = compaction
@@ -844,7 +884,7 @@ where
         after_tokens: (after_bytes / 4) as u64,
     });
     state.compaction = Some(compaction);
-    true
+    CompactOutcome::Done
 }
 
 /// Why the next model call may not be made, when a `[budget]` cap would be
@@ -854,6 +894,14 @@ fn over_budget<P, S: Store, A, X, F: FnMut(&Event)>(
     world: &World<P, S, A, X>,
     out: &mut TurnOut<'_, '_, S, F>,
 ) -> Option<String> {
+    budget_reached(world, |level, text| out.notice(level, text))
+}
+
+/// The budget check itself; `say` reports a ledger that cannot be read.
+fn budget_reached<P, S: Store, A, X>(
+    world: &World<P, S, A, X>,
+    mut say: impl FnMut(NoticeLevel, String),
+) -> Option<String> {
     let caps = world.config.budget;
     if caps.session_usd.is_none() && caps.monthly_usd.is_none() {
         return None;
@@ -861,7 +909,7 @@ fn over_budget<P, S: Store, A, X, F: FnMut(&Event)>(
     let spend = match world.store.spend(world.config.id) {
         Ok(spend) => spend,
         Err(err) => {
-            out.notice(
+            say(
                 NoticeLevel::Warn,
                 format!("the spend so far cannot be read, so [budget] is not enforced: {err}"),
             );

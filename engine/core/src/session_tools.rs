@@ -31,13 +31,14 @@ impl<A: Archive + 'static> Tool for ExpandTool<A> {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "expand".into(),
-            description: "Read an archived tool output (`#<id>` in an earlier result) whole, or lines from..to (1-based, inclusive).".into(),
+            description: "Read an archived tool output (`#<id>` in an earlier result) whole, or lines from..to (1-based, inclusive); 64 KiB at a time, continuing at `offset` bytes.".into(),
             input_schema: json!({
                 "type": "object",
                 "properties": {
                     "id": {"type": "string"},
                     "from": {"type": "integer", "minimum": 1},
-                    "to": {"type": "integer", "minimum": 1}
+                    "to": {"type": "integer", "minimum": 1},
+                    "offset": {"type": "integer", "minimum": 0}
                 },
                 "required": ["id"],
                 "additionalProperties": false
@@ -89,20 +90,32 @@ impl<A: Archive> ExpandTool<A> {
             ));
         }
         let to = to.min(total);
-        let mut out = String::new();
-        let mut shown = from.saturating_sub(1);
-        for line in &lines[from.saturating_sub(1)..to] {
-            if out.len() + line.len() > EXPAND_LIMIT {
-                break;
-            }
-            out.push_str(line);
-            shown += 1;
+        // The lines asked for, then at most EXPAND_LIMIT bytes of them from
+        // `offset` on (at character boundaries), so even one enormous line
+        // can be read piece by piece.
+        let selected: String = lines[from - 1..to].concat();
+        let offset = input["offset"]
+            .as_u64()
+            .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        if offset > selected.len() {
+            return ToolResult::error(format!(
+                "lines {from}–{to} of #{id} are {} bytes; offset {offset} is past them",
+                selected.len()
+            ));
         }
-        if shown < to {
+        let mut start = offset;
+        while !selected.is_char_boundary(start) {
+            start += 1;
+        }
+        let mut end = (start + EXPAND_LIMIT).min(selected.len());
+        while !selected.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut out = selected[start..end].to_owned();
+        if end < selected.len() {
             out.push_str(&format!(
-                "\n[… stopped at line {shown} of {}: ask for lines {}–{to} next]\n",
-                lines.len(),
-                shown + 1
+                "\n[… {} more bytes of lines {from}–{to}: ask again with offset {end}]\n",
+                selected.len() - end
             ));
         }
         let mut result = ToolResult::ok(out);

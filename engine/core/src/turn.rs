@@ -257,8 +257,13 @@ impl Turn<Streaming> {
     /// the request, with nothing of this attempt kept.
     #[must_use]
     pub fn restart(self) -> Turn<Assembling> {
+        // The failed call does not count against --max-turns.
+        let ctx = TurnCtx {
+            rounds: self.ctx.rounds.saturating_sub(1),
+            ..self.ctx
+        };
         Turn {
-            ctx: self.ctx,
+            ctx,
             phase: Assembling,
         }
     }
