@@ -111,6 +111,8 @@ fn type_approve_see_the_file_then_quit() {
     tmux.wait_for("/ commands");
     tmux.keys(&["create hello.txt containing hi", "Enter"]);
     tmux.wait_for("y allow once");
+    // Keys typed as the prompt appears are not answers; wait past that.
+    std::thread::sleep(Duration::from_millis(400));
     tmux.keys(&["y"]);
     tmux.wait_for("Created hello.txt.");
     assert_eq!(

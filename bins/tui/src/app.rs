@@ -12,6 +12,8 @@
 //! earlier prompts; Ctrl+C clears the composer, or interrupts a turn, and
 //! quits when pressed twice.
 
+use std::cell::Cell;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use cox_protocol::provider::Tier;
@@ -27,6 +29,9 @@ use crate::transcript::{Entry, Transcript};
 const DOUBLE: Duration = Duration::from_millis(600);
 /// Ctrl+C twice within this quits.
 const QUIT_WINDOW: Duration = Duration::from_secs(2);
+/// Keys typed within this of an approval prompt appearing were typed for
+/// something else: they do not answer it.
+const APPROVAL_GUARD: Duration = Duration::from_millis(300);
 
 /// What the app asks its runner to do.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,6 +98,13 @@ pub struct App {
     esc_at: Option<Instant>,
     ctrl_c_at: Option<Instant>,
     pub quit: bool,
+    /// Prompts sent while a turn runs: they go when it ends (and are
+    /// dropped when the person quits first).
+    pub queued: VecDeque<String>,
+    /// When the pending approval appeared.
+    approval_since: Option<Instant>,
+    /// The most the transcript can scroll, as the last frame measured it.
+    pub max_scroll: Cell<usize>,
 }
 
 impl App {
@@ -112,6 +124,24 @@ impl App {
             esc_at: None,
             ctrl_c_at: None,
             quit: false,
+            queued: VecDeque::new(),
+            approval_since: None,
+            max_scroll: Cell::new(usize::MAX),
+        }
+    }
+
+    /// What is ready to go now: the next queued prompt, once the turn
+    /// before it has ended.
+    pub fn ready(&mut self) -> Vec<Action> {
+        if self.transcript.busy || self.transcript.pending.is_some() {
+            return Vec::new();
+        }
+        match self.queued.pop_front() {
+            Some(text) => {
+                self.transcript.busy = true;
+                vec![Action::Submit(Submission::UserTurn { text })]
+            }
+            None => Vec::new(),
         }
     }
 
@@ -133,6 +163,7 @@ impl App {
                 }
             }
             Event::TurnDone { .. } => self.answering = None,
+            Event::ApprovalRequired { .. } => self.approval_since = Some(Instant::now()),
             _ => {}
         }
         self.transcript.apply(event);
@@ -149,7 +180,9 @@ impl App {
     /// The mouse wheel scrolls the transcript.
     pub fn on_mouse(&mut self, mouse: MouseEvent) {
         match mouse.kind {
-            MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_add(3),
+            MouseEventKind::ScrollUp => {
+                self.scroll = self.scroll.saturating_add(3).min(self.max_scroll.get());
+            }
             MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(3),
             _ => {}
         }
@@ -167,13 +200,13 @@ impl App {
             return self.overlay_key(key);
         }
         if self.transcript.pending.is_some() {
-            return self.approval_key(key);
+            return self.approval_key(key, now);
         }
         match key.code {
-            KeyCode::Esc => return self.esc(now),
+            KeyCode::Esc if self.composer.search().is_none() => return self.esc(now),
             KeyCode::BackTab => return self.cycle_mode(),
             KeyCode::PageUp => {
-                self.scroll = self.scroll.saturating_add(10);
+                self.scroll = self.scroll.saturating_add(10).min(self.max_scroll.get());
                 return Vec::new();
             }
             KeyCode::PageDown => {
@@ -182,7 +215,13 @@ impl App {
             }
             KeyCode::Tab => {
                 if let Some((name, _)) = self.completions().first().copied() {
-                    self.composer.set_text(&format!("{name} "));
+                    let text = self.composer.text();
+                    // `/mode a` completes the argument, keeping `/mode `.
+                    let keep = match text.rfind(' ') {
+                        Some(at) if !name.starts_with('/') => &text[..=at],
+                        _ => "",
+                    };
+                    self.composer.set_text(&format!("{keep}{name} "));
                 }
                 return Vec::new();
             }
@@ -278,6 +317,9 @@ impl App {
             .unwrap_or(0);
         let next = cycle[(at + 1) % cycle.len()];
         self.permission_mode = next;
+        if self.transcript.busy {
+            self.flash = Some(format!("{next} from the next turn on"));
+        }
         vec![Action::Submit(Submission::SetMode {
             permission_mode: Some(next),
             tier: None,
@@ -309,8 +351,10 @@ impl App {
         Vec::new()
     }
 
-    fn approval_key(&mut self, key: KeyEvent) -> Vec<Action> {
+    fn approval_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
         let Some(pending) = self.transcript.pending_call() else {
+            // An approval for a call this screen never saw: nothing to ask.
+            self.transcript.pending = None;
             return Vec::new();
         };
         let call_id = pending.call.id.clone();
@@ -348,7 +392,14 @@ impl App {
                 }
             };
             self.answering = None;
+            self.answered();
             return vec![Action::Submit(Submission::Approve { call_id, decision })];
+        }
+        let typed_ahead = self
+            .approval_since
+            .is_some_and(|since| now.duration_since(since) < APPROVAL_GUARD);
+        if typed_ahead && matches!(key.code, KeyCode::Char(_)) {
+            return Vec::new();
         }
         let decision = match key.code {
             KeyCode::Char('y' | 'Y') => Decision::Allow,
@@ -366,12 +417,30 @@ impl App {
             KeyCode::Esc => return vec![Action::Submit(Submission::Interrupt)],
             _ => return Vec::new(),
         };
+        self.answered();
         vec![Action::Submit(Submission::Approve { call_id, decision })]
+    }
+
+    /// The answer is on its way: the prompt goes (an edit may bring it
+    /// back with the next `ApprovalRequired`).
+    fn answered(&mut self) {
+        if let Some(id) = self.transcript.pending.take() {
+            self.transcript.clear_approval(&id);
+        }
+        self.approval_since = None;
     }
 
     fn submit(&mut self, text: &str) -> Vec<Action> {
         self.scroll = 0;
         let Some(parsed) = slash::parse(text) else {
+            if self.transcript.busy {
+                self.queued.push_back(text.to_owned());
+                self.flash = Some(format!(
+                    "queued ({}): sent when this turn ends",
+                    self.queued.len()
+                ));
+                return Vec::new();
+            }
             return vec![Action::Submit(Submission::UserTurn {
                 text: text.to_owned(),
             })];
@@ -531,6 +600,8 @@ impl App {
                 Entry::Stopped { stop } => out.push_str(&format!("  [{}]\n", stop.as_str())),
             }
         }
-        out
+        // It goes straight to the real terminal: one more pass, whatever
+        // the entries hold.
+        crate::sanitize::sanitize(&out).into_owned()
     }
 }

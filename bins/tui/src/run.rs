@@ -81,6 +81,17 @@ where
         }
     };
     let mut terminal = ratatui::init();
+    // ratatui's hook restores raw mode and the screen; undo our modes too.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(
+            io::stdout(),
+            PopKeyboardEnhancementFlags,
+            DisableBracketedPaste,
+            DisableMouseCapture
+        );
+        previous(info);
+    }));
     let _ = execute!(io::stdout(), EnableBracketedPaste, EnableMouseCapture);
     // Where the terminal can tell Shift+Enter from Enter, ask it to.
     let enhanced = crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false);
@@ -102,12 +113,15 @@ where
                 _ => Start::Fresh,
             }) {
                 Ok((next, facts)) => {
+                    // Building it may have printed warnings over the screen.
+                    let _ = terminal.clear();
                     let history = app.composer.history().to_vec();
                     app = App::new(facts, history);
                     session = Some(next);
                 }
                 Err(err) => {
                     app.flash = Some(err);
+                    code = 1;
                     break;
                 }
             },
@@ -158,6 +172,9 @@ where
     let mut next_frame = tokio::time::Instant::now();
     let mut ended: Option<Ended> = None;
     let mut session_done = false;
+    // Once the person asked to leave, a session that does not end (a
+    // compaction call, a stuck tool) is given this long, then dropped.
+    let mut leave_by: Option<tokio::time::Instant> = None;
     // For the launch benchmark: leave as soon as the first frame is up.
     let first_frame_only = std::env::var_os("COX_TUI_EXIT_AFTER_FIRST_FRAME").is_some();
     loop {
@@ -173,11 +190,21 @@ where
         if session_done && ended.is_some() {
             break;
         }
+        if ended.is_some() && leave_by.is_none() {
+            leave_by = Some(tokio::time::Instant::now() + Duration::from_secs(3));
+        }
+        if leave_by.is_some_and(|at| tokio::time::Instant::now() >= at) {
+            break;
+        }
+        let wake = match (dirty, leave_by) {
+            (true, Some(at)) => Some(next_frame.min(at)),
+            (true, None) => Some(next_frame),
+            (false, at) => at,
+        };
         let frame_due = async {
-            if dirty {
-                tokio::time::sleep_until(next_frame).await;
-            } else {
-                futures::future::pending::<()>().await;
+            match wake {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => futures::future::pending::<()>().await,
             }
         };
         tokio::select! {
@@ -242,6 +269,13 @@ where
                 dirty = true;
             }
             () = frame_due => {}
+        }
+        if ended.is_none() {
+            for action in app.ready() {
+                if let Action::Submit(sub) = action {
+                    let _ = subs.unbounded_send(sub);
+                }
+            }
         }
     }
     Ok(ended.unwrap_or(Ended::Quit))

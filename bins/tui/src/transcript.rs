@@ -61,6 +61,8 @@ pub struct Transcript {
     pub busy: bool,
     /// The call waiting for an answer, if any.
     pub pending: Option<CallId>,
+    /// Where the model call in progress began in `entries`.
+    reply_start: usize,
 }
 
 impl Transcript {
@@ -72,6 +74,22 @@ impl Transcript {
 
     /// Folds one event in.
     pub fn apply(&mut self, event: &Event) {
+        self.fold(event);
+        // After these, whatever comes next belongs to a new model call.
+        if matches!(
+            event,
+            Event::SessionStarted { .. }
+                | Event::TurnStarted { .. }
+                | Event::Usage { .. }
+                | Event::ToolCallDone { .. }
+                | Event::TurnDone { .. }
+                | Event::Compacted { .. }
+        ) {
+            self.reply_start = self.entries.len();
+        }
+    }
+
+    fn fold(&mut self, event: &Event) {
         match event {
             Event::SessionStarted {
                 session_id,
@@ -114,6 +132,7 @@ impl Transcript {
             Event::ToolCallRequested { call } => {
                 let mut call = call.clone();
                 call.subject = sanitize(&call.subject).into_owned();
+                call.name = sanitize(&call.name).into_owned();
                 // A person's edit re-requests the same call: replace it.
                 if let Some(entry) = self.tool_mut(&call.id) {
                     entry.call = call;
@@ -171,13 +190,11 @@ impl Transcript {
                 discarded,
             } => {
                 if *discarded {
-                    // The partial answer is void: drop what it streamed.
-                    while matches!(
-                        self.entries.last(),
-                        Some(Entry::Assistant { .. } | Entry::Thinking { .. })
-                    ) {
-                        self.entries.pop();
-                    }
+                    // The partial answer is void: drop all it streamed
+                    // (text, thinking, announced calls).
+                    self.entries
+                        .truncate(self.reply_start.min(self.entries.len()));
+                    self.pending = None;
                 }
                 self.entries.push(Entry::Notice {
                     level: NoticeLevel::Warn,
@@ -214,6 +231,13 @@ impl Transcript {
             Entry::Tool(t) if t.call.id == *id => Some(t.as_mut()),
             _ => None,
         })
+    }
+
+    /// The call's approval prompt is answered.
+    pub fn clear_approval(&mut self, id: &CallId) {
+        if let Some(entry) = self.tool_mut(id) {
+            entry.approval = None;
+        }
     }
 
     /// The call waiting for approval.

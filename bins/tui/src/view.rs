@@ -272,6 +272,11 @@ fn clip(text: &str, width: u16) -> String {
 
 fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let lines = last_lines(app, area.width, usize::from(area.height) + app.scroll);
+    let max = lines.len().saturating_sub(usize::from(area.height));
+    if lines.len() < usize::from(area.height) + app.scroll {
+        // Everything was rendered: this is how far it can scroll.
+        app.max_scroll.set(max);
+    }
     let height = usize::from(area.height);
     let end = lines
         .len()
@@ -290,7 +295,10 @@ fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Line::from(vec![
             Span::styled("Allow ", Style::new().add_modifier(Modifier::BOLD)),
             Span::styled(
-                format!("{} {}", pending.call.name, pending.call.subject),
+                clip(
+                    &format!("{} {}", pending.call.name, pending.call.subject),
+                    area.width.saturating_sub(8),
+                ),
                 Style::new().fg(Color::Yellow),
             ),
             Span::raw("?"),

@@ -4,7 +4,7 @@
 //! approval prompt, a tool result with its diff, an interrupted turn, and a
 //! 40-column terminal. Keys are driven through the real `App`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cox_protocol::CallId;
 use cox_protocol::types::{
@@ -121,8 +121,14 @@ fn approval_prompt_and_answers() {
         reason: "write calls ask in default mode".into(),
     });
     insta::assert_snapshot!(screen(&app, 80, 14));
-    // y answers at once.
-    let actions = app.on_key(key(KeyCode::Char('y')), Instant::now());
+    // A y typed as the prompt appears was meant for something else.
+    assert!(
+        app.on_key(key(KeyCode::Char('y')), Instant::now())
+            .is_empty()
+    );
+    let later = Instant::now() + Duration::from_secs(1);
+    // y answers, and the prompt goes.
+    let actions = app.on_key(key(KeyCode::Char('y')), later);
     assert_eq!(
         actions,
         [Action::Submit(Submission::Approve {
@@ -130,10 +136,17 @@ fn approval_prompt_and_answers() {
             decision: cox_protocol::types::Decision::Allow
         })]
     );
-    // n, a reason, Enter: a denial with the reason.
-    app.on_key(key(KeyCode::Char('n')), Instant::now());
-    type_text(&mut app, "not now");
-    let actions = app.on_key(key(KeyCode::Enter), Instant::now());
+    assert!(app.transcript.pending.is_none());
+    // Asked again (say, after an edit): n, a reason, Enter.
+    app.on_event(&Event::ApprovalRequired {
+        call_id: "toolu_1".into(),
+        reason: "write calls ask in default mode".into(),
+    });
+    app.on_key(key(KeyCode::Char('n')), later);
+    for c in "not now".chars() {
+        app.on_key(key(KeyCode::Char(c)), later);
+    }
+    let actions = app.on_key(key(KeyCode::Enter), later);
     assert_eq!(
         actions,
         [Action::Submit(Submission::Approve {
@@ -268,4 +281,59 @@ fn keys_shift_tab_slash_commands_and_double_ctrl_c() {
     let now = Instant::now();
     assert!(app.on_key(ctrl_c, now).is_empty());
     assert_eq!(app.on_key(ctrl_c, now), [Action::Quit]);
+}
+
+#[test]
+fn prompts_sent_during_a_turn_wait_for_its_end() {
+    let mut app = app();
+    turn(&mut app, "first");
+    type_text(&mut app, "second");
+    assert!(app.on_key(key(KeyCode::Enter), Instant::now()).is_empty());
+    assert!(app.ready().is_empty(), "not while the turn runs");
+    app.on_event(&Event::TurnDone {
+        stop: StopReason::EndTurn,
+    });
+    assert_eq!(
+        app.ready(),
+        [Action::Submit(Submission::UserTurn {
+            text: "second".into()
+        })]
+    );
+}
+
+#[test]
+fn a_discarded_attempt_leaves_nothing_on_screen() {
+    let mut app = app();
+    turn(&mut app, "go");
+    app.on_event(&Event::TextDelta { text: "Hel".into() });
+    app.on_event(&Event::ToolCallRequested { call: write_call() });
+    app.on_event(&Event::Retry {
+        attempt: 2,
+        of: 4,
+        delay_ms: 10,
+        reason: "cut".into(),
+        discarded: true,
+    });
+    assert!(matches!(
+        app.transcript.entries.as_slice(),
+        [
+            cox_tui::transcript::Entry::User { .. },
+            cox_tui::transcript::Entry::Notice { .. }
+        ]
+    ));
+}
+
+#[test]
+fn a_hostile_tool_name_never_reaches_the_terminal() {
+    let mut app = app();
+    turn(&mut app, "x");
+    let mut call = write_call();
+    call.name = "x\u{1b}]2;PWNED\u{7}\u{1b}[2J".into();
+    app.on_event(&Event::ToolCallRequested { call });
+    let plain = app.plain_transcript();
+    assert!(
+        !plain.contains('\u{1b}') && !plain.contains('\u{7}'),
+        "{plain:?}"
+    );
+    assert!(!screen(&app, 80, 12).contains('\u{1b}'));
 }
