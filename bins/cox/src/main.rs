@@ -142,6 +142,7 @@ fn tui(cli: &Cli) -> i32 {
                 prices: facts.prices,
                 permissions: facts.rules,
                 base_mode: facts.permission_mode,
+                past: facts.past,
             },
         ))
     })

@@ -202,6 +202,8 @@ struct Prepared<P> {
     permissions: config::Permissions,
     preset: Preset,
     resumed: Option<cox_core::Resumed>,
+    /// The resumed session's events so far.
+    past: Vec<cox_protocol::types::Event>,
     catalog: cox_protocol::catalog::Catalog,
     budget: BudgetConfig,
     context: ContextConfig,
@@ -289,6 +291,7 @@ where
         cwd,
         permissions,
         preset,
+        past: found.as_ref().map(|f| f.events.clone()).unwrap_or_default(),
         resumed: found.map(|f| f.resumed),
         catalog,
         budget,
@@ -339,6 +342,8 @@ pub struct SessionFacts {
     pub permission_mode: PermissionMode,
     /// The rules in effect, one line each, with where each came from.
     pub rules: Vec<String>,
+    /// A resumed session's events so far (empty for a new one).
+    pub past: Vec<cox_protocol::types::Event>,
 }
 
 /// Builds the session `prepared` describes, with `approval` as its policy
@@ -355,6 +360,7 @@ fn build_session<P: Provider>(
         permissions,
         preset,
         resumed,
+        past,
         catalog,
         budget,
         context,
@@ -425,6 +431,7 @@ fn build_session<P: Provider>(
         prices: info.and_then(|m| m.prices),
         permission_mode: mode,
         rules,
+        past,
     };
     Ok((session, facts))
 }

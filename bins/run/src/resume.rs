@@ -31,6 +31,9 @@ pub struct Found {
     pub rollout: PathBuf,
     /// Things to tell the person (a cut-short last line or turn).
     pub warnings: Vec<String>,
+    /// The rollout's events, for a surface that shows the conversation so
+    /// far.
+    pub events: Vec<Event>,
 }
 
 /// Finds and reads the session `pick` names.
@@ -71,6 +74,7 @@ pub fn find(home: &CoxHome, pick: &Pick, cwd: &Path) -> Result<Found> {
         resumed,
         rollout,
         warnings,
+        events: read.events,
     })
 }
 

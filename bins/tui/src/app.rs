@@ -79,6 +79,9 @@ pub struct Facts {
     pub permissions: Vec<String>,
     /// The mode the config asked for (`/mode editor` goes back to it).
     pub base_mode: PermissionMode,
+    /// A resumed session's events so far: drawn before anything new, and
+    /// its prompts are the composer's history.
+    pub past: Vec<Event>,
 }
 
 /// The state of the screen.
@@ -110,9 +113,20 @@ pub struct App {
 impl App {
     /// A screen for a session that has not started.
     #[must_use]
-    pub fn new(facts: Facts, history: Vec<String>) -> Self {
+    pub fn new(mut facts: Facts, mut history: Vec<String>) -> Self {
+        let past = std::mem::take(&mut facts.past);
+        let mut transcript = Transcript::new();
+        for event in &past {
+            transcript.apply(event);
+            if let Event::TurnStarted { text, .. } = event {
+                history.push(text.clone());
+            }
+        }
+        // What the rollout left mid-turn is not running now.
+        transcript.busy = false;
+        transcript.pending = None;
         Self {
-            transcript: Transcript::new(),
+            transcript,
             composer: Composer::with_history(history),
             permission_mode: facts.base_mode,
             facts,

@@ -24,6 +24,7 @@ fn app() -> App {
             prices: None,
             permissions: vec!["deny  Read(~/.ssh/**)  (built-in)".into()],
             base_mode: PermissionMode::Default,
+            past: Vec::new(),
         },
         Vec::new(),
     );
@@ -336,4 +337,32 @@ fn a_hostile_tool_name_never_reaches_the_terminal() {
         "{plain:?}"
     );
     assert!(!screen(&app, 80, 12).contains('\u{1b}'));
+}
+
+#[test]
+fn a_resumed_session_shows_its_conversation_and_recalls_its_prompts() {
+    let past = vec![
+        Event::TurnStarted {
+            turn: 1,
+            text: "the earlier prompt".into(),
+        },
+        Event::TextDelta {
+            text: "The earlier answer.".into(),
+        },
+        Event::TurnDone {
+            stop: StopReason::EndTurn,
+        },
+    ];
+    let mut app = App::new(
+        Facts {
+            base_mode: PermissionMode::Default,
+            past,
+            ..Facts::default()
+        },
+        Vec::new(),
+    );
+    let drawn = screen(&app, 60, 12);
+    assert!(drawn.contains("the earlier prompt") && drawn.contains("The earlier answer."));
+    app.on_key(key(KeyCode::Up), Instant::now());
+    assert_eq!(app.composer.text(), "the earlier prompt");
 }
