@@ -292,7 +292,21 @@ where
         permissions,
         preset,
         past: found.as_ref().map(|f| f.events.clone()).unwrap_or_default(),
-        resumed: found.map(|f| f.resumed),
+        resumed: found.map(|f| {
+            // A resumed session goes on in the mode and model it was
+            // switched to, unless this command line says otherwise.
+            let mut resumed = f.resumed;
+            let flags_mode = args.permission_mode.is_some() || args.mode.is_some() || args.deep;
+            if let Some((_, _, model)) = &mut resumed.mode
+                && args.model.is_some()
+            {
+                *model = None;
+            }
+            if flags_mode {
+                resumed.mode = None;
+            }
+            resumed
+        }),
         catalog,
         budget,
         context,

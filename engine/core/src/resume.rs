@@ -20,8 +20,9 @@
 
 use std::collections::HashMap;
 
+use cox_protocol::provider::Tier;
 use cox_protocol::provider::{ContentBlock, Message, Role};
-use cox_protocol::types::{Event, ROLLOUT_FORMAT, StopReason};
+use cox_protocol::types::{Event, PermissionMode, ROLLOUT_FORMAT, StopReason};
 use cox_protocol::{CallId, SessionId};
 use serde_json::Value;
 
@@ -48,6 +49,9 @@ pub struct Resumed {
     pub compaction: Option<Compaction>,
     /// What is known of each tool result (turn, archive, call).
     pub results: HashMap<CallId, ResultMeta>,
+    /// The last `mode_changed`: permission mode, main tier, and the model
+    /// switched to, if any. A resumed session goes on in them.
+    pub mode: Option<(PermissionMode, Tier, Option<String>)>,
 }
 
 /// The rollout cannot be resumed.
@@ -232,6 +236,7 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
         return Err(ResumeError::NoStart);
     };
     let mut b = Builder::default();
+    let mut mode = None;
     for event in events {
         match event {
             Event::SessionStarted { format, .. } => {
@@ -297,8 +302,12 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
                     summary: summary.clone(),
                 });
             }
+            Event::ModeChanged {
+                permission_mode,
+                tier,
+                model,
+            } => mode = Some((*permission_mode, *tier, model.clone())),
             Event::ApprovalRequired { .. }
-            | Event::ModeChanged { .. }
             | Event::ToolCallOutput { .. }
             | Event::Notice { .. } => {}
         }
@@ -316,6 +325,7 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
         turn_starts: b.turn_starts,
         compaction: b.compaction,
         results: b.metas,
+        mode,
     })
 }
 
@@ -468,6 +478,26 @@ mod tests {
                 },
             ],
             "in call order, the missing one answered as not run"
+        );
+    }
+
+    #[test]
+    fn the_last_mode_change_is_resumed() {
+        let events = vec![
+            start(1),
+            Event::ModeChanged {
+                permission_mode: PermissionMode::Plan,
+                tier: Tier::Think,
+                model: Some("m2".into()),
+            },
+            turn(1, "hi"),
+            usage(),
+            done(StopReason::EndTurn),
+        ];
+        let r = rebuild(&events).unwrap();
+        assert_eq!(
+            r.mode,
+            Some((PermissionMode::Plan, Tier::Think, Some("m2".into())))
         );
     }
 

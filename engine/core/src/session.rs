@@ -194,6 +194,10 @@ where
         self.state.turn_starts = resumed.turn_starts;
         self.state.compaction = resumed.compaction;
         self.state.results = resumed.results;
+        if let Some((permission_mode, tier, model)) = resumed.mode {
+            self.state.mode = Some((permission_mode, tier));
+            self.state.model = model;
+        }
         self.state.resumed = true;
         self
     }
@@ -237,10 +241,13 @@ where
         out.emit(Event::SessionStarted {
             session_id: cfg.id,
             cwd: cfg.workspace.cwd.display().to_string(),
-            model: world.provider.model().to_owned(),
+            model: state
+                .model
+                .clone()
+                .unwrap_or_else(|| world.provider.model().to_owned()),
             provider: world.provider.name().to_owned(),
             tools: world.tools.names().map(str::to_owned).collect(),
-            permission_mode: cfg.permission_mode,
+            permission_mode: state.mode.map_or(cfg.permission_mode, |m| m.0),
             at: cfg.started_at.clone(),
             resumed: state.resumed,
             format: ROLLOUT_FORMAT,
