@@ -143,6 +143,7 @@ fn tui(cli: &Cli) -> i32 {
                 permissions: facts.rules,
                 base_mode: facts.permission_mode,
                 past: facts.past,
+                recent: facts.recent,
             },
         ))
     })

@@ -159,3 +159,22 @@ fn esc_interrupts_a_long_command() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED 0");
 }
+
+#[test]
+fn resume_picks_an_earlier_session_and_shows_it() {
+    let env = Env::new();
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0));
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["/resume", "Enter"]);
+    tmux.wait_for("Enter to pick up");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("do the task");
+    assert!(screen.contains("Created hello.txt."), "{screen}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED 0");
+}

@@ -358,6 +358,8 @@ pub struct SessionFacts {
     pub rules: Vec<String>,
     /// A resumed session's events so far (empty for a new one).
     pub past: Vec<cox_protocol::types::Event>,
+    /// Recent sessions, newest first: id and a one-line description.
+    pub recent: Vec<(String, String)>,
 }
 
 /// Builds the session `prepared` describes, with `approval` as its policy
@@ -419,6 +421,28 @@ fn build_session<P: Provider>(
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let store =
         std::sync::Arc::new(CoxStore::open(&home, catalog).map_err(|e| anyhow::anyhow!("{e}"))?);
+    let recent = store
+        .db()
+        .sessions()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|row| row.id != id.to_string())
+        .take(20)
+        .map(|row| {
+            let day = row
+                .updated_at
+                .get(..16)
+                .unwrap_or(&row.updated_at)
+                .replace('T', " ");
+            let place = row.cwd.rsplit('/').next().unwrap_or_default().to_owned();
+            let title = row.title.clone().unwrap_or_default();
+            let label = format!(
+                "{day} · {place} · {} turns · ${:.4} {title}",
+                row.turns, row.cost_usd
+            );
+            (row.id, label)
+        })
+        .collect();
     let rules = permissions
         .engine
         .rules()
@@ -446,6 +470,7 @@ fn build_session<P: Provider>(
         permission_mode: mode,
         rules,
         past,
+        recent,
     };
     Ok((session, facts))
 }

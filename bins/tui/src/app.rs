@@ -56,6 +56,11 @@ pub enum Overlay {
         prompts: Vec<(u32, String)>,
         selected: usize,
     },
+    /// Recent sessions; Enter picks one up.
+    Sessions {
+        items: Vec<(String, String)>,
+        selected: usize,
+    },
 }
 
 /// What a key typed during an approval is for.
@@ -82,6 +87,8 @@ pub struct Facts {
     /// A resumed session's events so far: drawn before anything new, and
     /// its prompts are the composer's history.
     pub past: Vec<Event>,
+    /// Recent sessions for `/resume`'s list: id and a description.
+    pub recent: Vec<(String, String)>,
 }
 
 /// The state of the screen.
@@ -359,6 +366,18 @@ impl App {
                 }
                 _ => {}
             },
+            (Some(Overlay::Sessions { items, selected }), code) => match code {
+                KeyCode::Up => *selected = selected.saturating_sub(1),
+                KeyCode::Down => *selected = (*selected + 1).min(items.len().saturating_sub(1)),
+                KeyCode::Enter => {
+                    let id = items.get(*selected).map(|(id, _)| id.clone());
+                    self.overlay = None;
+                    if let Some(id) = id {
+                        return vec![Action::Resume(id)];
+                    }
+                }
+                _ => {}
+            },
             (Some(Overlay::Text { .. }), KeyCode::Enter) => self.overlay = None,
             _ => {}
         }
@@ -508,13 +527,16 @@ impl App {
                 });
                 Vec::new()
             }
-            Command::Resume(id) => {
-                self.flash = Some(match id {
-                    Some(id) => format!("quit and run `cox --resume {id}` to pick it up"),
-                    None => {
-                        "`cox sessions` lists sessions; `cox --resume <id>` picks one up".into()
-                    }
-                });
+            Command::Resume(Some(id)) => vec![Action::Resume(id)],
+            Command::Resume(None) => {
+                if self.facts.recent.is_empty() {
+                    self.flash = Some("no other session to pick up yet".into());
+                } else {
+                    self.overlay = Some(Overlay::Sessions {
+                        items: self.facts.recent.clone(),
+                        selected: 0,
+                    });
+                }
                 Vec::new()
             }
             Command::Clear => {

@@ -413,6 +413,21 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
             format!(" {title} · Esc "),
             lines.iter().map(|l| Line::raw(l.as_str())).collect(),
         ),
+        Overlay::Sessions { items, selected } => (
+            " sessions · Enter to pick up · Esc ".into(),
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, (id, label))| {
+                    let line = clip(&format!("{id}  {label}"), area.width.saturating_sub(2));
+                    if i == *selected {
+                        Line::styled(line, Style::new().add_modifier(Modifier::REVERSED))
+                    } else {
+                        Line::raw(line)
+                    }
+                })
+                .collect(),
+        ),
         Overlay::Rewind { prompts, selected } => (
             " earlier prompts · Enter to edit again · Esc ".into(),
             prompts

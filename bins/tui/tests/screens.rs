@@ -25,6 +25,10 @@ fn app() -> App {
             permissions: vec!["deny  Read(~/.ssh/**)  (built-in)".into()],
             base_mode: PermissionMode::Default,
             past: Vec::new(),
+            recent: vec![(
+                "01JCXT0000000000000000000B".into(),
+                "2026-11-29 10:00 · repo · 3 turns".into(),
+            )],
         },
         Vec::new(),
     );
@@ -365,4 +369,21 @@ fn a_resumed_session_shows_its_conversation_and_recalls_its_prompts() {
     assert!(drawn.contains("the earlier prompt") && drawn.contains("The earlier answer."));
     app.on_key(key(KeyCode::Up), Instant::now());
     assert_eq!(app.composer.text(), "the earlier prompt");
+}
+
+#[test]
+fn resume_lists_recent_sessions_to_pick_and_takes_an_id() {
+    let mut app = app();
+    type_text(&mut app, "/resume");
+    assert!(app.on_key(key(KeyCode::Enter), Instant::now()).is_empty());
+    assert!(screen(&app, 80, 12).contains("01JCXT0000000000000000000B"));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), Instant::now()),
+        [Action::Resume("01JCXT0000000000000000000B".into())]
+    );
+    type_text(&mut app, "/resume 01JABC");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), Instant::now()),
+        [Action::Resume("01JABC".into())]
+    );
 }
