@@ -427,3 +427,34 @@ fn expand_reads_one_enormous_line_piece_by_piece() {
     }
     assert_eq!(got, line, "every byte, in 64 KiB pieces");
 }
+
+#[test]
+fn an_interrupt_stops_a_compaction_and_keeps_the_history() {
+    let mut done_turns = 0;
+    let run = run(
+        "compact_slow",
+        Options {
+            then: vec![Submission::Compact { focus: None }],
+            trigger: Some(Box::new(move |events: &[Event]| {
+                if matches!(events.last(), Some(Event::TurnDone { .. })) {
+                    done_turns += 1;
+                    if done_turns == 3 {
+                        return Some(Submission::Interrupt);
+                    }
+                }
+                None
+            })),
+            ..three_prompts()
+        },
+    );
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| matches!(e, Event::Compacted { .. }))
+    );
+    assert!(run.events.iter().any(
+        |e| matches!(e, Event::Notice { text, .. } if text.contains("compaction interrupted"))
+    ));
+    assert!(run.end.compaction.is_none());
+    check_invariants(&run);
+}

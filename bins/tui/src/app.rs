@@ -115,6 +115,8 @@ pub struct App {
     approval_since: Option<Instant>,
     /// The most the transcript can scroll, as the last frame measured it.
     pub max_scroll: Cell<usize>,
+    /// A `/compact` is running between turns.
+    pub compacting: bool,
 }
 
 impl App {
@@ -148,6 +150,7 @@ impl App {
             queued: VecDeque::new(),
             approval_since: None,
             max_scroll: Cell::new(usize::MAX),
+            compacting: false,
         }
     }
 
@@ -185,6 +188,9 @@ impl App {
             }
             Event::TurnDone { .. } => self.answering = None,
             Event::ApprovalRequired { .. } => self.approval_since = Some(Instant::now()),
+            Event::Compacted { .. } | Event::Notice { .. } | Event::TurnStarted { .. } => {
+                self.compacting = false;
+            }
             _ => {}
         }
         self.transcript.apply(event);
@@ -288,7 +294,7 @@ impl App {
     }
 
     fn esc(&mut self, now: Instant) -> Vec<Action> {
-        if self.transcript.busy {
+        if self.transcript.busy || self.compacting {
             self.esc_at = None;
             return vec![Action::Submit(Submission::Interrupt)];
         }
@@ -498,7 +504,10 @@ impl App {
                 tier: Some(Tier::Code),
                 model: None,
             })],
-            Command::Compact(focus) => vec![Action::Submit(Submission::Compact { focus })],
+            Command::Compact(focus) => {
+                self.compacting = true;
+                vec![Action::Submit(Submission::Compact { focus })]
+            }
             Command::Model(Some(model)) => vec![Action::Submit(Submission::SetMode {
                 permission_mode: None,
                 tier: None,

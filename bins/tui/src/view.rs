@@ -338,7 +338,9 @@ fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
 }
 
 fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect, lines: &[String]) {
-    let hint = if app.transcript.busy {
+    let hint = if app.compacting {
+        " compacting… Esc to stop "
+    } else if app.transcript.busy {
         " Esc to interrupt "
     } else {
         " / commands · Shift+Tab mode "

@@ -278,7 +278,15 @@ where
                 ),
                 Submission::Compact { focus } => {
                     let keep = world.config.context.keep_turns.max(1);
-                    let done = compact(&world, &mut state, &mut out, focus.as_deref(), keep).await;
+                    let done = compact(
+                        &world,
+                        &mut state,
+                        &mut out,
+                        &mut inbox,
+                        focus.as_deref(),
+                        keep,
+                    )
+                    .await;
                     if done == CompactOutcome::Nothing {
                         out.notice(
                             NoticeLevel::Info,
@@ -565,7 +573,7 @@ async fn run_turn<P, S, A, X, I, F>(
                     format!("{why}; compacting the earlier turns and trying again"),
                 );
                 let keep = cfg.context.keep_turns.max(1);
-                if compact(world, state, out.0, None, keep).await == CompactOutcome::Done {
+                if compact(world, state, out.0, inbox, None, keep).await == CompactOutcome::Done {
                     turn = streaming.restart();
                     continue;
                 }
@@ -605,7 +613,15 @@ async fn run_turn<P, S, A, X, I, F>(
         && state.last_context as f64 >= cfg.context.compact_at * window as f64
         && !matches!(done.stop(), StopReason::Interrupted | StopReason::Budget)
     {
-        compact(world, state, out.0, None, cfg.context.keep_turns.max(1)).await;
+        compact(
+            world,
+            state,
+            out.0,
+            inbox,
+            None,
+            cfg.context.keep_turns.max(1),
+        )
+        .await;
     }
     if let Err(err) = world.store.turn_finished(cfg.id, state.turns) {
         out.notice(
@@ -766,16 +782,18 @@ enum CompactOutcome {
 /// tier; from then on requests carry the summary instead of those turns'
 /// messages. The history is kept whole (append-only): only what is sent
 /// changes. A `[budget]` cap already reached stops it, like any call.
-async fn compact<P, S, A, X, F>(
+async fn compact<P, S, A, X, I, F>(
     world: &World<P, S, A, X>,
     state: &mut State,
     out: &mut Emitter<'_, S, F>,
+    inbox: &mut Inbox<I>,
     focus: Option<&str>,
     keep: u32,
 ) -> CompactOutcome
 where
     P: Provider,
     S: Store,
+    I: Stream<Item = Submission> + Unpin,
     F: FnMut(&Event),
 {
     let keep = usize::try_from(keep.max(1)).unwrap_or(usize::MAX);
@@ -819,14 +837,33 @@ where
         messages: vec![Message::user_text(context::transcript(&earlier, focus))],
         max_output_tokens: 2_000,
     };
-    let mut stream = pin!(world.provider.stream(request, CancelToken::new()));
+    let cancel = CancelToken::new();
+    let mut stream = pin!(world.provider.stream(request, cancel.clone()));
     let mut summary = String::new();
     let mut served = (
         world.provider.name().to_owned(),
         world.provider.model().to_owned(),
         None,
     );
-    while let Some(item) = stream.next().await {
+    loop {
+        // An interrupt stops the summary; anything else waits its turn.
+        let item = tokio::select! {
+            biased;
+            sub = inbox.next_live() => {
+                if sub == Submission::Interrupt {
+                    cancel.cancel();
+                    out.notice(
+                        NoticeLevel::Info,
+                        "compaction interrupted; the history was kept whole".into(),
+                    );
+                    return CompactOutcome::Failed;
+                }
+                inbox.queue.push_back(sub);
+                continue;
+            }
+            item = stream.next() => item,
+        };
+        let Some(item) = item else { break };
         match item {
             Ok(StreamEvent::TextDelta(text)) => summary.push_str(&text),
             Ok(StreamEvent::Routed {
