@@ -237,6 +237,8 @@ struct Exchange {
     usage: Option<Usage>,
     stop: Option<ModelStop>,
     error: Option<String>,
+    /// The error was the prompt being over the window.
+    too_long: bool,
     finished: bool,
 }
 
@@ -251,6 +253,7 @@ impl Exchange {
             usage: None,
             stop: None,
             error: None,
+            too_long: false,
             finished: false,
         }
     }
@@ -281,7 +284,13 @@ impl Exchange {
                 return true;
             }
             Err(err) => {
-                self.error = Some(err.to_string());
+                self.error = Some(match err {
+                    ProviderError::ContextLength(message) => {
+                        self.too_long = true;
+                        message.clone()
+                    }
+                    other => other.to_string(),
+                });
                 self.finished = true;
                 return true;
             }
@@ -297,6 +306,9 @@ impl Exchange {
         }
         if let Some(error) = &self.error {
             let _ = writeln!(out, "error = {}", string(error));
+            if self.too_long {
+                out.push_str("error_kind = \"context_length\"\n");
+            }
         } else {
             if !self.thinking.is_empty() {
                 let _ = writeln!(out, "thinking = {}", string(&self.thinking));

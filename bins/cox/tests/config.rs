@@ -226,3 +226,105 @@ fn cox_resume_of_an_unknown_session_is_one_line_before_the_screen_opens() {
         .unwrap();
     common::assert_one_line_error(&out, "no session 01JABC");
 }
+
+#[test]
+fn broken_rows_and_urls_are_one_line_before_anything_starts() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[models.m]\nprovider = \"openai\"\ncontext_window = 100\nmax_output = 10\nprices = { input = nan, output = 1.0, cache_read = 0.0, cache_write = 0.0 }\n",
+            "[models.\"m\"] prices must be",
+        ),
+        (
+            "[models.m]\nprovider = \"openai\"\ncontext_window = 0\nmax_output = 10\n",
+            "[models.\"m\"] context_window must be more than 0",
+        ),
+        (
+            "[context]\ncompact_at = -1.0\n",
+            "[context] compact_at must be",
+        ),
+        (
+            "[providers.openai]\nbase_url = \"localhost:8080/v1\"\n",
+            "is not an http:// or https:// URL",
+        ),
+    ];
+    for (config, needle) in cases {
+        let env = Env::new();
+        std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+        let out = env
+            .cox()
+            .env("OPENAI_API_KEY", "k")
+            .args(["run", "-p", "hi", "--provider", "openai", "--model", "m"])
+            .output()
+            .unwrap();
+        common::assert_one_line_error(&out, needle);
+        assert!(env.rollouts().is_empty(), "nothing started: {config}");
+    }
+}
+
+#[test]
+fn a_project_budget_that_is_not_an_amount_is_refused() {
+    let env = Env::new();
+    std::fs::create_dir(env.work.path().join(".cox")).unwrap();
+    std::fs::write(
+        env.work.path().join(".cox/config.toml"),
+        "[budget]\nsession_usd = nan\n",
+    )
+    .unwrap();
+    let out = env.run("hello", &[]);
+    common::assert_one_line_error(&out, "[budget] session_usd must be an amount");
+}
+
+#[test]
+fn the_provider_flag_beats_the_configs_code_tier() {
+    let (url, server) = common::serve(vec![("200 OK", common::openai_final_text())]);
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[tiers.code]\nprovider = \"anthropic\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cox()
+        .env("OPENAI_BASE_URL", format!("{url}/v1"))
+        .args([
+            "run",
+            "-p",
+            "hi",
+            "--provider",
+            "openai",
+            "--model",
+            "qwen3-coder",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body: serde_json::Value = serde_json::from_str(&server.join().unwrap()[0]).unwrap();
+    assert_eq!(body["model"], "qwen3-coder");
+}
+
+#[test]
+fn config_show_reads_the_permission_mode_variable_and_refuses_garbage() {
+    let env = Env::new();
+    let out = env
+        .cox()
+        .env("COX_PERMISSION_MODE", "plan")
+        .args(["config", "show", "--sources"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("permissions.mode"))
+        .unwrap();
+    assert!(
+        line.contains("= plan") && line.ends_with("# COX_PERMISSION_MODE"),
+        "{line}"
+    );
+    let out = env
+        .cox()
+        .env("COX_EFFORT", "garbage")
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "COX_EFFORT=garbage: unknown effort");
+}

@@ -194,6 +194,43 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
             ));
         }
     }
+    let line_of_key = |key: &str| {
+        source
+            .text
+            .lines()
+            .position(|l| l.contains(key))
+            .map_or(1, |i| i + 1)
+    };
+    for (id, row) in &source.file.models {
+        let prices = row
+            .prices
+            .map(|p| [p.input, p.output, p.cache_read, p.cache_write]);
+        let bad_price = prices.is_some_and(|p| p.iter().any(|v| !(v.is_finite() && *v >= 0.0)));
+        let what = if row.context_window == 0 {
+            Some("context_window must be more than 0")
+        } else if row.max_output == 0 {
+            Some("max_output must be more than 0")
+        } else if bad_price {
+            Some("prices must be amounts in US dollars, 0 or more")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(anyhow!(
+                "{}:{}: [models.\"{id}\"] {what}",
+                source.path.display(),
+                line_of_key(id)
+            ));
+        }
+    }
+    let at = source.file.context.compact_at;
+    if !(at.is_finite() && at > 0.0) {
+        return Err(anyhow!(
+            "{}:{}: [context] compact_at must be a share of the window above 0 (0.75 is 75 %)",
+            source.path.display(),
+            line_of_key("compact_at")
+        ));
+    }
     let file = source.file;
     Ok(ModelConfig {
         path: Some(source.path),
@@ -317,6 +354,19 @@ pub fn load_permissions(
         mode_source = "--permission-mode".to_owned();
     }
     let project_budget = project.as_ref().map(|p| p.file.budget).unwrap_or_default();
+    if let Some(project) = &project {
+        for (key, value) in [
+            ("session_usd", project_budget.session_usd),
+            ("monthly_usd", project_budget.monthly_usd),
+        ] {
+            if value.is_some_and(|usd| !(usd.is_finite() && usd >= 0.0)) {
+                return Err(anyhow!(
+                    "{}: [budget] {key} must be an amount in US dollars, 0 or more",
+                    project.path.display()
+                ));
+            }
+        }
+    }
     Ok(Permissions {
         engine,
         mode,

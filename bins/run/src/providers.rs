@@ -143,10 +143,15 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
             .get(&TierName::from_tier(tier))
             .cloned()
             .unwrap_or_default();
-        let provider_name = tier_config
-            .provider
-            .clone()
-            .unwrap_or_else(|| main.to_owned());
+        // `--provider`/`COX_PROVIDER` names the main tier's provider, over
+        // the config's.
+        let provider_name = match (&choice.provider, tier == choice.main_tier) {
+            (Some(_), true) => main.to_owned(),
+            _ => tier_config
+                .provider
+                .clone()
+                .unwrap_or_else(|| main.to_owned()),
+        };
         let flag_model = (tier == choice.main_tier)
             .then(|| choice.model.clone())
             .flatten();
@@ -158,6 +163,7 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         };
         let model = match flag_model
             .or(tier_config.model.clone())
+            .filter(|m| !m.trim().is_empty())
             .or(fallback)
             .or_else(|| {
                 (provider_name == main)
@@ -231,6 +237,16 @@ impl TierName {
     }
 }
 
+/// A base URL must be an http(s) URL; say which setting holds it if not.
+fn check_url(url: &str, setting: &str) -> Result<()> {
+    let ok = (url.starts_with("http://") || url.starts_with("https://"))
+        && url.split("://").nth(1).is_some_and(|rest| !rest.is_empty());
+    if !ok {
+        bail!("the base URL `{url}` ({setting}) is not an http:// or https:// URL");
+    }
+    Ok(())
+}
+
 fn openai_base(config: &ModelConfig) -> String {
     var("OPENAI_BASE_URL")
         .or_else(|| {
@@ -266,6 +282,10 @@ fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
             let base = var("ANTHROPIC_BASE_URL")
                 .or(settings.base_url)
                 .unwrap_or_else(|| cox_providers::anthropic::DEFAULT_BASE_URL.to_owned());
+            check_url(
+                &base,
+                "ANTHROPIC_BASE_URL or [providers.anthropic] base_url",
+            )?;
             Ok(AnyProvider::Anthropic(
                 AnthropicProvider::new(&base, &key, model)?.with_retry(retry),
             ))
@@ -276,6 +296,7 @@ fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
                 .unwrap_or_else(|| "OPENAI_API_KEY".to_owned());
             let key = var(&key_var);
             let base = openai_base(config);
+            check_url(&base, "OPENAI_BASE_URL or [providers.openai] base_url")?;
             if key.is_none() && !is_local_openai(config) {
                 bail!(
                     "the openai provider needs an API key for {base}: set {key_var}, or point \

@@ -74,11 +74,32 @@ fn show(args: &ShowArgs) -> Result<String> {
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
     // Load as `cox run` does, so what it refuses is refused here too.
+    // The same variables `cox run` reads, refused the same way.
+    let env_mode = match std::env::var("COX_PERMISSION_MODE")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(name) => Some(
+            crate::args::parse_mode(&name)
+                .map_err(|e| anyhow::anyhow!("COX_PERMISSION_MODE: {e}"))?,
+        ),
+        None => None,
+    };
+    for (name, value) in [
+        ("COX_EFFORT", std::env::var("COX_EFFORT").ok()),
+        ("--effort", args.effort.clone()),
+    ] {
+        if let Some(value) = value.filter(|v| !v.is_empty())
+            && cox_protocol::provider::Effort::parse(&value).is_none()
+        {
+            anyhow::bail!("{name}={value}: unknown effort (low, medium, high, xhigh)");
+        }
+    }
     let permissions = crate::config::load_permissions(
         &user_path,
         crate::home_dir().as_deref(),
         &cwd,
-        &args.rules.with_mode(args.permission_mode),
+        &args.rules.with_mode(args.permission_mode.or(env_mode)),
     )?;
     crate::config::load_models(&user_path)?;
 

@@ -69,8 +69,9 @@ struct Delta {
 
 #[derive(Deserialize)]
 struct CallPiece {
-    #[serde(default)]
-    index: u64,
+    /// Some servers leave it out; then a piece with a new id starts a new
+    /// call and one without continues the last.
+    index: Option<u64>,
     id: Option<String>,
     function: Option<FunctionPiece>,
 }
@@ -150,7 +151,15 @@ impl ChunkStream {
                 out.push(StreamEvent::TextDelta(text));
             }
             for piece in delta.tool_calls {
-                let call = self.calls.entry(piece.index).or_default();
+                let index = piece.index.unwrap_or_else(|| {
+                    let last = self.calls.iter().next_back();
+                    match (last, &piece.id) {
+                        (None, _) => 0,
+                        (Some((i, call)), Some(id)) if !id.is_empty() && call.id != *id => i + 1,
+                        (Some((i, _)), _) => *i,
+                    }
+                });
+                let call = self.calls.entry(index).or_default();
                 if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
                     call.id = id;
                 }
@@ -358,6 +367,27 @@ mod tests {
                 }),
                 StreamEvent::Done(ModelStop::ToolUse),
             ]
+        );
+    }
+
+    #[test]
+    fn calls_without_an_index_are_told_apart_by_id() {
+        let mut s = ChunkStream::new();
+        for c in [
+            json!({"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"read","arguments":"{\"path\":"}}]}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\"x\"}"}}]}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"read","arguments":"{\"path\":\"y\"}"}}]}}]}),
+        ] {
+            s.push(&data(&c)).unwrap();
+        }
+        let out = s
+            .push(&data(
+                &json!({"choices":[{"delta":{},"finish_reason":"tool_calls"}]}),
+            ))
+            .unwrap();
+        assert_eq!(out.len(), 2);
+        assert!(
+            matches!(&out[1], StreamEvent::ToolUse { id, input, .. } if id.0 == "b" && input["path"] == "y")
         );
     }
 
