@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use cox_protocol::catalog::ModelInfo;
+use cox_protocol::catalog::{Catalog, ModelInfo};
 use cox_protocol::provider::{Effort, ProviderError, Request, StreamEvent, Tier};
 use cox_protocol::{CancelToken, Provider};
 use futures::{Stream, StreamExt};
@@ -45,6 +45,8 @@ pub struct Router<P> {
     code: Route<P>,
     think: Route<P>,
     main: Tier,
+    /// Rows for a model the person switches to (`/model`).
+    catalog: Catalog,
 }
 
 impl<P: Provider> Router<P> {
@@ -57,7 +59,16 @@ impl<P: Provider> Router<P> {
             code,
             think,
             main,
+            catalog: Catalog::default(),
         }
+    }
+
+    /// The same router, clamping and capping a model switched to with
+    /// these rows.
+    #[must_use]
+    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = catalog;
+        self
     }
 
     /// The route a tier's calls take.
@@ -71,13 +82,14 @@ impl<P: Provider> Router<P> {
     }
 
     /// The request as `route` sends it, and the effort it carries.
-    fn prepare(route: &Route<P>, mut request: Request) -> Request {
-        // A model the person switched to replaces the tier's; its limits
-        // are not known here, so its effort goes as asked.
+    fn prepare(&self, route: &Route<P>, mut request: Request) -> Request {
+        // A model the person switched to replaces the tier's; its row, when
+        // the catalog has one, clamps and caps it as the tier's would.
         let info = match request.model_override.take() {
             Some(model) if model != route.model => {
+                let info = self.catalog.get(&model);
                 request.model = model;
-                None
+                info
             }
             _ => {
                 request.model.clone_from(&route.model);
@@ -111,7 +123,7 @@ impl<P: Provider> Provider for Router<P> {
         cancel: CancelToken,
     ) -> impl Stream<Item = Result<StreamEvent, ProviderError>> + Send + 'static {
         let route = self.route(request.tier);
-        let request = Self::prepare(route, request);
+        let request = self.prepare(route, request);
         let routed = StreamEvent::Routed {
             provider: route.provider.name().to_owned(),
             model: request.model.clone(),

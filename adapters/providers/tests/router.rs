@@ -195,8 +195,9 @@ async fn a_model_the_person_switched_to_replaces_the_tiers() {
         effort: None,
         info: catalog.get("claude-sonnet-5").cloned(),
     };
-    let router = Router::new(route(), route(), route(), Tier::Code);
-    let mut req = request(Tier::Code, None);
+    let router =
+        Router::new(route(), route(), route(), Tier::Code).with_catalog(catalog::shipped());
+    let mut req = request(Tier::Code, Some(Effort::Xhigh));
     req.model_override = Some("claude-opus-4-5".into());
     let events: Vec<_> = router.stream(req, CancelToken::new()).collect().await;
     assert!(

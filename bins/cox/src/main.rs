@@ -144,6 +144,7 @@ fn tui(cli: &Cli) -> i32 {
                 base_mode: facts.permission_mode,
                 past: facts.past,
                 recent: facts.recent,
+                models: facts.models,
             },
         ))
     })

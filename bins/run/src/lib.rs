@@ -360,6 +360,8 @@ pub struct SessionFacts {
     pub past: Vec<cox_protocol::types::Event>,
     /// Recent sessions, newest first: id and a one-line description.
     pub recent: Vec<(String, String)>,
+    /// Every catalog row: model, prices, window (for a model switched to).
+    pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
 }
 
 /// Builds the session `prepared` describes, with `approval` as its policy
@@ -382,6 +384,11 @@ fn build_session<P: Provider>(
         context,
     } = prepared;
     let info = catalog.get(provider.model()).cloned();
+    let models = catalog
+        .models()
+        .iter()
+        .map(|m| (m.id.clone(), m.prices, m.context_window))
+        .collect();
     let context_window = info.as_ref().map(|m| m.context_window);
     let mode = if preset.plan {
         PermissionMode::Plan
@@ -471,6 +478,7 @@ fn build_session<P: Provider>(
         rules,
         past,
         recent,
+        models,
     };
     Ok((session, facts))
 }

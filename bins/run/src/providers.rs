@@ -214,7 +214,8 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         take(Tier::Code)?,
         take(Tier::Think)?,
         choice.main_tier,
-    ))
+    )
+    .with_catalog(catalog))
 }
 
 /// The shipped catalog with the user's `[models]` rows over it.

@@ -89,6 +89,8 @@ pub struct Facts {
     pub past: Vec<Event>,
     /// Recent sessions for `/resume`'s list: id and a description.
     pub recent: Vec<(String, String)>,
+    /// Prices and window of every model cox knows, for a `/model` switch.
+    pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
 }
 
 /// The state of the screen.
@@ -184,6 +186,9 @@ impl App {
                 self.tier = *tier;
                 if let Some(model) = model {
                     self.transcript.model.clone_from(model);
+                    let row = self.facts.models.iter().find(|(id, ..)| id == model);
+                    self.facts.prices = row.and_then(|(_, prices, _)| *prices);
+                    self.facts.window = row.map(|(.., window)| *window);
                 }
             }
             Event::TurnDone { .. } => self.answering = None,

@@ -29,6 +29,7 @@ fn app() -> App {
                 "01JCXT0000000000000000000B".into(),
                 "2026-11-29 10:00 · repo · 3 turns".into(),
             )],
+            models: Vec::new(),
         },
         Vec::new(),
     );
