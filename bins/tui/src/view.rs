@@ -120,11 +120,9 @@ fn entry_lines(entry: &Entry, width: u16, lines: &mut Vec<Line<'static>>) {
         match entry {
             Entry::User { text, .. } => {
                 lines.push(Line::default());
-                let room = usize::from(width.saturating_sub(2)).max(1);
                 let mut first = true;
                 for line in text.lines() {
-                    let chars: Vec<char> = line.chars().collect();
-                    for piece in chars.chunks(room).map(|c| c.iter().collect::<String>()) {
+                    for piece in wrap_columns(line, width.saturating_sub(2)) {
                         let mark = if first { "› " } else { "  " };
                         first = false;
                         lines.push(Line::from(vec![
@@ -152,10 +150,21 @@ fn entry_lines(entry: &Entry, width: u16, lines: &mut Vec<Line<'static>>) {
                     NoticeLevel::Error => ("✗", Color::Red),
                     NoticeLevel::Security => ("⚿", Color::Magenta),
                 };
-                lines.push(Line::styled(
-                    format!("  {mark} {text}"),
-                    Style::new().fg(color),
-                ));
+                let mut first = true;
+                for line in text.lines() {
+                    for piece in wrap_columns(line, width.saturating_sub(4)) {
+                        let lead = if first {
+                            format!("  {mark} ")
+                        } else {
+                            "    ".into()
+                        };
+                        first = false;
+                        lines.push(Line::styled(
+                            format!("{lead}{piece}"),
+                            Style::new().fg(color),
+                        ));
+                    }
+                }
             }
             Entry::Compacted { dropped, summary } => {
                 let first = summary.lines().next().unwrap_or_default();
@@ -251,6 +260,27 @@ fn tool_lines(tool: &ToolEntry, width: u16, lines: &mut Vec<Line<'static>>) {
         }
         None => {}
     }
+}
+
+/// `text` cut into pieces of at most `width` display columns (a character
+/// wider than the width gets a piece of its own); at least one piece.
+fn wrap_columns(text: &str, width: u16) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar;
+    let width = usize::from(width).max(1);
+    let mut pieces = Vec::new();
+    let mut piece = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width && !piece.is_empty() {
+            pieces.push(std::mem::take(&mut piece));
+            used = 0;
+        }
+        piece.push(c);
+        used += w;
+    }
+    pieces.push(piece);
+    pieces
 }
 
 fn indent(block: Vec<Line<'static>>, lines: &mut Vec<Line<'static>>) {

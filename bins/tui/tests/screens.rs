@@ -388,3 +388,22 @@ fn resume_lists_recent_sessions_to_pick_and_takes_an_id() {
         [Action::Resume("01JABC".into())]
     );
 }
+
+#[test]
+fn long_notices_and_wide_prompts_wrap_by_display_width() {
+    let mut app = app();
+    turn(&mut app, &"漢字".repeat(30));
+    app.on_event(&Event::Notice {
+        level: cox_protocol::types::NoticeLevel::Error,
+        text: format!("the model call failed: {}", "overloaded ".repeat(12)),
+    });
+    let drawn = screen(&app, 40, 16);
+    let shown = drawn.matches('漢').count() + drawn.matches('字').count();
+    assert_eq!(
+        shown, 60,
+        "every character of the prompt is on screen ({shown}):\n{drawn}"
+    );
+    // Wrapped by columns: rejoined, every word of the notice is there.
+    let joined: String = drawn.split_whitespace().collect();
+    assert_eq!(joined.matches("overloaded").count(), 12, "{drawn}");
+}
