@@ -484,6 +484,14 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
         width: area.width,
         height,
     };
+    // Keep a list's selection in view.
+    let selected = match overlay {
+        Overlay::Rewind { selected, .. } | Overlay::Sessions { selected, .. } => *selected,
+        Overlay::Text { .. } => 0,
+    };
+    let rows = usize::from(height.saturating_sub(2)).max(1);
+    let skip = selected.saturating_sub(rows - 1);
+    let lines: Vec<Line<'_>> = lines.into_iter().skip(skip).collect();
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(title)),

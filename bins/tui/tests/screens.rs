@@ -407,3 +407,24 @@ fn long_notices_and_wide_prompts_wrap_by_display_width() {
     let joined: String = drawn.split_whitespace().collect();
     assert_eq!(joined.matches("overloaded").count(), 12, "{drawn}");
 }
+
+#[test]
+fn a_list_keeps_its_selection_in_view() {
+    let mut app = App::new(
+        Facts {
+            base_mode: PermissionMode::Default,
+            recent: (0..30)
+                .map(|i| (format!("01JSESSION{i:02}"), format!("session {i}")))
+                .collect(),
+            ..Facts::default()
+        },
+        Vec::new(),
+    );
+    type_text(&mut app, "/resume");
+    app.on_key(key(KeyCode::Enter), Instant::now());
+    for _ in 0..25 {
+        app.on_key(key(KeyCode::Down), Instant::now());
+    }
+    let drawn = screen(&app, 60, 12);
+    assert!(drawn.contains("session 25"), "{drawn}");
+}
