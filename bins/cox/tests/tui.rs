@@ -178,3 +178,17 @@ fn resume_picks_an_earlier_session_and_shows_it() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED 0");
 }
+
+#[test]
+fn without_a_terminal_the_ui_says_so_in_one_line() {
+    let env = Env::new();
+    let out = env
+        .cox()
+        .args(["--provider", "scripted", "--scenario"])
+        .arg(scenario("hello"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "the terminal UI needs a terminal");
+    assert!(env.rollouts().is_empty());
+}

@@ -63,6 +63,16 @@ where
     X: Sandbox + 'static,
     M: FnMut(Start) -> Result<(Session<P, S, A, X>, Facts), String>,
 {
+    {
+        use std::io::IsTerminal;
+        if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+            eprintln!(
+                "cox: error: the terminal UI needs a terminal (stdin or stdout is not one); \
+                 run a task headless with `cox run -p \"…\"`"
+            );
+            return 1;
+        }
+    }
     let (session, facts) = match make(Start::First) {
         Ok(made) => made,
         Err(err) => {
@@ -80,7 +90,13 @@ where
             return 1;
         }
     };
-    let mut terminal = ratatui::init();
+    let mut terminal = match ratatui::try_init() {
+        Ok(terminal) => terminal,
+        Err(err) => {
+            eprintln!("cox: error: cannot open the terminal UI: {err}");
+            return 1;
+        }
+    };
     // ratatui's hook restores raw mode and the screen; undo our modes too.
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
