@@ -63,6 +63,15 @@ where
     X: Sandbox + 'static,
     M: FnMut(Start) -> Result<(Session<P, S, A, X>, Facts), String>,
 {
+    let (session, facts) = match make(Start::First) {
+        Ok(made) => made,
+        Err(err) => {
+            eprintln!("cox: error: {err}");
+            return 1;
+        }
+    };
+    // Checked after the session is built, so its own errors (an unknown
+    // --resume id) are the ones said.
     {
         use std::io::IsTerminal;
         if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
@@ -73,13 +82,6 @@ where
             return 1;
         }
     }
-    let (session, facts) = match make(Start::First) {
-        Ok(made) => made,
-        Err(err) => {
-            eprintln!("cox: error: {err}");
-            return 1;
-        }
-    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
