@@ -141,7 +141,9 @@ fn esc_interrupts_a_long_command() {
     };
     tmux.wait_for("/ commands");
     tmux.keys(&["run the long thing", "Enter"]);
-    tmux.wait_for("started");
+    // The command's own output line (its text is on screen earlier, in the
+    // call's subject).
+    tmux.wait_for("│ started");
     let began = Instant::now();
     tmux.keys(&["Escape"]);
     tmux.wait_for("interrupted");
