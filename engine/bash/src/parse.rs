@@ -121,8 +121,18 @@ pub(crate) fn is_odd_control(b: u8) -> bool {
 /// is too, so the tree has the same shape; the walk reads every word's
 /// text from the original line. (tree-sitter's `iswspace` would also take
 /// U+00A0 for a blank, which bash does not: this is closer to bash.)
+///
+/// A descriptor close (`2>&-`, `<&-`) is parsed as a duplication of
+/// descriptor 0 (`2>&0`): tree-sitter-bash takes the word after `>&-` for
+/// its target and fails on the next one (`nohup 2>&- rm y`), while bash
+/// reads both as the command's words. The walk reads the target `-` from
+/// the original line.
 fn shape<'s>(src: &'s str, blanks: &[Range<usize>]) -> Cow<'s, str> {
-    if blanks.is_empty() && !src.bytes().any(|b| !b.is_ascii() || is_odd_control(b)) {
+    let closes = closes(src);
+    if blanks.is_empty()
+        && closes.is_empty()
+        && !src.bytes().any(|b| !b.is_ascii() || is_odd_control(b))
+    {
         return Cow::Borrowed(src);
     }
     let mut bytes: Vec<u8> = src
@@ -140,6 +150,25 @@ fn shape<'s>(src: &'s str, blanks: &[Range<usize>]) -> Cow<'s, str> {
             span.fill(b' ');
         }
     }
+    for at in closes {
+        if let Some(byte) = bytes.get_mut(at) {
+            *byte = b'0';
+        }
+    }
     // Every byte is ASCII now.
     Cow::Owned(String::from_utf8(bytes).unwrap_or_default())
+}
+
+/// Where the `-` of each descriptor close (`>&-`, `<&-`) followed by a
+/// blank, an operator or the end of the line is.
+fn closes(src: &str) -> Vec<usize> {
+    let bytes = src.as_bytes();
+    src.match_indices("&-")
+        .filter(|(at, _)| {
+            let before = at.checked_sub(1).and_then(|i| bytes.get(i));
+            let after = bytes.get(at + 2);
+            matches!(before, Some(b'<' | b'>')) && after.is_none_or(|b| b" \t\n;&|)".contains(b))
+        })
+        .map(|(at, _)| at + 1)
+        .collect()
 }

@@ -48,6 +48,65 @@ pub(crate) struct Walk<'a> {
     /// is known text: a here-string, a heredoc body, or `echo`'s words
     /// piped in. A shell reading it runs it.
     pub stdin: Option<String>,
+    /// Words a redirected pipeline or list left for its last simple
+    /// command, by that command's node id (see [`Walk::redirected`]).
+    tail: Option<(usize, Tail)>,
+}
+
+/// What follows a simple command in a redirected statement.
+#[derive(Default)]
+pub(crate) struct Tail {
+    /// Words tree-sitter filed under the statement's redirects, with where
+    /// they start and end.
+    words: Vec<(Word, usize, usize)>,
+    /// Where the statement's first redirect starts.
+    redirect: Option<usize>,
+}
+
+/// A simple command's words as they are read, in groups split where bash
+/// ends a command (an unescaped newline tree-sitter did not see).
+#[derive(Default)]
+struct Words {
+    groups: Vec<Vec<Word>>,
+    current: Vec<Word>,
+    /// Where the last word read ends.
+    last_end: Option<usize>,
+}
+
+impl Words {
+    /// Adds a word that starts at `start` and ends at `end` in `src`.
+    fn add(&mut self, src: &str, word: Word, start: usize, end: usize) {
+        let gap = self.last_end.and_then(|last| src.get(last..start));
+        self.last_end = Some(end);
+        match gap {
+            Some(gap) if ends_a_command(gap) && !self.current.is_empty() => {
+                self.groups.push(std::mem::take(&mut self.current));
+            }
+            Some(gap) if is_continuations(gap) => {
+                if let Some(last) = self.current.last_mut() {
+                    last.join(word);
+                    return;
+                }
+            }
+            _ => {}
+        }
+        self.current.push(word);
+    }
+
+    /// The last word read and where it ends.
+    fn last(&self) -> Option<(&Word, usize)> {
+        Some((self.current.last()?, self.last_end?))
+    }
+
+    /// Forgets the last word read.
+    fn pop(&mut self) {
+        self.current.pop();
+    }
+
+    fn finish(mut self) -> Vec<Vec<Word>> {
+        self.groups.push(self.current);
+        self.groups
+    }
 }
 
 impl Walk<'_> {
@@ -68,6 +127,7 @@ impl Walk<'_> {
             unwalked: Vec::new(),
             glued: std::collections::HashSet::new(),
             stdin: None,
+            tail: None,
         }
     }
 
@@ -119,7 +179,7 @@ impl Walk<'_> {
             return;
         }
         match kind(node) {
-            Kind::Command => self.command(node, Vec::new(), depth),
+            Kind::Command => self.command(node, None, depth),
             Kind::List => self.list(node, depth),
             Kind::Pipeline => self.pipeline(node, depth),
             Kind::RedirectedStatement => self.redirected(node, depth),
@@ -220,7 +280,7 @@ impl Walk<'_> {
                 self.node(child, depth + 1);
             } else if kind(child) == Kind::Command {
                 self.stdin = feed.take();
-                self.command(child, Vec::new(), depth + 1);
+                self.command(child, None, depth + 1);
                 self.stdin = None;
                 let words: Vec<Word> = children(child)
                     .filter(|(_, field)| matches!(field, Field::Name | Field::Argument))
@@ -236,8 +296,16 @@ impl Walk<'_> {
     }
 
     /// A simple command: leading assignments, name, arguments, redirects.
-    /// `extra` holds words tree-sitter filed as redirect targets. The
-    /// command's standard input, if known, is in `self.stdin`.
+    /// `tail` holds what follows it in a redirected statement: words
+    /// tree-sitter filed under a redirect, and where the first redirect
+    /// starts (see [`Walk::redirected`]). The command's standard input, if
+    /// known, is in `self.stdin`.
+    ///
+    /// A digit string or `{name}` glued to the redirect after it (`0</x`,
+    /// `{fd}>x`) is that redirect's descriptor, not a word, although
+    /// tree-sitter may file it as an argument; `{name}` assigns the
+    /// descriptor's number to the variable. Words tree-sitter filed under
+    /// a redirect inside the command are put back where they stand.
     ///
     /// tree-sitter-bash sometimes files the first word of the next line as
     /// an argument (`a | b | c` newline `d && e` parses `c d` as one
@@ -245,31 +313,25 @@ impl Walk<'_> {
     /// simple command at an unescaped newline, so the words are split there
     /// again. Two words with only line continuations between them (`r\`
     /// newline `m`) are one word to bash, and are joined.
-    fn command(&mut self, node: Node<'_>, extra: Vec<Word>, depth: usize) {
+    fn command(&mut self, node: Node<'_>, tail: Option<Tail>, depth: usize) {
+        let tail = match tail {
+            Some(tail) => tail,
+            None => match self.tail.take() {
+                Some((owner, tail)) if owner == node.id() => tail,
+                other => {
+                    self.tail = other;
+                    Tail::default()
+                }
+            },
+        };
         let piped = self.stdin.take();
-        let mut groups: Vec<Vec<Word>> = Vec::new();
-        let mut words = Vec::new();
-        let mut last_end: Option<usize> = None;
+        let mut words = Words::default();
         let mut rest = Vec::new();
         let mut herestring: Option<(usize, String)> = None;
         for (child, field) in children(node) {
             if matches!(field, Field::Name | Field::Argument) {
                 let (word, start) = self.word_at(child);
-                let gap = last_end.and_then(|end| self.src.get(end..start));
-                last_end = Some(child.end_byte());
-                match gap {
-                    Some(gap) if ends_a_command(gap) && !words.is_empty() => {
-                        groups.push(std::mem::take(&mut words));
-                    }
-                    Some(gap) if is_continuations(gap) => {
-                        if let Some(last) = words.last_mut() {
-                            last.join(word);
-                            continue;
-                        }
-                    }
-                    _ => {}
-                }
-                words.push(word);
+                words.add(self.src, word, start, child.end_byte());
             } else if kind(child) == Kind::VariableAssignment {
                 let name = field_child(child, Field::Name)
                     .map(|n| node_text(n, self.src))
@@ -277,16 +339,34 @@ impl Walk<'_> {
                 if !is_locale(name) {
                     self.sink.opaque(Opacity::Assignment(name.to_owned()));
                 }
-            } else if kind(child) == Kind::HerestringRedirect {
-                let script = child
-                    .named_child(0)
-                    .map(|w| Word::from_node(w, self.src).loose);
-                herestring = script.map(|s| (groups.len(), s));
+            } else {
+                if is_redirect(child) {
+                    self.descriptor(&mut words, child.start_byte());
+                }
+                match kind(child) {
+                    Kind::HerestringRedirect => {
+                        let script = child
+                            .named_child(0)
+                            .map(|w| Word::from_node(w, self.src).loose);
+                        herestring = script.map(|s| (words.groups.len(), s));
+                    }
+                    Kind::FileRedirect | Kind::HeredocRedirect => {
+                        for (word, start, end) in self.redirect_words(child) {
+                            words.add(self.src, word, start, end);
+                        }
+                    }
+                    _ => {}
+                }
             }
             rest.push(child);
         }
-        words.extend(extra);
-        groups.push(words);
+        if let Some(at) = tail.redirect {
+            self.descriptor(&mut words, at);
+        }
+        for (word, start, end) in tail.words {
+            words.add(self.src, word, start, end);
+        }
+        let groups = words.finish();
         let depth = depth + 1;
         for (i, words) in groups.iter().enumerate() {
             self.stdin = match &herestring {
@@ -309,6 +389,24 @@ impl Walk<'_> {
         }
     }
 
+    /// Drops the last word read when it is the descriptor of a redirect
+    /// starting at `at`: digits or `{name}` right before it, with nothing
+    /// between. `{name}` makes bash assign the new descriptor to `name`.
+    fn descriptor(&mut self, words: &mut Words, at: usize) {
+        let Some((word, end)) = words.last() else {
+            return;
+        };
+        if end != at {
+            return;
+        }
+        if let Some(fd) = descriptor(word) {
+            if let Some(name) = fd {
+                self.sink.opaque(Opacity::Assignment(name));
+            }
+            words.pop();
+        }
+    }
+
     /// A word node as a [`Word`] and where the word really starts: a word
     /// tree-sitter began with blanks (`ls` newline `\rm`) starts after
     /// them, and counts as handled (see `glued`).
@@ -321,25 +419,45 @@ impl Walk<'_> {
         (Word::from_node(node, self.src), node.start_byte() + lead)
     }
 
-    /// A statement with redirects after it. Extra targets tree-sitter files
-    /// under a redirect (`echo >/dev/null hi`: `hi`) are the command's
-    /// arguments in bash, so they go back to the command. A here-string or
+    /// A statement with redirects after it. Bash reads every word after a
+    /// redirect's target as an argument of the command (`nohup 2>/dev/null
+    /// rm x` runs `rm x`), but tree-sitter files such words as extra
+    /// targets of the redirect (`2>/dev/null rm x`), as arguments of a
+    /// heredoc (`<<EOF rm x`), or hangs the redirect on a whole pipeline or
+    /// list (`echo | nohup 2>/dev/null rm x`), so they go back to the
+    /// simple command they belong to: the body, or the last command of a
+    /// pipeline or list body. Words after a redirect of a compound command
+    /// (`(a) >x b`) are a syntax error to bash: the line is a parse error
+    /// and they are judged as a command of their own. A here-string or
     /// heredoc body is the command's standard input.
     fn redirected(&mut self, node: Node<'_>, depth: usize) {
         let mut extra = Vec::new();
         let mut stdin = self.stdin.take();
-        for (child, _) in children(node) {
-            match kind(child) {
-                Kind::FileRedirect => {
-                    let targets = children(child).filter(|(_, field)| *field == Field::Destination);
-                    extra.extend(targets.skip(1).map(|(t, _)| Word::from_node(t, self.src)));
+        let mut first_redirect = None;
+        for (child, field) in children(node) {
+            if field == Field::Body {
+                continue;
+            }
+            first_redirect.get_or_insert(child.start_byte());
+            if is_redirect(child)
+                && let Some((word, _, end)) = extra.last()
+                && *end == child.start_byte()
+                && let Some(fd) = descriptor(word)
+            {
+                if let Some(name) = fd {
+                    self.sink.opaque(Opacity::Assignment(name));
                 }
+                extra.pop();
+            }
+            match kind(child) {
+                Kind::FileRedirect => extra.extend(self.redirect_words(child)),
                 Kind::HerestringRedirect => {
                     stdin = child
                         .named_child(0)
                         .map(|w| Word::from_node(w, self.src).loose);
                 }
                 Kind::HeredocRedirect => {
+                    extra.extend(self.redirect_words(child));
                     stdin = children(child)
                         .find(|(c, _)| kind(*c) == Kind::HeredocBody)
                         .map(|(body, _)| node_text(body, self.src).to_owned());
@@ -347,14 +465,61 @@ impl Walk<'_> {
                 _ => {}
             }
         }
-        for (child, field) in children(node) {
-            if field == Field::Body && kind(child) == Kind::Command {
+        let body = field_child(node, Field::Body);
+        let owner = body.and_then(last_simple_command);
+        let mut orphans = Vec::new();
+        if owner.is_none() && !extra.is_empty() {
+            self.sink.opaque(Opacity::ParseError);
+            orphans = extra.drain(..).map(|(word, _, _)| word).collect();
+        }
+        let tail = Tail {
+            words: extra,
+            redirect: first_redirect,
+        };
+        match (body, owner) {
+            (Some(body), Some(owner)) if body.id() == owner.id() => {
                 self.stdin = stdin.take();
-                self.command(child, std::mem::take(&mut extra), depth + 1);
-            } else {
+                self.command(body, Some(tail), depth + 1);
+            }
+            (Some(body), Some(owner)) => {
+                self.tail = Some((owner.id(), tail));
+                self.node(body, depth + 1);
+                self.tail = None;
+            }
+            (Some(body), None) => self.node(body, depth + 1),
+            (None, _) => {}
+        }
+        self.judge(&orphans, depth + 1);
+        for (child, field) in children(node) {
+            if field != Field::Body {
                 self.node(child, depth + 1);
             }
         }
+    }
+
+    /// The words a redirect node holds that bash reads as arguments of the
+    /// command: every target of a file redirect after the first (all of
+    /// them after a close, `2>&-`), and the words after a heredoc's
+    /// delimiter on its line.
+    fn redirect_words(&self, node: Node<'_>) -> Vec<(Word, usize, usize)> {
+        let heredoc = kind(node) == Kind::HeredocRedirect;
+        let closes = children(node)
+            .any(|(c, _)| !c.is_named() && matches!(node_text(c, self.src), ">&-" | "<&-"));
+        let skip = usize::from(!heredoc && !closes);
+        children(node)
+            .filter(|(child, field)| {
+                if heredoc {
+                    *field == Field::Argument
+                } else {
+                    *field == Field::Destination && child.is_named()
+                }
+            })
+            .skip(skip)
+            .map(|(child, _)| {
+                let word = Word::from_node(child, self.src);
+                (word, child.start_byte(), child.end_byte())
+            })
+            .collect()
     }
 
     /// An assignment standing alone (`FOO=1`, `strict`: always opaque unless
@@ -457,4 +622,51 @@ fn ends_a_command(gap: &str) -> bool {
 /// so that bash reads the two as one word (`r\` newline `m` is `rm`).
 fn is_continuations(gap: &str) -> bool {
     !gap.is_empty() && gap.split("\\\n").all(str::is_empty)
+}
+
+/// Whether a node is a redirect of a command.
+fn is_redirect(node: Node<'_>) -> bool {
+    matches!(
+        kind(node),
+        Kind::FileRedirect | Kind::HerestringRedirect | Kind::HeredocRedirect
+    )
+}
+
+/// A shell variable name.
+fn is_identifier(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The simple command a redirect after `node` belongs to: `node` itself,
+/// or the last command of a pipeline or list; `None` for a compound
+/// command (a subshell, a loop, a group).
+fn last_simple_command(node: Node<'_>) -> Option<Node<'_>> {
+    let mut node = node;
+    for _ in 0..MAX_TREE_DEPTH {
+        match kind(node) {
+            Kind::Command => return Some(node),
+            Kind::Pipeline | Kind::List => {
+                let count = node.named_child_count();
+                node = node.named_child(u32::try_from(count.checked_sub(1)?).ok()?)?;
+            }
+            Kind::RedirectedStatement => node = field_child(node, Field::Body)?,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Whether a word glued to a redirect after it is that redirect's
+/// descriptor: `Some(None)` for digits, `Some(Some(name))` for `{name}`.
+fn descriptor(word: &Word) -> Option<Option<String>> {
+    let value = word.lit()?;
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(None);
+    }
+    let name = value.strip_prefix('{')?.strip_suffix('}')?;
+    (is_identifier(name) && word.raw == value).then(|| Some(name.to_owned()))
 }
