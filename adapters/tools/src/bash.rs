@@ -73,6 +73,7 @@ impl Tool for BashTool {
                 segments: Some(cox_protocol::types::Segments {
                     commands: vec![NAME.to_owned()],
                     opaque: Some("the input has no command string".to_owned()),
+                    ..Default::default()
                 }),
             };
         };

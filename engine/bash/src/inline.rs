@@ -5,6 +5,8 @@
 //!   -e`, `osascript -e`, `pwsh -c`, `deno eval`, `bun -e`), or reading it
 //!   from standard input (`python3 <<EOF`, `echo … | perl`, `tclsh`):
 //!   opaque ([`Opacity::InlineCode`]); they are Exec by `risk`.
+//! * `vim` and its kin given an Ex command (`-c`, `--cmd`, `+CMD`) or a
+//!   script of them (`-S`, `-s`): opaque the same way.
 //! * `awk` whose program calls `system(` or pipes (`|`), and `sed` whose
 //!   script has an `e` command or an `s///e` flag: opaque the same way.
 //! * `tar --to-command`, `--use-compress-program`/`-I`, `--info-script`/
@@ -44,6 +46,14 @@ pub(crate) fn step(program: &str, words: &[Word]) -> Step {
             .iter()
             .skip(1)
             .any(|w| matches!(w.lit(), Some("-e" | "-p" | "--eval" | "--print"))),
+        // `-c CMD`, `--cmd CMD`, `+CMD` run an Ex command (`:!rm x`, or
+        // `system()`); `-S FILE` and `-s FILE` run a script of them.
+        "vim" | "vi" | "nvim" | "gvim" | "ex" | "view" | "rvim" | "vimdiff" => {
+            words.iter().skip(1).any(|w| {
+                let arg = w.value();
+                matches!(arg, "-c" | "--cmd" | "-S" | "-s") || arg.starts_with('+')
+            })
+        }
         "deno" => matches!(
             words.get(1).and_then(Word::lit),
             Some("eval" | "repl") | None

@@ -267,6 +267,16 @@ pub struct Split {
     pub commands: Vec<Command>,
     /// The first reason the line cannot be vouched for, if there is one.
     pub opaque: Option<Opacity>,
+    /// Program names from a rough word scan of what the split could not
+    /// follow: the whole line when a limit was reached or it did not parse
+    /// (the commands listed may then be incomplete), and the arguments of
+    /// a command given code inline (`python3 -c …`, `awk '{system(…)}'`,
+    /// `git -c alias.x='!…'`). A deny or ask rule whose program is among
+    /// them applies to the line.
+    pub scan: Vec<String>,
+    /// A command name is only known when the line runs (`$cmd x`,
+    /// `$(echo rm) x`): a deny rule cannot tell what it is.
+    pub dynamic: bool,
 }
 
 /// One command of a line, written as rules match it.
@@ -399,9 +409,16 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
     if sink.evaluates && sink.data_vars {
         sink.opaque(Opacity::Arithmetic);
     }
+    let scan = if sink.partial {
+        sink::scan_names(std::iter::once(line))
+    } else {
+        sink::scan_names(sink.unfollowed.iter().map(String::as_str))
+    };
     Split {
         commands: sink.commands,
         opaque: sink.opaque,
+        scan,
+        dynamic: sink.dynamic,
     }
 }
 
@@ -420,6 +437,8 @@ fn too_large(line: &str) -> Split {
     Split {
         commands,
         opaque: Some(Opacity::TooLarge),
+        scan: sink::scan_names(std::iter::once(line)),
+        dynamic: false,
     }
 }
 
@@ -443,6 +462,8 @@ pub fn segments(split: &Split) -> Segments {
     Segments {
         commands: split.commands.iter().map(|c| c.text.clone()).collect(),
         opaque: split.opaque.as_ref().map(ToString::to_string),
+        scan: split.scan.clone(),
+        dynamic: split.dynamic,
     }
 }
 

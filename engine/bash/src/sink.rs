@@ -1,5 +1,9 @@
 //! What a walk collects: the commands, the first opacity reason, and the
 //! notes and budget shared by a line and the sources nested in it.
+//!
+//! Whatever reason is recorded first, the sink also notes the ones that
+//! matter to deny rules later: a limit reached or a parse error (the list
+//! of commands may be incomplete) and a command name built at run time.
 
 use crate::{Command, Opacity};
 
@@ -19,6 +23,15 @@ pub(crate) struct Sink {
     /// What nested sources (shell strings, scripts, hidden substitutions)
     /// may still cost.
     pub budget: Budget,
+    /// A limit was reached or a source did not parse: the commands listed
+    /// may not be all the line runs, so the whole line is scanned for
+    /// program names (see `scan_names`).
+    pub partial: bool,
+    /// Texts the split could not follow, scanned for program names: the
+    /// arguments of a command that runs code given inline.
+    pub unfollowed: Vec<String>,
+    /// A command name is only known when the line runs.
+    pub dynamic: bool,
 }
 
 impl Default for Sink {
@@ -30,6 +43,9 @@ impl Default for Sink {
             data_vars: false,
             evaluates: false,
             budget: Budget::for_line(0),
+            partial: false,
+            unfollowed: Vec::new(),
+            dynamic: false,
         }
     }
 }
@@ -70,8 +86,37 @@ impl Budget {
 impl Sink {
     /// Records a reason the line is opaque; the first one is kept.
     pub(crate) fn opaque(&mut self, reason: Opacity) {
+        match reason {
+            Opacity::TooDeep | Opacity::TooLarge | Opacity::ParseError => self.partial = true,
+            Opacity::DynamicCommand(_) => self.dynamic = true,
+            _ => {}
+        }
         if self.opaque.is_none() {
             self.opaque = Some(reason);
         }
     }
+}
+
+/// The program names a rough word scan finds in `texts`: every run of
+/// characters that can make up a command name (letters, digits and `_ . +
+/// - /`, a path reduced to its last part), read once as written and once
+/// with quotes and backslashes removed (`r''m` is `rm`). Sorted, each once.
+pub(crate) fn scan_names<'t>(texts: impl IntoIterator<Item = &'t str>) -> Vec<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut add = |text: &str| {
+        let runs = text.split(|c: char| !(c.is_alphanumeric() || "_.+-/".contains(c)));
+        for run in runs {
+            let name = run.rsplit('/').next().unwrap_or(run);
+            if !name.is_empty() && !name.starts_with('-') {
+                names.insert(name.to_owned());
+            }
+        }
+    };
+    for text in texts {
+        add(text);
+        if text.contains(['\'', '"', '\\']) {
+            add(&text.replace(['\'', '"', '\\'], ""));
+        }
+    }
+    names.into_iter().collect()
 }

@@ -90,6 +90,11 @@ impl Walk<'_> {
             let next = match step(program, words) {
                 Step::Strip(n) if n < words.len() => n,
                 Step::Opaque(reason) => {
+                    if matches!(reason, Opacity::InlineCode(_) | Opacity::Runner(_)) {
+                        // The code it runs is among its arguments.
+                        let args = words.iter().skip(1).map(|w| w.loose.clone());
+                        self.sink.unfollowed.extend(args);
+                    }
                     self.sink.opaque(reason);
                     self.push(words);
                     return;

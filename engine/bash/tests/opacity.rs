@@ -158,6 +158,7 @@ fn segments_carry_texts_and_the_reason() {
         Segments {
             commands: vec!["git status".into(), "npm test".into()],
             opaque: None,
+            ..Default::default()
         }
     );
     assert_eq!(
@@ -165,6 +166,7 @@ fn segments_carry_texts_and_the_reason() {
         Segments {
             commands: vec!["echo hi".into(), "ls".into()],
             opaque: Some("an output redirect to out.txt".into()),
+            ..Default::default()
         }
     );
 }

@@ -68,6 +68,7 @@ fn bench(c: &mut Criterion) {
         segments: Some(Segments {
             commands: commands.map(str::to_owned).to_vec(),
             opaque: None,
+            ..Default::default()
         }),
     };
     let mut group = c.benchmark_group("decide");

@@ -135,7 +135,16 @@ impl List {
         self.rules
             .iter()
             .filter(|r| r.names_tool(&call.name))
-            .find(|r| r.covers_command(&line) || split.commands.iter().any(|c| r.hits_command(c)))
+            .find(|r| {
+                r.covers_command(&line)
+                    || split.commands.iter().any(|c| r.hits_command(c))
+                    || r.hits_scan(&split.scan)
+            })
+    }
+
+    /// Whether a rule of this list is about the shell at all.
+    fn names_shell(&self, tool: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.names_tool(tool))
     }
 
     /// The first rule that strictly covers one command.
@@ -334,8 +343,22 @@ impl Engine {
                 ),
             };
         }
+        // A command name only known at run time may be one a deny rule
+        // names: where the mode would run the line unasked, it asks.
+        let dynamic_under_deny = || {
+            split.filter(|s| s.dynamic)?;
+            let rule = self.deny.names_shell(&call.name)?;
+            Some(format!(
+                "a command name on this line is only known when it runs, so deny rule {} ({}) \
+                 cannot be checked against it",
+                rule.text, rule.origin
+            ))
+        };
         // 3. modes.
         match mode {
+            PermissionMode::BypassPermissions if let Some(why) = dynamic_under_deny() => {
+                return ask(policy, why);
+            }
             PermissionMode::BypassPermissions => {
                 return Outcome::Allow {
                     reason: "bypassPermissions mode allows every call".into(),
@@ -391,6 +414,7 @@ impl Engine {
                     reason: format!("{mode} mode allows file edits"),
                 };
             }
+            (Risk::Exec, PermissionMode::Auto) if let Some(why) = dynamic_under_deny() => why,
             (Risk::Exec, PermissionMode::Auto) if writable => {
                 return Outcome::Allow {
                     reason: "auto mode allows commands".into(),
@@ -465,6 +489,7 @@ impl Engine {
                     segments: Some(Segments {
                         commands: vec![command.clone()],
                         opaque: None,
+                        ..Default::default()
                     })
                     .filter(|_| is_shell(call)),
                 };

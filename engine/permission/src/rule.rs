@@ -243,6 +243,33 @@ impl Rule {
         }
     }
 
+    /// Whether a shell rule's program is among the names a rough word scan
+    /// found (sorted; see `Segments::scan`): a rule whose program is named
+    /// anywhere in text the split could not follow applies to the line. A
+    /// program written with a `*` matches a name it could start.
+    pub(crate) fn hits_scan(&self, scan: &[String]) -> bool {
+        if scan.is_empty() {
+            return false;
+        }
+        let first = match &self.spec {
+            Spec::Any => return true,
+            Spec::Exact(text) | Spec::Prefix(text) => text.as_str(),
+            Spec::Wildcard(parts) => match parts.first() {
+                Some(head) if !head.contains(' ') => {
+                    let start = head.rsplit('/').next().unwrap_or(head);
+                    return scan.iter().any(|name| name.starts_with(start));
+                }
+                Some(head) => head.as_str(),
+                None => return true,
+            },
+            _ => return false,
+        };
+        let word = first.split(' ').next().unwrap_or(first);
+        let program = word.rsplit('/').next().unwrap_or(word);
+        scan.binary_search_by(|name| name.as_str().cmp(program))
+            .is_ok()
+    }
+
     /// Whether one shell command matches, loosely: what deny and ask rules
     /// use, so that a command cannot slip past them by being written
     /// differently. Beyond the strict match, it also matches when

@@ -42,6 +42,7 @@ fn bash(line: &str, commands: &[&str], opaque: bool, risk: Risk) -> ToolCall {
         segments: Some(Segments {
             commands: commands.iter().map(|c| (*c).to_owned()).collect(),
             opaque: opaque.then(|| "a command substitution $(…)".to_owned()),
+            ..Default::default()
         }),
     }
 }

@@ -80,6 +80,7 @@ fn calls() -> impl Strategy<Value = ToolCall> {
                 segments: Some(Segments {
                     commands: commands.iter().map(|c| (*c).to_owned()).collect(),
                     opaque: opaque.then(|| "opaque".to_owned()),
+                    ..Default::default()
                 }),
             }
         });

@@ -113,6 +113,16 @@ pub struct Segments {
     /// error…). Such a line is never allowed by a prefix rule or a grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opaque: Option<String>,
+    /// Program names from a rough word scan of what the split could not
+    /// follow (a line past a limit or that did not parse, code given to an
+    /// interpreter inline): a deny or ask rule whose program is among them
+    /// applies to the line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scan: Vec<String>,
+    /// A command name is only known when the line runs (`$cmd x`): with a
+    /// deny rule for the shell, such a line asks even where it would run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dynamic: bool,
 }
 
 /// A person's answer to an approval request.

@@ -1,0 +1,146 @@
+//! Decisions on the second red-team round's lines, through the real split
+//! (the bash tool's own `cox_bash::split`), in every mode where a class
+//! broke a promise. Each test is named after its class or deliverable.
+
+use std::path::Path;
+
+use cox_permission::{Engine, Outcome};
+use cox_protocol::CallId;
+use cox_protocol::config::PermissionsConfig;
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, ToolCall};
+use serde_json::json;
+
+const MODES: [PermissionMode; 4] = [
+    PermissionMode::Default,
+    PermissionMode::AcceptEdits,
+    PermissionMode::Auto,
+    PermissionMode::BypassPermissions,
+];
+
+fn engine(allow: &[&str], ask: &[&str], deny: &[&str]) -> Engine {
+    let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
+    let config = PermissionsConfig {
+        allow: own(allow),
+        ask: own(ask),
+        deny: own(deny),
+        mode: None,
+    };
+    Engine::compile(&config, Some(Path::new("/home/alice")), Path::new("/repo")).unwrap()
+}
+
+/// A bash call classified as the bash tool classifies it.
+fn bash(line: &str) -> ToolCall {
+    let split = cox_bash::split(line);
+    ToolCall {
+        id: CallId::from("c"),
+        name: "bash".into(),
+        input: json!({ "command": line }),
+        risk: cox_bash::line_risk(&split),
+        subject: line.into(),
+        segments: Some(cox_bash::segments(&split)),
+    }
+}
+
+fn decide(engine: &Engine, line: &str, mode: PermissionMode) -> Outcome {
+    engine.decide(
+        &bash(line),
+        mode,
+        ApprovalPolicy::OnRequest,
+        SandboxMode::WorkspaceWrite,
+        &[],
+    )
+}
+
+/// Denied in every mode, plan included.
+#[track_caller]
+fn denied_everywhere(engine: &Engine, line: &str) {
+    for mode in MODES.into_iter().chain([PermissionMode::Plan]) {
+        let got = decide(engine, line, mode);
+        assert!(
+            matches!(got, Outcome::Deny { .. }),
+            "{mode:?}: {} for {}",
+            got.reason(),
+            short(line)
+        );
+    }
+}
+
+fn short(line: &str) -> String {
+    if line.len() > 120 {
+        format!("{}… ({} bytes)", &line[..120], line.len())
+    } else {
+        line.to_owned()
+    }
+}
+
+#[test]
+fn class3_lines_past_a_limit_meet_every_deny_rule_they_name() {
+    let rm = engine(&[], &[], &["Bash(rm:*)"]);
+    let budget = format!("{}eval rm x", "eval :; ".repeat(300));
+    let padded = format!("ls # {}\nrm y", "x".repeat(20_000));
+    let wrappers = format!("{}rm x", "nohup ".repeat(40));
+    let deep = format!("{}rm x{}", "$(".repeat(300), ")".repeat(300));
+    let heredocs = format!("{}\nrm x", "cat <<E\nE\n".repeat(150));
+    let strings = format!("{}rm x", "eval ".repeat(12));
+    for line in [budget, padded, wrappers, deep, heredocs, strings] {
+        denied_everywhere(&rm, &line);
+    }
+}
+
+#[test]
+fn class3_ask_rules_apply_past_a_limit_too() {
+    let ask = engine(&[], &["Bash(git push:*)"], &[]);
+    let line = format!("{}eval git push", "eval :; ".repeat(300));
+    let got = decide(&ask, &line, PermissionMode::Auto);
+    assert!(matches!(got, Outcome::Ask { .. }), "{}", got.reason());
+}
+
+#[test]
+fn class3_a_line_past_a_limit_is_never_read_only() {
+    let none = engine(&[], &[], &[]);
+    let line = format!("ls # {}", "x".repeat(20_000));
+    for mode in [PermissionMode::Default, PermissionMode::Plan] {
+        let got = decide(&none, &line, mode);
+        assert!(!matches!(got, Outcome::Allow { .. }), "{mode:?}");
+    }
+}
+
+#[test]
+fn deliver4_a_deny_rule_named_inside_inline_code_applies() {
+    let rm = engine(&[], &[], &["Bash(rm:*)"]);
+    for line in [
+        r#"python3 -c 'import os; os.system("rm -rf x")'"#,
+        "perl -e 'system q(rm -rf x)'",
+        "node -e 'require(\"child_process\").execSync(\"rm -rf x\")'",
+        "ruby -e '`rm -rf x`'",
+        "awk 'BEGIN { system(\"rm -rf x\") }'",
+        "git -c alias.x='!rm -rf y' x",
+        "vim -c '!rm -rf x' -c q",
+        "vim '+!rm -rf x'",
+        "tar --to-command='rm x' -xf a.tar",
+    ] {
+        denied_everywhere(&rm, line);
+    }
+    // Code that names no denied program is only opaque.
+    let got = decide(&rm, "python3 -c 'print(1)'", PermissionMode::Default);
+    assert!(matches!(got, Outcome::Ask { .. }), "{}", got.reason());
+}
+
+#[test]
+fn deliver3_a_dynamic_command_word_asks_in_bypass_and_auto_under_a_shell_deny() {
+    let rm = engine(&[], &[], &["Bash(rm:*)"]);
+    for line in ["$(echo rm) x", "\"$CMD\" x", "$(printf r)m x"] {
+        for mode in [PermissionMode::Auto, PermissionMode::BypassPermissions] {
+            let got = decide(&rm, line, mode);
+            assert!(
+                matches!(got, Outcome::Ask { .. }),
+                "{line} {mode:?}: {}",
+                got.reason()
+            );
+        }
+    }
+    // With no deny rule for the shell, the modes run it as before.
+    let other = engine(&[], &[], &["Read(secrets/**)"]);
+    let got = decide(&other, "$(echo rm) x", PermissionMode::BypassPermissions);
+    assert!(matches!(got, Outcome::Allow { .. }), "{}", got.reason());
+}
