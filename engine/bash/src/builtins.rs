@@ -165,11 +165,18 @@ fn operands<'w>(words: &'w [Word], values: &'static str) -> Vec<&'w Word> {
     words.get(i..).unwrap_or_default().iter().collect()
 }
 
-/// The word after each `option`.
+/// The word after each `option`, or the option word itself when the name
+/// is attached to it (`printf -vNAME`).
 fn after<'w>(words: &'w [Word], option: &str) -> Vec<&'w Word> {
+    let attached = words.iter().filter(|w| {
+        w.lit()
+            .and_then(|v| v.strip_prefix(option))
+            .is_some_and(|rest| !rest.is_empty())
+    });
     words
         .windows(2)
         .filter(|pair| pair[0].lit() == Some(option))
         .map(|pair| &pair[1])
+        .chain(attached)
         .collect()
 }

@@ -344,7 +344,6 @@ fn own_options(sub: &str) -> Option<(&'static [&'static str], bool)> {
         "count-objects" => (&["verbose", "human-readable"], false),
         "check-ignore" => (&["quiet", "verbose", "non-matching", "no-index"], false),
         "version" => (&["build-options"], false),
-        "help" => (&["all", "guides", "config"], false),
         // Checked option by option below.
         "branch" | "tag" | "remote" | "worktree" | "config" => (&[], false),
         _ => return None,
@@ -360,23 +359,82 @@ const GLOBAL: &[&str] = &[
     "--no-optional-locks",
 ];
 
+/// git's global options that take a value, in the next word or after `=`.
+const GLOBAL_VALUES: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+    "--attr-source",
+    "--list-cmds",
+];
+
+/// git's global options that take no value (`--exec-path` only with `=`).
+const GLOBAL_FLAGS: &[&str] = &[
+    "--no-pager",
+    "-P",
+    "-p",
+    "--paginate",
+    "--bare",
+    "--no-replace-objects",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-lazy-fetch",
+    "--no-advice",
+    "--exec-path",
+    "--html-path",
+    "--man-path",
+    "--info-path",
+    "--version",
+    "--help",
+    "-v",
+    "-h",
+];
+
+/// Where git's subcommand is among `args` (the words after `git`): past
+/// every global option. `Err` names an option git does not have (git
+/// refuses it, but a guess at what it takes could name the wrong
+/// subcommand) or one whose name is only known when the line runs.
+pub(crate) fn subcommand_index(args: &[Option<&str>]) -> Result<usize, String> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let Some(arg) = arg else {
+            return Err("an option built from an expansion".to_owned());
+        };
+        if !arg.starts_with('-') || *arg == "-" {
+            return Ok(i);
+        }
+        let name = arg.split_once('=').map_or(*arg, |(name, _)| name);
+        if GLOBAL_VALUES.contains(&name) {
+            i += if arg.contains('=') && name.starts_with("--") {
+                1
+            } else {
+                2
+            };
+        } else if GLOBAL_FLAGS.contains(&name) {
+            i += 1;
+        } else {
+            return Err((*arg).to_owned());
+        }
+    }
+    Ok(i)
+}
+
 /// The risk of `git ARGS`.
 pub(crate) fn git(args: &[&str]) -> Risk {
-    let mut global = 0;
-    let mut plain = true;
-    while let Some(arg) = args.get(global).filter(|a| a.starts_with('-')) {
-        plain &= GLOBAL.contains(arg);
-        let takes_value = matches!(
-            *arg,
-            "-C" | "-c"
-                | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--config-env"
-                | "--super-prefix"
-        );
-        global += if takes_value { 2 } else { 1 };
-    }
+    let lits: Vec<Option<&str>> = args.iter().map(|a| Some(*a)).collect();
+    let Ok(global) = subcommand_index(&lits) else {
+        return Risk::Exec;
+    };
+    let plain = args[..global.min(args.len())]
+        .iter()
+        .all(|a| GLOBAL.contains(a));
     let Some((sub, rest)) = args.get(global..).and_then(<[&str]>::split_first) else {
         return Risk::Exec;
     };
@@ -434,29 +492,7 @@ pub(crate) fn git(args: &[&str]) -> Risk {
         "stash" => matches!(rest.first(), Some(&("list" | "show"))),
         "worktree" => matches!(rest, ["list"] | ["list", "--porcelain"]),
         "reflog" => matches!(rest.first(), None | Some(&"show")),
-        "config" => {
-            rest.iter()
-                .any(|a| matches!(*a, "--get" | "--get-all" | "--get-regexp" | "--list" | "-l"))
-                && rest.iter().all(|a| {
-                    !a.starts_with('-')
-                        || matches!(
-                            *a,
-                            "--get"
-                                | "--get-all"
-                                | "--get-regexp"
-                                | "--list"
-                                | "-l"
-                                | "--global"
-                                | "--system"
-                                | "--local"
-                                | "--show-origin"
-                                | "--show-scope"
-                                | "--name-only"
-                                | "--null"
-                                | "-z"
-                        )
-                })
-        }
+        "config" => config_reads_only(rest),
         _ => true,
     };
     if read_only {
@@ -486,5 +522,58 @@ fn git_destructive(sub: &str, rest: &[&str]) -> bool {
         "branch" => short('D') || (rest.contains(&"--delete") && rest.contains(&"--force")),
         "stash" => matches!(rest.first(), Some(&("drop" | "clear"))),
         _ => false,
+    }
+}
+
+/// Whether `git config ARGS` only reads. In the old form git stops reading
+/// options at the first operand, so `git config NAME VALUE --get` sets
+/// NAME to VALUE (with `--get` as a value pattern): the action must come
+/// before every operand, and the operands fit it (a name and a value
+/// pattern for `--get`, none for `--list`). The new form is `git config
+/// get NAME` or `git config list`.
+fn config_reads_only(rest: &[&str]) -> bool {
+    const SCOPE: &[&str] = &[
+        "--global",
+        "--system",
+        "--local",
+        "--worktree",
+        "--show-origin",
+        "--show-scope",
+        "--name-only",
+        "--null",
+        "-z",
+        "--includes",
+        "--no-includes",
+    ];
+    let flags = |args: &[&str]| {
+        args.iter()
+            .all(|a| SCOPE.contains(a) || matches!(*a, "--all" | "--regexp" | "--show-names"))
+    };
+    match rest.split_first() {
+        Some((&"get", args)) => {
+            let (options, operands): (Vec<&str>, Vec<&str>) =
+                args.iter().partition(|a| a.starts_with('-'));
+            flags(&options) && operands.len() == 1
+        }
+        Some((&"list", args)) => flags(args),
+        _ => {
+            let options = rest.iter().take_while(|a| a.starts_with('-')).count();
+            let (options, operands) = rest.split_at(options);
+            let action = options.iter().find(|a| {
+                matches!(
+                    **a,
+                    "--get" | "--get-all" | "--get-regexp" | "--list" | "-l"
+                )
+            });
+            let fits = match action {
+                Some(&"--list" | &"-l") => operands.is_empty(),
+                Some(_) => (1..=2).contains(&operands.len()),
+                None => false,
+            };
+            fits && options.iter().all(|a| {
+                SCOPE.contains(a)
+                    || matches!(*a, "--get" | "--get-all" | "--get-regexp" | "--list" | "-l")
+            }) && operands.iter().all(|a| !a.starts_with('-'))
+        }
     }
 }

@@ -74,7 +74,7 @@ fn classify_program(program: &str, args: &[&str]) -> Risk {
         | "which" | "type" | "stat" | "du" | "df" | "cut" | "tr" | "cmp" | "basename"
         | "dirname" | "realpath" | "readlink" | "whoami" | "id" | "uname" | "printenv" | "true"
         | "false" | ":" | "test" | "[" | "[[" | "cd" | "pushd" | "popd" => Risk::ReadOnly,
-        "printf" => read_only_unless(args.contains(&"-v")),
+        "printf" => read_only_unless(args.iter().any(|a| a.starts_with("-v"))),
         "diff" => read_only_unless(has_short(args, 'l')),
         "rg" => read_only_unless(has_short(args, 'z')),
         "file" => {

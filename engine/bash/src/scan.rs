@@ -24,6 +24,7 @@
 //!   is walked.
 
 use crate::Opacity;
+use crate::rules::may_matter;
 use crate::walk::Walk;
 
 /// Runs the scan over the source a walk has just walked.
@@ -36,6 +37,9 @@ pub(crate) fn after_walk(walk: &mut Walk<'_>, tree_depth: usize) {
     walk.seen.sort_unstable();
     walk.arithmetic.sort_unstable();
     walk.sink.evaluates |= evaluates(src);
+    if let Some(name) = arithmetic_assignment(src) {
+        walk.sink.opaque(Opacity::Assignment(name));
+    }
     if walk.sink.opaque.is_none()
         && let Some(reason) = catch_all(src, &walk.arithmetic)
     {
@@ -264,6 +268,98 @@ fn evaluates(src: &str) -> bool {
     })
 }
 
+/// The first variable that matters (see [`may_matter`]) assigned by an
+/// arithmetic expression or a parameter expansion: `$((PATH=0))`,
+/// `((IFS+=1))`, `$[PATH++]`, a subscript `${a[PATH=0]}` or offset
+/// `${s:PATH=0}`, `${PATH:=x}` and `${PATH=x}`. Such an assignment changes
+/// what later commands resolve to as surely as `PATH=x` does.
+pub(crate) fn arithmetic_assignment(src: &str) -> Option<String> {
+    let bytes = src.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let region = match &bytes[at..] {
+            [b'(', b'(', ..] => {
+                let end = closing_paren(bytes, at + 1);
+                Some((at + 2, end.saturating_sub(1).max(at + 2)))
+            }
+            [b'$', b'[', ..] => {
+                let end = bytes[at..].iter().position(|&b| b == b']');
+                Some((at + 2, end.map_or(bytes.len(), |e| at + e)))
+            }
+            [b'$', b'{', rest @ ..] => {
+                let name = rest
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                    .count();
+                let after = rest.get(name..).unwrap_or_default();
+                let direct = after.starts_with(b"=") || after.starts_with(b":=");
+                let candidate = src.get(at + 2..at + 2 + name).unwrap_or_default();
+                if direct && name > 0 && may_matter(candidate) {
+                    return Some(candidate.to_owned());
+                }
+                match after.first() {
+                    Some(b'[' | b':') => {
+                        let from = at + 2 + name + 1;
+                        let end = bytes[from.min(bytes.len())..]
+                            .iter()
+                            .position(|&b| b == b'}')
+                            .map_or(bytes.len(), |e| from + e);
+                        Some((from, end))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match region {
+            Some((from, to)) => {
+                if let Some(name) = src.get(from..to.max(from)).and_then(assigned_name) {
+                    return Some(name);
+                }
+                at += 2;
+            }
+            None => at += 1,
+        }
+    }
+    None
+}
+
+/// The first variable that matters assigned in an arithmetic expression:
+/// `NAME=`, `NAME op=` (not `==`, `<=`, `>=`, `!=`), `NAME++`, `++NAME`.
+pub(crate) fn assigned_name(expr: &str) -> Option<String> {
+    let bytes = expr.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let starts_name = (b.is_ascii_alphabetic() || b == b'_')
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        if !starts_name {
+            i += 1;
+            continue;
+        }
+        let end = i + bytes[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count();
+        let name = &expr[i..end];
+        let rest = expr[end..].trim_start();
+        let before = expr[..i].trim_end();
+        let assigns = rest.starts_with("<<=")
+            || rest.starts_with(">>=")
+            || ["+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "++", "--"]
+                .iter()
+                .any(|op| rest.starts_with(op))
+            || (rest.starts_with('=') && !rest.starts_with("=="))
+            || before.ends_with("++")
+            || before.ends_with("--");
+        if assigns && may_matter(name) {
+            return Some(name.to_owned());
+        }
+        i = end;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,6 +389,34 @@ mod tests {
             ..none
         };
         assert_eq!(hidden("a $(b) `c`", &unwalked, 9), ["c"]);
+    }
+
+    #[test]
+    fn arithmetic_assignments() {
+        for (src, name) in [
+            ("echo $((PATH=0))", "PATH"),
+            ("(( IFS += 1 ))", "IFS"),
+            (": $[PATH++]", "PATH"),
+            ("echo $((++PATH))", "PATH"),
+            ("echo ${a[PATH=0]}", "PATH"),
+            ("echo ${s:PATH=1}", "PATH"),
+            (": ${PATH:=/tmp}", "PATH"),
+            (": ${LD_PRELOAD=/x.so}", "LD_PRELOAD"),
+            ("echo $(( (HOME <<= 1) ))", "HOME"),
+        ] {
+            assert_eq!(arithmetic_assignment(src).as_deref(), Some(name), "{src}");
+        }
+        for src in [
+            "echo $((i=0))",
+            "(( n++ ))",
+            "echo $((PATH == 1))",
+            "echo $((X <= 1 && Y >= 2 && Z != 3))",
+            "echo ${PATH:-x} ${HOME}",
+            "echo PATH=1",
+            "echo ${s:2}",
+        ] {
+            assert_eq!(arithmetic_assignment(src), None, "{src}");
+        }
     }
 
     #[test]

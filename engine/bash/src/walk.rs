@@ -20,12 +20,14 @@
 
 use tree_sitter::Node;
 
+use crate::git;
 use crate::risk::classify;
 use crate::rules::{echoed, evaluating_test, is_locale, may_matter, redirect_opacity};
+use crate::scan::assigned_name;
 use crate::sink::Sink;
 use crate::source::walk_source;
 use crate::syntax::{Field, Kind, children, field_child, kind};
-use crate::words::{Word, collapse_whitespace, node_text};
+use crate::words::{Word, basename, collapse_whitespace, node_text};
 use crate::{Command, MAX_TREE_DEPTH, Opacity};
 
 /// One walk over one source text.
@@ -139,8 +141,22 @@ impl Walk<'_> {
         let Some((name, _)) = words.split_first() else {
             return;
         };
+        // git's global options (`git -C . push`, `git --no-pager log`) are
+        // left out of the text rules match, so `Bash(git push:*)` sees the
+        // subcommand; `-c` and `--exec-path=` make the line opaque (see
+        // `inline`). Past an option git does not have, nothing is left out:
+        // git refuses such a line and runs no subcommand.
+        let skip = if name.lit().map(basename) == Some("git") {
+            let args: Vec<Option<&str>> = words[1..].iter().map(Word::lit).collect();
+            git::subcommand_index(&args).unwrap_or(0)
+        } else {
+            0
+        };
         let mut text = String::new();
         for (i, word) in words.iter().enumerate() {
+            if (1..=skip).contains(&i) {
+                continue;
+            }
             let value = match word.lit() {
                 Some(value) if i == 0 && (value.is_empty() || name.pattern) => word.raw.as_str(),
                 Some(value) => value,
@@ -603,7 +619,12 @@ impl Walk<'_> {
         let text = collapse_whitespace(node_text(node, self.src));
         if !text.is_empty() {
             let words: Vec<String> = text.split(' ').map(str::to_owned).collect();
-            self.sink.evaluates |= words.iter().any(|w| evaluating_test(w));
+            let evaluates = words.iter().any(|w| evaluating_test(w));
+            self.sink.evaluates |= evaluates;
+            // `[[ 1 -eq PATH=0 ]]` assigns: `-eq` evaluates its operands.
+            if evaluates && let Some(name) = words.iter().find_map(|w| assigned_name(w)) {
+                self.sink.opaque(Opacity::Assignment(name));
+            }
             let risk = classify(&words, false);
             self.sink.commands.push(Command { text, words, risk });
         }

@@ -194,10 +194,27 @@ fn step(program: &str, words: &[Word]) -> Step {
         shell if SHELLS.contains(&shell) => shell_string(program, words),
         "read" | "getopts" | "let" => assigns(words, 1),
         "mapfile" | "readarray" => builtins::mapfile(words).unwrap_or_else(|| assigns(words, 1)),
-        "printf" => match words.iter().position(|w| w.lit() == Some("-v")) {
-            Some(at) => assigns(words.get(at..at + 2).unwrap_or_default(), 1),
-            None => Step::Plain,
-        },
+        "printf" | "wait" => {
+            let flag = if program == "printf" { "-v" } else { "-p" };
+            match words.iter().skip(1).find_map(|w| {
+                let lit = w.lit()?;
+                let value = lit.strip_prefix(flag)?;
+                Some((w, value))
+            }) {
+                // `printf -vNAME`: the name is attached.
+                Some((word, value)) if !value.is_empty() => {
+                    assigns(&[word.clone(), attached(word, value)], 1)
+                }
+                Some(_) => {
+                    let at = words
+                        .iter()
+                        .position(|w| w.lit() == Some(flag))
+                        .unwrap_or(0);
+                    assigns(words.get(at..at + 2).unwrap_or_default(), 1)
+                }
+                None => Step::Plain,
+            }
+        }
         "alias" if words.iter().skip(1).any(|w| w.value().contains('=')) => {
             Step::Opaque(Opacity::Rebinding("alias".to_owned()))
         }

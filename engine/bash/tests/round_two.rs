@@ -152,3 +152,152 @@ proptest! {
         prop_assert!(listed.contains(&expected.as_str()), "{line:?} lists {listed:?}, not {expected:?}");
     }
 }
+
+#[test]
+fn class4_git_global_options_are_left_out_of_the_text() {
+    for (line, text) in [
+        ("git -C . push", "git push"),
+        ("git --no-pager push origin", "git push origin"),
+        ("git -P push", "git push"),
+        ("git -p log", "git log"),
+        ("git --git-dir=.git --work-tree=. push", "git push"),
+        ("git --git-dir .git --work-tree . push -f", "git push -f"),
+        (
+            "git --namespace=x --bare --literal-pathspecs push",
+            "git push",
+        ),
+        ("git -C \"$d\" push", "git push"),
+        (
+            "git --no-optional-locks --no-lazy-fetch status",
+            "git status",
+        ),
+        ("/usr/bin/git -C sub push", "/usr/bin/git push"),
+    ] {
+        assert_eq!(split(line).commands[0].text, text, "{line}");
+    }
+    // `-c` and `--exec-path=` keep the line opaque: they set what runs.
+    for line in ["git -c core.pager=x log", "git --exec-path=/tmp log"] {
+        let got = split(line);
+        assert!(got.opaque.is_some(), "{line}");
+        assert_eq!(got.commands[0].text, "git log", "{line}");
+    }
+    // An option git does not have: git refuses the line, nothing is left out.
+    assert_eq!(split("git --frob push").commands[0].text, "git --frob push");
+    assert_eq!(
+        line_risk(&split("git -C . --no-pager push --force")),
+        Risk::Destructive
+    );
+    assert_eq!(
+        line_risk(&split("git --git-dir=x push --force")),
+        Risk::Destructive
+    );
+}
+
+#[test]
+fn class5_read_only_git_config_is_only_a_read() {
+    for line in [
+        "git config core.fsmonitor 'CMD; false' --get",
+        "git config core.fsmonitor CMD --get-all",
+        "git config core.fsmonitor CMD -l",
+        "git config core.fsmonitor CMD --list",
+        "git config --get",
+        "git config --list core.x",
+        "git config --get a b c",
+        "git config --get core.x --add y",
+        "git config set core.x y",
+        "git config get core.x y",
+        "git help -w config",
+        "git help config",
+    ] {
+        assert_eq!(line_risk(&split(line)), Risk::Exec, "{line}");
+    }
+    for line in [
+        "git config --get core.editor",
+        "git config --get-all remote.origin.url",
+        "git config --get core.x pattern",
+        "git config --global --get-regexp alias",
+        "git config --list",
+        "git config -l --show-origin",
+        "git config get core.editor",
+        "git config get --all remote.origin.fetch",
+        "git config list --global",
+    ] {
+        assert_eq!(line_risk(&split(line)), Risk::ReadOnly, "{line}");
+    }
+}
+
+#[test]
+fn class5_read_only_programs_with_writing_or_running_options_are_not_read_only() {
+    for line in [
+        "true && find . 2>/dev/null -delete",
+        "find . -fprint out",
+        "find . 2>/dev/null -exec rm {} +",
+        "find . -ok rm {} ;",
+        "rg --pre ./x y",
+        "rg -z x",
+        "sort -o out in",
+        "sort --output=out in",
+        "sort --compress-program=x in",
+        "git log --output=x",
+        "git diff --output=x",
+        "git grep -O x",
+        "git grep --open-files-in-pager=x y",
+        "sed -i s/a/b/ f",
+        "sed -n 'w out' f",
+        "sed -n 'p;w out' f",
+        "tee out",
+        "date -s 1",
+        "date --set=1",
+        "tree -o out",
+        "uniq in out",
+        "printf -v PATH x",
+        "printf -vPATH x",
+        "file -C -m x",
+    ] {
+        assert!(line_risk(&split(line)) > Risk::ReadOnly, "{line}");
+    }
+}
+
+#[test]
+fn class6_assignments_in_every_form_make_the_line_opaque() {
+    for (line, name) in [
+        ("printf -v PATH x; git status", "PATH"),
+        ("printf -vPATH x; git status", "PATH"),
+        ("read PATH; git status", "PATH"),
+        ("read -r -a PATH; git status", "PATH"),
+        ("mapfile PATH </dev/null; git status", "PATH"),
+        ("readarray -t IFS <f; git status", "IFS"),
+        ("getopts a PATH; git status", "PATH"),
+        ("echo $((PATH=0)); git status", "PATH"),
+        (": $((PATH+=1)); git status", "PATH"),
+        ("(( IFS=1 )); git status", "IFS"),
+        ("let PATH=0; git status", "PATH"),
+        ("let 'PATH=0'; git status", "PATH"),
+        (": ${PATH:=/tmp}; git status", "PATH"),
+        ("echo ${a[PATH=0]}; git status", "PATH"),
+        ("[[ 1 -eq PATH=1 ]]; git status", "PATH"),
+        ("wait -p PATH; git status", "PATH"),
+    ] {
+        let got = split(line);
+        assert_eq!(got.opaque, Some(Opacity::Assignment(name.into())), "{line}");
+        assert!(line_risk(&got) >= Risk::Exec, "{line}");
+    }
+    for line in [
+        "declare -n r=PATH; r=/tmp; git status",
+        "export -f f; git status",
+        "source x.sh; git status",
+        ". ./x; git status",
+    ] {
+        let got = split(line);
+        assert!(got.opaque.is_some(), "{line}");
+        assert!(line_risk(&got) >= Risk::Exec, "{line}");
+    }
+    // Everyday loops over lower-case names stay clear.
+    for line in [
+        "while read -r line; do echo \"$line\"; done <f",
+        "for f in a b; do wc -l \"$f\"; done",
+        ": $((i=0))",
+    ] {
+        assert_eq!(split(line).opaque, None, "{line}");
+    }
+}

@@ -144,3 +144,95 @@ fn deliver3_a_dynamic_command_word_asks_in_bypass_and_auto_under_a_shell_deny() 
     let got = decide(&other, "$(echo rm) x", PermissionMode::BypassPermissions);
     assert!(matches!(got, Outcome::Allow { .. }), "{}", got.reason());
 }
+
+#[test]
+fn class1_and_2_rules_see_the_words_after_redirects() {
+    let rm = engine(&[], &[], &["Bash(rm:*)"]);
+    for line in [
+        "echo | nohup 2>/dev/null rm -rf x",
+        "nohup 0</dev/null rm y",
+        "nohup <<EOF rm y\nbody\nEOF",
+        "nohup 2>&- rm y",
+    ] {
+        denied_everywhere(&rm, line);
+    }
+    let none = engine(&[], &[], &[]);
+    for mode in [PermissionMode::Default, PermissionMode::Plan] {
+        let got = decide(&none, "true && find . 2>/dev/null -delete", mode);
+        assert!(!matches!(got, Outcome::Allow { .. }), "{mode:?}");
+    }
+    let make = engine(&["Bash(make)"], &[], &[]);
+    let got = decide(
+        &make,
+        "make <<EOF -f /tmp/evil.mk\nx\nEOF",
+        PermissionMode::Default,
+    );
+    assert!(matches!(got, Outcome::Ask { .. }), "{}", got.reason());
+}
+
+#[test]
+fn class4_git_global_options_do_not_hide_the_subcommand() {
+    let push = engine(&[], &[], &["Bash(git push:*)"]);
+    for line in [
+        "git -C . push",
+        "git --no-pager push",
+        "git -P push",
+        "git --git-dir=.git push origin",
+        "git -C . push --force",
+        "cd x && git --work-tree . --git-dir .git push",
+    ] {
+        denied_everywhere(&push, line);
+    }
+    let force = engine(&[], &[], &["Bash(git push --force:*)"]);
+    denied_everywhere(&force, "git -C . push --force");
+    denied_everywhere(&force, "git --no-pager push origin main --force");
+}
+
+#[test]
+fn class5_writing_git_config_runs_nothing_unasked_even_in_plan_mode() {
+    let none = engine(&[], &[], &[]);
+    let line = "git config core.fsmonitor 'CMD; false' --get && git status";
+    for mode in [PermissionMode::Default, PermissionMode::Plan] {
+        let got = decide(&none, line, mode);
+        assert!(
+            !matches!(got, Outcome::Allow { .. }),
+            "{mode:?}: {}",
+            got.reason()
+        );
+    }
+}
+
+#[test]
+fn class6_assignments_are_never_allowed_by_a_prefix_rule() {
+    let allow = engine(
+        &[
+            "Bash(git status:*)",
+            "Bash(printf:*)",
+            "Bash(read:*)",
+            "Bash(echo:*)",
+            "Bash(:*)",
+            "Bash(let:*)",
+            "Bash(mapfile:*)",
+        ],
+        &[],
+        &[],
+    );
+    for line in [
+        "printf -v PATH x; git status",
+        "printf -vPATH x; git status",
+        "read PATH; git status",
+        "mapfile PATH; git status",
+        "echo $((PATH=0)); git status",
+        ": ${PATH:=/tmp}; git status",
+        "let PATH=0; git status",
+    ] {
+        for mode in [PermissionMode::Default, PermissionMode::Plan] {
+            let got = decide(&allow, line, mode);
+            assert!(
+                !matches!(got, Outcome::Allow { .. }),
+                "{line} {mode:?}: {}",
+                got.reason()
+            );
+        }
+    }
+}
