@@ -64,6 +64,9 @@ pub struct Options {
     pub context_window: Option<u64>,
     /// Hooks, called in order.
     pub hooks: Vec<Arc<dyn cox_protocol::Hook>>,
+    /// Permission rules, compiled with the work folder as cwd and the
+    /// temporary COX_HOME as `~`; `None` runs with no rules at all.
+    pub permissions: Option<cox_protocol::config::PermissionsConfig>,
 }
 
 impl Default for Options {
@@ -81,6 +84,7 @@ impl Default for Options {
             context: cox_protocol::config::ContextConfig::default(),
             context_window: None,
             hooks: Vec::new(),
+            permissions: None,
         }
     }
 }
@@ -160,6 +164,13 @@ pub fn run(name: &str, mut options: Options) -> Run {
         tools,
     )
     .with_hooks(std::mem::take(&mut options.hooks));
+    let session = match &options.permissions {
+        Some(config) => session.with_engine(
+            cox_core::permission::Engine::compile(config, Some(home_dir.path()), &cwd)
+                .unwrap_or_else(|e| panic!("{e}")),
+        ),
+        None => session,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -388,6 +388,14 @@ fn expand_reads_one_enormous_line_piece_by_piece() {
         .build()
         .unwrap();
     let ws = cox_protocol::tool::Workspace::single(std::env::temp_dir());
+    let user_home = tempfile::tempdir().unwrap();
+    let engine = cox_core::permission::Engine::compile(
+        &cox_protocol::config::PermissionsConfig::default(),
+        Some(user_home.path()),
+        &ws.cwd,
+    )
+    .unwrap();
+    let rules: Arc<dyn cox_protocol::tool::PathRules> = Arc::new(engine);
     let sandbox = cox_sandbox::ProcessSandbox::new();
     let (tx, _rx) = futures::channel::mpsc::unbounded();
     let mut got = String::new();
@@ -399,6 +407,7 @@ fn expand_reads_one_enormous_line_piece_by_piece() {
             cancel: cox_protocol::CancelToken::new(),
             sandbox: &sandbox,
             output: cox_protocol::tool::OutputSink::new("c".into(), tx.clone()),
+            rules: Arc::clone(&rules),
         };
         let input = serde_json::json!({"id": id, "offset": offset});
         let result = runtime.block_on(cox_protocol::Tool::run(&tool, input, cx));

@@ -5,8 +5,13 @@
 //! the root's own files and `**/*.rs` all of them. Newest files come first:
 //! what the model looks for is most often what was just changed. The list is
 //! capped at [`MAX_FILES`] and says how many more there were.
+//!
+//! Every file and folder the walk meets passes the permission rules first
+//! (`ToolContext::rules`): what they close is not listed, and one line at
+//! the end says how many paths were skipped (closed folders, and closed
+//! files the pattern matches), without naming them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use cox_protocol::provider::{BoxFuture, ToolSpec};
@@ -84,32 +89,42 @@ impl Tool for GlobTool {
             }
             let workspace = cx.workspace.clone();
             let cancel = cx.cancel.clone();
+            let rules = cx.rules;
             common::blocking(move || {
-                let Ok(files) = walk::files(&root, &workspace.roots, &cancel) else {
+                let Ok(walked) = walk::files(NAME, &root, &workspace.roots, &rules, &cancel) else {
                     return common::cancelled(NAME);
                 };
-                let mut found: Vec<(SystemTime, PathBuf)> = files
+                let matches = |file: &Path| {
+                    file.strip_prefix(&root)
+                        .is_ok_and(|rel| matcher.is_match(rel))
+                };
+                let skipped = walked.skipped_note(matches);
+                let mut found: Vec<(SystemTime, PathBuf)> = walked
+                    .files
                     .into_iter()
-                    .filter(|file| {
-                        file.strip_prefix(&root)
-                            .is_ok_and(|rel| matcher.is_match(rel))
-                    })
+                    .filter(|file| matches(file))
                     .map(|file| {
                         let modified = file.metadata().and_then(|m| m.modified());
                         (modified.unwrap_or(SystemTime::UNIX_EPOCH), file)
                     })
                     .collect();
                 found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-                list(&found, &common::display_base(&workspace))
+                list(&found, &common::display_base(&workspace), skipped)
             })
             .await
         })
     }
 }
 
-fn list(found: &[(SystemTime, PathBuf)], base: &std::path::Path) -> ToolResult {
+/// The listing, capped, then `skipped` (the line saying the rules closed
+/// some paths) when there is one.
+fn list(found: &[(SystemTime, PathBuf)], base: &Path, skipped: Option<String>) -> ToolResult {
     if found.is_empty() {
-        return ToolResult::ok("no files matched");
+        let none = "no files matched".to_owned();
+        return ToolResult::ok(match skipped {
+            Some(skipped) => format!("{none}\n{skipped}"),
+            None => none,
+        });
     }
     let mut lines: Vec<String> = found
         .iter()
@@ -122,5 +137,6 @@ fn list(found: &[(SystemTime, PathBuf)], base: &std::path::Path) -> ToolResult {
             found.len() - MAX_FILES
         ));
     }
+    lines.extend(skipped);
     ToolResult::ok(lines.join("\n"))
 }

@@ -9,6 +9,11 @@
 //! A `glob` filter with a `/` is matched against the path relative to the
 //! search root; one without is matched against the file name alone, so
 //! `*.rs` means Rust files at any depth.
+//!
+//! Every file and folder the walk meets passes the permission rules first
+//! (`ToolContext::rules`): what they close is never opened, and one line at
+//! the end says how many paths were skipped (closed folders, and closed
+//! files the `glob` filter would have searched), without naming them.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -119,18 +124,18 @@ impl Tool for GrepTool {
             }
             let workspace = cx.workspace.clone();
             let cancel = cx.cancel.clone();
+            let rules = cx.rules;
             common::blocking(move || {
-                let Ok(files) = walk::files(&root, &workspace.roots, &cancel) else {
+                let Ok(walked) = walk::files(NAME, &root, &workspace.roots, &rules, &cancel) else {
                     return common::cancelled(NAME);
                 };
                 let base = common::display_base(&workspace);
                 let mut found = Found::new(limit);
-                for file in &files {
+                for file in &walked.files {
                     if cancel.is_cancelled() {
                         return common::cancelled(NAME);
                     }
-                    let wanted = filter.as_ref().is_none_or(|f| f.matches(&root, file));
-                    if wanted {
+                    if wanted(&filter, &root, file) {
                         search_file(
                             file,
                             &common::relative_to(file, &base),
@@ -140,11 +145,16 @@ impl Tool for GrepTool {
                         );
                     }
                 }
-                found.finish()
+                found.finish(walked.skipped_note(|file| wanted(&filter, &root, file)))
             })
             .await
         })
     }
+}
+
+/// Whether the `glob` argument, if any, lets `file` be searched.
+fn wanted(filter: &Option<FileFilter>, root: &Path, file: &Path) -> bool {
+    filter.as_ref().is_none_or(|f| f.matches(root, file))
 }
 
 /// The `glob` argument, compiled.
@@ -200,9 +210,14 @@ impl Found {
         }
     }
 
-    fn finish(mut self) -> ToolResult {
+    /// The result: the entries, what the cap left out, and `skipped` (the
+    /// line saying the rules closed some paths), each on its own line.
+    fn finish(mut self, skipped: Option<String>) -> ToolResult {
         if self.total == 0 {
-            return ToolResult::ok("no matches");
+            return ToolResult::ok(match skipped {
+                Some(skipped) => format!("no matches\n{skipped}"),
+                None => "no matches".to_owned(),
+            });
         }
         if self.total > self.limit {
             let more = self.total - self.limit;
@@ -210,6 +225,9 @@ impl Found {
                 self.shown,
                 "[… {more} more; raise head_limit or narrow the search]"
             );
+        }
+        if let Some(skipped) = skipped {
+            let _ = writeln!(self.shown, "{skipped}");
         }
         ToolResult::ok(self.shown)
     }

@@ -90,7 +90,8 @@ struct World<P, S, A, X> {
     sandbox: X,
     tools: ToolSet,
     hooks: Vec<Arc<dyn Hook>>,
-    engine: Engine,
+    /// Shared with each running call, which checks the paths it opens.
+    engine: Arc<Engine>,
     config: SessionConfig,
 }
 
@@ -167,7 +168,7 @@ where
             sandbox,
             tools: ToolSet::new(tools, max_tools),
             hooks: Vec::new(),
-            engine: Engine::default(),
+            engine: Arc::new(Engine::default()),
             config,
         };
         Self {
@@ -181,7 +182,7 @@ where
     /// none).
     #[must_use]
     pub fn with_engine(mut self, engine: Engine) -> Self {
-        self.world.engine = engine;
+        self.world.engine = Arc::new(engine);
         self
     }
 

@@ -4,7 +4,9 @@
 //! ask, allow) from layered configs; [`Engine::decide`] applies them in a
 //! fixed order, then the session's grants, the call's risk and the approval
 //! policy. Shell lines are judged command by command from the split the
-//! `bash` tool attaches to the call (`ToolCall::segments`).
+//! `bash` tool attaches to the call (`ToolCall::segments`). The same rules
+//! answer a running search, path by path, whether it may open what it walks
+//! into (`PathRules`, [`CallRules`]).
 //!
 //! Invariants (each held by tests and property tests):
 //! - deny beats everything: adding a deny rule never turns a deny into
@@ -15,8 +17,10 @@
 
 pub mod engine;
 pub mod grant;
+mod open;
 pub mod rule;
 
 pub use engine::{CompileError, Engine, Layer, Outcome};
 pub use grant::Grant;
+pub use open::CallRules;
 pub use rule::{Origin, Rule, RuleError};

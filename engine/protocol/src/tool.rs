@@ -7,6 +7,7 @@
 //! failed [`ToolResult`] the model reads, never a panic.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use futures::channel::mpsc::UnboundedSender;
 use serde_json::Value;
@@ -78,6 +79,23 @@ impl OutputSink {
     }
 }
 
+/// What a running tool asks before it opens or lists a path it found on its
+/// own (the files and folders a search walks), beyond the call's subject the
+/// permission engine already decided.
+///
+/// The session's permission engine implements it; a tool must not open,
+/// read, list or descend into a path for which [`PathRules::may_open`] says
+/// no.
+pub trait PathRules: Send + Sync {
+    /// False when a deny rule covers `path` for the tool named `tool` (by its
+    /// call name, e.g. `grep`; `Read(...)` rules cover `glob` and `grep`),
+    /// the built-in secret-folder rules (`~/.ssh`, ...) included; false too
+    /// when an ask rule covers it that nobody has answered for this call,
+    /// since a walk cannot stop to ask. `path` is absolute, as the walk
+    /// found it. Never does I/O.
+    fn may_open(&self, tool: &str, path: &Path) -> bool;
+}
+
 /// Everything a running call may use.
 pub struct ToolContext<'a> {
     pub call_id: &'a CallId,
@@ -87,6 +105,9 @@ pub struct ToolContext<'a> {
     /// Where shell commands run.
     pub sandbox: &'a dyn Sandbox,
     pub output: OutputSink,
+    /// The path rules a tool checks for every path it opens on its own. An
+    /// `Arc` so the check can travel into blocking work (a walk).
+    pub rules: Arc<dyn PathRules>,
 }
 
 impl ToolContext<'_> {

@@ -1,11 +1,16 @@
 //! A workspace in a temporary folder, with a sibling folder outside it, and
-//! a way to run any tool there against the real process sandbox.
+//! a way to run any tool there against the real process sandbox and a real
+//! permission engine (the default rules, with a home folder in the same
+//! temporary folder, never the real one, unless a test gives its own).
 
 #![allow(dead_code)] // each test binary uses part of this
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use cox_protocol::tool::{OutputSink, Tool, ToolContext, Workspace};
+use cox_permission::Engine;
+use cox_protocol::config::PermissionsConfig;
+use cox_protocol::tool::{OutputSink, PathRules, Tool, ToolContext, Workspace};
 use cox_protocol::types::ToolResult;
 use cox_protocol::{CallId, CancelToken};
 use cox_sandbox::ProcessSandbox;
@@ -18,6 +23,8 @@ pub struct Fixture {
     /// A folder beside the root, outside the workspace.
     pub outside: PathBuf,
     pub ws: Workspace,
+    /// The permission rules every call runs under.
+    pub rules: Arc<dyn PathRules>,
 }
 
 impl Fixture {
@@ -30,12 +37,33 @@ impl Fixture {
         std::fs::create_dir(&outside).unwrap();
         std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
         let ws = Workspace::single(root.clone());
+        let home = base.join("home");
+        let rules = Arc::new(
+            Engine::compile(&PermissionsConfig::default(), Some(&home), &root)
+                .expect("the default rules compile"),
+        );
         Self {
             _tmp: tmp,
             root,
             outside,
             ws,
+            rules,
         }
+    }
+
+    /// The same workspace under the rules of `config`, with `home` for `~/`
+    /// and the workspace cwd for relative paths.
+    pub fn with_rules(mut self, config: &PermissionsConfig, home: &Path) -> Self {
+        let engine = Engine::compile(config, Some(home), &self.ws.cwd).expect("the rules compile");
+        self.rules = Arc::new(engine);
+        self
+    }
+
+    /// The same workspace under other path rules (an engine's view of one
+    /// call, say).
+    pub fn with_path_rules(mut self, rules: Arc<dyn PathRules>) -> Self {
+        self.rules = rules;
+        self
     }
 
     /// The same workspace with its cwd moved to `rel` under the root.
@@ -91,6 +119,7 @@ impl Fixture {
             cancel,
             sandbox: &sandbox,
             output,
+            rules: Arc::clone(&self.rules),
         };
         tool.run(input, cx).await
     }

@@ -2,12 +2,17 @@
 //! (rules, modes, grants, a person's approval, `PreToolUse` hooks), then
 //! they run — a stretch of read-only calls at once, anything else alone —
 //! and their results come back in the order the model asked, each shaped
-//! for the model as it lands.
+//! for the model as it lands. Each call runs with the session's path rules
+//! (`ToolContext::rules`), less the ask rules its approval answered, so a
+//! search checks every file it opens, not only its root.
 //!
 //! Split from the driver by responsibility; it shares the driver's private
 //! types as a child module.
 
+use cox_protocol::tool::PathRules;
+
 use super::*;
+use crate::permission::CallRules;
 
 /// Decides, then runs, the calls of one assistant message. Results come back
 /// in call order; the second value ends the turn when set.
@@ -29,6 +34,7 @@ where
 {
     let count = running.calls().len();
     let mut results: Vec<Option<ToolResult>> = vec![None; count];
+    let mut asked = vec![Asked::Nobody; count];
     let mut stop = None;
 
     // Decide every call first, in order; people answer approvals one by one.
@@ -41,7 +47,7 @@ where
             continue;
         }
         match decide_call(world, state, out, inbox, running, index).await {
-            Decided::Run => {}
+            Decided::Run(how) => asked[index] = how,
             Decided::Result(result) => results[index] = Some(result),
             Decided::Stop(result) => {
                 results[index] = Some(result);
@@ -81,6 +87,7 @@ where
                     cancel: cancel.child_token(),
                     sandbox: &world.sandbox,
                     output: OutputSink::new(call.id.clone(), tx.clone()),
+                    rules: asked[slot].rules(&world.engine, &call.subject),
                 };
                 let run = tool.run(call.input.clone(), cx);
                 Some(async move { (slot, run.await) })
@@ -145,10 +152,36 @@ where
     (results, stop)
 }
 
+/// Whose answer let a call run, for the path rules it runs under: the
+/// ask rules a person answered, or bypass mode skipped, do not stop the
+/// paths it opens.
+#[derive(Clone, Copy, Debug)]
+enum Asked {
+    /// Allowed without asking: every rule holds.
+    Nobody,
+    /// A person approved it: ask rules covering its own subject were
+    /// answered.
+    Approved,
+    /// Allowed by `bypassPermissions`: ask rules do not apply.
+    Bypassed,
+}
+
+impl Asked {
+    /// The rules a call with `subject` runs under; deny rules always hold.
+    fn rules(self, engine: &Arc<Engine>, subject: &str) -> Arc<dyn PathRules> {
+        let engine = Arc::clone(engine);
+        match self {
+            Asked::Nobody => engine,
+            Asked::Approved => Arc::new(CallRules::approved(engine, subject)),
+            Asked::Bypassed => Arc::new(CallRules::bypassed(engine)),
+        }
+    }
+}
+
 /// What deciding one call led to.
 enum Decided {
     /// Allowed: it runs.
-    Run,
+    Run(Asked),
     /// Not run; this is its result.
     Result(ToolResult),
     /// Not run, and the turn stops after this message.
@@ -181,15 +214,20 @@ where
                 known.join(", ")
             )));
         }
-        let outcome = world.engine.decide(
-            call,
-            current_mode(world, state).0,
-            cfg.approval,
-            cfg.sandbox_mode,
-            &state.grants,
-        );
+        let mode = current_mode(world, state).0;
+        let outcome =
+            world
+                .engine
+                .decide(call, mode, cfg.approval, cfg.sandbox_mode, &state.grants);
         let reason = match outcome {
-            Outcome::Allow { .. } => return pre_tool_hooks(world, out, call).await,
+            Outcome::Allow { .. } => {
+                let how = if mode == PermissionMode::BypassPermissions {
+                    Asked::Bypassed
+                } else {
+                    Asked::Nobody
+                };
+                return pre_tool_hooks(world, out, call, how).await;
+            }
             Outcome::Deny { reason } => return Decided::Result(ToolResult::denied(reason)),
             Outcome::Ask { reason } => reason,
         };
@@ -216,10 +254,10 @@ where
             }
         };
         match decision {
-            Decision::Allow => return pre_tool_hooks(world, out, call).await,
+            Decision::Allow => return pre_tool_hooks(world, out, call, Asked::Approved).await,
             Decision::AllowForSession => {
                 state.grants.extend(Grant::for_call(call));
-                return pre_tool_hooks(world, out, call).await;
+                return pre_tool_hooks(world, out, call, Asked::Approved).await;
             }
             Decision::Deny {
                 reason: Some(reason),
@@ -250,9 +288,10 @@ async fn pre_tool_hooks<P, S: Store, A, X, F: FnMut(&Event)>(
     world: &World<P, S, A, X>,
     out: &mut TurnOut<'_, '_, S, F>,
     call: &cox_protocol::types::ToolCall,
+    how: Asked,
 ) -> Decided {
     if world.hooks.is_empty() {
-        return Decided::Run;
+        return Decided::Run(how);
     }
     let payload = serde_json::json!({
         "hook_event_name": "PreToolUse",
@@ -275,5 +314,5 @@ async fn pre_tool_hooks<P, S: Store, A, X, F: FnMut(&Event)>(
             ),
         }
     }
-    Decided::Run
+    Decided::Run(how)
 }
