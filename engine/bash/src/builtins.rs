@@ -131,6 +131,16 @@ pub(crate) fn note_evaluation(sink: &mut Sink, program: &str, words: &[Word]) {
     if program == "printf" && !names.is_empty() {
         sink.data_vars = true;
     }
+    // What these set is only known at run time.
+    if !matches!(program, "test" | "[") {
+        for name in &names {
+            if let Some(value) = name.lit() {
+                let bare = value.strip_prefix("-v").or(value.strip_prefix("-p"));
+                sink.vars
+                    .assign(bare.filter(|b| !b.is_empty()).unwrap_or(value), None);
+            }
+        }
+    }
     // A name with a subscript, or one built from an expansion: bash
     // evaluates the subscript.
     if names

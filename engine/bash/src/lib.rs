@@ -225,6 +225,7 @@ mod keywords;
 mod options;
 mod parse;
 mod programs;
+mod resolve;
 mod risk;
 mod rules;
 mod scan;

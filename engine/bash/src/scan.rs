@@ -274,17 +274,24 @@ fn evaluates(src: &str) -> bool {
 /// `${s:PATH=0}`, `${PATH:=x}` and `${PATH=x}`. Such an assignment changes
 /// what later commands resolve to as surely as `PATH=x` does.
 pub(crate) fn arithmetic_assignment(src: &str) -> Option<String> {
+    // One pass with a stack of open brackets, each noting whether what it
+    // holds is arithmetic: linear in the line, whatever its nesting.
     let bytes = src.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        let region = match &bytes[at..] {
+    let mut stack: Vec<(u8, bool)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let arithmetic = stack.last().is_some_and(|(_, a)| *a);
+        match &bytes[i..] {
             [b'(', b'(', ..] => {
-                let end = closing_paren(bytes, at + 1);
-                Some((at + 2, end.saturating_sub(1).max(at + 2)))
+                stack.push((b')', true));
+                stack.push((b')', true));
+                i += 2;
+                continue;
             }
             [b'$', b'[', ..] => {
-                let end = bytes[at..].iter().position(|&b| b == b']');
-                Some((at + 2, end.map_or(bytes.len(), |e| at + e)))
+                stack.push((b']', true));
+                i += 2;
+                continue;
             }
             [b'$', b'{', rest @ ..] => {
                 let name = rest
@@ -292,36 +299,57 @@ pub(crate) fn arithmetic_assignment(src: &str) -> Option<String> {
                     .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
                     .count();
                 let after = rest.get(name..).unwrap_or_default();
+                let candidate = src.get(i + 2..i + 2 + name).unwrap_or_default();
                 let direct = after.starts_with(b"=") || after.starts_with(b":=");
-                let candidate = src.get(at + 2..at + 2 + name).unwrap_or_default();
                 if direct && name > 0 && may_matter(candidate) {
                     return Some(candidate.to_owned());
                 }
-                match after.first() {
-                    Some(b'[' | b':') => {
-                        let from = at + 2 + name + 1;
-                        let end = bytes[from.min(bytes.len())..]
-                            .iter()
-                            .position(|&b| b == b'}')
-                            .map_or(bytes.len(), |e| from + e);
-                        Some((from, end))
-                    }
-                    _ => None,
-                }
+                let evaluated = name > 0
+                    && (after.starts_with(b"[")
+                        || (after.starts_with(b":")
+                            && !matches!(after.get(1), Some(b'-' | b'=' | b'?' | b'+'))));
+                stack.push((b'}', evaluated));
+                i += 2 + name;
+                continue;
             }
-            _ => None,
-        };
-        match region {
-            Some((from, to)) => {
-                if let Some(name) = src.get(from..to.max(from)).and_then(assigned_name) {
-                    return Some(name);
-                }
-                at += 2;
+            [b'(', ..] => stack.push((b')', arithmetic)),
+            [b'[', ..] if arithmetic => stack.push((b']', true)),
+            [close @ (b')' | b']' | b'}'), ..] if stack.last().is_some_and(|(c, _)| c == close) => {
+                stack.pop();
             }
-            None => at += 1,
+            [b, ..] if arithmetic && (b.is_ascii_alphabetic() || *b == b'_') => {
+                let starts =
+                    i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+                let end = i + bytes[i..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                    .count();
+                if starts && assigns(src, i, end) && may_matter(&src[i..end]) {
+                    return Some(src[i..end].to_owned());
+                }
+                i = end;
+                continue;
+            }
+            _ => {}
         }
+        i += 1;
     }
     None
+}
+
+/// Whether the name at `start..end` of `expr` is assigned: `NAME=`, `NAME
+/// op=` (not `==`, `<=`, `>=`, `!=`), `NAME++`/`NAME--`, `++NAME`/`--NAME`.
+fn assigns(expr: &str, start: usize, end: usize) -> bool {
+    let rest = expr[end..].trim_start();
+    let before = expr[..start].trim_end();
+    rest.starts_with("<<=")
+        || rest.starts_with(">>=")
+        || ["+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "++", "--"]
+            .iter()
+            .any(|op| rest.starts_with(op))
+        || (rest.starts_with('=') && !rest.starts_with("=="))
+        || before.ends_with("++")
+        || before.ends_with("--")
 }
 
 /// The first variable that matters assigned in an arithmetic expression:
@@ -341,19 +369,8 @@ pub(crate) fn assigned_name(expr: &str) -> Option<String> {
             .iter()
             .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
             .count();
-        let name = &expr[i..end];
-        let rest = expr[end..].trim_start();
-        let before = expr[..i].trim_end();
-        let assigns = rest.starts_with("<<=")
-            || rest.starts_with(">>=")
-            || ["+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "++", "--"]
-                .iter()
-                .any(|op| rest.starts_with(op))
-            || (rest.starts_with('=') && !rest.starts_with("=="))
-            || before.ends_with("++")
-            || before.ends_with("--");
-        if assigns && may_matter(name) {
-            return Some(name.to_owned());
+        if assigns(expr, i, end) && may_matter(&expr[i..end]) {
+            return Some(expr[i..end].to_owned());
         }
         i = end;
     }

@@ -32,6 +32,9 @@ pub(crate) struct Sink {
     pub unfollowed: Vec<String>,
     /// A command name is only known when the line runs.
     pub dynamic: bool,
+    /// What the line assigns its variables, for resolving command names
+    /// (`a=rm; $a x`).
+    pub vars: crate::resolve::Vars,
 }
 
 impl Default for Sink {
@@ -46,6 +49,7 @@ impl Default for Sink {
             partial: false,
             unfollowed: Vec::new(),
             dynamic: false,
+            vars: crate::resolve::Vars::default(),
         }
     }
 }

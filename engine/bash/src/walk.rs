@@ -228,6 +228,19 @@ impl Walk<'_> {
                     if may_matter(name) {
                         self.sink.opaque(Opacity::Assignment(name.to_owned()));
                     }
+                    let mut values = 0;
+                    for (child, field) in children(node) {
+                        if field == Field::Value {
+                            let word = Word::from_node(child, self.src);
+                            let value = word.lit().filter(|_| !word.pattern);
+                            self.sink.vars.assign(name, value);
+                            values += 1;
+                        }
+                    }
+                    if values == 0 {
+                        // `for x; do` loops over the arguments.
+                        self.sink.vars.assign(name, None);
+                    }
                 }
                 // The loop variable holds data unless every value is a
                 // plain literal without a glob or an array subscript.
@@ -554,7 +567,11 @@ impl Walk<'_> {
             self.sink.opaque(Opacity::Assignment(name.to_owned()));
         }
         if let Some(value) = field_child(node, Field::Value) {
+            let word = Word::from_node(value, self.src);
+            self.sink.vars.assign(name, word.lit());
             self.node(value, depth + 1);
+        } else {
+            self.sink.vars.assign(name, Some(""));
         }
     }
 
@@ -587,7 +604,15 @@ impl Walk<'_> {
         }
         for (child, _) in children(node) {
             if kind(child) == Kind::VariableAssignment {
-                if let Some(value) = field_child(child, Field::Value) {
+                let name = field_child(child, Field::Name)
+                    .map(|n| node_text(n, self.src))
+                    .unwrap_or_default();
+                let value = field_child(child, Field::Value);
+                let word = value.map(|v| Word::from_node(v, self.src));
+                self.sink
+                    .vars
+                    .assign(name, word.as_ref().map_or(Some(""), Word::lit));
+                if let Some(value) = value {
                     self.node(value, depth + 2);
                 }
             } else {

@@ -57,6 +57,17 @@ impl Word {
         }
     }
 
+    /// A plain literal word with this value (one cox worked out, such as a
+    /// resolved command name).
+    pub(crate) fn plain(value: &str) -> Word {
+        Word {
+            raw: value.to_owned(),
+            lit: Some(value.to_owned()),
+            loose: value.to_owned(),
+            pattern: false,
+        }
+    }
+
     /// Appends `next` to this word: bash reads two words with only a line
     /// continuation between them as one.
     pub(crate) fn join(&mut self, next: Word) {
@@ -130,9 +141,14 @@ fn literal(node: Node<'_>, src: &str, depth: usize) -> Option<String> {
         Kind::Word => Some(unescape_word(text.trim_start_matches(BLANKS))),
         Kind::Number if node.named_child_count() == 0 => Some(text.to_owned()),
         Kind::RawString => strip_quotes(text, '\'').map(str::to_owned),
-        Kind::AnsiCString => {
-            let inner = text.strip_prefix("$'")?.strip_suffix('\'')?;
-            (!inner.contains('\\')).then(|| inner.to_owned())
+        Kind::AnsiCString => ansi_c(text.strip_prefix("$'")?.strip_suffix('\'')?),
+        // An empty substitution, `$()` or `` `` ``, expands to nothing.
+        Kind::CommandSubstitution => {
+            let inner = text
+                .strip_prefix("$(")
+                .and_then(|t| t.strip_suffix(')'))
+                .or_else(|| text.strip_prefix('`').and_then(|t| t.strip_suffix('`')))?;
+            inner.trim().is_empty().then(String::new)
         }
         Kind::String => {
             let plain = children(node)
@@ -151,6 +167,62 @@ fn literal(node: Node<'_>, src: &str, depth: usize) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The value of the inside of an ANSI-C string (`$'…'`): `\n`, `\t`, `\e`
+/// and the other letters bash knows, `\NNN` octal, `\xHH`, `\uHHHH`,
+/// `\UHHHHHHHH`, `\cX`, `\\`, `\'` and `\"`. `None` for an escape that
+/// makes no character (a NUL, which ends the string in bash, or a code
+/// point that is not one).
+pub(crate) fn ansi_c(inner: &str) -> Option<String> {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let mut number = |radix: u32, max: usize, first: Option<char>| {
+            let mut digits: String = first.into_iter().collect();
+            while digits.len() < max {
+                match chars.peek() {
+                    Some(d) if d.is_digit(radix) => digits.extend(chars.next()),
+                    _ => break,
+                }
+            }
+            u32::from_str_radix(&digits, radix).ok()
+        };
+        let code = match e {
+            'a' => Some(7),
+            'b' => Some(8),
+            'e' | 'E' => Some(27),
+            'f' => Some(12),
+            'n' => Some(10),
+            'r' => Some(13),
+            't' => Some(9),
+            'v' => Some(11),
+            '\\' | '\'' | '"' | '?' => Some(u32::from(e)),
+            '0'..='7' => number(8, 3, Some(e)),
+            'x' => number(16, 2, None),
+            'u' => number(16, 4, None),
+            'U' => number(16, 8, None),
+            'c' => chars.next().map(|x| u32::from(x) & 0x1f),
+            other => {
+                out.push('\\');
+                out.push(other);
+                continue;
+            }
+        };
+        match code.and_then(char::from_u32) {
+            Some('\0') | None => return None,
+            Some(ch) => out.push(ch),
+        }
+    }
+    Some(out)
 }
 
 /// An unquoted word's value: `\x` is `x`, a backslash-newline vanishes.
@@ -284,6 +356,16 @@ mod tests {
         assert_eq!(collapse_whitespace("a \\\n   b"), "a b");
         assert_eq!(collapse_whitespace("$'x\\'  y'  z"), "$'x\\'  y' z");
         assert_eq!(collapse_whitespace("\"a \\\"  b\"   c"), "\"a \\\"  b\" c");
+    }
+
+    #[test]
+    fn ansi_c_strings() {
+        assert_eq!(ansi_c("\\x72m").as_deref(), Some("rm"));
+        assert_eq!(ansi_c("\\162\\155").as_deref(), Some("rm"));
+        assert_eq!(ansi_c("\\u0072m").as_deref(), Some("rm"));
+        assert_eq!(ansi_c("a\\tb\\'c").as_deref(), Some("a\tb'c"));
+        assert_eq!(ansi_c("\\q").as_deref(), Some("\\q"));
+        assert_eq!(ansi_c("a\\x00b"), None);
     }
 
     #[test]

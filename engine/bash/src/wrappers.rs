@@ -17,7 +17,7 @@ use crate::shells::{shell_string, su, trap};
 use crate::walk::Walk;
 use crate::words::{Word, basename};
 use crate::{MAX_WRAPPERS, Opacity};
-use crate::{builtins, programs};
+use crate::{builtins, programs, resolve};
 
 /// Shells whose `-c` string is parsed again.
 pub(crate) const SHELLS: &[&str] = &[
@@ -76,6 +76,22 @@ impl Walk<'_> {
                 return;
             };
             let Some(name) = first.command_name() else {
+                // A name cox can work out is judged as what it becomes
+                // (`$'\x72m'`, `{rm,x}`, `a=rm; $a`); one read from a
+                // variable stays dynamic.
+                if let Some((candidates, via_variable)) =
+                    resolve::command_word(&first.raw, &self.sink.vars)
+                {
+                    if via_variable {
+                        self.sink.opaque(Opacity::DynamicCommand(first.raw.clone()));
+                    }
+                    for fields in candidates {
+                        let mut next: Vec<Word> = fields.iter().map(|f| Word::plain(f)).collect();
+                        next.extend(words[1..].iter().cloned());
+                        self.judge(&next, depth);
+                    }
+                    return;
+                }
                 self.sink.opaque(Opacity::DynamicCommand(first.raw.clone()));
                 self.push(words);
                 return;

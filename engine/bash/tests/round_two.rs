@@ -301,3 +301,54 @@ fn class6_assignments_in_every_form_make_the_line_opaque() {
         assert_eq!(split(line).opaque, None, "{line}");
     }
 }
+
+#[test]
+fn deliver3_names_known_from_the_text_are_resolved() {
+    for (line, text) in [
+        ("$'\\x72m' x", "rm x"),
+        ("$'\\162\\155' -rf x", "rm -rf x"),
+        ("r''m x", "rm x"),
+        ("r\"\"m x", "rm x"),
+        ("\\r\\m x", "rm x"),
+        ("r$()m x", "rm x"),
+        ("r$( )m x", "rm x"),
+        ("r``m x", "rm x"),
+        ("{rm,x} y", "rm x y"),
+        ("rm${IFS}-rf${IFS}x", "rm -rf x"),
+        ("a=rm; $a x", "rm x"),
+        ("a=rm; \"$a\" x", "rm x"),
+        ("a=rm; ${a} x", "rm x"),
+        ("\"${a:-rm}\" x", "rm x"),
+        ("${a-rm} x", "rm x"),
+        ("export a=rm; $a x", "rm x"),
+        ("for c in ls rm; do $c x; done", "rm x"),
+    ] {
+        lists(line, text);
+    }
+    // Several values: each is listed.
+    lists("if t; then a=rm; else a=ls; fi; $a x", "rm x");
+    lists("if t; then a=rm; else a=ls; fi; $a x", "ls x");
+    // Fully static names are not dynamic; a variable keeps the line so.
+    assert!(!split("$'\\x72m' x").dynamic);
+    assert!(!split("{rm,x} y").dynamic);
+    assert!(split("a=rm; $a x").dynamic);
+    assert!(split("\"${a:-rm}\" x").dynamic);
+}
+
+#[test]
+fn deliver3_a_name_that_stays_dynamic_makes_the_line_opaque() {
+    for line in [
+        "$(echo rm) x",
+        "$x y",
+        "read c; $c x",
+        "c=$(which rm); $c x",
+        "`echo rm` x",
+        "r* x",
+        "$'\\x00' x",
+    ] {
+        let got = split(line);
+        assert!(got.dynamic, "{line}");
+        assert!(got.opaque.is_some(), "{line}");
+        assert!(line_risk(&got) >= Risk::Exec, "{line}");
+    }
+}

@@ -236,3 +236,19 @@ fn class6_assignments_are_never_allowed_by_a_prefix_rule() {
         }
     }
 }
+
+#[test]
+fn deliver3_resolved_names_meet_deny_rules() {
+    let rm = engine(&[], &[], &["Bash(rm:*)"]);
+    for line in [
+        "$'\\x72m' -rf x",
+        "{rm,-rf} x",
+        "r$()m -rf x",
+        "rm${IFS}-rf${IFS}x",
+        "a=rm; $a -rf x",
+        "\"${a:-rm}\" -rf x",
+        "if t; then a=ls; else a=rm; fi; $a x",
+    ] {
+        denied_everywhere(&rm, line);
+    }
+}
