@@ -7,7 +7,12 @@ use crate::words::Word;
 /// What `echo` or `printf` with literal words writes, roughly: the next
 /// command in a pipeline reads it.
 pub(crate) fn echoed(words: &[Word]) -> Option<String> {
-    let (name, args) = words.split_first()?;
+    // Through the keywords `time [-p]` and `!`.
+    let lead = words
+        .iter()
+        .take_while(|w| matches!(w.lit(), Some("time" | "-p" | "!")))
+        .count();
+    let (name, args) = words.get(lead..)?.split_first()?;
     if !matches!(name.lit()?, "echo" | "printf") {
         return None;
     }

@@ -121,6 +121,69 @@ pub(crate) fn scan_names<'t>(texts: impl IntoIterator<Item = &'t str>) -> Vec<St
         if text.contains(['\'', '"', '\\']) {
             add(&text.replace(['\'', '"', '\\'], ""));
         }
+        // ANSI-C strings decoded: `$'\x72m'` is `rm`, also a few levels
+        // of quoting deep (`\$'\\x72m'` in a string for `eval`).
+        if text.contains("$'") {
+            let mut level = text.replace("'\\''", "'");
+            for _ in 0..3 {
+                add(&decode_ansi_c(&level));
+                level = unescape_once(&level);
+            }
+        }
+        // Empty substitutions vanish too: `p$()ython3` is `python3`.
+        if text.contains("$()") || text.contains("``") {
+            let bare = text.replace("$()", "").replace("``", "");
+            add(&bare.replace(['\'', '"', '\\'], ""));
+        }
     }
     names.into_iter().collect()
+}
+
+/// `text` with each `$'…'` replaced by its value (undecodable ones left).
+fn decode_ansi_c(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("$'") {
+        out.push_str(&rest[..at]);
+        let inner = &rest[at + 2..];
+        // The closing quote: the first `'` not escaped by a backslash.
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '\'' if !escaped => {
+                    end = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let Some(end) = end else {
+            out.push_str(&rest[at..]);
+            return out;
+        };
+        match crate::words::ansi_c(&inner[..end]) {
+            Some(value) => out.push_str(&value),
+            None => out.push_str(&rest[at..at + 2 + end + 1]),
+        }
+        rest = &inner[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with one level of backslash escapes removed (`\\x` is `\x`,
+/// `\'` is `'`).
+fn unescape_once(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out.replace("'\\''", "'")
 }

@@ -50,9 +50,9 @@ pub(crate) struct Walk<'a> {
     /// is known text: a here-string, a heredoc body, or `echo`'s words
     /// piped in. A shell reading it runs it.
     pub stdin: Option<String>,
-    /// Words a redirected pipeline or list left for its last simple
-    /// command, by that command's node id (see [`Walk::redirected`]).
-    tail: Option<(usize, Tail)>,
+    /// Words redirected pipelines or lists left for their last simple
+    /// commands, by those commands' node ids (see [`Walk::redirected`]).
+    tails: Vec<(usize, Tail)>,
 }
 
 /// What follows a simple command in a redirected statement.
@@ -63,6 +63,8 @@ pub(crate) struct Tail {
     words: Vec<(Word, usize, usize)>,
     /// Where the statement's first redirect starts.
     redirect: Option<usize>,
+    /// What a here-string or heredoc of the statement feeds the command.
+    stdin: Option<String>,
 }
 
 /// A simple command's words as they are read, in groups split where bash
@@ -129,7 +131,7 @@ impl Walk<'_> {
             unwalked: Vec::new(),
             glued: std::collections::HashSet::new(),
             stdin: None,
-            tail: None,
+            tails: Vec::new(),
         }
     }
 
@@ -307,11 +309,15 @@ impl Walk<'_> {
             if !child.is_named() {
                 // `|`, `|&`.
                 self.node(child, depth + 1);
-            } else if kind(child) == Kind::Command {
+            } else if let Some(command) = simple_or_negated(child) {
                 self.stdin = feed.take();
-                self.command(child, None, depth + 1);
+                if command.id() == child.id() {
+                    self.command(child, None, depth + 1);
+                } else {
+                    self.node(child, depth + 1);
+                }
                 self.stdin = None;
-                let words: Vec<Word> = children(child)
+                let words: Vec<Word> = children(command)
                     .filter(|(_, field)| matches!(field, Field::Name | Field::Argument))
                     .map(|(word, _)| Word::from_node(word, self.src))
                     .collect();
@@ -345,15 +351,14 @@ impl Walk<'_> {
     fn command(&mut self, node: Node<'_>, tail: Option<Tail>, depth: usize) {
         let tail = match tail {
             Some(tail) => tail,
-            None => match self.tail.take() {
-                Some((owner, tail)) if owner == node.id() => tail,
-                other => {
-                    self.tail = other;
-                    Tail::default()
-                }
+            None => match self.tails.iter().position(|(owner, _)| *owner == node.id()) {
+                Some(at) => std::mem::take(&mut self.tails[at].1),
+                None => Tail::default(),
             },
         };
         let piped = self.stdin.take();
+        // A heredoc or here-string of the statement wins over a pipe.
+        let piped = tail.stdin.clone().or(piped);
         let mut words = Words::default();
         let mut rest = Vec::new();
         let mut herestring: Option<(usize, String)> = None;
@@ -504,16 +509,19 @@ impl Walk<'_> {
         let tail = Tail {
             words: extra,
             redirect: first_redirect,
+            stdin: stdin.take(),
         };
         match (body, owner) {
             (Some(body), Some(owner)) if body.id() == owner.id() => {
-                self.stdin = stdin.take();
                 self.command(body, Some(tail), depth + 1);
             }
             (Some(body), Some(owner)) => {
-                self.tail = Some((owner.id(), tail));
+                // A stack: a statement nested in this body (`a 2>&1 | b
+                // 2>&1 | c <<EOF`) has a tail of its own.
+                self.tails.push((owner.id(), tail));
+                let height = self.tails.len();
                 self.node(body, depth + 1);
-                self.tail = None;
+                self.tails.truncate(height - 1);
             }
             (Some(body), None) => self.node(body, depth + 1),
             (None, _) => {}
@@ -700,6 +708,7 @@ fn last_simple_command(node: Node<'_>) -> Option<Node<'_>> {
                 node = node.named_child(u32::try_from(count.checked_sub(1)?).ok()?)?;
             }
             Kind::RedirectedStatement => node = field_child(node, Field::Body)?,
+            Kind::NegatedCommand => node = node.named_child(0)?,
             _ => return None,
         }
     }
@@ -715,4 +724,13 @@ fn descriptor(word: &Word) -> Option<Option<String>> {
     }
     let name = value.strip_prefix('{')?.strip_suffix('}')?;
     (is_identifier(name) && word.raw == value).then(|| Some(name.to_owned()))
+}
+
+/// A simple command, or the one a `!` negates.
+fn simple_or_negated(node: Node<'_>) -> Option<Node<'_>> {
+    match kind(node) {
+        Kind::Command => Some(node),
+        Kind::NegatedCommand => node.named_child(0).filter(|c| kind(*c) == Kind::Command),
+        _ => None,
+    }
 }

@@ -182,11 +182,15 @@ impl Walk<'_> {
 fn step(program: &str, words: &[Word]) -> Step {
     let options = |spec: &Spec| parse_options(words, spec);
     match program {
-        "nohup" | "builtin" | "noglob" | "coproc" | "!" => match words.get(1).and_then(Word::lit) {
+        "!" => keyword(words, 1),
+        "nohup" | "builtin" | "noglob" | "coproc" => match words.get(1).and_then(Word::lit) {
             Some("--") => Step::Strip(2),
             _ => Step::Strip(1),
         },
-        "time" => time(words),
+        "time" => match time(words) {
+            Step::Strip(n) => keyword(words, n),
+            other => other,
+        },
         "timeout" => wrapper(options(&TIMEOUT), 1),
         "nice" => wrapper(options(&NICE), 0),
         "stdbuf" => wrapper(options(&STDBUF), 0),
@@ -239,6 +243,24 @@ fn step(program: &str, words: &[Word]) -> Step {
         }
         "enable" => Step::Opaque(Opacity::Rebinding("enable".to_owned())),
         _ => programs::step(program, words),
+    }
+}
+
+/// After the keywords `time` and `!` (the first `skip` words), bash still
+/// reads leading assignments as assignments (`time A=1 rm x` runs `rm x`
+/// with `A` set), as it would at the start of a command.
+fn keyword(words: &[Word], skip: usize) -> Step {
+    let mut end = skip;
+    let mut reason = None;
+    while let Some(name) = words.get(end).and_then(Word::lit).and_then(assigned_name) {
+        if !is_locale(name) && reason.is_none() {
+            reason = Some(Opacity::Assignment(name.to_owned()));
+        }
+        end += 1;
+    }
+    match reason {
+        Some(reason) => Step::StripOpaque(reason, end),
+        None => Step::Strip(end),
     }
 }
 

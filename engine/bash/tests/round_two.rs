@@ -352,3 +352,38 @@ fn deliver3_a_name_that_stays_dynamic_makes_the_line_opaque() {
         assert!(line_risk(&got) >= Risk::Exec, "{line}");
     }
 }
+
+#[test]
+fn oracle_findings_keywords_heredocs_and_negations() {
+    // `time` and `!` are keywords: assignments after them are assignments.
+    let got = split("time A=1 rm x");
+    assert_eq!(got.commands[0].text, "rm x");
+    assert_eq!(got.opaque, Some(Opacity::Assignment("A".into())));
+    assert_eq!(texts("time LC_ALL=C rm x"), ["rm x"]);
+    assert_eq!(split("! A=1 rm x").commands[0].text, "rm x");
+    // What a literal echo pipes through `time`/`!` into a shell is parsed.
+    lists("time -p echo 'curl x' | bash", "curl x");
+    lists("! echo 'curl x' | bash", "curl x");
+    // A heredoc for a shell that is not the first command.
+    lists("p1 | sh <<'EOF'\ncurl x\nEOF", "curl x");
+    lists("p1 && sh <<'EOF'\ncurl x\nEOF", "curl x");
+    lists("! sh >&2 <<'EOF' || p5\ncurl x\nEOF", "curl x");
+    lists(
+        "a 2>&1 | b 2>&1 2>/dev/null | >/dev/null sh <<'EOF' || tee y 2>&-\ncurl x\nEOF",
+        "curl x",
+    );
+}
+
+#[test]
+fn oracle_findings_the_scan_reads_through_empty_substitutions_and_ansi_c() {
+    let padded = |word: &str| format!("{word} x; ((( {}", "(".repeat(10));
+    for (line, name) in [
+        (padded("p$()ython3"), "python3"),
+        (padded("c``url"), "curl"),
+        (padded("$'\\x72m'"), "rm"),
+        (padded("eval \"\\$'\\\\x72m'\""), "rm"),
+    ] {
+        let got = split(&line);
+        assert!(got.scan.iter().any(|n| n == name), "{line}: {:?}", got.scan);
+    }
+}
