@@ -63,9 +63,11 @@ impl Tool for BashTool {
     }
 
     /// The line is split with the real bash parser: the permission engine
-    /// judges each command, and the risk is the highest of them. Input
-    /// without a command string is one opaque, Exec-rated line.
-    fn classify(&self, input: &Value, _workspace: &Workspace) -> Classified {
+    /// judges each command, and the risk is the highest of them. The paths
+    /// the commands name are resolved against the workspace (see
+    /// `shell_paths`), so path rules reach them. Input without a command
+    /// string is one opaque, Exec-rated line.
+    fn classify(&self, input: &Value, workspace: &Workspace) -> Classified {
         let Some(command) = common::str_field(input, "command") else {
             return Classified {
                 risk: Risk::Exec,
@@ -78,10 +80,13 @@ impl Tool for BashTool {
             };
         };
         let split = cox_bash::split(command);
+        let mut segments = cox_bash::segments(&split);
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        segments.paths = crate::shell_paths::resolve(&split, workspace, home.as_deref());
         Classified {
             risk: cox_bash::line_risk(&split),
             subject: command.to_owned(),
-            segments: Some(cox_bash::segments(&split)),
+            segments: Some(segments),
         }
     }
 

@@ -8,7 +8,9 @@
 //!   [`ToolResult`] whose text tells the model what to do next, never a panic;
 //! - file tools touch only paths [`path::confine`] returned, so nothing
 //!   outside the workspace roots is read or written, links included;
-//! - `classify` decides from the input alone and never fails;
+//! - `classify` decides from the input alone and never fails (`bash` also
+//!   looks up folder listings and link targets to resolve the paths a line
+//!   names, never file contents);
 //! - long work runs off the async runtime and checks the call's cancellation
 //!   token as it goes.
 //!
@@ -24,6 +26,7 @@ mod glob;
 mod grep;
 pub mod path;
 mod read;
+mod shell_paths;
 mod walk;
 mod write;
 

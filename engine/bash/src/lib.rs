@@ -224,6 +224,7 @@ mod inline;
 mod keywords;
 mod options;
 mod parse;
+mod paths;
 mod programs;
 mod resolve;
 mod risk;
@@ -241,7 +242,9 @@ mod wrappers;
 
 use std::fmt;
 
-use cox_protocol::types::{Risk, Segments};
+use cox_protocol::types::{PathAccess, Risk, Segments, ShellPath};
+
+pub use paths::{Access, PathArg};
 
 /// How deep `eval`/`sh -c` strings may nest before the line is opaque.
 pub const MAX_SHELL_DEPTH: usize = 8;
@@ -278,6 +281,14 @@ pub struct Split {
     /// A command name is only known when the line runs (`$cmd x`,
     /// `$(echo rm) x`): a deny rule cannot tell what it is.
     pub dynamic: bool,
+    /// The paths the commands name (operands of readers and writers,
+    /// path-like arguments of other programs, redirect targets), for path
+    /// rules; see the `paths` module.
+    pub paths: Vec<PathArg>,
+    /// Where a `cd` or `pushd` on the line may move before a later command
+    /// runs, so relative paths are judged from each (`None`: only known
+    /// when the line runs, `cd "$d"`, `cd -`, `popd`).
+    pub dirs: Vec<Option<String>>,
 }
 
 /// One command of a line, written as rules match it.
@@ -349,6 +360,8 @@ pub enum Opacity {
     InlineCode(String),
     /// A shell or `source` running a script from a file or standard input.
     Script(String),
+    /// A network connection through bash's `/dev/tcp` or `/dev/udp`.
+    Network,
 }
 
 impl fmt::Display for Opacity {
@@ -391,6 +404,7 @@ impl fmt::Display for Opacity {
             }
             Opacity::InlineCode(program) => write!(f, "code run by {program}"),
             Opacity::Script(program) => write!(f, "a script run by {program}"),
+            Opacity::Network => f.write_str("a network connection through /dev/tcp or /dev/udp"),
         }
     }
 }
@@ -410,6 +424,11 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
     if sink.evaluates && sink.data_vars {
         sink.opaque(Opacity::Arithmetic);
     }
+    // bash opens a connection for a redirect to these, and a word naming
+    // one anywhere may reach a redirect through a string or a variable.
+    if line.contains("/dev/tcp/") || line.contains("/dev/udp/") {
+        sink.opaque(Opacity::Network);
+    }
     let scan = if sink.partial {
         sink::scan_names(std::iter::once(line))
     } else {
@@ -420,6 +439,8 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
         opaque: sink.opaque,
         scan,
         dynamic: sink.dynamic,
+        paths: sink.paths,
+        dirs: sink.dirs,
     }
 }
 
@@ -440,6 +461,8 @@ fn too_large(line: &str) -> Split {
         opaque: Some(Opacity::TooLarge),
         scan: sink::scan_names(std::iter::once(line)),
         dynamic: false,
+        paths: Vec::new(),
+        dirs: Vec::new(),
     }
 }
 
@@ -465,6 +488,25 @@ pub fn segments(split: &Split) -> Segments {
         opaque: split.opaque.as_ref().map(ToString::to_string),
         scan: split.scan.clone(),
         dynamic: split.dynamic,
+        paths: split
+            .paths
+            .iter()
+            .map(|p| ShellPath {
+                path: p.text.clone(),
+                access: match p.access {
+                    Access::Read => PathAccess::Read,
+                    Access::Write => PathAccess::Write,
+                },
+                recursive: p.recursive,
+                // Resolved (made absolute, links and globs followed) by the
+                // tool that runs the line; the engine reads a relative or
+                // unresolved path as written.
+                unknown: !p.known
+                    || p.glob
+                    || (!split.dirs.is_empty() && !p.text.starts_with(['/', '~'])),
+                outside: false,
+            })
+            .collect(),
     }
 }
 

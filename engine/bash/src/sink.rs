@@ -35,6 +35,10 @@ pub(crate) struct Sink {
     /// What the line assigns its variables, for resolving command names
     /// (`a=rm; $a x`).
     pub vars: crate::resolve::Vars,
+    /// The paths commands and redirects name.
+    pub paths: Vec<crate::paths::PathArg>,
+    /// Where `cd`/`pushd` may move (`None`: unknown).
+    pub dirs: Vec<Option<String>>,
 }
 
 impl Default for Sink {
@@ -50,6 +54,8 @@ impl Default for Sink {
             unfollowed: Vec::new(),
             dynamic: false,
             vars: crate::resolve::Vars::default(),
+            paths: Vec::new(),
+            dirs: Vec::new(),
         }
     }
 }

@@ -21,6 +21,7 @@
 use tree_sitter::Node;
 
 use crate::git;
+use crate::paths::{self, Access, PathArg};
 use crate::risk::classify;
 use crate::rules::{echoed, evaluating_test, is_locale, may_matter, redirect_opacity};
 use crate::scan::assigned_name;
@@ -181,6 +182,10 @@ impl Walk<'_> {
             .skip(1)
             .take_while(|w| w.lit() != Some("--"))
             .any(Word::may_become_option);
+        self.sink.paths.extend(paths::of_command(words));
+        if matches!(name.lit().map(basename), Some("cd" | "pushd" | "popd")) {
+            self.sink.dirs.push(cd_target(words));
+        }
         let words: Vec<String> = words.iter().map(|w| w.value().to_owned()).collect();
         let risk = classify(&words, dynamic);
         self.sink.commands.push(Command { text, words, risk });
@@ -640,6 +645,16 @@ impl Walk<'_> {
                 operator = node_text(child, self.src);
             }
         }
+        if let Some(word) = &target
+            && !(matches!(operator, ">&" | "<&") && word.lit().is_some_and(is_fd))
+        {
+            let access = if operator.contains('>') {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            self.sink.paths.extend(PathArg::redirect(word, access));
+        }
         if let Some(reason) = redirect_opacity(operator, target) {
             self.sink.opaque(reason);
         }
@@ -731,6 +746,29 @@ fn simple_or_negated(node: Node<'_>) -> Option<Node<'_>> {
     match kind(node) {
         Kind::Command => Some(node),
         Kind::NegatedCommand => node.named_child(0).filter(|c| kind(*c) == Kind::Command),
+        _ => None,
+    }
+}
+
+/// A descriptor number, or `-` (a close), as a duplication's target.
+fn is_fd(value: &str) -> bool {
+    value == "-" || (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Where `cd`/`pushd DIR` moves: its operand; `~` for a bare `cd`; `None`
+/// when only known at run time (`cd "$d"`, `cd -`, `popd`, `pushd +1`).
+fn cd_target(words: &[Word]) -> Option<String> {
+    let program = words.first().and_then(Word::lit).map(basename)?;
+    let operand = words
+        .iter()
+        .skip(1)
+        .find(|w| !w.lit().is_some_and(|v| v.starts_with('-') && v.len() > 1));
+    match (program, operand) {
+        ("cd", None) => Some("~".to_owned()),
+        ("cd" | "pushd", Some(word)) => word
+            .lit()
+            .filter(|v| *v != "-" && !word.pattern && !v.starts_with('+'))
+            .map(str::to_owned),
         _ => None,
     }
 }

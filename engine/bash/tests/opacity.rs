@@ -166,6 +166,13 @@ fn segments_carry_texts_and_the_reason() {
         Segments {
             commands: vec!["echo hi".into(), "ls".into()],
             opaque: Some("an output redirect to out.txt".into()),
+            paths: vec![cox_protocol::types::ShellPath {
+                path: "out.txt".into(),
+                access: cox_protocol::types::PathAccess::Write,
+                recursive: false,
+                unknown: false,
+                outside: false,
+            }],
             ..Default::default()
         }
     );

@@ -387,3 +387,83 @@ fn oracle_findings_the_scan_reads_through_empty_substitutions_and_ansi_c() {
         assert!(got.scan.iter().any(|n| n == name), "{line}: {:?}", got.scan);
     }
 }
+
+/// The paths a line names, as (text, write, recursive, known).
+fn named(line: &str) -> Vec<(String, bool, bool, bool)> {
+    split(line)
+        .paths
+        .into_iter()
+        .map(|p| {
+            (
+                p.text,
+                p.access == cox_bash::Access::Write,
+                p.recursive,
+                p.known,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn class7_shell_lines_name_their_paths() {
+    let read = |t: &str| (t.to_owned(), false, false, true);
+    let write = |t: &str| (t.to_owned(), true, false, true);
+    assert_eq!(named("cat ~/.ssh/id_rsa"), [read("~/.ssh/id_rsa")]);
+    assert_eq!(named("cat $HOME/.ssh/id_rsa"), [read("~/.ssh/id_rsa")]);
+    assert_eq!(
+        named("cat \"${HOME}/.aws/credentials\""),
+        [read("~/.aws/credentials")]
+    );
+    assert_eq!(named("nohup cat 2>/dev/null ~/.netrc"), [read("~/.netrc")]);
+    assert_eq!(named("cat < ~/.netrc"), [read("~/.netrc")]);
+    assert_eq!(named("echo hi > out.txt"), [write("out.txt")]);
+    assert_eq!(named("echo hi 2>&1 >/dev/null"), []);
+    assert_eq!(named("sh -c 'cat ~/.netrc'"), [read("~/.netrc")]);
+    assert_eq!(named("echo $(cat ~/.netrc)"), [read("~/.netrc")]);
+    assert_eq!(named("grep -r key"), [(".".to_owned(), false, true, true)]);
+    let unknown = named("cat \"$f\"");
+    assert_eq!(unknown.len(), 1);
+    assert!(!unknown[0].3, "an expansion is not known");
+    assert_eq!(
+        split("cd ~/.ssh && cat id_rsa").dirs,
+        [Some("~/.ssh".to_owned())]
+    );
+    assert_eq!(split("cd \"$d\" && cat x").dirs, [None]);
+    assert_eq!(split("cd && cat x").dirs, [Some("~".to_owned())]);
+}
+
+#[test]
+fn class7_dev_tcp_and_udp_are_network_never_read_only() {
+    for line in [
+        "cat </dev/tcp/host/80",
+        "cat < /dev/udp/host/53",
+        "exec 3<>/dev/tcp/host/80",
+        "f=/dev/tcp/h/80; cat <$f",
+        "sh -c 'cat </dev/tcp/h/80'",
+    ] {
+        let got = split(line);
+        assert!(got.opaque.is_some(), "{line}");
+        assert!(line_risk(&got) >= Risk::Exec, "{line}");
+    }
+    assert_eq!(split("cat </dev/tcp/h/80").opaque, Some(Opacity::Network));
+}
+
+proptest! {
+    /// Wherever a secret path stands in a reading command (after options,
+    /// redirects, wrappers, in a list or a shell string), it is named.
+    #[test]
+    fn class7_a_secret_path_is_named_wherever_it_stands(
+        program in prop::sample::select(vec!["cat", "head -n 2", "tail", "base64", "xxd", "less", "grep -h x", "sed -n 1p", "python3 a.py"]),
+        (before, after) in context(),
+        redirect in prop::option::of(redirect()),
+        spelling in prop::sample::select(vec!["~/.ssh/id_rsa", "$HOME/.ssh/id_rsa", "\"${HOME}\"/.ssh/id_rsa"]),
+    ) {
+        let redirect = redirect.map(|r| format!(" {r}")).unwrap_or_default();
+        let line = format!("{before}{program}{redirect} {spelling}{after}");
+        let named = named(&line);
+        prop_assert!(
+            named.iter().any(|(text, _, _, known)| text == "~/.ssh/id_rsa" && *known),
+            "{line:?} names {named:?}"
+        );
+    }
+}

@@ -24,7 +24,9 @@
 use std::path::Path;
 
 use cox_protocol::config::PermissionsConfig;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, Segments, ToolCall};
+use cox_protocol::types::{
+    ApprovalPolicy, PathAccess, PermissionMode, Risk, SandboxMode, Segments, ShellPath, ToolCall,
+};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::grant::Grant;
@@ -147,6 +149,36 @@ impl List {
         self.rules.iter().find(|r| r.names_tool(tool))
     }
 
+    /// The first path rule for `tool` (`read`, or `write` for Edit and
+    /// Write rules) that matches an absolute path.
+    fn find_path(&self, tool: &str, path: &str) -> Option<&Rule> {
+        if self.path_rule.is_empty() {
+            return None;
+        }
+        self.paths
+            .matches(path)
+            .into_iter()
+            .map(|hit| &self.rules[self.path_rule[hit]])
+            .find(|rule| rule.names_tool(tool))
+    }
+
+    /// The first Read rule whose paths lie inside `folder` (which a
+    /// command walks), with no glob before that point.
+    fn inside(&self, folder: &str) -> Option<&Rule> {
+        let folder = folder.trim_end_matches('/');
+        self.rules.iter().find(|rule| {
+            rule.names_tool("read")
+                && path_patterns(rule).is_some_and(|[pattern, _]| {
+                    let literal = pattern
+                        .find(['*', '?', '[', '{'])
+                        .map_or(pattern.as_str(), |at| &pattern[..at]);
+                    literal
+                        .strip_prefix(folder)
+                        .is_some_and(|rest| rest.starts_with('/') || folder.is_empty())
+                })
+        })
+    }
+
     /// The first rule that strictly covers one command.
     fn cover_command(&self, tool: &str, command: &str) -> Option<&Rule> {
         self.rules
@@ -163,6 +195,10 @@ pub struct Engine {
     deny: List,
     /// Project allow rules that were dropped, for `/permissions` and `check`.
     ignored: Vec<Rule>,
+    /// Where `~` and relative paths a shell line names point, for a path
+    /// the bash tool did not resolve.
+    home: Option<std::path::PathBuf>,
+    cwd: std::path::PathBuf,
 }
 
 /// The folders no call reads or edits unless the user removes the rule.
@@ -238,6 +274,8 @@ impl Engine {
             ask: List::new(ask),
             deny: List::new(deny),
             ignored,
+            home: home.map(Path::to_path_buf),
+            cwd: cwd.to_path_buf(),
         })
     }
 
@@ -294,7 +332,17 @@ impl Engine {
             (None, true) => {
                 // Not split by the tool: split here, so deny rules still see
                 // every command (slower, never looser).
-                fallback = cox_bash::segments(&cox_bash::split(&call.subject));
+                let mut split = cox_bash::segments(&cox_bash::split(&call.subject));
+                // Without the tool, the working folder stands for the
+                // workspace.
+                let cwd = normalise(&self.cwd.to_string_lossy());
+                for path in &mut split.paths {
+                    if let Some(absolute) = self.absolute(path) {
+                        path.outside = !(absolute == cwd
+                            || absolute.starts_with(&format!("{}/", cwd.trim_end_matches('/'))));
+                    }
+                }
+                fallback = split;
                 Some(&fallback)
             }
             _ => None,
@@ -306,10 +354,18 @@ impl Engine {
             }
         }
 
-        // 1. deny rules.
+        // 1. deny rules (for a shell line, also on the paths it names).
         if let Some(rule) = hit(&self.deny, call, split) {
             return Outcome::Deny {
                 reason: format!("denied by rule {} ({})", rule.text, rule.origin),
+            };
+        }
+        if let Some((rule, path)) = split.and_then(|s| self.path_hit(&self.deny, s)) {
+            return Outcome::Deny {
+                reason: format!(
+                    "denied by rule {} ({}): the line names {path}",
+                    rule.text, rule.origin
+                ),
             };
         }
         // 2. CloudAgent.
@@ -374,9 +430,30 @@ impl Engine {
             }
             _ => {}
         }
-        // 4. ask rules.
+        // 4. ask rules; for a shell line also path ask rules, and a folder
+        // walked (`grep -r`, `find`) that holds what a path rule covers.
         if let Some(rule) = hit(&self.ask, call, split) {
             return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
+        }
+        if let Some(split) = split {
+            if let Some((rule, path)) = self.path_hit(&self.ask, split) {
+                return ask(
+                    policy,
+                    format!(
+                        "rule {} ({}) asks: the line names {path}",
+                        rule.text, rule.origin
+                    ),
+                );
+            }
+            if let Some((rule, folder)) = self.walks_into_rule(split) {
+                return ask(
+                    policy,
+                    format!(
+                        "the line reads everything under {folder}, which holds paths rule {} ({}) covers",
+                        rule.text, rule.origin
+                    ),
+                );
+            }
         }
         // 5. allow rules; 6. grants.
         match split {
@@ -404,6 +481,9 @@ impl Engine {
         // 7. the risk default.
         let writable = sandbox != SandboxMode::ReadOnly;
         let asks = match (call.risk, mode) {
+            (Risk::ReadOnly, _) if let Some(why) = split.and_then(|s| self.unvouched_path(s)) => {
+                why
+            }
             (Risk::ReadOnly, _) => {
                 return Outcome::Allow {
                     reason: "read-only calls run without asking".into(),
@@ -424,6 +504,69 @@ impl Engine {
         };
         // 8. the approval policy.
         ask(policy, asks)
+    }
+
+    /// A shell path as an absolute, lexically normal path; `None` when it
+    /// is unknown (or `~user`, which only the tool resolves).
+    fn absolute(&self, path: &ShellPath) -> Option<String> {
+        if path.unknown {
+            return None;
+        }
+        let raw = path.path.as_str();
+        let joined = if raw == "~" || raw.starts_with("~/") {
+            format!("{}{}", self.home.as_ref()?.display(), &raw[1..])
+        } else if raw.starts_with('~') {
+            return None;
+        } else if raw.starts_with('/') {
+            raw.to_owned()
+        } else {
+            format!("{}/{raw}", self.cwd.display())
+        };
+        Some(normalise(&joined))
+    }
+
+    /// The first path of a shell line a rule of `list` covers: Read rules
+    /// for what it reads, Edit (and Write) rules for what it writes.
+    fn path_hit<'l>(&'l self, list: &'l List, split: &Segments) -> Option<(&'l Rule, String)> {
+        split.paths.iter().find_map(|path| {
+            let absolute = self.absolute(path)?;
+            let tool = match path.access {
+                PathAccess::Read => "read",
+                PathAccess::Write => "write",
+            };
+            list.find_path(tool, &absolute).map(|rule| (rule, absolute))
+        })
+    }
+
+    /// A folder the line walks that holds paths a deny or ask Read rule
+    /// covers.
+    fn walks_into_rule(&self, split: &Segments) -> Option<(&Rule, String)> {
+        split.paths.iter().filter(|p| p.recursive).find_map(|path| {
+            let folder = self.absolute(path)?;
+            let rule = self
+                .deny
+                .inside(&folder)
+                .or_else(|| self.ask.inside(&folder))?;
+            Some((rule, folder))
+        })
+    }
+
+    /// Why a read-only line's paths cannot be auto-allowed: one lies
+    /// outside the workspace or is only known when the line runs.
+    fn unvouched_path(&self, split: &Segments) -> Option<String> {
+        split
+            .paths
+            .iter()
+            .find_map(|path| match self.absolute(path) {
+                None => Some(format!(
+                    "the line reads {}, a path only known when it runs, so it asks",
+                    path.path
+                )),
+                Some(absolute) if path.outside => Some(format!(
+                    "the line reads {absolute}, outside the workspace, so it asks"
+                )),
+                Some(_) => None,
+            })
     }
 
     /// Allows a shell line through rules (and, when given, grants): a bare
@@ -531,4 +674,19 @@ fn ask(policy: ApprovalPolicy, why: String) -> Outcome {
             ),
         },
     }
+}
+
+/// `..`, `.` and repeated `/` removed from an absolute path, as text.
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }

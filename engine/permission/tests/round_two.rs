@@ -252,3 +252,51 @@ fn deliver3_resolved_names_meet_deny_rules() {
         denied_everywhere(&rm, line);
     }
 }
+
+#[test]
+fn class7_the_engine_judges_paths_of_a_line_it_splits_itself() {
+    // Without the tool's resolution (no segments), the engine normalises
+    // the paths lexically from its home and working folder.
+    let none = engine(&[], &[], &[]);
+    let call = |line: &str| ToolCall {
+        segments: None,
+        ..bash(line)
+    };
+    for line in [
+        "cat ~/.ssh/id_rsa",
+        "cat /home/alice/.ssh/../.ssh/id_rsa",
+        "cat ../home/alice/.aws/credentials",
+        "echo x >> ~/.ssh/authorized_keys",
+    ] {
+        for mode in MODES {
+            let got = none.decide(
+                &call(line),
+                mode,
+                ApprovalPolicy::OnRequest,
+                SandboxMode::WorkspaceWrite,
+                &[],
+            );
+            assert!(
+                matches!(got, Outcome::Deny { .. }),
+                "{line} {mode:?}: {}",
+                got.reason()
+            );
+        }
+    }
+    let got = none.decide(
+        &call("cat /etc/hostname"),
+        PermissionMode::Default,
+        ApprovalPolicy::OnRequest,
+        SandboxMode::WorkspaceWrite,
+        &[],
+    );
+    assert!(matches!(got, Outcome::Ask { .. }), "{}", got.reason());
+    let got = none.decide(
+        &call("cat src/main.rs"),
+        PermissionMode::Default,
+        ApprovalPolicy::OnRequest,
+        SandboxMode::WorkspaceWrite,
+        &[],
+    );
+    assert!(matches!(got, Outcome::Allow { .. }), "{}", got.reason());
+}

@@ -123,6 +123,39 @@ pub struct Segments {
     /// deny rule for the shell, such a line asks even where it would run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dynamic: bool,
+    /// The paths the line's commands read or write, for path rules
+    /// (`Read(…)`, `Edit(…)`): absolute once the bash tool has resolved
+    /// them against the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<ShellPath>,
+}
+
+/// A path a shell line names, for the permission engine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShellPath {
+    /// The path: absolute and normalised (`~`, `..`, links inside the
+    /// workspace resolved) when the tool resolved it, else as written.
+    pub path: String,
+    pub access: PathAccess,
+    /// The command walks the folder (`grep -r`, `find`, `cp -r`): a rule
+    /// for anything inside it may apply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recursive: bool,
+    /// What the command gets is only known when the line runs (an
+    /// expansion, a glob too large to follow, a `cd` to somewhere unknown).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unknown: bool,
+    /// The path lies outside every workspace root.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside: bool,
+}
+
+/// Whether a shell command reads or writes a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathAccess {
+    Read,
+    Write,
 }
 
 /// A person's answer to an approval request.
