@@ -236,3 +236,61 @@ text = "It was refused."
         assert!(!text.contains("canary-key-line"));
     }
 }
+
+#[test]
+fn deliver5_explain_shows_the_words_paths_and_scan_the_engine_matched() {
+    let s = Setup::new();
+    let got = s.check(
+        "git -C . --no-pager push && echo | nohup 2>/dev/null $'\\x72m' -rf x; cat keys/id_rsa",
+        &["--explain"],
+    );
+    let explain = &got["explain"];
+    let texts: Vec<&str> = explain["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["git push", "echo", "rm -rf x", "cat keys/id_rsa"],
+        "{got}"
+    );
+    assert_eq!(
+        explain["commands"][2]["words"],
+        serde_json::json!(["rm", "-rf", "x"])
+    );
+    let paths: Vec<&str> = explain["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    let key = s.home.path().join(".ssh/id_rsa").canonicalize().unwrap();
+    assert!(paths.contains(&key.to_str().unwrap()), "{paths:?}");
+    // Past a limit, the scan is shown.
+    let long = format!("{}eval rm x", "eval :; ".repeat(300));
+    let got = s.check(&long, &["--explain"]);
+    let scan = got["explain"]["scan"].as_array().unwrap();
+    assert!(scan.iter().any(|n| n == "rm"), "{scan:?}");
+    // The text form says the same.
+    let input = serde_json::json!({ "command": "a=rm; $a x" }).to_string();
+    let out = s
+        .env
+        .cox()
+        .env("HOME", s.home.path())
+        .args([
+            "permissions",
+            "check",
+            "--explain",
+            "--tool",
+            "bash",
+            "--input",
+            &input,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("[rm] [x]"), "{text}");
+    assert!(text.contains("dynamic:"), "{text}");
+}

@@ -4,6 +4,9 @@
 //! the session would split it), decides it against the effective config plus
 //! the rules given on the command line, and prints the decision, the step or
 //! rule that made it, and for a shell line each command with its own verdict.
+//! With `--explain`, a shell line also shows the words each command was
+//! matched as, the paths it names (resolved as the bash tool resolves them)
+//! and what a rough scan found where the split could not follow.
 
 use std::path::PathBuf;
 
@@ -38,6 +41,11 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// For a shell line, also show what the engine matched: each command's
+    /// words after wrappers, git's global options, redirects and resolved
+    /// names, the paths the line names, and the names a rough scan found.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Runs the check; returns the exit code (0, or 1 on bad input).
@@ -73,6 +81,9 @@ fn check(args: &CheckArgs) -> Result<String> {
     );
     let rows = engine.explain(&call);
     let opaque = call.segments.as_ref().and_then(|s| s.opaque.clone());
+    let explained = (args.explain && call.name == "bash")
+        .then(|| input_command(&call.input).map(|line| explain(line, &call)))
+        .flatten();
     if args.json {
         let commands: Vec<Value> = rows
             .iter()
@@ -90,6 +101,10 @@ fn check(args: &CheckArgs) -> Result<String> {
             "opaque": opaque,
             "warnings": permissions.warnings,
         });
+        let mut value = value;
+        if let Some((json, _)) = explained {
+            value["explain"] = json;
+        }
         return Ok(value.to_string());
     }
     let mut out = format!(
@@ -115,6 +130,9 @@ fn check(args: &CheckArgs) -> Result<String> {
                 "\nopaque:   {opaque}: no prefix rule or session grant can allow this line"
             ));
         }
+    }
+    if let Some((_, text)) = explained {
+        out.push_str(&text);
     }
     for warning in &permissions.warnings {
         out.push_str(&format!("\nwarning:  {warning}"));
@@ -154,4 +172,69 @@ fn classify(tool: &str, input: Value, workspace: &Workspace) -> ToolCall {
         subject,
         segments: None,
     }
+}
+
+/// The `command` string of a bash call's input.
+fn input_command(input: &Value) -> Option<&str> {
+    input.get("command").and_then(Value::as_str)
+}
+
+/// What the engine matched for a shell line, as JSON and as text.
+fn explain(line: &str, call: &ToolCall) -> (Value, String) {
+    let split = cox_bash::split(line);
+    let mut text = String::from("\nmatched:");
+    let mut commands = Vec::new();
+    for command in &split.commands {
+        let words: Vec<String> = command.words.iter().map(|w| format!("[{w}]")).collect();
+        text.push_str(&format!(
+            "\n  {:<11}  {}\n               as {}",
+            command.risk.as_str(),
+            words.join(" "),
+            command.text
+        ));
+        commands.push(json!({"text": command.text, "words": command.words, "risk": command.risk}));
+    }
+    let paths = call
+        .segments
+        .as_ref()
+        .map(|s| s.paths.clone())
+        .unwrap_or_default();
+    for path in &paths {
+        let mut notes = Vec::new();
+        if path.recursive {
+            notes.push("walks it");
+        }
+        if path.unknown {
+            notes.push("only known when it runs");
+        }
+        if path.outside {
+            notes.push("outside the workspace");
+        }
+        let access = match path.access {
+            cox_protocol::types::PathAccess::Read => "reads ",
+            cox_protocol::types::PathAccess::Write => "writes",
+        };
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!("  ({})", notes.join(", "))
+        };
+        text.push_str(&format!("\npath:     {access} {}{notes}", path.path));
+    }
+    if !split.scan.is_empty() {
+        text.push_str(&format!(
+            "\nscan:     {} (deny and ask rules naming one of these apply)",
+            split.scan.join(" ")
+        ));
+    }
+    if split.dynamic {
+        text.push_str("\ndynamic:  a command name is only known when the line runs");
+    }
+    let json = json!({
+        "commands": commands,
+        "paths": paths,
+        "scan": split.scan,
+        "dynamic": split.dynamic,
+    });
+    (json, text)
 }
