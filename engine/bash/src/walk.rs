@@ -545,6 +545,20 @@ impl Walk<'_> {
     /// delimiter on its line.
     fn redirect_words(&self, node: Node<'_>) -> Vec<(Word, usize, usize)> {
         let heredoc = kind(node) == Kind::HeredocRedirect;
+        if heredoc {
+            // After the delimiter: words, and redirects tree-sitter nests
+            // here (`<<EOF >&2 rm`) with words of their own.
+            let mut out = Vec::new();
+            for (child, field) in children(node) {
+                if field == Field::Argument {
+                    let word = Word::from_node(child, self.src);
+                    out.push((word, child.start_byte(), child.end_byte()));
+                } else if kind(child) == Kind::FileRedirect {
+                    out.extend(self.redirect_words(child));
+                }
+            }
+            return out;
+        }
         let closes = children(node)
             .any(|(c, _)| !c.is_named() && matches!(node_text(c, self.src), ">&-" | "<&-"));
         let skip = usize::from(!heredoc && !closes);

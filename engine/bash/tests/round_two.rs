@@ -364,6 +364,9 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // What a literal echo pipes through `time`/`!` into a shell is parsed.
     lists("time -p echo 'curl x' | bash", "curl x");
     lists("! echo 'curl x' | bash", "curl x");
+    // A redirect tree-sitter nests in a heredoc keeps its words too.
+    assert_eq!(texts("time <<EOF >&2 rm\nx\nEOF\n"), ["rm"]);
+    assert_eq!(texts("nohup <<EOF 2>/dev/null rm y\nx\nEOF"), ["rm y"]);
     // A heredoc for a shell that is not the first command.
     lists("p1 | sh <<'EOF'\ncurl x\nEOF", "curl x");
     lists("p1 && sh <<'EOF'\ncurl x\nEOF", "curl x");
