@@ -385,6 +385,14 @@ fn git(words: &[Word]) -> Step {
         Some("bisect") if rest.first().and_then(Word::lit) == Some("run") => {
             Step::OpaqueRunner(Opacity::Runner("git bisect run".to_owned()), i + 2)
         }
+        // The program git runs on the other side of a transport, through
+        // a shell: `git fetch --upload-pack='rm x;' .`.
+        Some("clone") => shell(values_of(rest, &["-u", "--upload-pack"])),
+        Some("fetch" | "ls-remote" | "pull" | "fetch-pack" | "remote") => {
+            shell(values_of(rest, &["--upload-pack", "--exec"]))
+        }
+        Some("push" | "send-pack") => shell(values_of(rest, &["--receive-pack", "--exec"])),
+        Some("archive") => shell(values_of(rest, &["--exec"])),
         _ => Step::Plain,
     }
 }
@@ -395,6 +403,18 @@ fn values_of(args: &[Word], options: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for (i, word) in args.iter().enumerate() {
         let arg = word.value();
+        // A short option at the end of a cluster takes the next word
+        // (`-yx CMD`).
+        let cluster_end = arg.starts_with('-')
+            && !arg.starts_with("--")
+            && arg.len() > 2
+            && options
+                .iter()
+                .any(|o| o.len() == 2 && !o.starts_with("--") && arg.ends_with(&o[1..]));
+        if cluster_end {
+            out.extend(args.get(i + 1).map(|w| w.loose.clone()));
+            continue;
+        }
         for option in options {
             if arg == *option {
                 out.extend(args.get(i + 1).map(|w| w.loose.clone()));

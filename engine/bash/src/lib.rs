@@ -421,13 +421,33 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
     }
     sink.budget = sink::Budget::for_line(line.len());
     source::walk_source(&mut sink, line, 0, 0);
-    if sink.evaluates && sink.data_vars {
+    // A line that evaluates a variable's value as code and gives a
+    // variable a value (from data, or from text cox does not evaluate,
+    // `x="a[$(rm y)]"; echo $((x))`) may run anything: the command is only
+    // known when it runs.
+    if sink.evaluates && (sink.data_vars || sink.vars.risky()) {
         sink.opaque(Opacity::Arithmetic);
+        sink.dynamic = true;
     }
     // bash opens a connection for a redirect to these, and a word naming
-    // one anywhere may reach a redirect through a string or a variable.
-    if line.contains("/dev/tcp/") || line.contains("/dev/udp/") {
+    // one anywhere may reach a redirect through a string or a variable;
+    // quotes, backslashes and ANSI-C strings do not hide one.
+    if sink::names_network(line) {
         sink.opaque(Opacity::Network);
+    }
+    // After a `cd`, git may find another repository (a bare one shipped
+    // inside the workspace), whose configuration can run programs
+    // (`core.fsmonitor`): not read-only.
+    if !sink.dirs.is_empty() {
+        for command in &mut sink.commands {
+            let git = command
+                .words
+                .first()
+                .is_some_and(|w| words::basename(w) == "git");
+            if git && command.risk == Risk::ReadOnly {
+                command.risk = Risk::Exec;
+            }
+        }
     }
     let scan = if sink.partial {
         sink::scan_names(std::iter::once(line))

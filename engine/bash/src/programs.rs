@@ -19,7 +19,7 @@ use crate::options::{Parsed, Spec, parse_options};
 use crate::shells::su;
 use crate::specs::{
     CHROOT, CHRT, FLOCK, IONICE, LTRACE, NAMESPACES, PACKAGE_RUNNER, PARALLEL, PKEXEC, RUNUSER,
-    SCRIPT, SETSID, STRACE, SYSTEMD_RUN, TASKSET, UNBUFFER, UV_RUN, WATCH,
+    SETSID, STRACE, SYSTEMD_RUN, TASKSET, UNBUFFER, UV_RUN, WATCH,
 };
 use crate::words::Word;
 use crate::wrappers::{Step, joined};
@@ -64,13 +64,76 @@ pub(crate) fn step(program: &str, words: &[Word]) -> Step {
         "flock" => flock(words),
         "parallel" => parallel(words),
         "script" => {
-            let parsed = options(&SCRIPT);
-            match option_value(words, parsed.end, 'c', "command") {
+            // GNU getopt reads options after operands too.
+            match option_value(words, words.len(), 'c', "command") {
                 Some(command) => Step::Reparse(Opacity::ShellString, Some(command)),
                 None => Step::Script {
                     reason: Opacity::Script(program.to_owned()),
                     stdin: true,
                 },
+            }
+        }
+        // Runners whose options cox does not read: every word after the
+        // name may be where the command starts.
+        "setpriv" | "prlimit" | "linux32" | "linux64" | "setarch" | "logsave" | "fakeroot"
+        | "valgrind" | "firejail" | "bwrap" | "tini" | "gosu" | "su-exec" | "catchsegv"
+        | "nocache" | "cpulimit" | "faketime" | "torsocks" | "proxychains" | "proxychains4"
+        | "numactl" | "trickle" | "daemonize" | "chpst" | "setuidgid" | "softlimit"
+        | "dumb-init" | "env-update" | "sem" | "xvfb-run" | "dbus-run-session" | "script-run" => {
+            Step::Suffixes(Opacity::Runner(program.to_owned()), 1)
+        }
+        "gdb" | "lldb" => match words.iter().position(|w| w.lit() == Some("--args")) {
+            Some(at) => Step::Suffixes(Opacity::Runner(program.to_owned()), at + 1),
+            None => Step::Plain,
+        },
+        // `capsh -- -c CMD`: what follows `--` goes to a shell.
+        "capsh" => match words.iter().position(|w| w.lit() == Some("--")) {
+            Some(at) => {
+                let mut shell = vec![Word::plain("bash")];
+                shell.extend(words[at + 1..].iter().cloned());
+                match crate::shells::shell_string("bash", &shell) {
+                    Step::Reparse(_, script) => {
+                        Step::Reparse(Opacity::Runner(program.to_owned()), script)
+                    }
+                    _ => Step::Opaque(Opacity::Runner(program.to_owned())),
+                }
+            }
+            None => Step::Opaque(Opacity::Runner(program.to_owned())),
+        },
+        "toybox" => match words.get(1).and_then(Word::lit) {
+            Some(applet) if !applet.starts_with('-') => {
+                Step::OpaqueRunner(Opacity::Runner(program.to_owned()), 1)
+            }
+            _ => Step::Plain,
+        },
+        // What these run is named among their arguments, in forms of their
+        // own (a container, a session, a string): opaque, and the words
+        // are scanned for deny rules.
+        "coreutils" | "tmux" | "screen" | "nix-shell" | "nix" | "direnv" | "mise" | "asdf"
+        | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" | "conda" | "mamba" | "micromamba"
+        | "devbox" | "flox"
+            if words.len() > 1 =>
+        {
+            let sub = words.get(1).and_then(Word::lit).unwrap_or_default();
+            let runs = matches!(program, "coreutils" | "tmux" | "screen" | "nix-shell")
+                || matches!(sub, "run" | "exec" | "shell" | "x" | "develop");
+            if runs {
+                Step::Opaque(Opacity::Runner(program.to_owned()))
+            } else {
+                inline::step(program, words)
+            }
+        }
+        "docker" | "podman" | "nerdctl" | "kubectl" | "oc" => {
+            let runs = words.iter().skip(1).take(3).any(|w| {
+                matches!(
+                    w.lit(),
+                    Some("run" | "exec" | "create" | "debug" | "compose")
+                )
+            });
+            if runs {
+                Step::Opaque(Opacity::Runner(program.to_owned()))
+            } else {
+                inline::step(program, words)
             }
         }
         "npx" | "pnpx" | "bunx" | "uvx" => package_runner(program, words),

@@ -51,6 +51,16 @@ impl Vars {
         }
     }
 
+    /// Whether the line gives a variable a value that bash would expand
+    /// again when it evaluates the variable as arithmetic or a name: one
+    /// only known at run time, or one with `[`, `$` or a backtick in it.
+    pub(crate) fn risky(&self) -> bool {
+        self.values.values().any(|values| match values {
+            None => true,
+            Some(values) => values.iter().any(|v| v.contains(['[', '$', '`'])),
+        })
+    }
+
     /// The values known for `name`: `Some(empty)` when the line never
     /// assigns it, `None` when it assigns something unknown.
     fn get(&self, name: &str) -> Option<&[String]> {

@@ -82,7 +82,8 @@ fn classify_program(program: &str, args: &[&str]) -> Risk {
         }
         "tree" => read_only_unless(has_short(args, 'o') || has_short(args, 'R')),
         "sort" => read_only_unless(has_short(args, 'o')),
-        "uniq" => read_only_unless(args.iter().filter(|a| !a.starts_with('-')).count() > 1),
+        // A second operand (`-` for standard input counts) is written.
+        "uniq" => read_only_unless(operand_count(args) > 1),
         "date" => read_only_unless(has_short(args, 's')),
         "env" => read_only_unless(!args.is_empty()),
         "jq" => read_only_unless(args.iter().any(|a| *a == "-i" || *a == "--in-place")),
@@ -114,6 +115,21 @@ fn classify_program(program: &str, args: &[&str]) -> Risk {
         program if program.starts_with("mkfs") => Risk::Destructive,
         _ => Risk::Exec,
     }
+}
+
+/// How many operands: words that are not options, `-` included, and
+/// everything after `--`.
+fn operand_count(args: &[&str]) -> usize {
+    let mut count = 0;
+    let mut options = true;
+    for arg in args {
+        if options && *arg == "--" {
+            options = false;
+        } else if !options || !arg.starts_with('-') || *arg == "-" {
+            count += 1;
+        }
+    }
+    count
 }
 
 fn read_only_unless(writes: bool) -> Risk {

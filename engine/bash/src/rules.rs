@@ -13,7 +13,20 @@ pub(crate) fn echoed(words: &[Word]) -> Option<String> {
         .take_while(|w| matches!(w.lit(), Some("time" | "-p" | "!")))
         .count();
     let (name, args) = words.get(lead..)?.split_first()?;
-    if !matches!(name.lit()?, "echo" | "printf") {
+    let program = name.lit()?;
+    if !matches!(program, "echo" | "printf") {
+        return None;
+    }
+    // Escapes and formats change what is written (`printf '\162m x'` is
+    // `rm x`): such text is not known.
+    let escapes = args.iter().any(|w| w.value().contains('\\'));
+    let interprets = program == "printf"
+        || args
+            .iter()
+            .any(|w| w.lit().is_some_and(|v| v.starts_with("-e") || v == "-ne"));
+    if (escapes && interprets)
+        || (program == "printf" && args.iter().any(|w| w.value().contains('%')))
+    {
         return None;
     }
     let values: Option<Vec<&str>> = args

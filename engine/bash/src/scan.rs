@@ -30,6 +30,11 @@ use crate::walk::Walk;
 /// Runs the scan over the source a walk has just walked.
 pub(crate) fn after_walk(walk: &mut Walk<'_>, tree_depth: usize) {
     let src = walk.src;
+    if src.contains("coproc")
+        && let Some(name) = coproc_name(src)
+    {
+        walk.sink.opaque(Opacity::Assignment(name));
+    }
     // Every construct below needs one of these.
     if !src.contains(['`', '$', '(']) {
         return;
@@ -40,6 +45,7 @@ pub(crate) fn after_walk(walk: &mut Walk<'_>, tree_depth: usize) {
     if let Some(name) = arithmetic_assignment(src) {
         walk.sink.opaque(Opacity::Assignment(name));
     }
+
     if walk.sink.opaque.is_none()
         && let Some(reason) = catch_all(src, &walk.arithmetic)
     {
@@ -274,6 +280,15 @@ fn evaluates(src: &str) -> bool {
 /// `${s:PATH=0}`, `${PATH:=x}` and `${PATH=x}`. Such an assignment changes
 /// what later commands resolve to as surely as `PATH=x` does.
 pub(crate) fn arithmetic_assignment(src: &str) -> Option<String> {
+    // Quotes do not hide a name from arithmetic (`$(("PATH"=0))` assigns
+    // PATH): they are dropped first, which can only find more.
+    let unquoted;
+    let src = if src.contains(['"', '\'', '\\']) {
+        unquoted = src.replace(['"', '\'', '\\'], "");
+        unquoted.as_str()
+    } else {
+        src
+    };
     // One pass with a stack of open brackets, each noting whether what it
     // holds is arithmetic: linear in the line, whatever its nesting.
     let bytes = src.as_bytes();
@@ -337,6 +352,24 @@ pub(crate) fn arithmetic_assignment(src: &str) -> Option<String> {
     None
 }
 
+/// `coproc NAME { …; }` sets NAME (to the coprocess's descriptors): the
+/// first such name that matters.
+pub(crate) fn coproc_name(src: &str) -> Option<String> {
+    src.match_indices("coproc").find_map(|(at, _)| {
+        let before = src[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let rest = src[at + 6..].trim_start_matches([' ', '\t']);
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let after = rest[name.len()..].trim_start_matches([' ', '\t']);
+        (after.starts_with(['{', '(']) && may_matter(&name)).then_some(name)
+    })
+}
+
 /// Whether the name at `start..end` of `expr` is assigned: `NAME=`, `NAME
 /// op=` (not `==`, `<=`, `>=`, `!=`), `NAME++`/`NAME--`, `++NAME`/`--NAME`.
 fn assigns(expr: &str, start: usize, end: usize) -> bool {
@@ -355,6 +388,8 @@ fn assigns(expr: &str, start: usize, end: usize) -> bool {
 /// The first variable that matters assigned in an arithmetic expression:
 /// `NAME=`, `NAME op=` (not `==`, `<=`, `>=`, `!=`), `NAME++`, `++NAME`.
 pub(crate) fn assigned_name(expr: &str) -> Option<String> {
+    let unquoted = expr.replace(['"', '\'', '\\'], "");
+    let expr = unquoted.as_str();
     let bytes = expr.as_bytes();
     let mut i = 0;
     while i < bytes.len() {

@@ -69,6 +69,15 @@ pub(crate) fn su(words: &[Word]) -> Step {
             Some(arg) => match arg.strip_prefix("--command=") {
                 Some(value) => Some(value.to_owned()),
                 None if arg.starts_with("-c") => Some(arg[2..].to_owned()),
+                // A cluster ending in `c` (`-mc`, `-lc`): the next word.
+                None if arg.starts_with('-') && !arg.starts_with("--") && arg.ends_with('c') => {
+                    words.get(i + 1).map(|w| w.loose.clone())
+                }
+                // `c` inside a cluster takes the rest of it (`-cSTRING`
+                // after other letters).
+                None if arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c') => {
+                    arg.split_once('c').map(|(_, rest)| rest.to_owned())
+                }
                 None => continue,
             },
             // An expansion: opaque, not followed.

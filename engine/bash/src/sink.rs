@@ -98,7 +98,7 @@ impl Sink {
     pub(crate) fn opaque(&mut self, reason: Opacity) {
         match reason {
             Opacity::TooDeep | Opacity::TooLarge | Opacity::ParseError => self.partial = true,
-            Opacity::DynamicCommand(_) => self.dynamic = true,
+            Opacity::DynamicCommand(_) | Opacity::Arithmetic => self.dynamic = true,
             _ => {}
         }
         if self.opaque.is_none() {
@@ -192,4 +192,18 @@ fn unescape_once(text: &str) -> String {
         }
     }
     out.replace("'\\''", "'")
+}
+
+/// Whether a line names bash's network paths, `/dev/tcp/…` or `/dev/udp/…`,
+/// however quoted.
+pub(crate) fn names_network(line: &str) -> bool {
+    let found = |text: &str| text.contains("/dev/tcp/") || text.contains("/dev/udp/");
+    if found(line) {
+        return true;
+    }
+    if !line.contains("/dev/") && !line.contains("$'") {
+        return false;
+    }
+    let decoded = decode_ansi_c(line);
+    found(&decoded.replace(['\'', '"', '\\'], ""))
 }

@@ -409,21 +409,3 @@ pub(crate) const UV_RUN: Spec = Spec {
     ],
     ..Spec::NONE
 };
-
-pub(crate) const SCRIPT: Spec = Spec {
-    flags: "aefqkm",
-    values: "cTIOBEo",
-    attached: "t",
-    long_flags: &["append", "return", "flush", "force", "quiet", "log-timing"],
-    long_values: &[
-        "command",
-        "log-in",
-        "log-out",
-        "log-io",
-        "echo",
-        "output-limit",
-        "timing",
-        "logging-format",
-    ],
-    ..Spec::NONE
-};

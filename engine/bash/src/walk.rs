@@ -377,6 +377,14 @@ impl Walk<'_> {
                     .unwrap_or_default();
                 if !is_locale(name) {
                     self.sink.opaque(Opacity::Assignment(name.to_owned()));
+                    // `GIT_EXTERNAL_DIFF=rm git diff`, `PAGER='rm x' …`.
+                    if let Some(value) = field_child(child, Field::Value) {
+                        let value = Word::from_node(value, self.src).loose;
+                        self.sink.unfollowed.push(value);
+                    }
+                }
+                if matches!(name, "PS0" | "PS1" | "PS2" | "PS4" | "PROMPT_COMMAND") {
+                    self.sink.dynamic = true;
                 }
             } else {
                 if is_redirect(child) {
@@ -405,7 +413,23 @@ impl Walk<'_> {
         for (word, start, end) in tail.words {
             words.add(self.src, word, start, end);
         }
-        let groups = words.finish();
+        let mut groups = words.finish();
+        // Assignments tree-sitter filed under a redirect
+        // (`0</dev/null B='x y' head`) are still assignments to bash: they
+        // come before the command's name.
+        for group in &mut groups {
+            let leading = group
+                .iter()
+                .take_while(|w| assignment_name(&w.raw).is_some())
+                .count();
+            for word in group.drain(..leading) {
+                let name = assignment_name(&word.raw).unwrap_or_default();
+                if !is_locale(name) {
+                    self.sink.opaque(Opacity::Assignment(name.to_owned()));
+                    self.sink.unfollowed.push(word.loose.clone());
+                }
+            }
+        }
         let depth = depth + 1;
         for (i, words) in groups.iter().enumerate() {
             self.stdin = match &herestring {
@@ -593,8 +617,21 @@ impl Walk<'_> {
         if opaque {
             self.sink.opaque(Opacity::Assignment(name.to_owned()));
         }
+        // Prompt strings are expanded again (`PS4` under `set -x`), and
+        // their command substitutions run.
+        if matches!(
+            name,
+            "PS0" | "PS1" | "PS2" | "PS3" | "PS4" | "PROMPT_COMMAND"
+        ) {
+            self.sink.dynamic = true;
+        }
         if let Some(value) = field_child(node, Field::Value) {
             let word = Word::from_node(value, self.src);
+            if !is_locale(name) {
+                // A value may name a program something runs
+                // (`GIT_EXTERNAL_DIFF=rm`): deny rules see its words.
+                self.sink.unfollowed.push(word.loose.clone());
+            }
             self.sink.vars.assign(name, word.lit());
             self.node(value, depth + 1);
         } else {
@@ -785,4 +822,12 @@ fn cd_target(words: &[Word]) -> Option<String> {
             .map(str::to_owned),
         _ => None,
     }
+}
+
+/// The variable a word assigns when it stands before a command's name:
+/// `NAME=…` or `NAME+=…`.
+fn assignment_name(raw: &str) -> Option<&str> {
+    let end = raw.find('=')?;
+    let name = raw[..end].strip_suffix('+').unwrap_or(&raw[..end]);
+    is_identifier(name).then_some(name)
 }

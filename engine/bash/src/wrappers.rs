@@ -59,6 +59,12 @@ pub(crate) enum Step {
     Clauses(Vec<(usize, usize)>),
     /// List the words as they are; the line is opaque for this reason.
     Opaque(Opacity),
+    /// Like `Opaque`, and what runs is only known at run time (`xargs
+    /// env`: the command comes from standard input).
+    Dynamic(Opacity),
+    /// A runner whose options are not known: list it, and each suffix of
+    /// its words from this index as a command of its own.
+    Suffixes(Opacity, usize),
     /// List the words as they are.
     Plain,
 }
@@ -106,8 +112,12 @@ impl Walk<'_> {
             let next = match step(program, words) {
                 Step::Strip(n) if n < words.len() => n,
                 Step::Opaque(reason) => {
-                    if matches!(reason, Opacity::InlineCode(_) | Opacity::Runner(_)) {
-                        // The code it runs is among its arguments.
+                    if matches!(
+                        reason,
+                        Opacity::InlineCode(_) | Opacity::Runner(_) | Opacity::Rebinding(_)
+                    ) {
+                        // The code it runs (or a name will run) is among
+                        // its arguments.
                         let args = words.iter().skip(1).map(|w| w.loose.clone());
                         self.sink.unfollowed.extend(args);
                     }
@@ -147,16 +157,37 @@ impl Walk<'_> {
                 Step::Reparse(reason, script) => {
                     self.push(words);
                     self.sink.opaque(reason);
-                    if let Some(script) = script {
-                        self.nested(&script, depth);
+                    match script {
+                        Some(script) => self.nested(&script, depth),
+                        None => self.sink.dynamic = true,
+                    }
+                    return;
+                }
+                Step::Dynamic(reason) => {
+                    self.sink.opaque(reason);
+                    self.sink.dynamic = true;
+                    self.push(words);
+                    return;
+                }
+                Step::Suffixes(reason, from) => {
+                    // A runner whose options cox does not know: every
+                    // word from `from` on may be where the command starts.
+                    self.sink.opaque(reason);
+                    self.push(words);
+                    for start in from..words.len().min(from + 8) {
+                        if let Some(rest) = words.get(start..) {
+                            self.judge(rest, depth);
+                        }
                     }
                     return;
                 }
                 Step::Script { reason, stdin } => {
                     self.push(words);
                     self.sink.opaque(reason);
-                    if let Some(script) = self.stdin.take().filter(|_| stdin) {
-                        self.nested(&script, depth);
+                    match self.stdin.take().filter(|_| stdin) {
+                        Some(script) => self.nested(&script, depth),
+                        // A script cox cannot see may run anything.
+                        None => self.sink.dynamic = true,
                     }
                     return;
                 }
@@ -240,6 +271,13 @@ fn step(program: &str, words: &[Word]) -> Step {
         }
         "hash" if words.iter().any(|w| w.lit() == Some("-p")) => {
             Step::Opaque(Opacity::Rebinding("hash -p".to_owned()))
+        }
+        // `git config alias.p '!rm x'`: a later `git p` runs the value.
+        "git"
+            if words.iter().any(|w| w.lit() == Some("config"))
+                && words.iter().any(|w| w.value().starts_with("alias.")) =>
+        {
+            Step::Opaque(Opacity::Rebinding("git config alias".to_owned()))
         }
         "enable" => Step::Opaque(Opacity::Rebinding("enable".to_owned())),
         _ => programs::step(program, words),
@@ -421,18 +459,98 @@ fn assigned_name(word: &str) -> Option<&str> {
     valid.then_some(name)
 }
 
-/// Bare `xargs cmd` is stripped; with options it is a runner.
+/// Bare `xargs cmd` is stripped; with options it is a runner. When what
+/// it runs is itself a wrapper or runner (`xargs env`, `xargs nice`,
+/// `xargs xargs`), the command comes from standard input: only known at
+/// run time.
 fn xargs(words: &[Word]) -> Step {
     let bare = words
         .get(1)
         .and_then(Word::lit)
         .is_some_and(|arg| !arg.starts_with('-'));
-    if bare {
-        Step::Strip(1)
-    } else {
-        runner(parse_options(words, &XARGS), words, &[])
+    let parsed = (!bare).then(|| parse_options(words, &XARGS));
+    let start = parsed.as_ref().map_or(1, |p| p.end);
+    let command = words.get(start..).unwrap_or_default();
+    if takes_command_from_input(command) || replaces_code(&words[..start.min(words.len())], command)
+    {
+        return Step::Dynamic(Opacity::Runner("xargs".to_owned()));
+    }
+    match parsed {
+        None => Step::Strip(1),
+        Some(parsed) => runner(parsed, words, &[]),
     }
 }
+
+/// Whether what `xargs` runs is a chain of wrappers with no command of its
+/// own (`env`, `nice -n 1`, `timeout 5`, `xargs -0`), or a shell with no
+/// script: the command is then the words `xargs` reads.
+fn takes_command_from_input(words: &[Word]) -> bool {
+    let mut rest = words;
+    let mut wrappers = 0;
+    while let Some(name) = rest.first().and_then(Word::command_name).map(basename) {
+        if SHELLS.contains(&name) {
+            return !rest.iter().skip(1).any(|w| {
+                w.lit()
+                    .is_some_and(|v| v.starts_with("-c") || !v.starts_with('-'))
+            });
+        }
+        if !TAKES_A_COMMAND.contains(&name) {
+            return false;
+        }
+        wrappers += 1;
+        // The wrapper's options, assignments and durations.
+        let skip = rest
+            .iter()
+            .skip(1)
+            .take_while(|w| {
+                w.lit().is_some_and(|v| {
+                    v.starts_with('-')
+                        || v.contains('=')
+                        || v.trim_end_matches(['s', 'm', 'h', 'd'])
+                            .parse::<f64>()
+                            .is_ok()
+                })
+            })
+            .count();
+        rest = rest.get(1 + skip..).unwrap_or_default();
+    }
+    wrappers > 0 && rest.is_empty()
+}
+
+/// `xargs -I STR` (also `-i`, `--replace`) puts each input line where STR
+/// stands: in the command name or in a shell string (`sh -c {}`), the
+/// code run comes from the input.
+fn replaces_code(options: &[Word], command: &[Word]) -> bool {
+    let mut replace = None;
+    for (i, word) in options.iter().enumerate() {
+        let Some(arg) = word.lit() else { continue };
+        if arg == "-I" {
+            replace = options.get(i + 1).and_then(Word::lit).map(str::to_owned);
+        } else if let Some(value) = arg.strip_prefix("-I") {
+            replace = Some(value.to_owned());
+        } else if arg == "-i" || arg == "--replace" {
+            replace = Some("{}".to_owned());
+        } else if let Some(value) = arg.strip_prefix("--replace=").or(arg.strip_prefix("-i")) {
+            replace = Some(if value.is_empty() { "{}" } else { value }.to_owned());
+        }
+    }
+    let Some(replace) = replace.filter(|r| !r.is_empty()) else {
+        return false;
+    };
+    let in_name = command.first().is_some_and(|w| w.raw.contains(&replace));
+    let shell = command
+        .first()
+        .and_then(Word::command_name)
+        .is_some_and(|n| SHELLS.contains(&basename(n)));
+    in_name || (shell && command.iter().skip(1).any(|w| w.raw.contains(&replace)))
+}
+
+/// Wrappers and runners whose operands are a command.
+const TAKES_A_COMMAND: &[&str] = &[
+    "env", "nice", "nohup", "timeout", "stdbuf", "xargs", "command", "builtin", "exec", "time",
+    "sudo", "doas", "setsid", "taskset", "ionice", "chrt", "strace", "ltrace", "unbuffer",
+    "chroot", "flock", "eval", "su", "runuser", "setpriv", "prlimit", "nsenter", "unshare",
+];
 
 /// `sudo [options] command`: a runner. `-s`/`-i` with a command run it
 /// through a shell; `-e`, `-l`, `-v` run nothing.

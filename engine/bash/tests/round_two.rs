@@ -364,6 +364,11 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // What a literal echo pipes through `time`/`!` into a shell is parsed.
     lists("time -p echo 'curl x' | bash", "curl x");
     lists("! echo 'curl x' | bash", "curl x");
+    // Assignments after a leading redirect are still assignments.
+    let got = split("0</dev/null B='x y' head");
+    assert_eq!(got.commands[0].text, "head");
+    assert_eq!(got.opaque, Some(Opacity::Assignment("B".into())));
+    assert_eq!(texts("2>/dev/null LC_ALL=C rm x"), ["rm x"]);
     // A redirect tree-sitter nests in a heredoc keeps its words too.
     assert_eq!(texts("time <<EOF >&2 rm\nx\nEOF\n"), ["rm"]);
     assert_eq!(texts("nohup <<EOF 2>/dev/null rm y\nx\nEOF"), ["rm y"]);

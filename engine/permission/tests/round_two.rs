@@ -300,3 +300,156 @@ fn class7_the_engine_judges_paths_of_a_line_it_splits_itself() {
     );
     assert!(matches!(got, Outcome::Allow { .. }), "{}", got.reason());
 }
+
+/// Lines from the red-team probe of this round, grouped by root cause:
+/// bash runs `rm` in each, and `Bash(rm:*)` must hold in bypass mode.
+#[test]
+fn probe_deny_rules_hold_in_bypass_for_every_root_cause() {
+    let rm = engine(&[], &[], &["Bash(rm:*)"]);
+    let groups: &[(&str, &[&str])] = &[
+        (
+            "a string evaluated as arithmetic or a prompt",
+            &[
+                "d='$'; x=\"a[${d}(rm y)]\"; echo $((x))",
+                "d='$'; k=\"a[${d}(rm y)]\"; let k",
+                "d='$'; k=\"a[${d}(rm y)]\"; (( k ))",
+                "d='$'; k=\"a[${d}(rm y)]\"; [[ $k -eq 0 ]]",
+                "x='\\044(rm y)'; echo ${x@P}",
+                "PS4='\\044(rm y)'; set -x; :",
+            ],
+        ),
+        (
+            "a shell reading text with escapes",
+            &[
+                "printf '\\162m x' | bash",
+                "echo -e '\\x72m x' | sh",
+                "printf 'r%sm x' '' | sh",
+                "printf '%b' 'r\\x6d x' | sh",
+                "echo rm z | xargs -I{} sh -c {}",
+                "echo 'rm z' > s.sh; . ./s.sh",
+            ],
+        ),
+        (
+            "xargs running a wrapper with no command",
+            &[
+                "echo rm x | xargs env",
+                "xargs env <<< 'rm x'",
+                "echo rm x | xargs nice",
+                "echo rm x | xargs nohup",
+                "echo 5 rm x | xargs timeout",
+                "echo rm x | xargs env --",
+                "echo rm x | xargs xargs",
+            ],
+        ),
+        (
+            "a name rebound on the line",
+            &[
+                "shopt -s expand_aliases\nalias ls=rm\nls x",
+                "hash -p /bin/rm ls; ls z",
+                "git config alias.p '!rm x'; git p",
+                "git -C . config --add alias.p '!rm x'; git p",
+            ],
+        ),
+        (
+            "option spellings",
+            &[
+                "su -mc 'rm x'",
+                "su -pc 'rm x'",
+                "script -q /dev/null -c 'rm x'",
+                "git difftool -yx rm",
+            ],
+        ),
+        (
+            "runners",
+            &[
+                "setpriv rm x",
+                "prlimit rm x",
+                "linux32 rm x",
+                "setarch x86_64 rm x",
+                "logsave /dev/null rm x",
+                "capsh -- -c 'rm x'",
+                "valgrind -q rm x",
+                "gdb --args rm x",
+                "fakeroot rm x",
+                "docker run img rm -rf /",
+                "coreutils --coreutils-prog=rm x",
+                "tmux new-session -d 'rm x'",
+            ],
+        ),
+        (
+            "git options that run a shell command",
+            &[
+                "git ls-remote --upload-pack='rm x;' .",
+                "git ls-remote --upload-pack 'rm x;' .",
+                "git fetch --upload-pack='rm x;' .",
+                "git clone -u 'rm x;' . dst",
+                "git archive --remote=. --exec='rm x;' HEAD",
+                "git push --receive-pack='rm x;' . HEAD:refs/heads/z",
+            ],
+        ),
+        (
+            "variables that name a program",
+            &[
+                "GIT_EXTERNAL_DIFF=rm git diff",
+                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm x' git status",
+            ],
+        ),
+    ];
+    for (cause, lines) in groups {
+        for line in *lines {
+            let got = decide(&rm, line, PermissionMode::BypassPermissions);
+            assert!(
+                !matches!(got, Outcome::Allow { .. }),
+                "{cause}: {line:?} was allowed: {}",
+                got.reason()
+            );
+        }
+    }
+}
+
+/// Lines the probe found rated read-only although they write or change a
+/// variable: never allowed unasked, in default or plan mode.
+#[test]
+fn probe_read_only_ratings_that_wrote() {
+    let none = engine(&[], &[], &[]);
+    for line in [
+        "echo hi | uniq - out",
+        "uniq -- - out </dev/null",
+        "echo $((\"PATH\"=0)); ls",
+        "echo ${a[\"PATH\"=0]}",
+        "[[ 1 -eq \"PATH\"=1 ]]",
+        "(( \"PATH\"=0 ))",
+        "coproc PATH { :; }",
+        "coproc IFS { :; }",
+        "echo rm x | xargs env",
+        "cd sub/evil.git && git status",
+        "cd sub/evil.git; git diff",
+        "cat </dev/\"tcp\"/127.0.0.1/45679",
+        "cat </dev/t\\cp/127.0.0.1/45679",
+        "cat <$'/dev/\\x74cp/127.0.0.1/45679'",
+    ] {
+        for mode in [PermissionMode::Default, PermissionMode::Plan] {
+            let got = decide(&none, line, mode);
+            assert!(
+                !matches!(got, Outcome::Allow { .. }),
+                "{line:?} {mode:?}: {}",
+                got.reason()
+            );
+        }
+    }
+    let cat = engine(&["Bash(cat:*)", "Bash(echo:*)", "Bash(p1:*)"], &[], &[]);
+    for line in [
+        "cat </dev/\"tcp\"/127.0.0.1/45679",
+        "cat </dev/t\\cp/127.0.0.1/45679",
+        "echo $((\"PATH\"=0))",
+        "echo ${a[\"PATH\"=0]}",
+        "p1 $((\"LD_PRELOAD\"=0))",
+    ] {
+        let got = decide(&cat, line, PermissionMode::Default);
+        assert!(
+            !matches!(got, Outcome::Allow { .. }),
+            "{line:?}: {}",
+            got.reason()
+        );
+    }
+}

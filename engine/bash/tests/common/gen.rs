@@ -516,7 +516,13 @@ impl<'a> Gen<'a> {
         let mut words = Vec::new();
         if !ctx.simple && self.chance(1, 6) {
             let assignment = self.one(&["A=1", "B='x y'", "LC_ALL=C", "A=1 B=2"]);
-            words.extend(assignment.split(' ').map(str::to_owned));
+            // One word per assignment: `B='x y'` is one word however it is
+            // spaced inside.
+            if assignment == "A=1 B=2" {
+                words.extend(["A=1".to_owned(), "B=2".to_owned()]);
+            } else {
+                words.push(assignment.to_owned());
+            }
         }
         if !ctx.simple {
             match self.pick(&[20, 2, usize::from(!ctx.posix)]) {
