@@ -31,5 +31,29 @@ fn split(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, split);
+/// Hostile lines: the worst cases the split is bounded on. Each is split
+/// and made into segments, as the bash tool does.
+fn hostile(c: &mut Criterion) {
+    let megabyte = format!("ls # {}\nrm -rf x", "y".repeat(1 << 20));
+    let heredocs = format!("{}rm x", "cat <<E\nE\n".repeat(5_000));
+    let deep = format!("{}rm x{}", "$(".repeat(10_000), ")".repeat(10_000));
+    let capped_deep = format!("{}rm x{}", "$(".repeat(5_000), ")".repeat(5_000));
+    let evals = format!("{}eval rm x", "eval :; ".repeat(2_000));
+    let mut group = c.benchmark_group("hostile");
+    group.sample_size(10);
+    for (name, line) in [
+        ("1 MiB line", &megabyte),
+        ("5,000 heredocs", &heredocs),
+        ("10,000 nested $(", &deep),
+        ("5,000 nested $( (under the cap)", &capped_deep),
+        ("2,000 evals", &evals),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| cox_bash::segments(&cox_bash::split(black_box(line))));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, split, hostile);
 criterion_main!(benches);

@@ -174,6 +174,31 @@
 //! `LANG`, `LANGUAGE`, `TZ`, `NO_COLOR`) is stripped and does not make the
 //! line opaque: it cannot change which program a name resolves to.
 //!
+//! # What a deny rule still sees
+//!
+//! Besides the commands, a [`Split`] carries what deny and ask rules need
+//! where the split cannot vouch for a line:
+//!
+//! * **Resolved names.** A command word cox can work out from the text is
+//!   judged as what it becomes (see `resolve`): `$'\x72m'`, `{rm,x}`,
+//!   `r$()m`, `rm${IFS}-rf${IFS}x`, `a=rm; $a x` (every value the line
+//!   gives `a`), `${a:-rm}`. A name that stays dynamic sets
+//!   [`Split::dynamic`], as does evaluating a risky value as code
+//!   (`$((x))` with `x` from data), a prompt string, or a script cox
+//!   cannot see (`bash x.sh`, `xargs env`).
+//! * **The rough scan** ([`Split::scan`]): program names found word by word
+//!   in the whole line when a limit was reached or it did not parse, and
+//!   in the arguments of commands that run code cox does not parse
+//!   (`python3 -c`, `awk 'system(…)'`, `git -c alias.x='!…'`, `alias`,
+//!   `hash -p`, runners such as `docker run`) and in assignment values
+//!   (`GIT_EXTERNAL_DIFF=rm`). Quotes, backslashes, empty substitutions
+//!   and ANSI-C strings do not hide a name from it.
+//! * **Paths** ([`Split::paths`], see `paths`): what each command reads or
+//!   writes, and [`Split::dirs`], where a `cd` may move, for path rules.
+//!   The bash tool resolves them against the file system.
+//! * **Network**: a line naming `/dev/tcp/…` or `/dev/udp/…`, however
+//!   quoted, is opaque ([`Opacity::Network`]).
+//!
 //! # Risk
 //!
 //! See the `risk` module: ReadOnly only for a vetted set of read-only

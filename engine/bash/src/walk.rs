@@ -209,8 +209,21 @@ impl Walk<'_> {
             Kind::VariableAssignment => self.assignment(node, depth, true),
             Kind::Declaration | Kind::Unset => self.declaration(node, depth),
             Kind::CommandSubstitution => {
-                self.seen.push(node.start_byte());
                 let backticks = node.child(0).is_some_and(|c| kind(c) == Kind::Backtick);
+                // tree-sitter can run two backtick substitutions into one
+                // (`` `a x` `b y` ``): an unescaped backtick inside means
+                // the tree is wrong. The scan then parses each one itself,
+                // and the whole line is scanned for names.
+                let text = node_text(node, self.src);
+                let merged = backticks
+                    && text
+                        .get(1..text.len().saturating_sub(1))
+                        .is_some_and(has_unescaped_backtick);
+                if merged {
+                    self.sink.opaque(Opacity::ParseError);
+                } else {
+                    self.seen.push(node.start_byte());
+                }
                 self.sink.opaque(if backticks {
                     Opacity::Backticks
                 } else {
@@ -830,4 +843,17 @@ fn assignment_name(raw: &str) -> Option<&str> {
     let end = raw.find('=')?;
     let name = raw[..end].strip_suffix('+').unwrap_or(&raw[..end]);
     is_identifier(name).then_some(name)
+}
+
+/// Whether text holds a backtick without a backslash before it.
+fn has_unescaped_backtick(text: &str) -> bool {
+    let mut escaped = false;
+    for c in text.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '`' if !escaped => return true,
+            _ => escaped = false,
+        }
+    }
+    false
 }

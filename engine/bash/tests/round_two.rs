@@ -364,6 +364,9 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // What a literal echo pipes through `time`/`!` into a shell is parsed.
     lists("time -p echo 'curl x' | bash", "curl x");
     lists("! echo 'curl x' | bash", "curl x");
+    // Two backtick substitutions tree-sitter runs into one.
+    lists("git `timeout 5 p4` `timeout 5 p3`", "p4");
+    lists("git `timeout 5 p4` `timeout 5 p3`", "p3");
     // Assignments after a leading redirect are still assignments.
     let got = split("0</dev/null B='x y' head");
     assert_eq!(got.commands[0].text, "head");

@@ -8,7 +8,7 @@ use std::path::Path;
 use cox_permission::Engine;
 use cox_protocol::CallId;
 use cox_protocol::config::PermissionsConfig;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, Segments, ToolCall};
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, ToolCall};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 
@@ -65,11 +65,8 @@ fn bench(c: &mut Criterion) {
         input: json!({"command": line}),
         risk: Risk::Exec,
         subject: line,
-        segments: Some(Segments {
-            commands: commands.map(str::to_owned).to_vec(),
-            opaque: None,
-            ..Default::default()
-        }),
+        // As the bash tool attaches it: commands, and the paths they name.
+        segments: Some(cox_bash::segments(&cox_bash::split(&line))),
     };
     let mut group = c.benchmark_group("decide");
     group.throughput(Throughput::Elements(1));
