@@ -408,7 +408,12 @@ impl Walk<'_> {
                         let script = child
                             .named_child(0)
                             .map(|w| Word::from_node(w, self.src).loose);
-                        herestring = script.map(|s| (words.groups.len(), s));
+                        // Several: bash reads the last; all are parsed.
+                        herestring = match (herestring.take(), script) {
+                            (Some((at, before)), Some(s)) => Some((at, format!("{before}\n{s}"))),
+                            (before, None) => before,
+                            (None, Some(s)) => Some((words.groups.len(), s)),
+                        };
                     }
                     Kind::FileRedirect | Kind::HeredocRedirect => {
                         for (word, start, end) in self.redirect_words(child) {
@@ -445,8 +450,13 @@ impl Walk<'_> {
         }
         let depth = depth + 1;
         for (i, words) in groups.iter().enumerate() {
+            // With several (a here-string and a heredoc), bash reads the
+            // last; both are parsed, which can only find more.
             self.stdin = match &herestring {
-                Some((at, script)) if *at == i => Some(script.clone()),
+                Some((at, script)) if *at == i => Some(match (&piped, i) {
+                    (Some(other), 0) => format!("{script}\n{other}"),
+                    _ => script.clone(),
+                }),
                 _ if i == 0 => piped.clone(),
                 _ => None,
             };

@@ -364,6 +364,8 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // What a literal echo pipes through `time`/`!` into a shell is parsed.
     lists("time -p echo 'curl x' | bash", "curl x");
     lists("! echo 'curl x' | bash", "curl x");
+    // A here-string and a heredoc: bash reads the last.
+    lists("sh <<< 'a b' <<'EOF'\n2>/dev/null rm x\nEOF\n", "rm x");
     // Two backtick substitutions tree-sitter runs into one.
     lists("git `timeout 5 p4` `timeout 5 p3`", "p4");
     lists("git `timeout 5 p4` `timeout 5 p3`", "p3");
