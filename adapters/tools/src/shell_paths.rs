@@ -75,27 +75,49 @@ fn resolve_one(
         return;
     }
     // The folders a relative path may be taken from.
+    // Each `cd` moves from where the one before it went (and, in case it
+    // was in a subshell or failed, from the start too).
     let mut bases = vec![workspace.cwd.clone()];
     if !arg.text.starts_with(['/', '~']) {
+        let mut here = workspace.cwd.clone();
         for dir in &split.dirs {
             let Some(dir) = dir else {
                 unknown(out);
                 return;
             };
-            match absolute(dir, &workspace.cwd, home) {
-                Some(dir) => bases.push(dir),
-                None => {
-                    unknown(out);
-                    return;
-                }
-            }
+            let (Some(moved), Some(fresh)) = (
+                physical(dir, &here, home),
+                physical(dir, &workspace.cwd, home),
+            ) else {
+                unknown(out);
+                return;
+            };
+            here = moved;
+            bases.push(here.clone());
+            bases.push(fresh);
         }
+        bases.dedup();
     }
     for base in bases {
         let Some(path) = absolute(&arg.text, &base, home) else {
             unknown(out);
             return;
         };
+        // The kernel applies `..` after following links: `link/../x` is
+        // beside the link's target, not beside the link.
+        let Some(physical) = physical(&arg.text, &base, home) else {
+            unknown(out);
+            return;
+        };
+        // `/proc/self/cwd`, `/proc/PID/root`, `/dev/fd/N` name what the
+        // command's own process has open or stands in: only known then.
+        if path.starts_with("/proc") || path.starts_with("/dev/fd") {
+            unknown(out);
+            continue;
+        }
+        if physical != path && !arg.glob {
+            push(out, &physical, access, arg.recursive, workspace);
+        }
         let paths = if arg.glob {
             match expand_glob(&path) {
                 Some(found) if found.is_empty() => vec![path],
@@ -114,6 +136,9 @@ fn resolve_one(
         };
         for path in paths {
             push(out, &path, access, arg.recursive, workspace);
+            if arg.follows && !links_below(&path, access, workspace, out) {
+                unknown(out);
+            }
         }
     }
 }
@@ -145,6 +170,45 @@ fn push(
     }
 }
 
+/// Folder entries a walk that follows links reads before the links below
+/// a folder are treated as unknown.
+pub const MAX_WALK: usize = 5_000;
+
+/// For a command that follows links while it walks `folder` (`grep -R`):
+/// the target of every link below it, as a walked path too. `false` when
+/// the folder holds more than [`MAX_WALK`] entries.
+fn links_below(
+    folder: &Path,
+    access: PathAccess,
+    workspace: &Workspace,
+    out: &mut Vec<ShellPath>,
+) -> bool {
+    let mut pending = vec![folder.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = pending.pop() {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in listing.flatten() {
+            seen += 1;
+            if seen > MAX_WALK {
+                return false;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                if let Ok(target) = entry.path().canonicalize() {
+                    push(out, &target, access, true, workspace);
+                }
+            } else if kind.is_dir() && entry.file_name() != ".git" {
+                pending.push(entry.path());
+            }
+        }
+    }
+    true
+}
+
 /// `text` as an absolute, lexically normal path from `base`.
 fn absolute(text: &str, base: &Path, home: Option<&Path>) -> Option<PathBuf> {
     let joined = if let Some(rest) = text.strip_prefix('~') {
@@ -161,6 +225,35 @@ fn absolute(text: &str, base: &Path, home: Option<&Path>) -> Option<PathBuf> {
     } else {
         base.join(text)
     };
+    Some(lexical(&joined))
+}
+
+/// `text` from `base` with links followed where the path exists, `..`
+/// applied after them as the kernel does; the part that does not exist is
+/// appended lexically.
+fn physical(text: &str, base: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let joined = if let Some(rest) = text.strip_prefix('~') {
+        let (user, rest) = match rest.find('/') {
+            Some(at) => (&rest[..at], &rest[at + 1..]),
+            None => (rest, ""),
+        };
+        let home = if user.is_empty() {
+            home?.to_path_buf()
+        } else {
+            user_home(user)?
+        };
+        home.join(rest)
+    } else {
+        base.join(text)
+    };
+    let parts: Vec<Component<'_>> = joined.components().collect();
+    for keep in (1..=parts.len()).rev() {
+        let prefix: PathBuf = parts[..keep].iter().collect();
+        if let Ok(real) = prefix.canonicalize() {
+            let rest: PathBuf = parts[keep..].iter().collect();
+            return Some(lexical(&real.join(rest)));
+        }
+    }
     Some(lexical(&joined))
 }
 

@@ -294,3 +294,67 @@ fn deliver5_explain_shows_the_words_paths_and_scan_the_engine_matched() {
     assert!(text.contains("[rm] [x]"), "{text}");
     assert!(text.contains("dynamic:"), "{text}");
 }
+
+#[test]
+fn class7_probe_paths_through_braces_options_links_cd_and_xargs() {
+    let s = Setup::new();
+    let bypass = ["--permission-mode", "bypassPermissions"];
+    for line in [
+        "cat {~,x}/.ssh/id_rsa",
+        "cat {keys,x}/id_rsa",
+        "head -n 50 {~/.ssh/id_rsa,/dev/null}",
+        "cd && cd .ssh && cat -n id_rsa",
+        "cd && cd .ssh && head -v id_rsa",
+        "cat keys/../.ssh/id_rsa",
+        "cd keys; cat id_rsa",
+        "d=~/.ssh; cat $d/id_rsa",
+        "cat ${HOME:-x}/.ssh/id_rsa",
+        "cat ${HOME%/}/.ssh/id_rsa",
+        "grep -R canary-key .",
+        "cd && cd .ssh && echo x >> authorized_keys",
+    ] {
+        let (verdict, reason) = s.decision(line, &bypass);
+        assert_eq!(verdict, "deny", "{line}: {reason}");
+    }
+    // What cox cannot resolve asks even in bypass mode, since a built-in
+    // deny could cover it.
+    for line in [
+        "cd; cat /proc/self/cwd/.ssh/id_rsa",
+        "printf '\\057x\\057.ssh\\057id_rsa' | xargs cat",
+        "grep -r canary ~",
+        "find ~ -name id_rsa -exec cat {} +",
+        "cat $OLDPWD/.ssh/id_rsa",
+        "cat $(echo ~)/.ssh/id_rsa",
+    ] {
+        let (verdict, reason) = s.decision(line, &bypass);
+        assert_eq!(verdict, "ask", "{line}: {reason}");
+    }
+    let edit = [
+        "--deny",
+        "Edit(secrets/**)",
+        "--permission-mode",
+        "bypassPermissions",
+    ];
+    let (verdict, reason) = s.decision("echo x | tee {a,secrets}/token", &edit);
+    assert_eq!(verdict, "deny", "{reason}");
+    let read = ["--deny", "Read(secrets/**)"];
+    for line in [
+        "cat {secrets,x}/token",
+        "cd secrets && cat -n token",
+        "cat -n secrets/token",
+    ] {
+        let (verdict, reason) = s.decision(line, &read);
+        assert_eq!(verdict, "deny", "{line}: {reason}");
+    }
+    // Everyday reads stay allowed.
+    for line in [
+        "cat notes.txt",
+        "echo ~",
+        "grep -rn n .",
+        "for f in *.txt; do wc -l $f; done",
+        "find . -name '*.txt'",
+    ] {
+        let (verdict, reason) = s.decision(line, &[]);
+        assert_eq!(verdict, "allow", "{line}: {reason}");
+    }
+}

@@ -25,6 +25,7 @@
 //! marked so the tool can expand it. Listing a word that is not a path
 //! (`echo a/b`) only makes a rule stricter.
 
+use crate::resolve::{Vars, literal_words};
 use crate::words::{Word, basename};
 
 /// Whether a command reads or writes a path.
@@ -42,6 +43,9 @@ pub struct PathArg {
     pub access: Access,
     /// The command walks the folder (`grep -r`, `find`, `cp -r`).
     pub recursive: bool,
+    /// It follows links while walking (`grep -R`, `find -L`, `rg -L`,
+    /// `diff -r`), so what links inside point at is read too.
+    pub follows: bool,
     /// The text is what the command gets: no expansion cox cannot follow.
     pub known: bool,
     /// An unquoted `*`, `?` or `[` the shell expands.
@@ -64,9 +68,22 @@ impl PathArg {
             text,
             access,
             recursive,
+            follows: false,
             known,
             glob: word.pattern,
         })
+    }
+
+    /// What a command gets from `xargs`: only known when it runs.
+    pub(crate) fn from_input() -> PathArg {
+        PathArg {
+            text: "(the words xargs reads)".to_owned(),
+            access: Access::Read,
+            recursive: false,
+            follows: false,
+            known: false,
+            glob: false,
+        }
     }
 
     /// A redirect's target.
@@ -80,10 +97,60 @@ impl PathArg {
             text: ".".to_owned(),
             access: Access::Read,
             recursive,
+            follows: false,
             known: true,
             glob: false,
         }
     }
+}
+
+/// A word as the words bash makes of it when cox can tell: brace groups
+/// expanded (`{~,x}/.ssh` is `~/.ssh x/.ssh`), `$HOME`-like and assigned
+/// variables resolved; otherwise the word itself.
+fn expand_word(word: &Word, vars: &Vars) -> Vec<Word> {
+    if word.lit().is_some() && !word.raw.contains('{') {
+        return vec![word.clone()];
+    }
+    let raw = home_variables(&word.raw);
+    match literal_words(&raw, vars) {
+        Some(values) if !values.is_empty() => values
+            .into_iter()
+            .map(|v| {
+                // An unquoted expansion is globbed too.
+                let glob =
+                    v.contains(['*', '?', '[']) && (word.pattern || !word.raw.starts_with('"'));
+                Word {
+                    pattern: glob,
+                    ..Word::plain(&v)
+                }
+            })
+            .collect(),
+        _ => vec![word.clone()],
+    }
+}
+
+/// `$HOME`, `${HOME}`, `${HOME%/}`, `${HOME:-…}`, `~+` and `$PWD` written
+/// as cox resolves them: `~` and `.` (a later `cd` is the tool's job).
+fn home_variables(raw: &str) -> String {
+    let mut out = raw.to_owned();
+    for (from, to) in [
+        ("${HOME%/}", "~"),
+        ("${HOME}", "~"),
+        ("$HOME", "~"),
+        ("${PWD}", "."),
+        ("$PWD", "."),
+        ("~+", "."),
+    ] {
+        out = out.replace(from, to);
+    }
+    // `${HOME:-x}`, `${HOME-x}`: HOME is set.
+    while let Some(at) = out.find("${HOME:-").or_else(|| out.find("${HOME-")) {
+        let Some(end) = out[at..].find('}') else {
+            break;
+        };
+        out.replace_range(at..at + end + 1, "~");
+    }
+    out
 }
 
 /// Device files that hold nothing a rule protects.
@@ -150,31 +217,60 @@ enum Shape {
 /// The shape of `program`, its short options that take a value, and
 /// whether it walks folders always (`rg`, `find`, `du`).
 fn shape(program: &str) -> Option<(Shape, &'static str, bool)> {
+    // The short options listed take a value. An option missing here only
+    // makes its value count as a path too (stricter); one listed wrongly
+    // would hide a path, so only options known to take one are listed.
     Some(match program {
-        "cat" | "tac" | "nl" | "less" | "more" | "most" | "wc" | "paste" | "comm" | "join"
-        | "fold" | "fmt" | "pr" | "expand" | "unexpand" | "rev" | "base32" | "base64"
-        | "basenc" | "od" | "hexdump" | "strings" | "md5sum" | "sha1sum" | "sha224sum"
-        | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum" | "cksum" | "sum" | "file" | "stat"
-        | "ls" | "tree" | "diff" | "cmp" | "sdiff" | "diff3" | "iconv" | "bat" | "zcat"
-        | "bzcat" | "xzcat" | "zless" | "zmore" | "lz4cat" | "zstdcat" | "source" | "."
-        | "shellcheck" | "readlink" | "realpath" | "head" | "tail" | "sort" | "cut" | "column"
-        | "split" | "csplit" | "yq" | "gunzip" | "unxz" | "bunzip2" | "zipinfo" => {
-            (Shape::Reads, "nckNlmstwbdfoCDFIOTSLvxz", false)
+        "cat" | "tac" | "wc" | "comm" | "rev" | "md5sum" | "sha1sum" | "sha224sum"
+        | "sha256sum" | "sha384sum" | "sha512sum" | "b2sum" | "cksum" | "sum" | "cmp"
+        | "readlink" | "realpath" | "zcat" | "bzcat" | "xzcat" | "zless" | "zmore" | "lz4cat"
+        | "zstdcat" | "source" | "." | "shellcheck" | "gunzip" | "unxz" | "bunzip2" | "zipinfo"
+        | "expand" | "unexpand" | "more" | "most" | "yq" | "csplit" | "sdiff" | "diff3" => {
+            (Shape::Reads, "", false)
         }
+        "head" | "tail" => (Shape::Reads, "ncs", false),
+        "cut" => (Shape::Reads, "bcdf", false),
+        "sort" => (Shape::Reads, "kotST", false),
+        "od" => (Shape::Reads, "AjNSstw", false),
+        "base32" | "base64" | "basenc" | "fold" => (Shape::Reads, "w", false),
+        "nl" => (Shape::Reads, "bdfhilnpsvw", false),
+        "diff" => (Shape::Reads, "CUIxXFLSW", false),
+        "file" => (Shape::Reads, "fFmeP", false),
+        "stat" => (Shape::Reads, "c", false),
+        "ls" => (Shape::Reads, "ITw", false),
+        "tree" => (Shape::Reads, "LIPo", false),
+        "column" => (Shape::Reads, "cstoNR", false),
+        "strings" => (Shape::Reads, "ntTe", false),
+        "fmt" => (Shape::Reads, "wpg", false),
+        "pr" => (Shape::Reads, "hlwWoNs", false),
+        "paste" => (Shape::Reads, "d", false),
+        "join" => (Shape::Reads, "12jote", false),
+        "split" => (Shape::Reads, "abln", false),
+        "less" => (Shape::Reads, "bhjkoOpPtTxyz", false),
+        "iconv" => (Shape::Reads, "fto", false),
+        "hexdump" => (Shape::Reads, "enfs", false),
+        "bat" => (Shape::Reads, "lmHrL", false),
         "du" => (Shape::Reads, "dBXt", true),
         "grep" | "egrep" | "fgrep" | "zgrep" | "ack" | "ag" => {
             (Shape::PatternFirst, "efmABCdD", false)
         }
         "rg" => (Shape::PatternFirst, "efmABCgtTjMEr", true),
-        "sed" | "gsed" => (Shape::ScriptFirst, "eflEs", false),
+        "sed" | "gsed" => (Shape::ScriptFirst, "efl", false),
         "awk" | "gawk" | "mawk" | "nawk" => (Shape::ScriptFirst, "fvF", false),
         "find" => (Shape::Find, "", true),
-        "cp" | "install" | "rsync" | "scp" | "ln" => (Shape::Copy, "tSmogebe", false),
+        "cp" | "ln" => (Shape::Copy, "tS", false),
+        "install" => (Shape::Copy, "tSmog", false),
+        "rsync" => (Shape::Copy, "eT", false),
+        "scp" => (Shape::Copy, "cFiJlmoPS", false),
         "mv" => (Shape::Move, "tS", false),
-        "tee" | "touch" | "mkdir" | "rmdir" | "rm" | "shred" | "truncate" | "unlink" | "mkfifo"
-        | "mknod" => (Shape::Writes, "mdrts", false),
+        "touch" => (Shape::Writes, "dtr", false),
+        "mkdir" => (Shape::Writes, "m", false),
+        "truncate" => (Shape::Writes, "sr", false),
+        "shred" => (Shape::Writes, "ns", false),
+        "tee" | "rmdir" | "rm" | "unlink" | "mkfifo" | "mknod" => (Shape::Writes, "", false),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => (Shape::Modes, "", false),
-        "uniq" | "xxd" => (Shape::ReadThenWrite, "fscwlgo", false),
+        "uniq" => (Shape::ReadThenWrite, "fsw", false),
+        "xxd" => (Shape::ReadThenWrite, "cglos", false),
         "jq" | "gojq" => (Shape::FilterFirst, "fL", false),
         "dd" => (Shape::Dd, "", false),
         "tar" | "gtar" | "bsdtar" => (Shape::Tar, "fCbTX", false),
@@ -183,12 +279,54 @@ fn shape(program: &str) -> Option<(Shape, &'static str, bool)> {
     })
 }
 
+/// Programs whose arguments are never files they open.
+fn names_no_files(program: &str) -> bool {
+    matches!(
+        program,
+        "echo"
+            | "printf"
+            | "basename"
+            | "dirname"
+            | "which"
+            | "type"
+            | "command"
+            | "seq"
+            | "sleep"
+            | "expr"
+            | "test"
+            | "["
+            | "[["
+            | "true"
+            | "false"
+            | ":"
+            | "kill"
+            | "id"
+            | "whoami"
+            | "uname"
+            | "date"
+            | "export"
+            | "unset"
+            | "alias"
+            | "hash"
+            | "cd"
+            | "pushd"
+            | "popd"
+    )
+}
+
 /// The paths one command (wrappers already stripped) names.
-pub(crate) fn of_command(words: &[Word]) -> Vec<PathArg> {
+pub(crate) fn of_command(words: &[Word], vars: &Vars) -> Vec<PathArg> {
     let Some((name, args)) = words.split_first() else {
         return Vec::new();
     };
     let program = name.lit().map(basename).unwrap_or_default();
+    if names_no_files(program) {
+        return Vec::new();
+    }
+    // Brace expansion, and words cox can work out (`d=~/.ssh; cat $d/k`,
+    // `${HOME:-x}`), before anything else.
+    let expanded: Vec<Word> = args.iter().flat_map(|w| expand_word(w, vars)).collect();
+    let args = expanded.as_slice();
     let Some((shape, values, always_recursive)) = shape(program) else {
         return generic(args);
     };
@@ -302,6 +440,22 @@ pub(crate) fn of_command(words: &[Word]) -> Vec<PathArg> {
         if looks_like_path(word) || matches!(option.as_str(), "o" | "output" | "file" | "f") {
             out.extend(PathArg::from_word(word, access, false));
         }
+    }
+    let follows = match program {
+        "grep" | "egrep" | "fgrep" | "zgrep" => parsed.has_any(&["R", "dereference-recursive"]),
+        "rg" => parsed.has_any(&["L", "follow"]),
+        "find" => args
+            .iter()
+            .any(|w| matches!(w.lit(), Some("-L" | "-H" | "-follow"))),
+        "cp" | "rsync" | "scp" | "install" => {
+            parsed.has_any(&["L", "dereference", "copy-links", "copy-unsafe-links"])
+        }
+        "diff" => !parsed.has_any(&["no-dereference"]),
+        "du" | "ls" | "tree" | "tar" | "zip" => parsed.has_any(&["L", "h", "l", "dereference"]),
+        _ => false,
+    };
+    for path in &mut out {
+        path.follows = path.recursive && follows;
     }
     let mut unique: Vec<PathArg> = Vec::with_capacity(out.len());
     for path in out {
@@ -539,7 +693,7 @@ mod tests {
 
     fn paths(words: &[&str]) -> Vec<(String, Access, bool)> {
         let words: Vec<Word> = words.iter().map(|w| Word::plain(w)).collect();
-        of_command(&words)
+        of_command(&words, &Vars::default())
             .into_iter()
             .map(|p| (p.text, p.access, p.recursive))
             .collect()

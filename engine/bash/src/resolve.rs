@@ -101,6 +101,34 @@ pub(crate) fn command_word(raw: &str, vars: &Vars) -> Option<(Vec<Vec<String>>, 
     (!out.is_empty()).then_some((out, via_variable))
 }
 
+/// The words a word's raw text becomes when cox can tell: brace groups
+/// expanded, quotes removed, known variables and empty substitutions
+/// resolved. A variable with several values gives each; `None` when a part
+/// cannot be known. `~` is left as written.
+pub(crate) fn literal_words(raw: &str, vars: &Vars) -> Option<Vec<String>> {
+    let mut via_variable = false;
+    let mut out = Vec::new();
+    for braced in braces(raw, 0)? {
+        for fields in expand_paths(&braced, vars, &mut via_variable)? {
+            out.extend(fields.into_iter().filter(|f| !f.is_empty()));
+            if out.len() > MAX_CANDIDATES {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Like [`expand`], keeping glob characters (a path may be a glob).
+fn expand_paths(raw: &str, vars: &Vars, via: &mut bool) -> Option<Vec<Vec<String>>> {
+    // Globs stay: split the raw text around them and expand the rest.
+    if !raw.contains(['*', '?', '[']) {
+        return expand(raw, vars, via);
+    }
+    let quoted = raw.contains(['\'', '"', '\\', '$', '`']);
+    (!quoted).then(|| vec![vec![raw.to_owned()]])
+}
+
 /// Brace expansion of a word's raw text: `a{b,c}d` is `abd acd`. Only
 /// groups with a comma at their top level, outside quotes; nested groups
 /// are expanded one level at a time, a few levels deep.

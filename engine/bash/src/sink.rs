@@ -39,6 +39,9 @@ pub(crate) struct Sink {
     pub paths: Vec<crate::paths::PathArg>,
     /// Where `cd`/`pushd` may move (`None`: unknown).
     pub dirs: Vec<Option<String>>,
+    /// The next command listed is run by `xargs`: its operands come from
+    /// standard input too.
+    pub from_input: bool,
 }
 
 impl Default for Sink {
@@ -56,6 +59,7 @@ impl Default for Sink {
             vars: crate::resolve::Vars::default(),
             paths: Vec::new(),
             dirs: Vec::new(),
+            from_input: false,
         }
     }
 }

@@ -182,7 +182,12 @@ impl Walk<'_> {
             .skip(1)
             .take_while(|w| w.lit() != Some("--"))
             .any(Word::may_become_option);
-        self.sink.paths.extend(paths::of_command(words));
+        let mut named = paths::of_command(words, &self.sink.vars);
+        if std::mem::take(&mut self.sink.from_input) {
+            // `xargs cat`: what it reads comes from its standard input.
+            named.push(PathArg::from_input());
+        }
+        self.sink.paths.extend(named);
         if matches!(name.lit().map(basename), Some("cd" | "pushd" | "popd")) {
             self.sink.dirs.push(cd_target(words));
         }
@@ -251,9 +256,9 @@ impl Walk<'_> {
                     let mut values = 0;
                     for (child, field) in children(node) {
                         if field == Field::Value {
+                            // A glob is kept as written: a path may be one.
                             let word = Word::from_node(child, self.src);
-                            let value = word.lit().filter(|_| !word.pattern);
-                            self.sink.vars.assign(name, value);
+                            self.sink.vars.assign(name, word.lit());
                             values += 1;
                         }
                     }

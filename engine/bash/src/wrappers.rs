@@ -201,6 +201,9 @@ impl Walk<'_> {
                     return;
                 }
             };
+            if program == "xargs" {
+                self.sink.from_input = true;
+            }
             words = words.get(next.max(1)..).unwrap_or_default();
         }
         // Past the bound: what is left, as one command.

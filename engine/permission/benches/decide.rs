@@ -64,9 +64,9 @@ fn bench(c: &mut Criterion) {
         name: "bash".into(),
         input: json!({"command": line}),
         risk: Risk::Exec,
-        subject: line,
         // As the bash tool attaches it: commands, and the paths they name.
         segments: Some(cox_bash::segments(&cox_bash::split(&line))),
+        subject: line,
     };
     let mut group = c.benchmark_group("decide");
     group.throughput(Throughput::Elements(1));

@@ -368,6 +368,28 @@ impl Engine {
                 ),
             };
         }
+        // A shell line that walks into what a deny rule covers, or names a
+        // path only known when it runs while path deny rules exist, cannot
+        // be checked against them: it asks in every mode.
+        if let Some(split) = split {
+            if let Some((rule, folder)) = self.walks_into(&self.deny, split) {
+                return ask(
+                    policy,
+                    format!(
+                        "the line reads everything under {folder}, which holds paths deny rule {} ({}) covers",
+                        rule.text, rule.origin
+                    ),
+                );
+            }
+            if let Some(path) = self.unknown_path(split) {
+                return ask(
+                    policy,
+                    format!(
+                        "the line names {path}, a path only known when it runs, which a path deny rule could cover"
+                    ),
+                );
+            }
+        }
         // 2. CloudAgent.
         let cloud = normalise_tool(&call.name) == "cloudagent";
         if cloud {
@@ -445,7 +467,7 @@ impl Engine {
                     ),
                 );
             }
-            if let Some((rule, folder)) = self.walks_into_rule(split) {
+            if let Some((rule, folder)) = self.walks_into(&self.ask, split) {
                 return ask(
                     policy,
                     format!(
@@ -538,17 +560,26 @@ impl Engine {
         })
     }
 
-    /// A folder the line walks that holds paths a deny or ask Read rule
+    /// A folder the line walks that holds paths a Read rule of `list`
     /// covers.
-    fn walks_into_rule(&self, split: &Segments) -> Option<(&Rule, String)> {
+    fn walks_into<'l>(&'l self, list: &'l List, split: &Segments) -> Option<(&'l Rule, String)> {
         split.paths.iter().filter(|p| p.recursive).find_map(|path| {
             let folder = self.absolute(path)?;
-            let rule = self
-                .deny
-                .inside(&folder)
-                .or_else(|| self.ask.inside(&folder))?;
-            Some((rule, folder))
+            Some((list.inside(&folder)?, folder))
         })
+    }
+
+    /// A path of the line that is only known when it runs, when there are
+    /// path deny rules it could meet.
+    fn unknown_path(&self, split: &Segments) -> Option<String> {
+        if self.deny.path_rule.is_empty() {
+            return None;
+        }
+        split
+            .paths
+            .iter()
+            .find(|p| self.absolute(p).is_none())
+            .map(|p| p.path.clone())
     }
 
     /// Why a read-only line's paths cannot be auto-allowed: one lies
