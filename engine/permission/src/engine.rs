@@ -360,7 +360,11 @@ impl Engine {
                 reason: format!("denied by rule {} ({})", rule.text, rule.origin),
             };
         }
-        if let Some((rule, path)) = split.and_then(|s| self.path_hit(&self.deny, s)) {
+        // The paths a shell line names, made absolute once.
+        let paths: Vec<Resolved<'_>> = split
+            .map(|s| s.paths.iter().map(|p| (p, self.absolute(p))).collect())
+            .unwrap_or_default();
+        if let Some((rule, path)) = self.path_hit(&self.deny, &paths) {
             return Outcome::Deny {
                 reason: format!(
                     "denied by rule {} ({}): the line names {path}",
@@ -371,8 +375,8 @@ impl Engine {
         // A shell line that walks into what a deny rule covers, or names a
         // path only known when it runs while path deny rules exist, cannot
         // be checked against them: it asks in every mode.
-        if let Some(split) = split {
-            if let Some((rule, folder)) = self.walks_into(&self.deny, split) {
+        {
+            if let Some((rule, folder)) = self.walks_into(&self.deny, &paths) {
                 return ask(
                     policy,
                     format!(
@@ -381,7 +385,7 @@ impl Engine {
                     ),
                 );
             }
-            if let Some(path) = self.unknown_path(split) {
+            if let Some(path) = self.unknown_path(&paths) {
                 return ask(
                     policy,
                     format!(
@@ -457,8 +461,8 @@ impl Engine {
         if let Some(rule) = hit(&self.ask, call, split) {
             return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
         }
-        if let Some(split) = split {
-            if let Some((rule, path)) = self.path_hit(&self.ask, split) {
+        {
+            if let Some((rule, path)) = self.path_hit(&self.ask, &paths) {
                 return ask(
                     policy,
                     format!(
@@ -467,7 +471,7 @@ impl Engine {
                     ),
                 );
             }
-            if let Some((rule, folder)) = self.walks_into(&self.ask, split) {
+            if let Some((rule, folder)) = self.walks_into(&self.ask, &paths) {
                 return ask(
                     policy,
                     format!(
@@ -503,9 +507,7 @@ impl Engine {
         // 7. the risk default.
         let writable = sandbox != SandboxMode::ReadOnly;
         let asks = match (call.risk, mode) {
-            (Risk::ReadOnly, _) if let Some(why) = split.and_then(|s| self.unvouched_path(s)) => {
-                why
-            }
+            (Risk::ReadOnly, _) if let Some(why) = self.unvouched_path(&paths) => why,
             (Risk::ReadOnly, _) => {
                 return Outcome::Allow {
                     reason: "read-only calls run without asking".into(),
@@ -549,55 +551,66 @@ impl Engine {
 
     /// The first path of a shell line a rule of `list` covers: Read rules
     /// for what it reads, Edit (and Write) rules for what it writes.
-    fn path_hit<'l>(&'l self, list: &'l List, split: &Segments) -> Option<(&'l Rule, String)> {
-        split.paths.iter().find_map(|path| {
-            let absolute = self.absolute(path)?;
+    fn path_hit<'l>(
+        &'l self,
+        list: &'l List,
+        paths: &[Resolved<'_>],
+    ) -> Option<(&'l Rule, String)> {
+        if list.path_rule.is_empty() {
+            return None;
+        }
+        paths.iter().find_map(|(path, absolute)| {
+            let absolute = absolute.as_deref()?;
             let tool = match path.access {
                 PathAccess::Read => "read",
                 PathAccess::Write => "write",
             };
-            list.find_path(tool, &absolute).map(|rule| (rule, absolute))
+            list.find_path(tool, absolute)
+                .map(|rule| (rule, absolute.to_owned()))
         })
     }
 
     /// A folder the line walks that holds paths a Read rule of `list`
     /// covers.
-    fn walks_into<'l>(&'l self, list: &'l List, split: &Segments) -> Option<(&'l Rule, String)> {
-        split.paths.iter().filter(|p| p.recursive).find_map(|path| {
-            let folder = self.absolute(path)?;
-            Some((list.inside(&folder)?, folder))
-        })
+    fn walks_into<'l>(
+        &'l self,
+        list: &'l List,
+        paths: &[Resolved<'_>],
+    ) -> Option<(&'l Rule, String)> {
+        paths
+            .iter()
+            .filter(|(path, _)| path.recursive)
+            .find_map(|(_, folder)| {
+                let folder = folder.as_deref()?;
+                Some((list.inside(folder)?, folder.to_owned()))
+            })
     }
 
     /// A path of the line that is only known when it runs, when there are
     /// path deny rules it could meet.
-    fn unknown_path(&self, split: &Segments) -> Option<String> {
+    fn unknown_path(&self, paths: &[Resolved<'_>]) -> Option<String> {
         if self.deny.path_rule.is_empty() {
             return None;
         }
-        split
-            .paths
+        paths
             .iter()
-            .find(|p| self.absolute(p).is_none())
-            .map(|p| p.path.clone())
+            .find(|(_, absolute)| absolute.is_none())
+            .map(|(path, _)| path.path.clone())
     }
 
     /// Why a read-only line's paths cannot be auto-allowed: one lies
     /// outside the workspace or is only known when the line runs.
-    fn unvouched_path(&self, split: &Segments) -> Option<String> {
-        split
-            .paths
-            .iter()
-            .find_map(|path| match self.absolute(path) {
-                None => Some(format!(
-                    "the line reads {}, a path only known when it runs, so it asks",
-                    path.path
-                )),
-                Some(absolute) if path.outside => Some(format!(
-                    "the line reads {absolute}, outside the workspace, so it asks"
-                )),
-                Some(_) => None,
-            })
+    fn unvouched_path(&self, paths: &[Resolved<'_>]) -> Option<String> {
+        paths.iter().find_map(|(path, absolute)| match absolute {
+            None => Some(format!(
+                "the line reads {}, a path only known when it runs, so it asks",
+                path.path
+            )),
+            Some(absolute) if path.outside => Some(format!(
+                "the line reads {absolute}, outside the workspace, so it asks"
+            )),
+            Some(_) => None,
+        })
     }
 
     /// Allows a shell line through rules (and, when given, grants): a bare
@@ -706,6 +719,9 @@ fn ask(policy: ApprovalPolicy, why: String) -> Outcome {
         },
     }
 }
+
+/// A path a shell line names, with its absolute form (`None`: unknown).
+type Resolved<'a> = (&'a ShellPath, Option<String>);
 
 /// `..`, `.` and repeated `/` removed from an absolute path, as text.
 fn normalise(path: &str) -> String {
