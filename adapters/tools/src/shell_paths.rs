@@ -171,8 +171,9 @@ fn push(
 }
 
 /// Folder entries a walk that follows links reads before the links below
-/// a folder are treated as unknown.
-pub const MAX_WALK: usize = 5_000;
+/// a folder are treated as unknown. The walk skips what `.gitignore`
+/// ignores (`target/`, `node_modules/`) and `.git`.
+pub const MAX_WALK: usize = 20_000;
 
 /// For a command that follows links while it walks `folder` (`grep -R`):
 /// the target of every link below it, as a walked path too. `false` when
@@ -183,27 +184,21 @@ fn links_below(
     workspace: &Workspace,
     out: &mut Vec<ShellPath>,
 ) -> bool {
-    let mut pending = vec![folder.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(dir) = pending.pop() {
-        let Ok(listing) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in listing.flatten() {
-            seen += 1;
-            if seen > MAX_WALK {
-                return false;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_symlink() {
-                if let Ok(target) = entry.path().canonicalize() {
-                    push(out, &target, access, true, workspace);
-                }
-            } else if kind.is_dir() && entry.file_name() != ".git" {
-                pending.push(entry.path());
-            }
+    let walker = ignore::WalkBuilder::new(folder)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build();
+    for (seen, entry) in walker.enumerate() {
+        if seen > MAX_WALK {
+            return false;
+        }
+        let Ok(entry) = entry else { continue };
+        if entry.path_is_symlink()
+            && let Ok(target) = entry.path().canonicalize()
+        {
+            push(out, &target, access, true, workspace);
         }
     }
     true

@@ -358,3 +358,57 @@ fn class7_probe_paths_through_braces_options_links_cd_and_xargs() {
         assert_eq!(verdict, "allow", "{line}: {reason}");
     }
 }
+
+#[test]
+fn class7_third_probe_folders_globs_home_and_links_made_on_the_line() {
+    let s = Setup::new();
+    let bypass = ["--permission-mode", "bypassPermissions"];
+    for line in [
+        "env -C ~ cat .ssh/id_rsa",
+        "env --chdir=~ cat .ssh/id_rsa",
+        "tar -C ~ -cf - .ssh | tar -xOf -",
+        "git -C ~ diff --no-index .ssh/id_rsa /dev/null",
+    ] {
+        let (verdict, reason) = s.decision(line, &bypass);
+        assert_eq!(verdict, "deny", "{line}: {reason}");
+    }
+    for line in [
+        "ln -s ~ h && cat h/.ssh/id_rsa",
+        "HOME=/tmp; cat ~/x",
+        "shopt -s dotglob; cat ~/*/id_rsa",
+        "GLOBIGNORE=x; cat ~/*/id_rsa",
+        "CDPATH=~ cd .ssh; cat id_rsa",
+        "printf 'x' | xargs cat",
+    ] {
+        let (verdict, reason) = s.decision(line, &bypass);
+        assert_eq!(verdict, "ask", "{line}: {reason}");
+    }
+    let (verdict, reason) = s.decision("ln -s ~/.ssh/id_rsa k; cat k", &bypass);
+    assert_ne!(verdict, "allow", "{reason}");
+    // A link in the workspace to the key, listed by find and read by xargs.
+    std::os::unix::fs::symlink(
+        s.home.path().join(".ssh/id_rsa"),
+        s.env.work.path().join("k"),
+    )
+    .unwrap();
+    for line in [
+        "find . -type l | xargs cat",
+        "git ls-files | xargs cat",
+        "grep -R canary .",
+    ] {
+        let (verdict, reason) = s.decision(line, &[]);
+        assert_eq!(verdict, "deny", "{line}: {reason}");
+    }
+    // Without links out of the workspace, everyday pipelines run.
+    std::fs::remove_file(s.env.work.path().join("k")).unwrap();
+    std::fs::remove_file(s.env.work.path().join("keys")).unwrap();
+    for line in [
+        "find . -name '*.txt' | xargs wc -l",
+        "find . -name '*.txt' -print0 | xargs -0 grep -l n",
+        "echo hi > a.txt && cat a.txt",
+    ] {
+        let (verdict, reason) = s.decision(line, &[]);
+        assert_ne!(verdict, "deny", "{line}: {reason}");
+        assert!(!reason.contains("only known"), "{line}: {reason}");
+    }
+}

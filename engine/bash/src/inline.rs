@@ -393,6 +393,16 @@ fn git(words: &[Word]) -> Step {
         }
         Some("push" | "send-pack") => shell(values_of(rest, &["--receive-pack", "--exec"])),
         Some("archive") => shell(values_of(rest, &["--exec"])),
+        // `git grep -O CMD` opens the matches with CMD.
+        Some("grep")
+            if rest.iter().any(|w| {
+                let v = w.value();
+                v.starts_with("--open-files-in-pager")
+                    || (v.starts_with('-') && !v.starts_with("--") && v.contains('O'))
+            }) =>
+        {
+            shell(values_of(rest, &["-O", "--open-files-in-pager"]))
+        }
         _ => Step::Plain,
     }
 }

@@ -474,6 +474,7 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
             }
         }
     }
+    line_state(line, &mut sink);
     let scan = if sink.partial {
         sink::scan_names(std::iter::once(line))
     } else {
@@ -486,6 +487,77 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
         dynamic: sink.dynamic,
         paths: sink.paths,
         dirs: sink.dirs,
+    }
+}
+
+/// What a line changes for the paths and names of its later commands:
+///
+/// * glob options (`shopt -s dotglob`, `GLOBIGNORE=…`, `set -o …`) change
+///   what a glob matches: glob paths are only known when the line runs;
+/// * `HOME=…` changes what `~` is, `CDPATH=…` where `cd` goes: paths with
+///   a `~` (or after a `cd`) are only known when the line runs;
+/// * a path the line writes, links or copies (`ln -s ~ h`, `cp /bin/rm
+///   d`, `> s`) is not what cox sees on disk now: a read below it is only
+///   known when the line runs, and a command run from it is dynamic.
+fn line_state(line: &str, sink: &mut sink::Sink) {
+    let globs = line.contains("shopt") || line.contains("GLOBIGNORE") || line.contains("set -o");
+    let home = line.contains("HOME=") || line.contains("HOME+=");
+    if line.contains("CDPATH") {
+        for dir in &mut sink.dirs {
+            *dir = None;
+        }
+    }
+    let written: Vec<String> = sink
+        .paths
+        .iter()
+        .filter(|p| p.access == Access::Write && p.known)
+        .map(|p| {
+            p.text
+                .trim_start_matches("./")
+                .trim_end_matches('/')
+                .to_owned()
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
+    // Links the line makes (`ln [-s] TARGET NAME`): NAME itself is not
+    // what it is now either.
+    let links: Vec<String> = sink
+        .commands
+        .iter()
+        .filter(|c| c.words.first().is_some_and(|w| words::basename(w) == "ln"))
+        .filter_map(|c| {
+            c.words
+                .iter()
+                .skip(1)
+                .rfind(|w| !w.starts_with('-'))
+                .cloned()
+        })
+        .map(|t| t.trim_start_matches("./").trim_end_matches('/').to_owned())
+        .collect();
+    let under = |text: &str, list: &[String], equal: bool| {
+        let text = text.trim_start_matches("./");
+        list.iter().any(|w| {
+            (equal && text == w)
+                || text
+                    .strip_prefix(w.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+    };
+    let below = |text: &str| under(text, &written, false) || under(text, &links, true);
+    for path in &mut sink.paths {
+        let unknown = (globs && path.glob)
+            || (home && path.text.starts_with('~'))
+            || (path.access == Access::Read && below(&path.text));
+        if unknown {
+            path.known = false;
+        }
+    }
+    let run_from_written = sink.commands.iter().find_map(|c| {
+        let name = c.words.first()?;
+        (name.contains('/') && (under(name, &written, true) || below(name))).then(|| name.clone())
+    });
+    if let Some(name) = run_from_written {
+        sink.opaque(Opacity::DynamicCommand(name));
     }
 }
 

@@ -86,6 +86,15 @@ impl PathArg {
         }
     }
 
+    /// The working folder, walked following links: what `find . | xargs
+    /// cat` may read.
+    pub(crate) fn walked_here() -> PathArg {
+        PathArg {
+            follows: true,
+            ..PathArg::here(true)
+        }
+    }
+
     /// A redirect's target.
     pub(crate) fn redirect(word: &Word, access: Access) -> Option<PathArg> {
         PathArg::from_word(word, access, false)

@@ -79,13 +79,42 @@ pub(crate) fn step(program: &str, words: &[Word]) -> Step {
         | "valgrind" | "firejail" | "bwrap" | "tini" | "gosu" | "su-exec" | "catchsegv"
         | "nocache" | "cpulimit" | "faketime" | "torsocks" | "proxychains" | "proxychains4"
         | "numactl" | "trickle" | "daemonize" | "chpst" | "setuidgid" | "softlimit"
-        | "dumb-init" | "env-update" | "sem" | "xvfb-run" | "dbus-run-session" | "script-run" => {
-            Step::Suffixes(Opacity::Runner(program.to_owned()), 1)
-        }
+        | "dumb-init" | "env-update" | "sem" | "xvfb-run" | "dbus-run-session" | "script-run"
+        | "ssh-agent" | "perf" | "eatmydata" | "rlwrap" | "sshpass" | "chronic" | "ifne"
+        | "dbus-launch" | "systemd-inhibit" | "fakechroot" | "proot" | "mpirun" | "mpiexec"
+        | "srun" | "ccache" | "distcc" | "flatpak-spawn" | "cgexec" | "dtach" | "cross-env"
+        | "env-cmd" | "dotenv" | "entr" | "watchexec" | "guix" | "distrobox" | "xterm"
+        | "caffeinate" => Step::Suffixes(Opacity::Runner(program.to_owned()), 1),
         "gdb" | "lldb" => match words.iter().position(|w| w.lit() == Some("--args")) {
             Some(at) => Step::Suffixes(Opacity::Runner(program.to_owned()), at + 1),
-            None => Step::Plain,
+            // `-ex '!rm x'`, `-ex 'shell …'`, a script: commands of its own.
+            None => Step::Opaque(Opacity::Runner(program.to_owned())),
         },
+        // Strings of commands or code they run, scanned for deny rules.
+        "hyperfine" | "pee" | "expect" | "emacs" => {
+            Step::Opaque(Opacity::Runner(program.to_owned()))
+        }
+        "make" | "gmake"
+            if words.iter().any(|w| {
+                w.value().starts_with("--eval") || matches!(w.lit(), Some("/dev/stdin" | "-"))
+            }) =>
+        {
+            Step::Opaque(Opacity::Runner(program.to_owned()))
+        }
+        "zip"
+            if words
+                .iter()
+                .any(|w| w.lit() == Some("-TT") || w.value().starts_with("--unzip-command")) =>
+        {
+            Step::Opaque(Opacity::Runner(program.to_owned()))
+        }
+        "scp" | "sftp" | "man" | "rsync"
+            if words
+                .iter()
+                .any(|w| matches!(w.lit(), Some("-S" | "-P" | "-e"))) =>
+        {
+            Step::Opaque(Opacity::Runner(program.to_owned()))
+        }
         // `capsh -- -c CMD`: what follows `--` goes to a shell.
         "capsh" => match words.iter().position(|w| w.lit() == Some("--")) {
             Some(at) => {

@@ -59,11 +59,19 @@ pub(crate) fn walk_source(sink: &mut Sink, src: &str, shell_depth: usize, tree_d
     let mut walk = Walk::new(sink, src, shell_depth);
     if let Some(commands) = fast {
         let mut feed = None;
+        let mut producer: Option<String> = None;
         for command in &commands {
             walk.stdin = if command.piped { feed.take() } else { None };
+            walk.piped_from = if command.piped { producer.take() } else { None };
             walk.judge(&command.words, tree_depth + 1);
             walk.stdin = None;
+            walk.piped_from = None;
             feed = echoed(&command.words);
+            producer = command
+                .words
+                .first()
+                .and_then(crate::words::Word::lit)
+                .map(|n| crate::words::basename(n).to_owned());
         }
         scan::after_walk(&mut walk, tree_depth);
         return;

@@ -51,6 +51,9 @@ pub(crate) struct Walk<'a> {
     /// is known text: a here-string, a heredoc body, or `echo`'s words
     /// piped in. A shell reading it runs it.
     pub stdin: Option<String>,
+    /// The program of the command before this one in a pipeline, when
+    /// the command being judged reads its output.
+    pub piped_from: Option<String>,
     /// Words redirected pipelines or lists left for their last simple
     /// commands, by those commands' node ids (see [`Walk::redirected`]).
     tails: Vec<(usize, Tail)>,
@@ -132,6 +135,7 @@ impl Walk<'_> {
             unwalked: Vec::new(),
             glued: std::collections::HashSet::new(),
             stdin: None,
+            piped_from: None,
             tails: Vec::new(),
         }
     }
@@ -182,6 +186,7 @@ impl Walk<'_> {
             .skip(1)
             .take_while(|w| w.lit() != Some("--"))
             .any(Word::may_become_option);
+        self.sink.unfollowed.extend(program_options(words));
         let mut named = paths::of_command(words, &self.sink.vars);
         if std::mem::take(&mut self.sink.from_input) {
             // `xargs cat`: what it reads comes from its standard input.
@@ -328,23 +333,30 @@ impl Walk<'_> {
     /// command's standard input (`echo 'rm x' | sh`).
     fn pipeline(&mut self, node: Node<'_>, depth: usize) {
         let mut feed = None;
+        let mut producer: Option<String> = None;
         for (child, _) in children(node) {
             if !child.is_named() {
                 // `|`, `|&`.
                 self.node(child, depth + 1);
             } else if let Some(command) = simple_or_negated(child) {
                 self.stdin = feed.take();
+                self.piped_from = producer.take();
                 if command.id() == child.id() {
                     self.command(child, None, depth + 1);
                 } else {
                     self.node(child, depth + 1);
                 }
                 self.stdin = None;
+                self.piped_from = None;
                 let words: Vec<Word> = children(command)
                     .filter(|(_, field)| matches!(field, Field::Name | Field::Argument))
                     .map(|(word, _)| Word::from_node(word, self.src))
                     .collect();
                 feed = echoed(&words);
+                producer = words
+                    .first()
+                    .and_then(Word::lit)
+                    .map(|n| basename(n).to_owned());
             } else {
                 self.stdin = feed.take();
                 self.node(child, depth + 1);
@@ -871,4 +883,57 @@ fn has_unescaped_backtick(text: &str) -> bool {
         }
     }
     false
+}
+
+/// Option names that give a program or command to run.
+const RUNS: &[&str] = &[
+    "command",
+    "program",
+    "cmd",
+    "exec",
+    "pager",
+    "shell",
+    "editor",
+    "hook",
+    "filter",
+    "proxy",
+    "eval",
+    "rsync-path",
+    "upload-pack",
+    "receive-pack",
+    "rsh",
+    "interpreter",
+];
+
+/// The values of options that name a program or a command to run, for any
+/// command (`sort --compress-program=rm`, `ssh -o ProxyCommand='rm x'`,
+/// `man --pager rm`): deny rules see their words.
+fn program_options(words: &[Word]) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs = |name: &str| {
+        let name = name.trim_start_matches('-').to_ascii_lowercase();
+        !name.is_empty() && RUNS.iter().any(|r| name.contains(r))
+    };
+    for (i, word) in words.iter().enumerate().skip(1) {
+        let value = word.loose.as_str();
+        let next = || words.get(i + 1).map(|w| w.loose.clone());
+        if let Some((name, v)) = value.split_once('=')
+            && (name.starts_with('-')
+                || words.get(i.wrapping_sub(1)).and_then(Word::lit) == Some("-o"))
+            && runs(name)
+        {
+            out.push(v.to_owned());
+        } else if value.starts_with("--") && runs(value) {
+            out.extend(next());
+        } else if let Some(rest) = value.strip_prefix("-o").filter(|r| r.contains('='))
+            && runs(rest.split('=').next().unwrap_or_default())
+        {
+            out.push(
+                rest.split_once('=')
+                    .map(|(_, v)| v.to_owned())
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    out
 }

@@ -12,6 +12,7 @@
 use crate::options::{
     COMMAND, DOAS, ENV, EXEC, NICE, Parsed, STDBUF, SUDO, Spec, TIME, TIMEOUT, XARGS, parse_options,
 };
+use crate::paths::PathArg;
 use crate::rules::{is_locale, may_matter, redirect_opacity};
 use crate::shells::{shell_string, su, trap};
 use crate::walk::Walk;
@@ -109,6 +110,7 @@ impl Walk<'_> {
             }
             let program = basename(name);
             builtins::note_evaluation(self.sink, program, words);
+            self.note_directory(program, words);
             let next = match step(program, words) {
                 Step::Strip(n) if n < words.len() => n,
                 Step::Opaque(reason) => {
@@ -117,9 +119,12 @@ impl Walk<'_> {
                         Opacity::InlineCode(_) | Opacity::Runner(_) | Opacity::Rebinding(_)
                     ) {
                         // The code it runs (or a name will run) is among
-                        // its arguments.
+                        // its arguments, or what it reads on its input.
                         let args = words.iter().skip(1).map(|w| w.loose.clone());
                         self.sink.unfollowed.extend(args);
+                        if let Some(input) = self.stdin.clone() {
+                            self.sink.unfollowed.push(input);
+                        }
                     }
                     self.sink.opaque(reason);
                     self.push(words);
@@ -201,14 +206,57 @@ impl Walk<'_> {
                     return;
                 }
             };
+            // `xargs cat`: its operands come from its input, unless that is
+            // a list of paths a command before it found (and was judged on).
+            let producer = self.piped_from.take();
             if program == "xargs" {
-                self.sink.from_input = true;
+                let lists_paths = producer.as_deref().is_some_and(|p| {
+                    matches!(p, "find" | "fd" | "fdfind" | "git" | "rg" | "grep" | "ls")
+                });
+                if lists_paths {
+                    // The paths it reads are files found below here; what
+                    // links among them point at is read too.
+                    self.sink.paths.push(PathArg::walked_here());
+                } else {
+                    self.sink.from_input = true;
+                }
             }
             words = words.get(next.max(1)..).unwrap_or_default();
         }
         // Past the bound: what is left, as one command.
         self.sink.opaque(Opacity::TooDeep);
         self.push(words);
+    }
+}
+
+impl Walk<'_> {
+    /// A program that runs in, or reads relative paths from, another
+    /// folder (`env -C DIR`, `git -C DIR`, `tar -C DIR`, `make -C DIR`):
+    /// the folder counts as a `cd` for the paths of the line.
+    fn note_directory(&mut self, program: &str, words: &[Word]) {
+        let option = match program {
+            "env" => ["-C", "--chdir"],
+            "git" | "tar" | "gtar" | "bsdtar" | "make" | "gmake" => ["-C", "--directory"],
+            _ => return,
+        };
+        for (i, word) in words.iter().enumerate().skip(1) {
+            let Some(arg) = word.lit() else { continue };
+            let value = if option.contains(&arg) {
+                Some(words.get(i + 1).and_then(Word::lit).map(str::to_owned))
+            } else if let Some(v) = arg
+                .strip_prefix("--chdir=")
+                .or(arg.strip_prefix("--directory="))
+            {
+                Some(Some(v.to_owned()))
+            } else {
+                arg.strip_prefix("-C")
+                    .filter(|v| !v.is_empty())
+                    .map(|v| Some(v.to_owned()))
+            };
+            if let Some(dir) = value {
+                self.sink.dirs.push(dir);
+            }
+        }
     }
 }
 

@@ -354,180 +354,184 @@ impl Engine {
             }
         }
 
-        // 1. deny rules (for a shell line, also on the paths it names).
-        if let Some(rule) = hit(&self.deny, call, split) {
-            return Outcome::Deny {
-                reason: format!("denied by rule {} ({})", rule.text, rule.origin),
-            };
-        }
         // The paths a shell line names, made absolute once.
         let paths: Vec<Resolved<'_>> = split
             .map(|s| s.paths.iter().map(|p| (p, self.absolute(p))).collect())
             .unwrap_or_default();
-        if let Some((rule, path)) = self.path_hit(&self.deny, &paths) {
-            return Outcome::Deny {
-                reason: format!(
-                    "denied by rule {} ({}): the line names {path}",
-                    rule.text, rule.origin
-                ),
-            };
-        }
         // A shell line that walks into what a deny rule covers, or names a
         // path only known when it runs while path deny rules exist, cannot
-        // be checked against them: it asks in every mode.
-        {
-            if let Some((rule, folder)) = self.walks_into(&self.deny, &paths) {
-                return ask(
-                    policy,
-                    format!(
-                        "the line reads everything under {folder}, which holds paths deny rule {} ({}) covers",
-                        rule.text, rule.origin
-                    ),
-                );
-            }
-            if let Some(path) = self.unknown_path(&paths) {
-                return ask(
-                    policy,
+        // be checked against them: whatever the steps say, it is never
+        // allowed unasked (and a deny stays a deny, so adding a deny rule
+        // still only narrows).
+        let unverifiable = self
+            .walks_into(&self.deny, &paths)
+            .map(|(rule, folder)| {
+                format!(
+                    "the line reads everything under {folder}, which holds paths deny rule {} ({}) covers",
+                    rule.text, rule.origin
+                )
+            })
+            .or_else(|| {
+                self.unknown_path(&paths).map(|path| {
                     format!(
                         "the line names {path}, a path only known when it runs, which a path deny rule could cover"
-                    ),
-                );
-            }
-        }
-        // 2. CloudAgent.
-        let cloud = normalise_tool(&call.name) == "cloudagent";
-        if cloud {
-            if mode == PermissionMode::Plan {
+                    )
+                })
+            });
+        let steps = || -> Outcome {
+            // 1. deny rules (for a shell line, also on the paths it names).
+            if let Some(rule) = hit(&self.deny, call, split) {
                 return Outcome::Deny {
-                    reason: "plan mode refuses to send code to a cloud agent".into(),
+                    reason: format!("denied by rule {} ({})", rule.text, rule.origin),
                 };
             }
+            if let Some((rule, path)) = self.path_hit(&self.deny, &paths) {
+                return Outcome::Deny {
+                    reason: format!(
+                        "denied by rule {} ({}): the line names {path}",
+                        rule.text, rule.origin
+                    ),
+                };
+            }
+            // 2. CloudAgent.
+            let cloud = normalise_tool(&call.name) == "cloudagent";
+            if cloud {
+                if mode == PermissionMode::Plan {
+                    return Outcome::Deny {
+                        reason: "plan mode refuses to send code to a cloud agent".into(),
+                    };
+                }
+                if let Some(rule) = hit(&self.ask, call, split) {
+                    return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
+                }
+                let exact_user_allow = self.allow.rules.iter().find(|r| {
+                    r.names_tool(&call.name)
+                        && !r.is_bare()
+                        && matches!(r.origin, Origin::User(_) | Origin::Flag)
+                        && r.matches_subject(&call.subject)
+                });
+                return match exact_user_allow {
+                    Some(rule) => Outcome::Allow {
+                        reason: format!("allowed by rule {} ({})", rule.text, rule.origin),
+                    },
+                    None => ask(
+                        policy,
+                        format!(
+                            "sending {} to a cloud agent asks in every mode unless your own config \
+                             allows CloudAgent({})",
+                            call.subject, call.subject
+                        ),
+                    ),
+                };
+            }
+            // A command name only known at run time may be one a deny rule
+            // names: where the mode would run the line unasked, it asks.
+            let dynamic_under_deny = || {
+                split.filter(|s| s.dynamic)?;
+                let rule = self.deny.names_shell(&call.name)?;
+                Some(format!(
+                    "a command name on this line is only known when it runs, so deny rule {} ({}) \
+                     cannot be checked against it",
+                    rule.text, rule.origin
+                ))
+            };
+            // 3. modes.
+            match mode {
+                PermissionMode::BypassPermissions if let Some(why) = dynamic_under_deny() => {
+                    return ask(policy, why);
+                }
+                PermissionMode::BypassPermissions => {
+                    return Outcome::Allow {
+                        reason: "bypassPermissions mode allows every call".into(),
+                    };
+                }
+                PermissionMode::Plan if call.risk != Risk::ReadOnly => {
+                    return Outcome::Deny {
+                        reason: format!(
+                            "plan mode refuses {} calls; describe the change instead of making it",
+                            call.risk.as_str()
+                        ),
+                    };
+                }
+                _ => {}
+            }
+            // 4. ask rules; for a shell line also path ask rules, and a folder
+            // walked (`grep -r`, `find`) that holds what a path rule covers.
             if let Some(rule) = hit(&self.ask, call, split) {
                 return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
             }
-            let exact_user_allow = self.allow.rules.iter().find(|r| {
-                r.names_tool(&call.name)
-                    && !r.is_bare()
-                    && matches!(r.origin, Origin::User(_) | Origin::Flag)
-                    && r.matches_subject(&call.subject)
-            });
-            return match exact_user_allow {
-                Some(rule) => Outcome::Allow {
-                    reason: format!("allowed by rule {} ({})", rule.text, rule.origin),
-                },
-                None => ask(
-                    policy,
-                    format!(
-                        "sending {} to a cloud agent asks in every mode unless your own config \
-                         allows CloudAgent({})",
-                        call.subject, call.subject
-                    ),
-                ),
+            {
+                if let Some((rule, path)) = self.path_hit(&self.ask, &paths) {
+                    return ask(
+                        policy,
+                        format!(
+                            "rule {} ({}) asks: the line names {path}",
+                            rule.text, rule.origin
+                        ),
+                    );
+                }
+                if let Some((rule, folder)) = self.walks_into(&self.ask, &paths) {
+                    return ask(
+                        policy,
+                        format!(
+                            "the line reads everything under {folder}, which holds paths rule {} ({}) covers",
+                            rule.text, rule.origin
+                        ),
+                    );
+                }
+            }
+            // 5. allow rules; 6. grants.
+            match split {
+                Some(split) => {
+                    if let Some(reason) = self.allow_shell(call, split, &[]) {
+                        return Outcome::Allow { reason };
+                    }
+                    if let Some(reason) = self.allow_shell(call, split, grants) {
+                        return Outcome::Allow { reason };
+                    }
+                }
+                None => {
+                    if let Some(rule) = self.allow.find_subject(call) {
+                        return Outcome::Allow {
+                            reason: format!("allowed by rule {} ({})", rule.text, rule.origin),
+                        };
+                    }
+                    if grants.iter().any(|g| g.covers_call(call)) {
+                        return Outcome::Allow {
+                            reason: "allowed for this session by the user".into(),
+                        };
+                    }
+                }
+            }
+            // 7. the risk default.
+            let writable = sandbox != SandboxMode::ReadOnly;
+            let asks = match (call.risk, mode) {
+                (Risk::ReadOnly, _) if let Some(why) = self.unvouched_path(&paths) => why,
+                (Risk::ReadOnly, _) => {
+                    return Outcome::Allow {
+                        reason: "read-only calls run without asking".into(),
+                    };
+                }
+                (Risk::Write, PermissionMode::AcceptEdits | PermissionMode::Auto) if writable => {
+                    return Outcome::Allow {
+                        reason: format!("{mode} mode allows file edits"),
+                    };
+                }
+                (Risk::Exec, PermissionMode::Auto) if let Some(why) = dynamic_under_deny() => why,
+                (Risk::Exec, PermissionMode::Auto) if writable => {
+                    return Outcome::Allow {
+                        reason: "auto mode allows commands".into(),
+                    };
+                }
+                (risk, mode) => format!("{} calls ask in {mode} mode", risk.as_str()),
             };
-        }
-        // A command name only known at run time may be one a deny rule
-        // names: where the mode would run the line unasked, it asks.
-        let dynamic_under_deny = || {
-            split.filter(|s| s.dynamic)?;
-            let rule = self.deny.names_shell(&call.name)?;
-            Some(format!(
-                "a command name on this line is only known when it runs, so deny rule {} ({}) \
-                 cannot be checked against it",
-                rule.text, rule.origin
-            ))
+            // 8. the approval policy.
+            ask(policy, asks)
         };
-        // 3. modes.
-        match mode {
-            PermissionMode::BypassPermissions if let Some(why) = dynamic_under_deny() => {
-                return ask(policy, why);
-            }
-            PermissionMode::BypassPermissions => {
-                return Outcome::Allow {
-                    reason: "bypassPermissions mode allows every call".into(),
-                };
-            }
-            PermissionMode::Plan if call.risk != Risk::ReadOnly => {
-                return Outcome::Deny {
-                    reason: format!(
-                        "plan mode refuses {} calls; describe the change instead of making it",
-                        call.risk.as_str()
-                    ),
-                };
-            }
-            _ => {}
+        match (steps(), unverifiable) {
+            (Outcome::Allow { .. }, Some(why)) => ask(policy, why),
+            (outcome, _) => outcome,
         }
-        // 4. ask rules; for a shell line also path ask rules, and a folder
-        // walked (`grep -r`, `find`) that holds what a path rule covers.
-        if let Some(rule) = hit(&self.ask, call, split) {
-            return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
-        }
-        {
-            if let Some((rule, path)) = self.path_hit(&self.ask, &paths) {
-                return ask(
-                    policy,
-                    format!(
-                        "rule {} ({}) asks: the line names {path}",
-                        rule.text, rule.origin
-                    ),
-                );
-            }
-            if let Some((rule, folder)) = self.walks_into(&self.ask, &paths) {
-                return ask(
-                    policy,
-                    format!(
-                        "the line reads everything under {folder}, which holds paths rule {} ({}) covers",
-                        rule.text, rule.origin
-                    ),
-                );
-            }
-        }
-        // 5. allow rules; 6. grants.
-        match split {
-            Some(split) => {
-                if let Some(reason) = self.allow_shell(call, split, &[]) {
-                    return Outcome::Allow { reason };
-                }
-                if let Some(reason) = self.allow_shell(call, split, grants) {
-                    return Outcome::Allow { reason };
-                }
-            }
-            None => {
-                if let Some(rule) = self.allow.find_subject(call) {
-                    return Outcome::Allow {
-                        reason: format!("allowed by rule {} ({})", rule.text, rule.origin),
-                    };
-                }
-                if grants.iter().any(|g| g.covers_call(call)) {
-                    return Outcome::Allow {
-                        reason: "allowed for this session by the user".into(),
-                    };
-                }
-            }
-        }
-        // 7. the risk default.
-        let writable = sandbox != SandboxMode::ReadOnly;
-        let asks = match (call.risk, mode) {
-            (Risk::ReadOnly, _) if let Some(why) = self.unvouched_path(&paths) => why,
-            (Risk::ReadOnly, _) => {
-                return Outcome::Allow {
-                    reason: "read-only calls run without asking".into(),
-                };
-            }
-            (Risk::Write, PermissionMode::AcceptEdits | PermissionMode::Auto) if writable => {
-                return Outcome::Allow {
-                    reason: format!("{mode} mode allows file edits"),
-                };
-            }
-            (Risk::Exec, PermissionMode::Auto) if let Some(why) = dynamic_under_deny() => why,
-            (Risk::Exec, PermissionMode::Auto) if writable => {
-                return Outcome::Allow {
-                    reason: "auto mode allows commands".into(),
-                };
-            }
-            (risk, mode) => format!("{} calls ask in {mode} mode", risk.as_str()),
-        };
-        // 8. the approval policy.
-        ask(policy, asks)
     }
 
     /// A shell path as an absolute, lexically normal path; `None` when it

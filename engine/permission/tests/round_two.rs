@@ -453,3 +453,84 @@ fn probe_read_only_ratings_that_wrote() {
         );
     }
 }
+
+#[test]
+fn probe_three_runners_and_options_that_run_a_program() {
+    let rm = engine(&[], &[], &["Bash(rm:*)"]);
+    for line in [
+        "git grep -Orm fn",
+        "git grep --open-files-in-pager=rm fn",
+        "ssh-agent rm x",
+        "perf stat rm x",
+        "gdb -batch -ex '!rm x'",
+        "gdb -batch -ex 'shell rm x'",
+        "zip -T -TT 'rm x' y.zip main.rs",
+        "make --eval='all:;rm x'",
+        "make -f /dev/stdin <<< $'all:\\n\\trm x'",
+        "ssh -o ProxyCommand='rm x' host",
+        "ssh -oProxyCommand='rm x' host",
+        "scp -S rm x h:y",
+        "sort -S 64k --compress-program=rm big.txt",
+        "eatmydata rm x",
+        "sshpass -p pw rm x",
+        "hyperfine 'rm x'",
+        "expect -c 'spawn rm x'",
+        "emacs --batch --eval '(shell-command \"rm x\")'",
+        "rsync -e rm a b:c",
+        "rsync --rsync-path=rm a b:c",
+        "man -P rm ls",
+    ] {
+        let got = decide(&rm, line, PermissionMode::BypassPermissions);
+        assert!(
+            !matches!(got, Outcome::Allow { .. }),
+            "{line:?}: {}",
+            got.reason()
+        );
+    }
+    for line in [
+        "cp /bin/rm ./d && ./d v1",
+        "ln -sf /bin/rm d2; ./d2 v2",
+        "printf '#!/bin/sh\\nrm v3\\n' > s; chmod +x s; ./s",
+    ] {
+        let got = decide(&rm, line, PermissionMode::BypassPermissions);
+        assert!(
+            !matches!(got, Outcome::Allow { .. }),
+            "{line:?}: {}",
+            got.reason()
+        );
+    }
+}
+
+#[test]
+fn adding_a_deny_rule_never_turns_a_deny_into_an_ask() {
+    // Plan mode denies a line that writes; a deny rule whose folder the
+    // line walks (or a path it cannot resolve) must not turn that into an
+    // ask: the "cannot be checked" guard only ever narrows an allow.
+    for line in ["grep -r x . && rm y", "cat \"$f\" && rm y", "grep -r x ."] {
+        for mode in [
+            PermissionMode::Plan,
+            PermissionMode::Default,
+            PermissionMode::BypassPermissions,
+        ] {
+            for policy in [ApprovalPolicy::OnRequest, ApprovalPolicy::Never] {
+                let before = engine(&[], &[], &[]);
+                let after = engine(&[], &[], &["Read(secrets/**)"]);
+                let call = bash(line);
+                let a = before.decide(&call, mode, policy, SandboxMode::WorkspaceWrite, &[]);
+                let b = after.decide(&call, mode, policy, SandboxMode::WorkspaceWrite, &[]);
+                if matches!(a, Outcome::Deny { .. }) {
+                    assert!(
+                        matches!(b, Outcome::Deny { .. }),
+                        "{line} {mode:?}: {a:?} then {b:?}"
+                    );
+                }
+                if matches!(b, Outcome::Allow { .. }) {
+                    assert!(
+                        matches!(a, Outcome::Allow { .. }),
+                        "{line} {mode:?}: {a:?} then {b:?}"
+                    );
+                }
+            }
+        }
+    }
+}
