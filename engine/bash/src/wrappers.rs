@@ -339,8 +339,13 @@ fn step(program: &str, words: &[Word]) -> Step {
 /// reads leading assignments as assignments (`time A=1 rm x` runs `rm x`
 /// with `A` set), as it would at the start of a command.
 fn keyword(words: &[Word], skip: usize) -> Step {
-    let mut end = skip;
-    let mut reason = None;
+    strip_assignments(words, skip, None)
+}
+
+/// Strips the `NAME=VALUE` words from `from` on, like leading assignments
+/// (a locale one is harmless); `reason` is an opacity already found.
+fn strip_assignments(words: &[Word], from: usize, mut reason: Option<Opacity>) -> Step {
+    let mut end = from;
     while let Some(name) = words.get(end).and_then(Word::lit).and_then(assigned_name) {
         if !is_locale(name) && reason.is_none() {
             reason = Some(Opacity::Assignment(name.to_owned()));
@@ -483,21 +488,11 @@ fn env(words: &[Word]) -> Step {
         .cloned()
         .collect();
     let parsed = parse_options(&shifted, &ENV);
-    let mut end = parsed.end + dashes;
-    let mut reason = parsed.unknown.map(|option| Opacity::UnknownOption {
+    let reason = parsed.unknown.map(|option| Opacity::UnknownOption {
         program: "env".to_owned(),
         option,
     });
-    while let Some(name) = words.get(end).and_then(Word::lit).and_then(assigned_name) {
-        if !is_locale(name) && reason.is_none() {
-            reason = Some(Opacity::Assignment(name.to_owned()));
-        }
-        end += 1;
-    }
-    match reason {
-        Some(reason) => Step::StripOpaque(reason, end),
-        None => Step::Strip(end),
-    }
+    strip_assignments(words, parsed.end + dashes, reason)
 }
 
 /// The variable a `NAME=VALUE` word assigns.
