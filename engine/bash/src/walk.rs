@@ -294,6 +294,16 @@ impl Walk<'_> {
                 }
             }
             Kind::Comment => {}
+            // `<< EOF; rm`: bash ends the delimiter at the `;`, tree-sitter
+            // keeps it in, and files `rm` as an argument. A delimiter with
+            // an unquoted operator in it means the tree is wrong.
+            Kind::HeredocStart => {
+                let text = node_text(node, self.src);
+                let unquoted = !text.starts_with(['\'', '"']);
+                if unquoted && text.contains([';', '&', '|', '(', ')', '<', '>']) {
+                    self.sink.opaque(Opacity::ParseError);
+                }
+            }
             _ => self.children(node, depth),
         }
     }

@@ -364,6 +364,10 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // What a literal echo pipes through `time`/`!` into a shell is parsed.
     lists("time -p echo 'curl x' | bash", "curl x");
     lists("! echo 'curl x' | bash", "curl x");
+    // `<< EOF; rm`: the delimiter ends at the `;`.
+    let got = split("make 2>/dev/null << EOF; rm\nx\nEOF\n");
+    assert_eq!(got.opaque, Some(Opacity::ParseError));
+    assert!(got.scan.iter().any(|n| n == "rm"), "{:?}", got.scan);
     // A here-string and a heredoc: bash reads the last.
     lists("sh <<< 'a b' <<'EOF'\n2>/dev/null rm x\nEOF\n", "rm x");
     // Two backtick substitutions tree-sitter runs into one.
