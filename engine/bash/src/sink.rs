@@ -140,6 +140,14 @@ pub(crate) fn scan_names<'t>(texts: impl IntoIterator<Item = &'t str>) -> Vec<St
                 level = unescape_once(&level);
             }
         }
+        // Escapes however deeply quoted: every `\xHH`, `\NNN`, `\uHHHH`
+        // decoded, then quotes dropped (`$'\''\x68ead'\''` is `head`).
+        if ["\\x", "\\u", "\\U", "\\0", "\\1", "\\2", "\\3"]
+            .iter()
+            .any(|e| text.contains(e))
+        {
+            add(&decode_escapes(text).replace(['\'', '"', '\\', '$'], ""));
+        }
         // Empty substitutions vanish too: `p$()ython3` is `python3`.
         if text.contains("$()") || text.contains("``") {
             let bare = text.replace("$()", "").replace("``", "");
@@ -210,4 +218,48 @@ pub(crate) fn names_network(line: &str) -> bool {
     }
     let decoded = decode_ansi_c(line);
     found(&decoded.replace(['\'', '"', '\\'], ""))
+}
+
+/// `text` with every `\xHH`, `\NNN` (octal), `\uHHHH` and `\UHHHHHHHH`
+/// escape decoded wherever it stands; other text kept.
+fn decode_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let (radix, max) = match chars.peek() {
+            Some('x') => (16, 2),
+            Some('u') => (16, 4),
+            Some('U') => (16, 8),
+            Some('0'..='7') => (8, 3),
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        if radix == 16 {
+            chars.next();
+        }
+        let mut digits = String::new();
+        while digits.len() < max {
+            match chars.peek() {
+                Some(d) if d.is_digit(radix) => digits.extend(chars.next()),
+                _ => break,
+            }
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(ch) if ch != '\0' => out.push(ch),
+            _ => {
+                out.push('\\');
+                out.push_str(&digits);
+            }
+        }
+    }
+    out
 }

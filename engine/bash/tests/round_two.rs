@@ -399,6 +399,7 @@ fn oracle_findings_the_scan_reads_through_empty_substitutions_and_ansi_c() {
         (padded("c``url"), "curl"),
         (padded("$'\\x72m'"), "rm"),
         (padded("eval \"\\$'\\\\x72m'\""), "rm"),
+        (padded(r"echo '$'\''\'\'''\''\x68ead'\'' x'"), "head"),
     ] {
         let got = split(&line);
         assert!(got.scan.iter().any(|n| n == name), "{line}: {:?}", got.scan);
