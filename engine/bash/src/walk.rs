@@ -342,8 +342,10 @@ impl Walk<'_> {
     /// A pipeline: what a literal `echo` or `printf` writes is the next
     /// command's standard input (`echo 'rm x' | sh`).
     fn pipeline(&mut self, node: Node<'_>, depth: usize) {
-        let mut feed = None;
-        let mut producer: Option<String> = None;
+        // What reaches this pipeline (tree-sitter nests `a | b && c` as a
+        // pipeline holding a list) is its first command's input.
+        let mut feed = self.stdin.take();
+        let mut producer: Option<String> = self.piped_from.take();
         for (child, _) in children(node) {
             if !child.is_named() {
                 // `|`, `|&`.

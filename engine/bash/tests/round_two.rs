@@ -364,6 +364,8 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // What a literal echo pipes through `time`/`!` into a shell is parsed.
     lists("time -p echo 'curl x' | bash", "curl x");
     lists("! echo 'curl x' | bash", "curl x");
+    // tree-sitter nests `a | b | c && d` oddly; the echo still feeds bash.
+    lists("echo 'exec make' | bash | p1 && p2 $(x) | p3", "make");
     // `<< EOF; rm`: the delimiter ends at the `;`.
     let got = split("make 2>/dev/null << EOF; rm\nx\nEOF\n");
     assert_eq!(got.opaque, Some(Opacity::ParseError));
