@@ -120,8 +120,13 @@ pub(crate) fn scan_names<'t>(texts: impl IntoIterator<Item = &'t str>) -> Vec<St
     let mut add = |text: &str| {
         let runs = text.split(|c: char| !(c.is_alphanumeric() || "_.+-/".contains(c)));
         for run in runs {
-            let name = run.rsplit('/').next().unwrap_or(run);
-            if !name.is_empty() && !name.starts_with('-') {
+            // Leading dashes are an option's or `${x:-…}`'s, not the name's.
+            let name = run
+                .rsplit('/')
+                .next()
+                .unwrap_or(run)
+                .trim_start_matches('-');
+            if !name.is_empty() {
                 names.insert(name.to_owned());
             }
         }

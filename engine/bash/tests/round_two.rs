@@ -399,6 +399,7 @@ fn oracle_findings_the_scan_reads_through_empty_substitutions_and_ansi_c() {
     for (line, name) in [
         (padded("p$()ython3"), "python3"),
         (padded("c``url"), "curl"),
+        (padded("${u:-tee}"), "tee"),
         (padded("$'\\x72m'"), "rm"),
         (padded("eval \"\\$'\\\\x72m'\""), "rm"),
         (padded(r"echo '$'\''\'\'''\''\x68ead'\'' x'"), "head"),
