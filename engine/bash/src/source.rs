@@ -96,7 +96,16 @@ pub(crate) fn walk_source(sink: &mut Sink, src: &str, shell_depth: usize, tree_d
         }
     }
     let root = tree.root_node();
-    let damaged = root.has_error() || skips_text(root, &shape, &mut walk.glued);
+    // Several heredocs on one line: tree-sitter can hand a body to the
+    // wrong command (`cat <<A | sh <<B`). The line is scanned whole.
+    let heredocs = src
+        .match_indices("<<")
+        .filter(|(at, _)| {
+            let bytes = src.as_bytes();
+            bytes.get(at + 2) != Some(&b'<') && (*at == 0 || bytes[at - 1] != b'<')
+        })
+        .count();
+    let damaged = root.has_error() || skips_text(root, &shape, &mut walk.glued) || heredocs > 1;
     if damaged {
         // Reported before anything found inside the damaged tree.
         walk.sink.opaque(Opacity::ParseError);

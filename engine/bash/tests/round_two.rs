@@ -366,6 +366,9 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     lists("! echo 'curl x' | bash", "curl x");
     // tree-sitter nests `a | b | c && d` oddly; the echo still feeds bash.
     lists("echo 'exec make' | bash | p1 && p2 $(x) | p3", "make");
+    // Two heredocs on one line: the line is scanned whole.
+    let got = split("cat <<EOF | sh <<'EOF'\nx\nEOF\nmake; rm\nEOF\n");
+    assert!(got.scan.iter().any(|n| n == "rm"), "{:?}", got.scan);
     // `<< EOF; rm`: the delimiter ends at the `;`.
     let got = split("make 2>/dev/null << EOF; rm\nx\nEOF\n");
     assert_eq!(got.opaque, Some(Opacity::ParseError));
