@@ -98,13 +98,7 @@ pub(crate) fn walk_source(sink: &mut Sink, src: &str, shell_depth: usize, tree_d
     let root = tree.root_node();
     // Several heredocs on one line: tree-sitter can hand a body to the
     // wrong command (`cat <<A | sh <<B`). The line is scanned whole.
-    let heredocs = src
-        .match_indices("<<")
-        .filter(|(at, _)| {
-            let bytes = src.as_bytes();
-            bytes.get(at + 2) != Some(&b'<') && (*at == 0 || bytes[at - 1] != b'<')
-        })
-        .count();
+    let heredocs = unquoted_heredocs(src);
     let damaged = root.has_error() || skips_text(root, &shape, &mut walk.glued) || heredocs > 1;
     if damaged {
         // Reported before anything found inside the damaged tree.
@@ -120,6 +114,35 @@ pub(crate) fn walk_source(sink: &mut Sink, src: &str, shell_depth: usize, tree_d
         walk.sink.opaque(Opacity::ParseError);
     }
     scan::after_walk(&mut walk, tree_depth);
+}
+
+/// How many heredoc operators (`<<`, `<<-`; not `<<<`) stand outside
+/// quotes. (Inside quotes they are text, parsed again if the text is a
+/// shell string.)
+fn unquoted_heredocs(src: &str) -> usize {
+    let bytes = src.as_bytes();
+    let mut count = 0;
+    let mut quote = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match (quote, b) {
+            (None, b'\\') | (Some(b'"'), b'\\') => i += 1,
+            (None, b'\'' | b'"') => quote = Some(b),
+            (Some(q), _) if b == q => quote = None,
+            (None, b'<') if bytes.get(i + 1) == Some(&b'<') => {
+                if bytes.get(i + 2) == Some(&b'<') {
+                    i += 2;
+                } else {
+                    count += 1;
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    count
 }
 
 /// Whether a line continuation has a character other than a blank right

@@ -369,6 +369,9 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // Two heredocs on one line: the line is scanned whole.
     let got = split("cat <<EOF | sh <<'EOF'\nx\nEOF\nmake; rm\nEOF\n");
     assert!(got.scan.iter().any(|n| n == "rm"), "{:?}", got.scan);
+    // Heredoc operators inside quotes are text: the fast path and the
+    // tree-sitter walk agree (`texts` checks both).
+    let _ = texts("bash -c \"<< EOF sh <<'EOF' << EOF\na\nEOF\np1\nEOF\nx\nEOF\n\"");
     // `<< EOF; rm`: the delimiter ends at the `;`.
     let got = split("make 2>/dev/null << EOF; rm\nx\nEOF\n");
     assert_eq!(got.opaque, Some(Opacity::ParseError));
