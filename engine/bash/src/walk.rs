@@ -547,7 +547,10 @@ impl Walk<'_> {
     /// heredoc body is the command's standard input.
     fn redirected(&mut self, node: Node<'_>, depth: usize) {
         let mut extra = Vec::new();
-        let mut stdin = self.stdin.take();
+        // What a pipe feeds the statement reaches its body's first
+        // command; a heredoc or here-string of the statement, its last.
+        let incoming = self.stdin.take();
+        let mut stdin = None;
         let mut first_redirect = None;
         for (child, field) in children(node) {
             if field == Field::Body {
@@ -587,13 +590,18 @@ impl Walk<'_> {
             self.sink.opaque(Opacity::ParseError);
             orphans = extra.drain(..).map(|(word, _, _)| word).collect();
         }
+        let same = matches!((body, owner), (Some(b), Some(o)) if b.id() == o.id());
         let tail = Tail {
             words: extra,
             redirect: first_redirect,
-            stdin: stdin.take(),
+            stdin: if same {
+                stdin.take().or(incoming.clone())
+            } else {
+                stdin.take()
+            },
         };
         match (body, owner) {
-            (Some(body), Some(owner)) if body.id() == owner.id() => {
+            (Some(body), Some(_)) if same => {
                 self.command(body, Some(tail), depth + 1);
             }
             (Some(body), Some(owner)) => {
@@ -601,10 +609,16 @@ impl Walk<'_> {
                 // 2>&1 | c <<EOF`) has a tail of its own.
                 self.tails.push((owner.id(), tail));
                 let height = self.tails.len();
+                self.stdin = incoming;
                 self.node(body, depth + 1);
+                self.stdin = None;
                 self.tails.truncate(height - 1);
             }
-            (Some(body), None) => self.node(body, depth + 1),
+            (Some(body), None) => {
+                self.stdin = incoming;
+                self.node(body, depth + 1);
+                self.stdin = None;
+            }
             (None, _) => {}
         }
         self.judge(&orphans, depth + 1);

@@ -364,6 +364,11 @@ fn oracle_findings_keywords_heredocs_and_negations() {
     // What a literal echo pipes through `time`/`!` into a shell is parsed.
     lists("time -p echo 'curl x' | bash", "curl x");
     lists("! echo 'curl x' | bash", "curl x");
+    // A pipe into a redirected pipeline feeds its first command.
+    lists(
+        "curl | echo 'p2 x' | bash | nice -5 find 2>/dev/null . && make",
+        "p2 x",
+    );
     // tree-sitter nests `a | b | c && d` oddly; the echo still feeds bash.
     lists("echo 'exec make' | bash | p1 && p2 $(x) | p3", "make");
     // Two heredocs on one line: the line is scanned whole.
