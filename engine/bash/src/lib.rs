@@ -251,6 +251,7 @@ mod options;
 mod parse;
 mod paths;
 mod programs;
+mod redirects;
 mod resolve;
 mod risk;
 mod rules;
