@@ -234,6 +234,13 @@ impl Scenario {
         &self.model
     }
 
+    /// The same scenario played as `model` (`--model`), whatever it names.
+    #[must_use]
+    pub fn played_as(mut self, model: String) -> Self {
+        self.model = model;
+        self
+    }
+
     /// How many responses the scenario scripts.
     #[must_use]
     pub fn turn_count(&self) -> usize {

@@ -5,39 +5,26 @@ use clap::{Parser, Subcommand};
 use cox_run::{Parsed, RunArgs};
 
 #[derive(Parser, Debug)]
-#[command(name = "cox", version, about = "cox: a terminal AI coding agent")]
+#[command(
+    name = "cox",
+    version,
+    about = "cox: a terminal AI coding agent",
+    long_about = "cox: a terminal AI coding agent.\n\n\
+        Plain `cox` opens the terminal UI; `cox -p \"…\"` (or `cox run -p \"…\"`) runs one \
+        task headless. The session flags below mean the same before or after `run`."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Open session ID (or a unique prefix) in the terminal UI.
-    #[arg(long, value_name = "ID")]
-    resume: Option<String>,
-    /// Open the newest session of this folder in the terminal UI.
-    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
-    continue_: bool,
-    /// The folder to work in (default: the current folder).
-    #[arg(long, value_name = "DIR")]
-    cwd: Option<std::path::PathBuf>,
-    /// default, acceptEdits, auto, plan or bypassPermissions.
-    #[arg(long, value_name = "MODE")]
-    permission_mode: Option<String>,
-    /// The provider: anthropic, openai or scripted.
-    #[arg(long, value_name = "NAME")]
-    provider: Option<String>,
-    /// The model main turns run on.
-    #[arg(long, value_name = "MODEL")]
-    model: Option<String>,
-    /// The scenario the scripted provider replays.
-    #[arg(long, value_name = "FILE")]
-    scenario: Option<std::path::PathBuf>,
-    /// architect or editor.
-    #[arg(long, value_name = "MODE")]
-    mode: Option<String>,
+    /// The session flags, as `cox run` takes them.
+    #[command(flatten)]
+    session: RunArgs,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run one task without a terminal UI, then exit.
+    #[command(after_help = cox_run::args::CLAUDE_CODE_FLAGS)]
     Run(RunArgs),
     /// Inspect the permission rules.
     #[command(subcommand)]
@@ -85,38 +72,13 @@ enum PermissionsCommand {
 
 /// Plain `cox`: the terminal UI over a session built as `cox run` builds
 /// one, with approvals asked of the person.
-fn tui(cli: &Cli) -> i32 {
-    let mut flags: Vec<std::ffi::OsString> = vec!["cox".into(), "run".into(), "-p".into()];
-    // The interactive session takes its prompts from the composer; `run`'s
-    // flag parser wants one, and it is never sent.
-    flags.push("(interactive)".into());
-    let mut add = |name: &str, value: Option<String>| {
-        if let Some(value) = value {
-            flags.push(format!("--{name}").into());
-            flags.push(value.into());
-        }
-    };
-    add("resume", cli.resume.clone());
-    add("cwd", cli.cwd.as_ref().map(|p| p.display().to_string()));
-    add("permission-mode", cli.permission_mode.clone());
-    add("provider", cli.provider.clone());
-    add("model", cli.model.clone());
-    add(
-        "scenario",
-        cli.scenario.as_ref().map(|p| p.display().to_string()),
-    );
-    add("mode", cli.mode.clone());
-    if cli.continue_ {
-        flags.push("--continue".into());
+fn tui(args: RunArgs) -> i32 {
+    if let Some(flag) = args.headless_only() {
+        eprintln!(
+            "cox: error: {flag} is for headless runs: add -p \"…\" (or use cox run) to run one task without the terminal UI"
+        );
+        return 1;
     }
-    let args = match cox_run::parse::<Cli>(flags) {
-        Parsed::Args(Cli {
-            command: Some(Command::Run(args)),
-            ..
-        }) => args,
-        Parsed::Exit(code) => return code,
-        Parsed::Args(_) => return 1,
-    };
     cox_tui::run::run(|start| {
         let mut args = args.clone();
         match start {
@@ -150,40 +112,88 @@ fn tui(cli: &Cli) -> i32 {
     })
 }
 
+/// `cox run` (or `cox record -- run`): the flags after `run` over those
+/// before it.
+fn headless(args: RunArgs, before: RunArgs) -> i32 {
+    match args.merge(before) {
+        Ok(args) => cox_run::execute(args, cox_run::providers::any_provider),
+        Err(err) => {
+            eprintln!("cox: error: {err}");
+            1
+        }
+    }
+}
+
+/// A session flag typed before a subcommand that runs no session.
+fn stray(typed: &[String], command: &str) -> Option<i32> {
+    let flag = typed.first()?;
+    eprintln!(
+        "cox: error: {flag} is a session flag: it goes with cox, cox -p or cox run, not cox {command}"
+    );
+    Some(1)
+}
+
 fn main() {
-    let code = match cox_run::parse::<Cli>(std::env::args_os()) {
+    let code = match cox_run::args::parse_top::<Cli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
-        Parsed::Args(cli) => match cli.command {
-            Some(Command::Run(args)) => cox_run::execute(args, cox_run::providers::any_provider),
-            Some(Command::Permissions(PermissionsCommand::Check(args))) => {
-                cox_run::check::run(&args)
+        Parsed::Args((cli, typed)) => {
+            let name = match &cli.command {
+                None | Some(Command::Run(_)) => None,
+                Some(Command::Permissions(_)) => Some("permissions"),
+                Some(Command::Config(_)) => Some("config"),
+                Some(Command::Doctor(_)) => Some("doctor"),
+                Some(Command::Sessions(_)) => Some("sessions"),
+                Some(Command::Stats(_)) => Some("stats"),
+                Some(Command::Expand(_)) => Some("expand"),
+                // `cox record` takes its flags after `--`.
+                Some(Command::Record(_)) => Some("record"),
+            };
+            match name.and_then(|name| stray(&typed, name)) {
+                Some(code) => code,
+                None => dispatch(cli),
             }
-            Some(Command::Config(ConfigCommand::Show(args))) => cox_run::show::run(&args),
-            Some(Command::Doctor(args)) => cox_run::doctor::run(&args),
-            Some(Command::Sessions(args)) => cox_run::sessions::run(&args),
-            Some(Command::Stats(args)) => cox_run::stats::run(&args),
-            Some(Command::Expand(args)) => cox_run::expand::run(&args),
-            Some(Command::Record(record)) => {
-                let argv = std::iter::once("cox".into()).chain(record.command);
-                match cox_run::parse::<Cli>(argv) {
-                    Parsed::Exit(code) => code,
-                    Parsed::Args(Cli {
-                        command: Some(Command::Run(mut args)),
-                        ..
-                    }) => {
-                        args.record = Some(record.out);
-                        cox_run::execute(args, cox_run::providers::any_provider)
-                    }
-                    Parsed::Args(_) => {
-                        eprintln!(
-                            "cox: error: cox record records a run: cox record --out FILE -- run -p \"…\""
-                        );
-                        1
-                    }
-                }
-            }
-            None => tui(&cli),
-        },
+        }
     };
     std::process::exit(code);
+}
+
+fn dispatch(cli: Cli) -> i32 {
+    match cli.command {
+        Some(Command::Run(args)) => headless(args, cli.session),
+        Some(Command::Permissions(PermissionsCommand::Check(args))) => cox_run::check::run(&args),
+        Some(Command::Config(ConfigCommand::Show(args))) => cox_run::show::run(&args),
+        Some(Command::Doctor(args)) => cox_run::doctor::run(&args),
+        Some(Command::Sessions(args)) => cox_run::sessions::run(&args),
+        Some(Command::Stats(args)) => cox_run::stats::run(&args),
+        Some(Command::Expand(args)) => cox_run::expand::run(&args),
+        Some(Command::Record(record)) => {
+            let argv = std::iter::once("cox".into()).chain(record.command);
+            match cox_run::parse::<Cli>(argv) {
+                Parsed::Exit(code) => code,
+                Parsed::Args(Cli {
+                    command: Some(Command::Run(mut args)),
+                    session,
+                }) => {
+                    args.record = Some(record.out);
+                    headless(args, session)
+                }
+                Parsed::Args(Cli {
+                    command: None,
+                    mut session,
+                }) if session.prompt.is_some() => {
+                    session.record = Some(record.out);
+                    headless(RunArgs::default(), session)
+                }
+                Parsed::Args(_) => {
+                    eprintln!(
+                        "cox: error: cox record records a run: cox record --out FILE -- run -p \"…\""
+                    );
+                    1
+                }
+            }
+        }
+        // `cox -p "…"`: Claude Code's way to run one task headless.
+        None if cli.session.prompt.is_some() => headless(RunArgs::default(), cli.session),
+        None => tui(cli.session),
+    }
 }

@@ -180,6 +180,7 @@ fn several_processes_write_one_ledger_without_losing_a_row() {
                     "--permission-mode",
                     "acceptEdits",
                 ])
+                .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .spawn()
                 .unwrap()

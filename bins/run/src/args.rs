@@ -1,10 +1,19 @@
-//! The flags of `cox run`, shared by every binary that offers it.
+//! The flags of a session, shared by every binary and every place they
+//! can be given.
+//!
+//! One [`RunArgs`] holds them all. `cox` flattens it both at the top level
+//! (for the terminal UI and for `cox -p`, Claude Code's habit) and under
+//! `run`; the two are merged, so a flag means the same before or after the
+//! subcommand, and one given in both places with different values is
+//! refused by name. A flag that means nothing where it was given (a
+//! headless-only flag for the terminal UI, a session flag before `cox
+//! sessions`) is refused, never dropped.
 //!
 //! Parsing happens in two stages: clap turns the command line into
 //! [`RunArgs`] (raw, as typed), and [`crate::execute`] checks what clap
 //! cannot (an empty prompt, a missing folder) before anything starts. A
-//! usage error is one line on stderr and exit 1, never clap's multi-line
-//! report and its exit 2, which scripts would read as "a call was denied".
+//! usage error prints clap's whole report and exits 1, never clap's 2,
+//! which scripts would read as "a call was denied".
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -15,45 +24,74 @@ use cox_protocol::types::PermissionMode;
 
 use crate::config::ModeName;
 
-/// `cox run`: one headless task, then exit.
-#[derive(Args, Debug, Clone)]
+/// The flags of a session: what plain `cox` (the terminal UI), `cox -p`
+/// and `cox run` share. Every field is an `Option` (or a list, or a switch
+/// off by default), so a value given before the subcommand and one given
+/// after can be told apart and merged ([`RunArgs::merge`]).
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub struct RunArgs {
-    /// The task for the model.
-    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
-    pub prompt: String,
+    /// The task for the model, run headless. `-p -` (or `-p` with nothing
+    /// after it) reads it from stdin; text piped into `-p "…"` is sent
+    /// after the prompt.
+    #[arg(
+        short = 'p',
+        long = "prompt",
+        visible_alias = "print",
+        value_name = "PROMPT",
+        num_args = 0..=1,
+        default_missing_value = "-"
+    )]
+    pub prompt: Option<String>,
 
     /// How to print the session: the final text, one JSON result, or every
-    /// event as a JSON line.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
+    /// event as a JSON line [default: text].
+    #[arg(long, value_enum)]
+    pub output_format: Option<OutputFormat>,
 
     /// The folder to work in (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
+    /// Another folder the session may work in, as the working folder's
+    /// peer (acceptEdits covers it, paths in it are not "outside");
+    /// repeatable.
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+
     /// default, acceptEdits, auto, plan or bypassPermissions.
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
+
+    /// Same as --permission-mode bypassPermissions: every call runs
+    /// without asking, deny rules still apply.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
 
     #[command(flatten)]
     pub rules: RuleFlags,
 
     /// What a call that would ask does. Headless runs cannot ask: `never`
-    /// denies it and tells the model why.
-    #[arg(long, value_enum, default_value_t = Approve::Never)]
-    pub approve: Approve,
+    /// denies it and tells the model why [default: never].
+    #[arg(long, value_enum)]
+    pub approve: Option<Approve>,
 
     /// Stop after this many model rounds in the turn.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
-    /// Do not run hooks.
-    #[arg(long)]
-    pub no_hooks: bool,
+    /// Stop the session once it has cost this many US dollars (the
+    /// session cap of `[budget]`, for this run).
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_budget_usd: Option<f64>,
 
-    /// Do not start MCP servers.
+    /// Text added to the end of the system prompt, for this session.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// In text format, also print each tool call and how it ended on
+    /// stderr (json and stream-json already carry every event).
     #[arg(long)]
-    pub no_mcp: bool,
+    pub verbose: bool,
 
     /// The provider: anthropic, openai (or any OpenAI-compatible server)
     /// or scripted; also COX_PROVIDER.
@@ -80,7 +118,7 @@ pub struct RunArgs {
 
     /// Pick up session ID (or a unique prefix of it): its history and turn
     /// count go on, in its folder unless --cwd says otherwise.
-    #[arg(long, value_name = "ID", conflicts_with = "continue_")]
+    #[arg(short = 'r', long, value_name = "ID", conflicts_with = "continue_")]
     pub resume: Option<String>,
 
     /// Pick up the newest session of this folder.
@@ -97,9 +135,134 @@ pub struct RunArgs {
     pub scenario: Option<PathBuf>,
 }
 
+impl RunArgs {
+    /// These flags, given after the subcommand, over `outer`, the same
+    /// flags given before it. A value given in both places must agree;
+    /// lists add up.
+    ///
+    /// # Errors
+    /// A flag given twice with different values, named.
+    pub fn merge(self, outer: RunArgs) -> Result<RunArgs, String> {
+        fn one<T: PartialEq + std::fmt::Debug>(
+            flag: &str,
+            inner: Option<T>,
+            outer: Option<T>,
+        ) -> Result<Option<T>, String> {
+            match (inner, outer) {
+                (Some(a), Some(b)) if a != b => Err(format!(
+                    "{flag} is given twice, as {b:?} before the subcommand and as {a:?} after it: give it once"
+                )),
+                (a, b) => Ok(a.or(b)),
+            }
+        }
+        fn list<T>(mut outer: Vec<T>, inner: Vec<T>) -> Vec<T> {
+            outer.extend(inner);
+            outer
+        }
+        let merged = RunArgs {
+            prompt: one("-p/--prompt", self.prompt, outer.prompt)?,
+            output_format: one("--output-format", self.output_format, outer.output_format)?,
+            cwd: one("--cwd", self.cwd, outer.cwd)?,
+            add_dir: list(outer.add_dir, self.add_dir),
+            permission_mode: one(
+                "--permission-mode",
+                self.permission_mode,
+                outer.permission_mode,
+            )?,
+            dangerously_skip_permissions: self.dangerously_skip_permissions
+                || outer.dangerously_skip_permissions,
+            rules: RuleFlags {
+                allow: list(outer.rules.allow, self.rules.allow),
+                ask: list(outer.rules.ask, self.rules.ask),
+                deny: list(outer.rules.deny, self.rules.deny),
+                allowed_tools: list(outer.rules.allowed_tools, self.rules.allowed_tools),
+                disallowed_tools: list(outer.rules.disallowed_tools, self.rules.disallowed_tools),
+            },
+            approve: one("--approve", self.approve, outer.approve)?,
+            max_turns: one("--max-turns", self.max_turns, outer.max_turns)?,
+            max_budget_usd: one(
+                "--max-budget-usd",
+                self.max_budget_usd,
+                outer.max_budget_usd,
+            )?,
+            append_system_prompt: one(
+                "--append-system-prompt",
+                self.append_system_prompt,
+                outer.append_system_prompt,
+            )?,
+            verbose: self.verbose || outer.verbose,
+            provider: one("--provider", self.provider, outer.provider)?,
+            model: one("--model", self.model, outer.model)?,
+            effort: one("--effort", self.effort, outer.effort)?,
+            mode: one("--mode", self.mode, outer.mode)?,
+            deep: self.deep || outer.deep,
+            resume: one("--resume", self.resume, outer.resume)?,
+            continue_: self.continue_ || outer.continue_,
+            record: one("--record", self.record, outer.record)?,
+            scenario: one("--scenario", self.scenario, outer.scenario)?,
+        };
+        if merged.resume.is_some() && merged.continue_ {
+            return Err("--resume and --continue cannot be used together".into());
+        }
+        if merged.deep && merged.mode.is_some() {
+            return Err("--deep and --mode cannot be used together".into());
+        }
+        Ok(merged)
+    }
+
+    /// The flags that make sense only headless, if any was given: the
+    /// terminal UI refuses them rather than ignore them.
+    #[must_use]
+    pub fn headless_only(&self) -> Option<&'static str> {
+        if self.output_format.is_some() {
+            Some("--output-format")
+        } else if self.approve.is_some() {
+            Some("--approve")
+        } else if self.verbose {
+            Some("--verbose")
+        } else {
+            None
+        }
+    }
+
+    /// The permission mode these flags ask for, before the environment and
+    /// the config files: `--permission-mode`, or
+    /// `--dangerously-skip-permissions`.
+    ///
+    /// # Errors
+    /// Both given, naming different modes.
+    pub fn mode_flag(&self) -> Result<Option<PermissionMode>, String> {
+        match (self.permission_mode, self.dangerously_skip_permissions) {
+            (Some(mode), true) if mode != PermissionMode::BypassPermissions => Err(format!(
+                "--dangerously-skip-permissions means --permission-mode bypassPermissions, \
+                 but --permission-mode {mode} was given too: give one"
+            )),
+            (_, true) => Ok(Some(PermissionMode::BypassPermissions)),
+            (mode, false) => Ok(mode),
+        }
+    }
+}
+
+/// The help's table of Claude Code's flags and what they are here.
+pub const CLAUDE_CODE_FLAGS: &str = "\
+Claude Code flag → cox:
+  claude -p \"…\", --print        cox -p \"…\" or cox run -p \"…\" (-p - reads stdin)
+  cat f | claude -p \"…\"         the same: piped text is sent after the prompt
+  --output-format FORMAT          the same (json has total_cost_usd, permission_denials)
+  --verbose                       the same (changes text format; stream-json is always whole)
+  -c, --continue / -r, --resume   the same
+  --model, --permission-mode      the same
+  --max-turns, --max-budget-usd   the same
+  --allowedTools, --disallowedTools  the same (or --allow / --deny, one rule each)
+  --dangerously-skip-permissions  the same: bypassPermissions, deny rules still apply
+  --add-dir DIR                   the same
+  --append-system-prompt TEXT     the same
+
+Session flags mean the same before or after `run`.";
+
 /// Permission rules given on the command line (`cox run`, `cox permissions
 /// check`), on top of the config files.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub struct RuleFlags {
     /// Allow calls matching RULE (Claude Code's grammar, e.g. `Bash(git:*)`);
     /// repeatable.
@@ -113,19 +276,73 @@ pub struct RuleFlags {
     /// Refuse calls matching RULE, in every mode; repeatable.
     #[arg(long = "deny", value_name = "RULE")]
     pub deny: Vec<String>,
+
+    /// Claude Code's spelling of --allow: one or more rules separated by
+    /// commas or spaces (`"Bash(git diff:*) Edit"`); repeatable.
+    #[arg(
+        long = "allowedTools",
+        visible_alias = "allowed-tools",
+        value_name = "RULES"
+    )]
+    pub allowed_tools: Vec<String>,
+
+    /// Claude Code's spelling of --deny, rules as for --allowedTools.
+    #[arg(
+        long = "disallowedTools",
+        visible_alias = "disallowed-tools",
+        value_name = "RULES"
+    )]
+    pub disallowed_tools: Vec<String>,
 }
 
 impl RuleFlags {
     /// These rules with a mode, as the config loader takes them.
     #[must_use]
     pub fn with_mode(&self, mode: Option<PermissionMode>) -> crate::config::PermissionFlags {
+        let mut allow = self.allow.clone();
+        allow.extend(self.allowed_tools.iter().flat_map(|list| split_rules(list)));
+        let mut deny = self.deny.clone();
+        deny.extend(
+            self.disallowed_tools
+                .iter()
+                .flat_map(|list| split_rules(list)),
+        );
         crate::config::PermissionFlags {
-            allow: self.allow.clone(),
+            allow,
             ask: self.ask.clone(),
-            deny: self.deny.clone(),
+            deny,
             mode,
         }
     }
+}
+
+/// Splits Claude Code's `--allowedTools` list: rules separated by commas
+/// or white space outside parentheses, so `Bash(git diff:*)` stays whole.
+/// A piece with unbalanced parentheses is kept as it is, for the rule
+/// parser to refuse by name.
+#[must_use]
+pub fn split_rules(list: &str) -> Vec<String> {
+    let mut rules = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in list.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && (c == ',' || c.is_whitespace()) {
+            if !current.is_empty() {
+                rules.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.trim().is_empty() {
+        rules.push(current);
+    }
+    rules
 }
 
 /// How `cox run` prints.
@@ -142,6 +359,14 @@ pub enum Approve {
     Never,
 }
 
+fn parse_usd(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("`{s}` is not an amount in US dollars above zero"))
+}
+
 fn parse_effort(s: &str) -> Result<Effort, String> {
     Effort::parse(s).ok_or_else(|| format!("unknown effort `{s}` (low, medium, high, xhigh)"))
 }
@@ -151,7 +376,8 @@ pub(crate) fn parse_mode(s: &str) -> Result<PermissionMode, String> {
         .map_err(|e: cox_protocol::config::UnknownMode| e.to_string())
 }
 
-/// The command line of a binary whose only job is `run`.
+/// The command line of a binary whose only job is `run`: `cox-headless
+/// run -p …`, or `cox-headless -p …` as Claude Code's `claude -p`.
 #[derive(Parser, Debug)]
 #[command(
     name = "cox",
@@ -160,14 +386,49 @@ pub(crate) fn parse_mode(s: &str) -> Result<PermissionMode, String> {
 )]
 pub struct HeadlessCli {
     #[command(subcommand)]
-    pub command: HeadlessCommand,
+    pub command: Option<HeadlessCommand>,
+    #[command(flatten)]
+    pub session: RunArgs,
 }
 
 /// The one subcommand of a headless binary.
 #[derive(clap::Subcommand, Debug)]
 pub enum HeadlessCommand {
     /// Run one task without a terminal UI, then exit.
+    #[command(after_help = CLAUDE_CODE_FLAGS)]
     Run(RunArgs),
+}
+
+impl HeadlessCli {
+    /// The run these flags ask for.
+    ///
+    /// # Errors
+    /// A flag given twice with different values, or no prompt at all.
+    pub fn into_run(self) -> Result<RunArgs, String> {
+        let args = match self.command {
+            Some(HeadlessCommand::Run(args)) => args.merge(self.session)?,
+            None => self.session,
+        };
+        Ok(args)
+    }
+}
+
+/// Runs a headless binary's command line with `make_provider`.
+pub fn headless_main<P, M>(make_provider: M) -> i32
+where
+    P: cox_protocol::Provider,
+    M: FnOnce(&crate::ProviderChoice) -> anyhow::Result<P>,
+{
+    match parse::<HeadlessCli>(std::env::args_os()) {
+        Parsed::Exit(code) => code,
+        Parsed::Args(cli) => match cli.into_run() {
+            Ok(args) => crate::execute(args, make_provider),
+            Err(err) => {
+                eprintln!("cox: error: {err}");
+                1
+            }
+        },
+    }
 }
 
 /// What parsing a command line came to.
@@ -178,78 +439,225 @@ pub enum Parsed<T> {
     Exit(i32),
 }
 
-/// Parses with clap, turning its errors into one line on stderr and exit 1.
+/// Parses with clap. Help and version exit 0; a usage error prints
+/// clap's whole report (the did-you-mean, the valid values, the missing
+/// argument's name) and exits 1, never clap's 2, which scripts read as "a
+/// call was denied".
 pub fn parse<T: Parser>(argv: impl IntoIterator<Item = OsString>) -> Parsed<T> {
-    match T::try_parse_from(argv) {
-        Ok(args) => Parsed::Args(args),
-        Err(err) => {
-            use clap::error::ErrorKind;
-            match err.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = err.print();
-                    Parsed::Exit(0)
-                }
-                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    let _ = err.print();
-                    Parsed::Exit(1)
-                }
-                _ => {
-                    eprintln!("cox: error: {}", one_line(&err.to_string()));
-                    Parsed::Exit(1)
-                }
-            }
-        }
+    match parse_top::<T>(argv) {
+        Parsed::Args((args, _)) => Parsed::Args(args),
+        Parsed::Exit(code) => Parsed::Exit(code),
     }
 }
 
-/// The first line of clap's report, without its `error: ` prefix, plus a
-/// pointer to `--help`.
-fn one_line(report: &str) -> String {
-    let first = report
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    format!("{first} (see --help)")
+/// Parses with clap as [`parse`] does, and also says which of the
+/// top-level flags were typed (as `--name`), so a caller can refuse flags
+/// that mean nothing before the subcommand that was chosen.
+pub fn parse_top<T: Parser>(argv: impl IntoIterator<Item = OsString>) -> Parsed<(T, Vec<String>)> {
+    use clap::parser::ValueSource;
+    let command = T::command();
+    let parsed = command
+        .clone()
+        .try_get_matches_from(argv)
+        .and_then(|matches| Ok((T::from_arg_matches(&matches)?, matches)));
+    match parsed {
+        Ok((args, matches)) => {
+            let typed = command
+                .get_arguments()
+                .filter(|arg| {
+                    matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+                })
+                .map(|arg| match (arg.get_long(), arg.get_short()) {
+                    (Some(long), _) => format!("--{long}"),
+                    (None, Some(short)) => format!("-{short}"),
+                    (None, None) => arg.get_id().to_string(),
+                })
+                .collect();
+            Parsed::Args((args, typed))
+        }
+        Err(err) => {
+            use clap::error::ErrorKind;
+            let _ = err.print();
+            match err.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Parsed::Exit(0),
+                _ => Parsed::Exit(1),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn cli(argv: &[&str]) -> Result<RunArgs, String> {
+        let argv = std::iter::once("cox").chain(argv.iter().copied());
+        match HeadlessCli::try_parse_from(argv.map(OsString::from)) {
+            Ok(cli) => cli.into_run(),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    /// Every session flag, with a value unlike its default.
+    const EVERY_FLAG: &[&str] = &[
+        "-p",
+        "hi",
+        "--output-format",
+        "stream-json",
+        "--cwd",
+        "/tmp",
+        "--add-dir",
+        "/srv",
+        "--permission-mode",
+        "bypassPermissions",
+        "--dangerously-skip-permissions",
+        "--allow",
+        "Read",
+        "--ask",
+        "Edit",
+        "--deny",
+        "Bash(rm:*)",
+        "--allowedTools",
+        "Bash(git diff:*),Write",
+        "--disallowedTools",
+        "WebFetch",
+        "--approve",
+        "never",
+        "--max-turns",
+        "3",
+        "--max-budget-usd",
+        "0.5",
+        "--append-system-prompt",
+        "be brief",
+        "--verbose",
+        "--provider",
+        "scripted",
+        "--model",
+        "m",
+        "--effort",
+        "high",
+        "--deep",
+        "-r",
+        "abc",
+        "--record",
+        "/tmp/c.toml",
+        "--scenario",
+        "/tmp/s.toml",
+    ];
+
     #[test]
-    fn clap_reports_fold_into_one_line() {
-        let report = "error: unexpected argument '--frob' found\n\n  tip: …\n\nUsage: cox run\n";
+    fn every_flag_means_the_same_before_or_after_run() {
+        let after: Vec<&str> = std::iter::once("run")
+            .chain(EVERY_FLAG.iter().copied())
+            .collect();
+        let mut before: Vec<&str> = EVERY_FLAG.to_vec();
+        before.push("run");
+        let top = cli(EVERY_FLAG).expect("flags alone");
+        let after = cli(&after).expect("flags after run");
+        let before = cli(&before).expect("flags before run");
+        assert_eq!(top, after);
+        assert_eq!(before, after);
+        // Nothing left at its default: a field the merge forgot would be.
+        assert_ne!(after.output_format, None);
+        assert!(after.verbose && after.deep && after.dangerously_skip_permissions);
+        assert_eq!(after.max_budget_usd, Some(0.5));
+        assert_eq!(after.add_dir, vec![PathBuf::from("/srv")]);
+    }
+
+    #[test]
+    fn a_flag_split_around_run_merges_and_lists_add_up() {
+        let args = cli(&[
+            "--model", "a", "--allow", "Read", "run", "-p", "x", "--allow", "Edit",
+        ])
+        .expect("valid");
+        assert_eq!(args.model.as_deref(), Some("a"));
+        assert_eq!(args.prompt.as_deref(), Some("x"));
+        assert_eq!(args.rules.allow, ["Read", "Edit"]);
+    }
+
+    #[test]
+    fn a_flag_given_twice_with_different_values_is_refused() {
+        let err = cli(&["--model", "a", "run", "-p", "x", "--model", "b"]).unwrap_err();
+        assert!(err.contains("--model is given twice"), "{err}");
+        assert!(cli(&["--model", "a", "run", "-p", "x", "--model", "a"]).is_ok());
+        let err = cli(&["-c", "run", "-p", "x", "--resume", "abc"]).unwrap_err();
+        assert!(err.contains("--resume and --continue"), "{err}");
+    }
+
+    #[test]
+    fn prompt_without_a_value_means_stdin() {
+        assert_eq!(cli(&["-p"]).unwrap().prompt.as_deref(), Some("-"));
+        assert_eq!(cli(&["-p", "-"]).unwrap().prompt.as_deref(), Some("-"));
         assert_eq!(
-            one_line(report),
-            "unexpected argument '--frob' found (see --help)"
+            cli(&["--print", "--model", "m"]).unwrap().prompt.as_deref(),
+            Some("-")
+        );
+        assert_eq!(
+            cli(&["run", "--print", "hi"]).unwrap().prompt.as_deref(),
+            Some("hi")
         );
     }
 
     #[test]
+    fn allowed_tools_split_outside_parentheses() {
+        assert_eq!(
+            split_rules("Bash(git diff:*), Edit  Read,Write(src/**)"),
+            ["Bash(git diff:*)", "Edit", "Read", "Write(src/**)"]
+        );
+        assert_eq!(
+            split_rules("Bash(npm run test:*)"),
+            ["Bash(npm run test:*)"]
+        );
+        assert_eq!(split_rules(" , "), Vec::<String>::new());
+        // Unbalanced: kept whole for the rule parser to refuse.
+        assert_eq!(split_rules("Bash(git diff"), ["Bash(git diff"]);
+        let flags = RuleFlags {
+            allowed_tools: vec!["Read Edit".into()],
+            disallowed_tools: vec!["Bash(rm:*),WebFetch".into()],
+            ..RuleFlags::default()
+        }
+        .with_mode(None);
+        assert_eq!(flags.allow, ["Read", "Edit"]);
+        assert_eq!(flags.deny, ["Bash(rm:*)", "WebFetch"]);
+    }
+
+    #[test]
+    fn skip_permissions_is_bypass_and_conflicts_with_another_mode() {
+        let args = cli(&["-p", "x", "--dangerously-skip-permissions"]).unwrap();
+        assert_eq!(
+            args.mode_flag(),
+            Ok(Some(PermissionMode::BypassPermissions))
+        );
+        let args = cli(&[
+            "-p",
+            "x",
+            "--dangerously-skip-permissions",
+            "--permission-mode",
+            "plan",
+        ])
+        .unwrap();
+        assert!(args.mode_flag().is_err());
+    }
+
+    #[test]
     fn run_flags_parse() {
-        let Parsed::Args(cli) = parse::<HeadlessCli>(
-            [
-                "cox",
-                "run",
-                "-p",
-                "hi",
-                "--output-format",
-                "stream-json",
-                "--permission-mode",
-                "acceptEdits",
-                "--max-turns",
-                "3",
-            ]
-            .map(OsString::from),
-        ) else {
-            panic!("valid flags")
-        };
-        let HeadlessCommand::Run(run) = cli.command;
-        assert_eq!(run.prompt, "hi");
-        assert_eq!(run.output_format, OutputFormat::StreamJson);
+        let run = cli(&[
+            "run",
+            "-p",
+            "hi",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "acceptEdits",
+            "--max-turns",
+            "3",
+        ])
+        .expect("valid flags");
+        assert_eq!(run.prompt.as_deref(), Some("hi"));
+        assert_eq!(run.output_format, Some(OutputFormat::StreamJson));
         assert_eq!(run.permission_mode, Some(PermissionMode::AcceptEdits));
         assert_eq!(run.max_turns, Some(3));
-        assert_eq!(run.approve, Approve::Never);
+        assert!(cli(&["run", "-p", "x", "--max-budget-usd", "-1"]).is_err());
+        assert!(cli(&["run", "-p", "x", "--no-hooks"]).is_err());
     }
 }

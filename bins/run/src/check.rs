@@ -18,8 +18,6 @@ use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, ToolCall};
 use serde_json::{Value, json};
 
-use crate::config::load_permissions;
-
 /// `cox permissions check --tool NAME --input JSON`.
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
@@ -32,9 +30,16 @@ pub struct CheckArgs {
     /// Extra rules, as with `cox run`.
     #[command(flatten)]
     pub rules: crate::args::RuleFlags,
-    /// The permission mode to decide in (default: the configured one).
+    /// The permission mode to decide in (default: as `cox run` would
+    /// resolve it: `COX_PERMISSION_MODE`, then the config files).
     #[arg(long, value_name = "MODE", value_parser = crate::args::parse_mode)]
     pub permission_mode: Option<PermissionMode>,
+    /// Decide as `cox run --dangerously-skip-permissions` would.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+    /// Decide as `cox run --mode MODE` would (architect: plan).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<crate::config::ModeName>,
     /// The folder the call would run in (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -63,12 +68,15 @@ fn check(args: &CheckArgs) -> Result<String> {
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
     let home = cox_store::CoxHome::resolve(None).map_err(|e| anyhow!("{e}"))?;
-    let permissions = load_permissions(
-        &home.root().join("config.toml"),
-        crate::home_dir().as_deref(),
-        &cwd,
-        &args.rules.with_mode(args.permission_mode),
-    )?;
+    // The very flags `cox run` would get, through the same function.
+    let run = crate::RunArgs {
+        permission_mode: args.permission_mode,
+        dangerously_skip_permissions: args.dangerously_skip_permissions,
+        mode: args.mode,
+        rules: args.rules.clone(),
+        ..crate::RunArgs::default()
+    };
+    let (permissions, _) = crate::session_permissions(&home, &cwd, &run)?;
     let workspace = Workspace::single(cwd);
     let call = classify(&args.tool, input, &workspace);
     let engine = &permissions.engine;

@@ -19,6 +19,7 @@ pub mod expand;
 mod grep;
 pub mod instructions;
 pub mod output;
+pub mod prompt;
 pub mod providers;
 mod report;
 pub mod resume;
@@ -73,10 +74,12 @@ struct Preset {
     effort: Option<Effort>,
 }
 
-/// `--permission-mode`, else `COX_PERMISSION_MODE`.
+/// The permission mode the command line asks for (`--permission-mode`,
+/// `--dangerously-skip-permissions`), else `COX_PERMISSION_MODE`; `None`
+/// leaves it to the config files.
 fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> {
-    if args.permission_mode.is_some() {
-        return Ok(args.permission_mode);
+    if let Some(mode) = args.mode_flag().map_err(anyhow::Error::msg)? {
+        return Ok(Some(mode));
     }
     var("COX_PERMISSION_MODE")
         .map(|name| {
@@ -85,10 +88,46 @@ fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> {
         .transpose()
 }
 
+/// The permissions a session with these flags runs under, in `cwd`: the
+/// config files, the rules on the command line, the mode from the flags,
+/// `COX_PERMISSION_MODE` or the files, and architect's plan mode over all
+/// of them. `cox run`, the terminal UI and `cox permissions check` all
+/// come through here, so they cannot disagree.
+///
+/// # Errors
+/// A config file that does not load, a bad mode, or architect asked for by
+/// the config alone.
+pub fn session_permissions(
+    home: &CoxHome,
+    cwd: &std::path::Path,
+    args: &RunArgs,
+) -> Result<(config::Permissions, config::ModelConfig)> {
+    let mut permissions = config::load_permissions(
+        &home.root().join("config.toml"),
+        home_dir().as_deref(),
+        cwd,
+        &args.rules.with_mode(permission_mode(args)?),
+    )?;
+    let models = config::load_models(&home.root().join("config.toml"))?;
+    if preset(args, &models)?.plan {
+        permissions.mode = PermissionMode::Plan;
+        permissions.mode_source = if args.deep {
+            "--deep".into()
+        } else {
+            "--mode architect".into()
+        };
+    }
+    Ok((permissions, models))
+}
+
 /// The `[budget]` caps: the user's config, lowered (never raised or
 /// removed) by the project's, then `COX_BUDGET_SESSION_USD` and
-/// `COX_BUDGET_MONTHLY_USD` for this run.
-fn budget(models: &config::ModelConfig, project: BudgetConfig) -> Result<BudgetConfig> {
+/// `COX_BUDGET_MONTHLY_USD` for this run, then `--max-budget-usd`.
+fn budget(
+    models: &config::ModelConfig,
+    project: BudgetConfig,
+    flag: Option<f64>,
+) -> Result<BudgetConfig> {
     let lower = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
@@ -110,6 +149,10 @@ fn budget(models: &config::ModelConfig, project: BudgetConfig) -> Result<BudgetC
                 .ok_or_else(|| anyhow::anyhow!("{name}={text}: not an amount in US dollars"))?;
             *slot = Some(usd);
         }
+    }
+    // The flag is this run's own, over every file and variable.
+    if let Some(usd) = flag {
+        caps.session_usd = Some(usd);
     }
     Ok(caps)
 }
@@ -161,8 +204,15 @@ where
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
     let started = Instant::now();
+    let prompt = match prompt::resolve(args.prompt.as_deref()) {
+        Ok(prompt) => prompt,
+        Err(err) => {
+            eprintln!("cox: error: {}", one_line(&err));
+            return 1;
+        }
+    };
     match prepare(&args, make_provider) {
-        Ok(prepared) => run_session(prepared, &args, started),
+        Ok(prepared) => run_session(prepared, &args, prompt, started),
         Err(err) => {
             eprintln!("cox: error: {}", one_line(&err));
             1
@@ -199,6 +249,9 @@ struct Prepared<P> {
     provider: P,
     home: CoxHome,
     cwd: PathBuf,
+    /// The working folder and every `--add-dir`.
+    workspace: Workspace,
+    append_system_prompt: Option<String>,
     permissions: config::Permissions,
     preset: Preset,
     resumed: Option<cox_core::Resumed>,
@@ -213,12 +266,12 @@ fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
 where
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
-    if args.prompt.trim().is_empty() {
-        bail!("the prompt is empty: pass the task with -p \"…\"");
-    }
     let home = CoxHome::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
     home.prepare().map_err(|e| anyhow::anyhow!("{e}"))?;
-    init_log(home.logs_dir());
+    init_log(
+        home.logs_dir(),
+        config::log_filter_for(&home.root().join("config.toml"))?,
+    );
     let pick = match (&args.resume, args.continue_) {
         (Some(id), _) => Some(resume::Pick::Id(id.clone())),
         (None, true) => Some(resume::Pick::Latest),
@@ -258,19 +311,24 @@ where
         }
         tracing::info!(session = %found.resumed.session_id, rollout = %found.rollout.display(), turns = found.resumed.turns, "resume");
     }
-    let permissions = config::load_permissions(
-        &home.root().join("config.toml"),
-        home_dir().as_deref(),
-        &cwd,
-        &args.rules.with_mode(permission_mode(args)?),
-    )?;
+    let mut roots = vec![cwd.clone()];
+    for dir in &args.add_dir {
+        let root = std::fs::canonicalize(dir)
+            .with_context(|| format!("--add-dir {}: cannot open the folder", dir.display()))?;
+        if !root.is_dir() {
+            bail!("--add-dir {}: not a folder", dir.display());
+        }
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    let (permissions, models) = session_permissions(&home, &cwd, args)?;
     for warning in &permissions.warnings {
         eprintln!("cox: warning: {warning}");
         tracing::warn!(%warning, "permissions");
     }
-    let models = config::load_models(&home.root().join("config.toml"))?;
     let preset = preset(args, &models)?;
-    let budget = budget(&models, permissions.project_budget)?;
+    let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
     let catalog = providers::full_catalog(&models);
     let context = models.context;
     let choice = ProviderChoice {
@@ -288,6 +346,11 @@ where
     Ok(Prepared {
         provider,
         home,
+        workspace: Workspace {
+            cwd: cwd.clone(),
+            roots,
+        },
+        append_system_prompt: args.append_system_prompt.clone(),
         cwd,
         permissions,
         preset,
@@ -321,8 +384,9 @@ pub fn home_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// JSON lines to `logs/cox.log`; a log that cannot be opened is skipped.
-fn init_log(dir: PathBuf) {
+/// JSON lines to `logs/cox.log` through `filter` (see
+/// [`config::log_filter_for`]); a log that cannot be opened is skipped.
+fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter) {
     let Ok(file) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -330,8 +394,6 @@ fn init_log(dir: PathBuf) {
     else {
         return;
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("COX_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .json()
         .with_env_filter(filter)
@@ -364,6 +426,11 @@ pub struct SessionFacts {
     pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
 }
 
+/// How long a session's end waits for a title the cheap tier is still
+/// writing, before it settles for the first line of the prompt. The call
+/// runs alongside the first turn, so it is nearly always done by then.
+const TITLE_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// Builds the session `prepared` describes, with `approval` as its policy
 /// (`never` headless; `on-request` where a person can answer).
 fn build_session<P: Provider>(
@@ -375,6 +442,8 @@ fn build_session<P: Provider>(
         provider,
         home,
         cwd,
+        workspace,
+        append_system_prompt,
         permissions,
         preset,
         resumed,
@@ -390,11 +459,8 @@ fn build_session<P: Provider>(
         .map(|m| (m.id.clone(), m.prices, m.context_window))
         .collect();
     let context_window = info.as_ref().map(|m| m.context_window);
-    let mode = if preset.plan {
-        PermissionMode::Plan
-    } else {
-        permissions.mode
-    };
+    // Architect's plan mode is already in `permissions`.
+    let mode = permissions.mode;
     let id = resumed
         .as_ref()
         .map_or_else(SessionId::generate, |r| r.session_id);
@@ -403,13 +469,16 @@ fn build_session<P: Provider>(
     let branch = env::git_branch(&cwd);
     let config = SessionConfig {
         id,
-        workspace: Workspace::single(cwd.clone()),
+        workspace,
         permission_mode: mode,
         approval,
         sandbox_mode: SandboxMode::WorkspaceWrite,
         max_turns,
         system: SystemParts {
-            prompt: cox_core::prompt::SYSTEM_PROMPT.to_owned(),
+            prompt: match &append_system_prompt {
+                Some(text) => format!("{}\n\n{text}", cox_core::prompt::SYSTEM_PROMPT),
+                None => cox_core::prompt::SYSTEM_PROMPT.to_owned(),
+            },
             instructions: instructions::load(home.root(), &cwd),
             volatile: cox_core::prompt::volatile_block(
                 &started_at[..10],
@@ -442,10 +511,13 @@ fn build_session<P: Provider>(
                 .unwrap_or(&row.updated_at)
                 .replace('T', " ");
             let place = row.cwd.rsplit('/').next().unwrap_or_default().to_owned();
-            let title = row.title.clone().unwrap_or_default();
+            // The title first: a narrow list cuts the end of the line.
+            let title = row.title.as_ref().map(|t| format!("{t} · "));
             let label = format!(
-                "{day} · {place} · {} turns · ${:.4} {title}",
-                row.turns, row.cost_usd
+                "{}{day} · {place} · {} turns · ${:.4}",
+                title.unwrap_or_default(),
+                row.turns,
+                row.cost_usd
             );
             (row.id, label)
         })
@@ -464,7 +536,10 @@ fn build_session<P: Provider>(
         ProcessSandbox::new(),
         cox_tools::builtin_tools(),
     )
-    .with_engine(permissions.engine);
+    .with_engine(permissions.engine)
+    .with_title_grace(std::sync::Arc::new(|| {
+        Box::pin(tokio::time::sleep(TITLE_GRACE)) as cox_protocol::provider::BoxFuture<'static, ()>
+    }));
     let session = match resumed {
         Some(resumed) => session.resume(resumed),
         None => session,
@@ -501,7 +576,12 @@ where
     build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest)
 }
 
-fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Instant) -> i32 {
+fn run_session<P: Provider>(
+    prepared: Prepared<P>,
+    args: &RunArgs,
+    prompt: String,
+    started: Instant,
+) -> i32 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -512,6 +592,7 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
             return 1;
         }
     };
+    let catalog = prepared.catalog.clone();
     let (session, _) = match build_session(prepared, args.max_turns, ApprovalPolicy::Never) {
         Ok(built) => built,
         Err(err) => {
@@ -521,16 +602,15 @@ fn run_session<P: Provider>(prepared: Prepared<P>, args: &RunArgs, started: Inst
     };
     let id = session.id();
     let stdout = std::io::stdout().lock();
-    let mut renderer = output::Renderer::new(stdout, args.output_format, started);
+    let format = args.output_format.unwrap_or(OutputFormat::Text);
+    let mut renderer = output::Renderer::new(stdout, format, started)
+        .with_catalog(catalog)
+        .verbose(args.verbose);
     let outcome = runtime.block_on(async {
         let (interrupt_tx, interrupt_rx) = futures::channel::mpsc::unbounded();
         watch_ctrl_c(interrupt_tx.clone());
-        let first = futures::stream::iter([
-            Submission::UserTurn {
-                text: args.prompt.clone(),
-            },
-            Submission::Shutdown,
-        ]);
+        let first =
+            futures::stream::iter([Submission::UserTurn { text: prompt }, Submission::Shutdown]);
         let submissions = futures::stream::select(first, interrupt_rx);
         let mut stop_sent = false;
         session
@@ -599,6 +679,11 @@ pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::Script
             "the scripted provider needs a scenario: set COX_SCENARIO=<file.toml> or pass --scenario <file.toml>"
         );
     };
-    let scenario = cox_scripted::Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut scenario = cox_scripted::Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // `--model` (or COX_MODEL) names the model the scenario plays, so it
+    // prices and reports as that model.
+    if let Some(model) = &choice.model {
+        scenario = scenario.played_as(model.clone());
+    }
     Ok(cox_scripted::ScriptedProvider::new(scenario))
 }

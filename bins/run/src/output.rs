@@ -22,7 +22,8 @@ use std::time::Instant;
 
 use cox_core::redact::{may_hold_secret, scrub};
 use cox_protocol::SessionId;
-use cox_protocol::types::{Event, NoticeLevel, StopReason, Usage};
+use cox_protocol::catalog::{Catalog, cost};
+use cox_protocol::types::{Event, NoticeLevel, StopReason, ToolResult, Usage};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;
@@ -48,7 +49,15 @@ pub struct Renderer<W: Write> {
     usage: Usage,
     stop: Option<StopReason>,
     denials: Vec<Denial>,
-    pending_calls: Vec<(String, String, Value)>,
+    /// Calls requested and not yet done: id, tool, subject, input.
+    pending_calls: Vec<(String, String, String, Value)>,
+    /// Prices for `total_cost_usd`.
+    catalog: Catalog,
+    cost_usd: f64,
+    /// Models a call ran on that have no price row.
+    unpriced: Vec<String>,
+    /// `--verbose`: in text format, every finished call gets a line.
+    verbose: bool,
     last_error: Option<String>,
     write_failed: bool,
     /// Reused for every line, so printing allocates nothing per event.
@@ -70,10 +79,29 @@ impl<W: Write> Renderer<W> {
             stop: None,
             denials: Vec::new(),
             pending_calls: Vec::new(),
+            catalog: Catalog::default(),
+            cost_usd: 0.0,
+            unpriced: Vec::new(),
+            verbose: false,
             last_error: None,
             write_failed: false,
             buf: Vec::with_capacity(256),
         }
+    }
+
+    /// Prices the run's usage with `catalog` for `total_cost_usd`.
+    #[must_use]
+    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = catalog;
+        self
+    }
+
+    /// `--verbose`: in text format, a line on stderr for every finished
+    /// call, not only the refused and failed ones.
+    #[must_use]
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
     }
 
     /// Takes one event: records what the result needs, prints what the
@@ -114,16 +142,26 @@ impl<W: Write> Renderer<W> {
             }
             Event::ToolCallRequested { call } => {
                 self.after_tools = true;
-                self.pending_calls
-                    .push((call.id.0.clone(), call.name.clone(), call.input.clone()));
+                self.pending_calls.push((
+                    call.id.0.clone(),
+                    call.name.clone(),
+                    call.subject.clone(),
+                    call.input.clone(),
+                ));
             }
-            Event::ToolCallDone { call_id, result } if result.denied => {
-                if let Some((id, name, input)) = self
+            Event::ToolCallDone { call_id, result } => {
+                let index = self
                     .pending_calls
                     .iter()
-                    .find(|(id, ..)| id == &call_id.0)
-                    .cloned()
-                {
+                    .position(|(id, ..)| id == &call_id.0);
+                let (id, name, subject, input) = match index {
+                    Some(i) => self.pending_calls.swap_remove(i),
+                    None => (call_id.0.clone(), String::new(), String::new(), Value::Null),
+                };
+                if self.format == OutputFormat::Text && (self.verbose || !result.ok) {
+                    eprintln!("{}", scrub(&call_line(&name, &subject, result)));
+                }
+                if result.denied {
                     self.denials.push(Denial {
                         tool_name: name,
                         tool_use_id: id,
@@ -131,9 +169,14 @@ impl<W: Write> Renderer<W> {
                     });
                 }
             }
-            Event::Usage { usage, .. } => {
+            Event::Usage { usage, model, .. } => {
                 self.rounds += 1;
                 self.usage.add(usage);
+                let cost = cost(self.catalog.get(model), usage);
+                self.cost_usd += cost.usd;
+                if cost.estimated && !self.unpriced.contains(model) {
+                    self.unpriced.push(model.clone());
+                }
             }
             Event::Notice { level, text } => {
                 if *level == NoticeLevel::Error {
@@ -255,8 +298,13 @@ impl<W: Write> Renderer<W> {
             "duration_ms": u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "session_id": self.session_id,
             "usage": usage,
+            "total_cost_usd": self.cost_usd,
             "permission_denials": denials,
         });
+        if !self.unpriced.is_empty() {
+            // The total leaves these out: say so rather than look exact.
+            result["unpriced_models"] = json!(self.unpriced);
+        }
         if let Some(error) = &self.last_error {
             result["error"] = Value::String(error.clone());
         }
@@ -300,6 +348,39 @@ impl<W: Write> Renderer<W> {
             && (ends || self.out.write_all(b"\n").is_ok())
             && self.out.flush().is_ok();
         self.write_failed |= !ok;
+    }
+}
+
+/// The stderr line for a finished call in text format: refused, failed, or
+/// (with `--verbose`) done.
+fn call_line(name: &str, subject: &str, result: &ToolResult) -> String {
+    let what = if subject.is_empty() || subject == name {
+        name.to_owned()
+    } else {
+        format!("{name} {}", first_line(subject, 120))
+    };
+    if result.ok {
+        return format!("cox: done: {what}");
+    }
+    let tag = if result.denied { "denied" } else { "failed" };
+    // A command's status line ends its output; anything else leads with
+    // what went wrong.
+    let last = result
+        .visible
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with('['));
+    let why = last.unwrap_or_else(|| result.visible.lines().next().unwrap_or_default());
+    format!("cox: {tag}: {what}: {}", first_line(why, 200))
+}
+
+/// The first line of `text`, cut to `max` characters.
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default().trim();
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
     }
 }
 

@@ -63,6 +63,7 @@ impl Env {
             .env("COX_PROVIDER", "scripted")
             .env("COX_SCENARIO", scenario("slow"))
             .args(["run", "-p", "talk slowly", "--output-format", "stream-json"])
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

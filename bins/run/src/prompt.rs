@@ -1,0 +1,122 @@
+//! The prompt of a headless run: from `-p`, from stdin, or both.
+//!
+//! As with Claude Code, `-p -` (or `-p` alone) takes the whole prompt from
+//! stdin, and text piped into `-p "…"` is sent after the prompt, so
+//! `cat notes.txt | cox run -p "summarise"` works. A terminal on stdin is
+//! never read: nobody meant to type the prompt there. A pipe that stays
+//! open with nothing in it (a parent that never closes it) is waited on
+//! for [`FIRST_BYTE_WAIT`] only, then the run goes on without it, with a
+//! warning; once data has started to arrive it is read to the end, however
+//! slowly it comes.
+
+use std::io::{IsTerminal, Read};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+/// How long stdin may stay silent before the run goes on without it.
+pub const FIRST_BYTE_WAIT: Duration = Duration::from_secs(3);
+
+/// What stdin held, if it was read.
+enum Piped {
+    /// A terminal, or nothing came before the wait ran out.
+    Nothing,
+    /// Stdin ended (or held this text).
+    Text(String),
+}
+
+/// The prompt to send: `flag` is `-p`'s value (`"-"` for stdin), `None`
+/// when `-p` was not given.
+///
+/// # Errors
+/// No prompt anywhere, an empty one, stdin that is not UTF-8, or `-p -`
+/// with a terminal on stdin.
+pub fn resolve(flag: Option<&str>) -> Result<String> {
+    let stdin = std::io::stdin();
+    let terminal = stdin.is_terminal();
+    let from_stdin = |why: &str| -> Result<String> {
+        if terminal {
+            bail!("{why}, but stdin is a terminal: pipe the prompt in, or pass -p \"…\"");
+        }
+        match read_piped(FIRST_BYTE_WAIT)? {
+            Piped::Text(text) if !text.trim().is_empty() => Ok(text),
+            _ => bail!("{why}, but stdin was empty: pipe the prompt in, or pass -p \"…\""),
+        }
+    };
+    let prompt = match flag {
+        Some("-") => from_stdin("-p - reads the prompt from stdin")?,
+        Some(text) => {
+            if text.trim().is_empty() {
+                bail!("the prompt is empty: pass the task with -p \"…\"");
+            }
+            if terminal {
+                text.to_owned()
+            } else {
+                match read_piped(FIRST_BYTE_WAIT)? {
+                    Piped::Text(piped) if !piped.trim().is_empty() => {
+                        format!("{text}\n\n{}", piped.trim_end())
+                    }
+                    _ => text.to_owned(),
+                }
+            }
+        }
+        None => from_stdin("no prompt was given with -p")?,
+    };
+    Ok(prompt)
+}
+
+/// Reads stdin to its end once something arrives, or gives up after
+/// `wait` of silence before the first byte. The reading happens on a
+/// thread, so a silent pipe costs the wait and nothing more: the thread is
+/// left blocked and ends with the process.
+fn read_piped(wait: Duration) -> Result<Piped> {
+    enum Step {
+        Started,
+        Done(std::io::Result<Vec<u8>>),
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut bytes = vec![0; 64 * 1024];
+        let first = loop {
+            match stdin.read(&mut bytes) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        };
+        let done = match first {
+            Ok(0) => Ok(Vec::new()),
+            Ok(n) => {
+                bytes.truncate(n);
+                let _ = tx.send(Step::Started);
+                stdin.read_to_end(&mut bytes).map(|_| bytes)
+            }
+            Err(e) => Err(e),
+        };
+        let _ = tx.send(Step::Done(done));
+    });
+    let step = match rx.recv_timeout(wait) {
+        Ok(Step::Started) => rx.recv().ok(),
+        Ok(done) => Some(done),
+        Err(_) => None,
+    };
+    let bytes = match step {
+        None => {
+            eprintln!(
+                "cox: warning: nothing arrived on stdin in {} s; going on without it \
+                 (redirect stdin from /dev/null to skip the wait)",
+                wait.as_secs()
+            );
+            return Ok(Piped::Nothing);
+        }
+        // A closed stdin (`<&-`) reads as empty: Rust's stdin takes EBADF
+        // for the end.
+        Some(Step::Done(Ok(bytes))) => bytes,
+        Some(Step::Done(Err(e))) => bail!("cannot read stdin: {e}"),
+        Some(Step::Started) => bail!("cannot read stdin: the reader stopped"),
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Piped::Text(text)),
+        Err(_) => bail!("stdin is not UTF-8 text: cox sends the piped text to the model as it is"),
+    }
+}
