@@ -131,7 +131,7 @@ fn the_users_config_rules_and_mode_apply() {
     write(&env.work.path().join("victim.txt"), "x");
     write(
         &env.home.path().join("config.toml"),
-        "[permissions]\nmode = \"auto\"\n[other]\nkept = true\n",
+        "[permissions]\nmode = \"auto\"\n",
     );
     let out = env.run("rm_line", &["--output-format", "json"]);
     assert_eq!(

@@ -10,8 +10,20 @@
 //! and its `mode` may only narrow (`default`, `plan`), never widen. Its
 //! `deny` and `ask` rules apply.
 //!
+//! Both files go through one reader, and every name in them must take
+//! effect: an unknown table or key (`[permision]`, `[core] modle`, a
+//! top-level `model =`) is an error naming the file, the line and the
+//! nearest known name, and a table a later release will read
+//! (`[mcp_servers]`, `[hooks]`, `[telemetry]`) is refused as not supported
+//! by this version, never accepted and ignored (see [`names`]). Known
+//! tables a project config may not set are dropped with a warning.
+//!
 //! Every error names the file and line: a file that is not TOML, an unknown
-//! key or mode in `[permissions]`, a rule that does not parse.
+//! name, a mode, a log filter or an amount that is not one, a rule that does
+//! not parse.
+
+pub mod log_filter;
+mod names;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,8 +58,8 @@ pub struct Permissions {
     pub project_budget: BudgetConfig,
 }
 
-/// One config file as far as cox reads it today; other tables are for
-/// other parts and pass through untouched.
+/// One config file as serde reads it, once [`names::check`] has passed
+/// every name in it.
 #[derive(Deserialize, Default)]
 struct ConfigFile {
     #[serde(default)]
@@ -74,7 +86,7 @@ pub struct CoreConfig {
     pub mode: Option<ModeName>,
     /// The effort main turns ask for.
     pub effort: Option<Effort>,
-    /// Read by other parts of cox (logging).
+    /// The tracing filter of `logs/cox.log` (`COX_LOG` wins over it).
     pub log_level: Option<String>,
 }
 
@@ -223,6 +235,15 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
             ));
         }
     }
+    if let Some(filter) = &source.file.core.log_level
+        && let Err(why) = log_filter::check(filter)
+    {
+        return Err(anyhow!(
+            "{}:{}: [core] log_level: {why}",
+            source.path.display(),
+            line_of_key("log_level")
+        ));
+    }
     let at = source.file.context.compact_at;
     if !(at.is_finite() && at > 0.0) {
         return Err(anyhow!(
@@ -247,12 +268,25 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
     })
 }
 
+/// The filter of the log file: `COX_LOG`, else the user's
+/// `core.log_level`, else `info`.
+///
+/// # Errors
+/// The user's config does not load, or `COX_LOG` is not a filter.
+pub fn log_filter_for(user_config: &Path) -> Result<tracing_subscriber::EnvFilter> {
+    let configured = load_models(user_config)?.core.log_level;
+    let cox_log = std::env::var("COX_LOG").ok().filter(|v| !v.is_empty());
+    log_filter::choose(configured.as_deref(), cox_log.as_deref())
+}
+
 /// A config file read from disk.
 struct Source {
     path: PathBuf,
     text: String,
     permissions: PermissionsConfig,
     file: ConfigFile,
+    /// The top-level tables it has, for the warning on a project's.
+    tables: Vec<String>,
 }
 
 /// Loads and compiles the permissions for a session in `cwd`.
@@ -329,6 +363,18 @@ pub fn load_permissions(
                 project.path.display()
             ));
         }
+        let own: Vec<String> = ["core", "context"]
+            .into_iter()
+            .filter(|t| project.tables.iter().any(|have| have == t))
+            .map(|t| format!("[{t}]"))
+            .collect();
+        if !own.is_empty() {
+            warnings.push(format!(
+                "ignoring {} in project config {}: only your own config sets them",
+                own.join(" and "),
+                project.path.display()
+            ));
+        }
     }
     let (mut mode, mut mode_source) = (PermissionMode::Default, "the default".to_owned());
     if let Some(user_mode) = user.as_ref().and_then(|u| u.permissions.mode) {
@@ -383,31 +429,32 @@ fn read(path: &Path) -> Result<Option<Source>> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(anyhow!("{}: cannot read: {err}", path.display())),
     };
-    let file: ConfigFile = toml::from_str(&text).map_err(|err| {
-        let mut line = err.span().map_or(1, |span| line_at(&text, span.start));
-        let message = err.message().lines().collect::<Vec<_>>().join(" ");
-        // For an unknown key toml points at its table; point at the key.
-        if let Some(key) = message
-            .strip_prefix("unknown field `")
-            .and_then(|rest| rest.split('`').next())
-        {
-            let at_key = |l: &str| {
-                l.trim_start()
-                    .strip_prefix(key)
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            };
-            if let Some(found) = text.lines().skip(line - 1).position(at_key) {
-                line += found;
-            }
+    // Names first: serde would read a misspelt table as "not set".
+    let mut tables = Vec::new();
+    if let Ok(doc) = toml::de::DeTable::parse(&text) {
+        if let Some(refusal) = names::check(doc.get_ref()) {
+            let line = line_at(&text, refusal.at);
+            return Err(anyhow!("{}:{line}: {}", path.display(), refusal.message));
         }
+        tables = doc
+            .get_ref()
+            .keys()
+            .map(|k| k.get_ref().to_string())
+            .collect();
+    }
+    let file: ConfigFile = toml::from_str(&text).map_err(|err| {
+        let line = err.span().map_or(1, |span| line_at(&text, span.start));
+        let message = err.message().lines().collect::<Vec<_>>().join(" ");
         anyhow!("{}:{line}: {message}", path.display())
     })?;
+    tracing::debug!(path = %path.display(), ?tables, "config read");
     let permissions = file.permissions.clone();
     Ok(Some(Source {
         path: path.to_owned(),
         text,
         permissions,
         file,
+        tables,
     }))
 }
 

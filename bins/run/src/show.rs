@@ -12,6 +12,11 @@
 //! other keys are listed as ignored). The values are read with the same
 //! loaders `cox run` uses, so a file that `cox run` refuses is refused here
 //! with the same line.
+//!
+//! Invariant: no key is listed that has no effect. A file's unknown or
+//! not-yet-supported names are refused before anything is shown (see
+//! `config`), and a project's keys that `cox run` drops are listed under
+//! `# ignored`, never as values.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -94,6 +99,12 @@ fn show(args: &ShowArgs) -> Result<String> {
         {
             anyhow::bail!("{name}={value}: unknown effort (low, medium, high, xhigh)");
         }
+    }
+    if let Ok(filter) = std::env::var("COX_LOG")
+        && !filter.is_empty()
+        && let Err(why) = crate::config::log_filter::check(&filter)
+    {
+        anyhow::bail!("COX_LOG={filter}: {why}");
     }
     let permissions = crate::config::load_permissions(
         &user_path,
@@ -255,11 +266,11 @@ fn show(args: &ShowArgs) -> Result<String> {
     for note in &ignored {
         lines.push(format!("# ignored: {note}"));
     }
-    // Dropped project keys are listed above; say the rest.
+    // Dropped project tables are listed above, key by key; say the rest.
     for warning in permissions
         .warnings
         .iter()
-        .filter(|w| !w.starts_with("ignoring [tiers]"))
+        .filter(|w| !w.starts_with("ignoring ["))
     {
         lines.push(format!("# {warning}"));
     }
