@@ -489,11 +489,14 @@ fn the_json_result_carries_the_cost_and_the_denials() {
     assert!(result["total_cost_usd"].is_number());
 }
 
+/// Variables, the user's config, and flags.
+type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a [&'a str]);
+
 #[test]
 fn permissions_check_resolves_the_mode_as_run_does() {
     let env = Env::new();
     let project = env.work.path().join(".cox");
-    let cases: &[(&[(&str, &str)], &str, &[&str])] = &[
+    let cases: &[Case<'_>] = &[
         (&[], "", &[]),
         (&[("COX_PERMISSION_MODE", "acceptEdits")], "", &[]),
         (&[], "[permissions]\nmode = \"auto\"\n", &[]),
