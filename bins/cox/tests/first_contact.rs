@@ -551,5 +551,23 @@ fn permissions_check_resolves_the_mode_as_run_does() {
             checked["mode"], ran,
             "{vars:?} {config:?} {flags:?}: check says {checked}, run ran in {ran}"
         );
+        // `cox config show` says the same, where it takes the flags.
+        if flags.first() != Some(&"--dangerously-skip-permissions") {
+            let mut show = cox(&env);
+            for (k, v) in *vars {
+                show.env(k, v);
+            }
+            let out = show
+                .args(["config", "show", "--json"])
+                .args(*flags)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(
+                shown["permissions.mode"]["value"], ran,
+                "{vars:?} {config:?} {flags:?}: config show says {shown}"
+            );
+        }
     }
 }

@@ -80,16 +80,11 @@ fn show(args: &ShowArgs) -> Result<String> {
         .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
     // Load as `cox run` does, so what it refuses is refused here too.
     // The same variables `cox run` reads, refused the same way.
-    let env_mode = match std::env::var("COX_PERMISSION_MODE")
-        .ok()
-        .filter(|v| !v.is_empty())
-    {
-        Some(name) => Some(
-            crate::args::parse_mode(&name)
-                .map_err(|e| anyhow::anyhow!("COX_PERMISSION_MODE: {e}"))?,
-        ),
-        None => None,
-    };
+    // The mode from the flags or COX_PERMISSION_MODE, as `cox run` reads it.
+    let asked_mode = crate::permission_mode(&crate::RunArgs {
+        permission_mode: args.permission_mode,
+        ..crate::RunArgs::default()
+    })?;
     for (name, value) in [
         ("COX_EFFORT", std::env::var("COX_EFFORT").ok()),
         ("--effort", args.effort.clone()),
@@ -110,7 +105,7 @@ fn show(args: &ShowArgs) -> Result<String> {
         &user_path,
         crate::home_dir().as_deref(),
         &cwd,
-        &args.rules.with_mode(args.permission_mode.or(env_mode)),
+        &args.rules.with_mode(asked_mode),
     )?;
     crate::config::load_models(&user_path)?;
 
@@ -209,18 +204,26 @@ fn show(args: &ShowArgs) -> Result<String> {
             set(&mut keys, &key, json!(value), flag);
         }
     }
+    // --allowedTools and --disallowedTools count as --allow and --deny.
+    let flag_rules = args.rules.with_mode(None);
     for (list, flag_rules) in [
-        ("allow", &args.rules.allow),
-        ("ask", &args.rules.ask),
-        ("deny", &args.rules.deny),
+        ("allow", &flag_rules.allow),
+        ("ask", &flag_rules.ask),
+        ("deny", &flag_rules.deny),
     ] {
         for rule in flag_rules {
             rules.push((list.into(), rule.clone(), format!("--{list}")));
         }
     }
-    // What `cox run` would actually decide in, with its own explanation.
+    // What `cox run` would actually decide in, with its own explanation;
+    // architect decides in plan mode, whatever else says.
     if let Some(entry) = keys.get_mut("permissions.mode") {
-        entry.value = json!(permissions.mode.to_string());
+        if args.mode == Some(ModeName::Architect) {
+            entry.value = json!(PermissionMode::Plan.to_string());
+            entry.source = "--mode".into();
+        } else {
+            entry.value = json!(permissions.mode.to_string());
+        }
     }
 
     if args.json {
