@@ -246,8 +246,8 @@ impl RunArgs {
 /// The help's table of Claude Code's flags and what they are here.
 pub const CLAUDE_CODE_FLAGS: &str = "\
 Claude Code flag → cox:
-  claude -p \"…\", --print        cox -p \"…\" or cox run -p \"…\" (-p - reads stdin)
-  cat f | claude -p \"…\"         the same: piped text is sent after the prompt
+  claude -p \"…\", --print          cox -p \"…\" or cox run -p \"…\" (-p - reads stdin)
+  cat f | claude -p \"…\"           the same: piped text is sent after the prompt
   --output-format FORMAT          the same (json has total_cost_usd, permission_denials)
   --verbose                       the same (changes text format; stream-json is always whole)
   -c, --continue / -r, --resume   the same
