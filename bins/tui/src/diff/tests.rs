@@ -252,3 +252,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_window_shows_any_stretch_of_the_whole_body() {
+    let diff = Diff::new_file(&numbered(1..=120));
+    assert_eq!(diff.len(), 120);
+    assert_eq!(
+        texts(&diff.window(80, 98, 3)),
+        [" 99 +line 99", "100 +line 100", "101 +line 101"]
+    );
+    // The number column is as wide as the body's widest number.
+    assert_eq!(texts(&diff.window(80, 0, 1)), ["  1 +line 1"]);
+    assert_eq!(diff.window(80, 118, 10).len(), 2);
+    assert!(diff.window(80, 500, 10).is_empty());
+    let same = Diff::change("a\n", "a\n");
+    assert_eq!(same.len(), 1);
+    assert_eq!(texts(&same.window(80, 0, 5)), ["(no changes)"]);
+    assert!(Diff::new_file("").is_empty());
+}
+
+#[test]
+fn a_write_not_compared_with_its_file_says_only_its_lines() {
+    let diff = Diff::content("a\nb\n");
+    assert_eq!(texts(&diff.lines("f", 80)), ["f (2 lines)", "1 +a", "2 +b"]);
+}
