@@ -1,6 +1,7 @@
 //! The real binary's terminal UI, driven through tmux with the scripted
-//! provider: type a prompt, approve the write with `y`, see the file
-//! written and the answer; start a long command and interrupt it with Esc;
+//! provider: type a prompt, see what the write would put in the file,
+//! approve it with `y`, see the file written and the answer; see an edit's
+//! diff at the file's own line numbers before approving it; start a long command and interrupt it with Esc;
 //! quit with Ctrl+C twice and find the transcript in the scrollback.
 //! Skipped (with a message) where tmux is not installed; CI installs it.
 
@@ -26,9 +27,9 @@ impl Tmux {
         let socket = format!("cox-test-{}-{}", std::process::id(), rand_suffix());
         let cox = env!("CARGO_BIN_EXE_cox");
         let command = format!(
-            "cd {} && COX_HOME={} {cox} {args}; echo EXITED $?; sleep 30",
+            "cd {} && COX_HOME={home} HOME={home} {cox} {args}; echo EXITED $?; sleep 30",
             env.work.path().display(),
-            env.home.path().display()
+            home = env.home.path().display()
         );
         let status = Command::new("tmux")
             .args([
@@ -110,7 +111,11 @@ fn type_approve_see_the_file_then_quit() {
     };
     tmux.wait_for("/ commands");
     tmux.keys(&["create hello.txt containing hi", "Enter"]);
-    tmux.wait_for("y allow once");
+    let asked = tmux.wait_for("y allow once");
+    // What the write would put in the file shows before any key.
+    assert!(asked.contains("hello.txt (new, 1 line)"), "{asked}");
+    assert!(asked.contains("1 +hi"), "{asked}");
+    assert!(!env.work.path().join("hello.txt").exists());
     // Keys typed as the prompt appears are not answers; wait past that.
     std::thread::sleep(Duration::from_millis(400));
     tmux.keys(&["y"]);
@@ -128,6 +133,31 @@ fn type_approve_see_the_file_then_quit() {
         "{screen}"
     );
     assert!(screen.contains("[write "), "{screen}");
+}
+
+#[test]
+fn an_edit_s_approval_shows_its_diff_at_the_file_s_line_numbers() {
+    let env = Env::new();
+    std::fs::write(env.work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let Some(tmux) = Tmux::start(&env, &args("read_then_edit", "")) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["change beta to gamma", "Enter"]);
+    let asked = tmux.wait_for("y allow once");
+    for line in ["1  alpha", "2 -beta", "2 +gamma"] {
+        assert!(asked.contains(line), "`{line}` is not on screen:\n{asked}");
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    tmux.keys(&["y"]);
+    tmux.wait_for("Changed beta to gamma.");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED 0");
 }
 
 #[test]

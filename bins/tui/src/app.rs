@@ -7,7 +7,10 @@
 //!
 //! Approvals inline: `y` allows once, `s` allows for the session, `n` denies
 //! (Enter right away, or type a reason first), `e` edits the call's input as
-//! JSON and sends it to be decided again. Esc interrupts a running turn (the
+//! JSON and sends it to be decided again. While an approval waits,
+//! PgUp/PgDn and the wheel (and Up/Down, Home/End while no answer is being
+//! typed) scroll what the call would do, so a long diff is read whole
+//! before it is answered. Esc interrupts a running turn (the
 //! partial answer stays); Esc Esc on an empty composer opens the list of
 //! earlier prompts; Ctrl+C clears the composer, or interrupts a turn, and
 //! quits when pressed twice.
@@ -16,12 +19,14 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use cox_protocol::CallId;
 use cox_protocol::provider::Tier;
 use cox_protocol::types::{Decision, Event, PermissionMode, Submission};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use serde_json::Value;
 
 use crate::composer::{Composer, ComposerAction};
+use crate::preview::Read;
 use crate::slash::{self, Command};
 use crate::transcript::{Entry, Transcript};
 
@@ -119,6 +124,12 @@ pub struct App {
     pub max_scroll: Cell<usize>,
     /// A `/compact` is running between turns.
     pub compacting: bool,
+    /// Lines of the pending approval's preview scrolled past.
+    pub preview_scroll: usize,
+    /// How far the preview can scroll, as the last frame measured it.
+    pub preview_max: Cell<usize>,
+    /// How many of the preview's lines the last frame showed (a page).
+    pub preview_page: Cell<usize>,
 }
 
 impl App {
@@ -153,6 +164,9 @@ impl App {
             approval_since: None,
             max_scroll: Cell::new(usize::MAX),
             compacting: false,
+            preview_scroll: 0,
+            preview_max: Cell::new(usize::MAX),
+            preview_page: Cell::new(1),
         }
     }
 
@@ -192,7 +206,10 @@ impl App {
                 }
             }
             Event::TurnDone { .. } => self.answering = None,
-            Event::ApprovalRequired { .. } => self.approval_since = Some(Instant::now()),
+            Event::ApprovalRequired { .. } => {
+                self.approval_since = Some(Instant::now());
+                self.preview_scroll = 0;
+            }
             Event::Compacted { .. } | Event::Notice { .. } | Event::TurnStarted { .. } => {
                 self.compacting = false;
             }
@@ -209,8 +226,23 @@ impl App {
         }
     }
 
-    /// The mouse wheel scrolls the transcript.
+    /// What the runner found at the path a write or an edit names, read as
+    /// the call was requested: what its preview compares against.
+    pub fn on_file(&mut self, call_id: &CallId, read: &Read) {
+        self.transcript.see_file(call_id, read);
+    }
+
+    /// The mouse wheel scrolls the transcript, or the preview of a call
+    /// waiting for approval.
     pub fn on_mouse(&mut self, mouse: MouseEvent) {
+        if self.transcript.pending.is_some() {
+            match mouse.kind {
+                MouseEventKind::ScrollUp => self.scroll_preview(-3),
+                MouseEventKind::ScrollDown => self.scroll_preview(3),
+                _ => {}
+            }
+            return;
+        }
         match mouse.kind {
             MouseEventKind::ScrollUp => {
                 self.scroll = self.scroll.saturating_add(3).min(self.max_scroll.get());
@@ -403,6 +435,23 @@ impl App {
         };
         let call_id = pending.call.id.clone();
         let input = pending.call.input.clone();
+        // PgUp/PgDn scroll the preview even while a reason or JSON is
+        // typed; the arrows and Home/End only while nothing is.
+        let page = self.preview_page.get().max(1);
+        let arrows = self.answering.is_none();
+        let lines = match key.code {
+            KeyCode::PageUp => Some(-(page as isize)),
+            KeyCode::PageDown => Some(page as isize),
+            KeyCode::Up if arrows => Some(-1),
+            KeyCode::Down if arrows => Some(1),
+            KeyCode::Home if arrows => Some(isize::MIN),
+            KeyCode::End if arrows => Some(isize::MAX),
+            _ => None,
+        };
+        if let Some(lines) = lines {
+            self.scroll_preview(lines);
+            return Vec::new();
+        }
         if let Some(answering) = &mut self.answering {
             if key.code == KeyCode::Esc {
                 self.answering = None;
@@ -463,6 +512,13 @@ impl App {
         };
         self.answered();
         vec![Action::Submit(Submission::Approve { call_id, decision })]
+    }
+
+    /// Moves the approval's preview `lines` down (up when negative),
+    /// within what the last frame showed can scroll.
+    fn scroll_preview(&mut self, lines: isize) {
+        let to = self.preview_scroll.saturating_add_signed(lines);
+        self.preview_scroll = to.min(self.preview_max.get());
     }
 
     /// The answer is on its way: the prompt goes (an edit may bring it
@@ -570,6 +626,8 @@ impl App {
                     "PgUp/PgDn or the wheel scroll · Up/Down earlier prompts · Ctrl+R search"
                         .into(),
                     "approvals: y allow · s allow for the session · n deny · e edit".into(),
+                    "  PgUp/PgDn, Up/Down, Home/End or the wheel scroll what the call would do"
+                        .into(),
                 ]);
                 self.overlay = Some(Overlay::Text {
                     title: "help".into(),

@@ -7,6 +7,8 @@
 //!   escapes and bidi overrides before it reaches the screen;
 //! - [`markdown`]: assistant text as styled lines, fenced code included;
 //! - [`diff`]: an edit or a write as a coloured line diff;
+//! - [`preview`]: what a write or an edit does to its file, with the
+//!   file's own line numbers;
 //! - [`composer`]: the multi-line prompt editor with history and search;
 //! - [`slash`]: slash commands and their completion;
 //! - [`transcript`]: the conversation as the events built it;
@@ -22,6 +24,7 @@ pub mod app;
 pub mod composer;
 pub mod diff;
 pub mod markdown;
+pub mod preview;
 pub mod run;
 pub mod sanitize;
 pub mod slash;

@@ -11,6 +11,11 @@
 //! paste and mouse reporting, and restored on every way out, a panic
 //! included (ratatui's panic hook). After it is restored the transcript is
 //! printed as plain text, so it lands in the terminal's scrollback.
+//!
+//! The one file read: when the session asks for a write or an edit, the file
+//! it names is read right there, in the session's event callback, before
+//! the session can go on to run the call, so its preview compares against
+//! the file the call will find (see [`crate::preview`]).
 
 use std::io;
 use std::pin::pin;
@@ -18,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use cox_core::Session;
 use cox_protocol::types::{Event, Submission};
-use cox_protocol::{Archive, Provider, Sandbox, Store};
+use cox_protocol::{Archive, CallId, Provider, Sandbox, Store};
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as Input, EventStream, KeyEventKind, KeyboardEnhancementFlags,
@@ -30,6 +35,7 @@ use futures::{FutureExt, StreamExt};
 use ratatui::DefaultTerminal;
 
 use crate::app::{Action, App, Facts};
+use crate::preview::{self, MAX_READ, Read};
 
 /// The longest a dirty screen waits to be drawn.
 const FRAME: Duration = Duration::from_millis(16);
@@ -176,12 +182,12 @@ where
     A: Archive + 'static,
     X: Sandbox + 'static,
 {
-    let (events_tx, mut events) = mpsc::unbounded::<Event>();
+    let (events_tx, mut events) = mpsc::unbounded::<(Event, Option<(CallId, Read)>)>();
     let (subs, subs_rx) = mpsc::unbounded::<Submission>();
     let mut running = pin!(
         session
             .run(subs_rx, move |event| {
-                let _ = events_tx.unbounded_send(event.clone());
+                let _ = events_tx.unbounded_send((event.clone(), look(event)));
             })
             .fuse()
     );
@@ -233,16 +239,16 @@ where
                 }
                 // The session is over: drain what it said, then leave.
                 while let Ok(event) = events.try_recv() {
-                    app.on_event(&event);
+                    fold(app, event);
                 }
                 ended.get_or_insert(Ended::Quit);
                 dirty = true;
             }
             Some(event) = events.next() => {
-                app.on_event(&event);
+                fold(app, event);
                 // Take everything already waiting before drawing.
                 while let Ok(event) = events.try_recv() {
-                    app.on_event(&event);
+                    fold(app, event);
                 }
                 dirty = true;
             }
@@ -297,4 +303,83 @@ where
         }
     }
     Ok(ended.unwrap_or(Ended::Quit))
+}
+
+/// An event and what [`look`] read for it, into the app.
+fn fold(app: &mut App, (event, read): (Event, Option<(CallId, Read)>)) {
+    app.on_event(&event);
+    if let Some((call_id, read)) = read {
+        app.on_file(&call_id, &read);
+    }
+}
+
+/// For a write or an edit being requested: the file it names, as it is now.
+fn look(event: &Event) -> Option<(CallId, Read)> {
+    let Event::ToolCallRequested { call } = event else {
+        return None;
+    };
+    if !preview::wants_file(call) {
+        return None;
+    }
+    Some((
+        call.id.clone(),
+        read_file(std::path::Path::new(&call.subject)),
+    ))
+}
+
+/// The text of the file at `path` (the call's subject: the confined,
+/// absolute path, or what the model wrote when it could not be confined),
+/// up to [`MAX_READ`] bytes. Only a regular file is opened, so a FIFO or a
+/// device never blocks the session.
+fn read_file(path: &std::path::Path) -> Read {
+    use std::io::Read as _;
+    if !path.is_absolute() {
+        return Read::Failed("the path is not in the workspace".into());
+    }
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Read::Missing,
+        Err(err) => return Read::Failed(err.to_string()),
+    };
+    if !meta.is_file() {
+        return Read::Failed("not a regular file".into());
+    }
+    if meta.len() > MAX_READ {
+        return Read::Failed(format!("larger than {} MiB", MAX_READ >> 20));
+    }
+    let mut bytes = Vec::new();
+    let read =
+        std::fs::File::open(path).and_then(|file| file.take(MAX_READ + 1).read_to_end(&mut bytes));
+    match read {
+        Err(err) => Read::Failed(err.to_string()),
+        Ok(n) if n as u64 > MAX_READ => Read::Failed(format!("larger than {} MiB", MAX_READ >> 20)),
+        Ok(_) => match String::from_utf8(bytes) {
+            Ok(text) => Read::Text(text),
+            Err(_) => Read::Failed("not UTF-8 text".into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_as_text_or_said_why_not() {
+        let dir = std::env::temp_dir().join(format!("cox-tui-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = dir.join("a.txt");
+        std::fs::write(&text, "alpha\nbeta\n").unwrap();
+        let binary = dir.join("b.bin");
+        std::fs::write(&binary, [0xff, 0xfe, 0]).unwrap();
+        assert_eq!(read_file(&text), Read::Text("alpha\nbeta\n".into()));
+        assert_eq!(read_file(&dir.join("none")), Read::Missing);
+        assert_eq!(read_file(&binary), Read::Failed("not UTF-8 text".into()));
+        assert_eq!(read_file(&dir), Read::Failed("not a regular file".into()));
+        assert_eq!(
+            read_file(std::path::Path::new("relative.txt")),
+            Read::Failed("the path is not in the workspace".into())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

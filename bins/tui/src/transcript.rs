@@ -5,10 +5,18 @@
 //! no escape sequence or bidi override is ever stored, let alone drawn.
 //! A tool call's streamed output keeps only its last lines (the archive has
 //! the rest), so a command printing megabytes costs a few KiB here.
+//!
+//! A tool entry is keyed by its turn and its call id, and only a call still
+//! waiting for its result is looked up by id: a server that numbers every
+//! call `call_0`, round after round, or a resumed session whose new turns
+//! reuse an id, adds entries and never overwrites an earlier one. A
+//! `ToolCallRequested` for a call of this turn that has no result yet is a
+//! person's edit of it, and replaces its input.
 
 use cox_protocol::CallId;
 use cox_protocol::types::{Event, NoticeLevel, StopReason, ToolCall, ToolResult, Usage};
 
+use crate::preview::{self, Preview, Read};
 use crate::sanitize::sanitize;
 
 /// The most streamed output kept per call, from its end.
@@ -36,12 +44,18 @@ pub enum Entry {
 /// A tool call and what became of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolEntry {
+    /// The turn it belongs to, counted by this transcript (a resumed
+    /// session's turns included), so it never matches a later turn's call
+    /// with the same id.
+    pub turn: u32,
     pub call: ToolCall,
     /// The last lines of what it printed while running.
     pub output: String,
     pub result: Option<ToolResult>,
     /// Waiting for a person, with the engine's reason.
     pub approval: Option<String>,
+    /// What a write or an edit does to its file (see [`preview`]).
+    pub preview: Option<Preview>,
 }
 
 /// The conversation so far, and the facts the status line shows.
@@ -63,6 +77,8 @@ pub struct Transcript {
     pub pending: Option<CallId>,
     /// Where the model call in progress began in `entries`.
     reply_start: usize,
+    /// Turns seen, this transcript's own count: the key of a tool entry.
+    seq: u32,
 }
 
 impl Transcript {
@@ -105,6 +121,7 @@ impl Transcript {
             }
             Event::TurnStarted { turn, text } => {
                 self.turns = *turn;
+                self.seq += 1;
                 self.busy = true;
                 self.entries.push(Entry::User {
                     turn: *turn,
@@ -133,16 +150,20 @@ impl Transcript {
                 let mut call = call.clone();
                 call.subject = sanitize(&call.subject).into_owned();
                 call.name = sanitize(&call.name).into_owned();
+                let preview = preview::preview(&call, None);
                 // A person's edit re-requests the same call: replace it.
                 if let Some(entry) = self.tool_mut(&call.id) {
                     entry.call = call;
                     entry.approval = None;
+                    entry.preview = preview;
                 } else {
                     self.entries.push(Entry::Tool(Box::new(ToolEntry {
+                        turn: self.seq,
                         call,
                         output: String::new(),
                         result: None,
                         approval: None,
+                        preview,
                     })));
                 }
             }
@@ -226,11 +247,28 @@ impl Transcript {
         }
     }
 
-    fn tool_mut(&mut self, id: &CallId) -> Option<&mut ToolEntry> {
-        self.entries.iter_mut().rev().find_map(|e| match e {
-            Entry::Tool(t) if t.call.id == *id => Some(t.as_mut()),
-            _ => None,
+    /// What the runner found at the path the call `id` names, read as the
+    /// call was requested: its preview is worked out again from it.
+    pub fn see_file(&mut self, id: &CallId, read: &Read) {
+        if let Some(entry) = self.tool_mut(id) {
+            entry.preview = preview::preview(&entry.call, Some(read));
+        }
+    }
+
+    /// The call `id` of this turn that has no result yet.
+    fn open(&self, id: &CallId) -> Option<usize> {
+        let seq = self.seq;
+        self.entries.iter().rposition(|e| {
+            matches!(e, Entry::Tool(t) if t.turn == seq && t.call.id == *id && t.result.is_none())
         })
+    }
+
+    fn tool_mut(&mut self, id: &CallId) -> Option<&mut ToolEntry> {
+        let at = self.open(id)?;
+        match &mut self.entries[at] {
+            Entry::Tool(t) => Some(t.as_mut()),
+            _ => None,
+        }
     }
 
     /// The call's approval prompt is answered.
@@ -243,11 +281,11 @@ impl Transcript {
     /// The call waiting for approval.
     #[must_use]
     pub fn pending_call(&self) -> Option<&ToolEntry> {
-        let id = self.pending.as_ref()?;
-        self.entries.iter().rev().find_map(|e| match e {
-            Entry::Tool(t) if t.call.id == *id => Some(t.as_ref()),
+        let at = self.open(self.pending.as_ref()?)?;
+        match &self.entries[at] {
+            Entry::Tool(t) => Some(t.as_ref()),
             _ => None,
-        })
+        }
     }
 
     /// The prompts of this session, oldest first (for `/rewind`'s list).
@@ -338,5 +376,94 @@ mod tests {
         };
         assert!(entry.output.len() <= 2 * OUTPUT_TAIL);
         assert!(entry.output.ends_with("line 9999\n"));
+    }
+
+    fn tools(t: &Transcript) -> Vec<(u32, &str, Option<&str>)> {
+        t.entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Tool(t) => Some((
+                    t.turn,
+                    t.call.input["command"].as_str().unwrap_or_default(),
+                    t.result.as_ref().map(|r| r.visible.as_str()),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn ran(t: &mut Transcript, id: &str, command: &str, visible: &str) {
+        let mut c = call(id);
+        c.input = json!({ "command": command });
+        t.apply(&Event::ToolCallRequested { call: c });
+        t.apply(&Event::ToolCallDone {
+            call_id: id.into(),
+            result: ToolResult::ok(visible),
+        });
+    }
+
+    #[test]
+    fn a_reused_call_id_never_overwrites_an_earlier_entry() {
+        let mut t = Transcript::new();
+        for turn in 1..=2 {
+            t.apply(&Event::TurnStarted {
+                turn,
+                text: "go".into(),
+            });
+            ran(
+                &mut t,
+                "call_0",
+                &format!("echo {turn}"),
+                &format!("{turn}"),
+            );
+        }
+        // A server that numbers every call call_0, round after round.
+        ran(&mut t, "call_0", "echo again", "again");
+        assert_eq!(
+            tools(&t),
+            [
+                (1, "echo 1", Some("1")),
+                (2, "echo 2", Some("2")),
+                (2, "echo again", Some("again")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_resumed_turn_s_unfinished_call_is_not_taken_over() {
+        let mut t = Transcript::new();
+        t.apply(&Event::TurnStarted {
+            turn: 1,
+            text: "go".into(),
+        });
+        t.apply(&Event::ToolCallRequested {
+            call: call("call_0"),
+        });
+        // The process died here; the session resumed, its turn numbering
+        // starting over.
+        t.apply(&Event::TurnStarted {
+            turn: 1,
+            text: "again".into(),
+        });
+        ran(&mut t, "call_0", "echo new", "new");
+        assert_eq!(tools(&t), [(1, "ls", None), (2, "echo new", Some("new"))]);
+    }
+
+    #[test]
+    fn an_edited_call_replaces_its_input_until_it_has_a_result() {
+        let mut t = Transcript::new();
+        t.apply(&Event::TurnStarted {
+            turn: 1,
+            text: "go".into(),
+        });
+        t.apply(&Event::ToolCallRequested { call: call("c1") });
+        t.apply(&Event::ApprovalRequired {
+            call_id: "c1".into(),
+            reason: "exec asks".into(),
+        });
+        let mut edited = call("c1");
+        edited.input = json!({"command": "ls -a"});
+        t.apply(&Event::ToolCallRequested { call: edited });
+        assert_eq!(tools(&t), [(1, "ls -a", None)]);
     }
 }

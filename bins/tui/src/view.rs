@@ -1,5 +1,6 @@
-//! Drawing the app: the transcript, an approval prompt when one waits, the
-//! composer (with slash completion above it) and the status line.
+//! Drawing the app: the transcript, an approval prompt when one waits (with
+//! what the call would do, see `view/approval.rs`), the composer (with slash
+//! completion above it) and the status line.
 //!
 //! Pure: it reads the [`App`] and writes a ratatui frame, so tests draw into
 //! a `TestBackend` and compare whole screens. Every string from a model or a
@@ -12,14 +13,19 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph};
 
-use crate::app::{Answering, App, Overlay};
+use crate::app::{App, Overlay};
+use crate::preview::Preview;
 use crate::transcript::{Entry, ToolEntry};
 
 /// The smallest screen that is drawn in full.
 pub const MIN_WIDTH: u16 = 20;
 pub const MIN_HEIGHT: u16 = 6;
+/// Transcript lines an approval prompt leaves on screen when it can.
+const MIN_TRANSCRIPT: usize = 3;
+
+mod approval;
 
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
@@ -32,14 +38,28 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         return;
     }
     let composer_lines = app.composer.visual_lines(area.width.saturating_sub(2));
-    let composer_height = (composer_lines.len().clamp(1, 8) + 2) as u16;
-    let approval_height = if app.transcript.pending.is_some() {
-        if app.answering.is_some() { 6 } else { 4 }
+    let mut composer_height = (composer_lines.len().clamp(1, 8) + 2) as u16;
+    // The prompt takes what the screen leaves, less a few transcript lines
+    // (the call it asks about shows there).
+    let room = usize::from(area.height)
+        .saturating_sub(usize::from(composer_height) + 1 + 1 + MIN_TRANSCRIPT);
+    let approval_lines = if app.transcript.pending.is_some() {
+        approval::lines(app, area.width, room)
     } else {
-        0
+        Vec::new()
     };
+    let approval_height = if approval_lines.is_empty() {
+        0
+    } else {
+        u16::try_from(approval_lines.len() + 1).unwrap_or(u16::MAX)
+    };
+    // A screen too short for both: keys go to the prompt anyway, so the
+    // composer makes room for the question and its keys.
+    if approval_height > 0 && approval_height + composer_height + 1 > area.height {
+        composer_height = 0;
+    }
     let [transcript, approval, composer, status] = Layout::vertical([
-        Constraint::Min(1),
+        Constraint::Min(0),
         Constraint::Length(approval_height),
         Constraint::Length(composer_height),
         Constraint::Length(1),
@@ -47,9 +67,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     .areas(area);
     draw_transcript(frame, app, transcript);
     if approval_height > 0 {
-        draw_approval(frame, app, approval);
+        approval::draw(frame, approval, approval_lines);
     }
-    draw_composer(frame, app, composer, &composer_lines);
+    if composer_height > 0 {
+        draw_composer(frame, app, composer, &composer_lines);
+    }
     draw_status(frame, app, status);
     let completions = app.completions();
     if !completions.is_empty() && app.overlay.is_none() {
@@ -209,25 +231,15 @@ fn tool_lines(tool: &ToolEntry, width: u16, lines: &mut Vec<Line<'static>>) {
         Span::raw(" "),
         Span::styled(subject, Style::new().add_modifier(Modifier::DIM)),
     ]));
-    let input = &tool.call.input;
-    let path = tool.call.subject.as_str();
-    match &tool.result {
-        Some(result) if result.ok && tool.call.name == "edit" => {
-            let old = input["old_string"].as_str().unwrap_or_default();
-            let new = input["new_string"].as_str().unwrap_or_default();
-            indent(
-                crate::diff::edit_diff(path, old, new, width.saturating_sub(4)),
-                lines,
-            );
+    match (&tool.result, &tool.preview) {
+        (Some(result), Some(preview)) if result.ok => {
+            let width = width.saturating_sub(4);
+            let mut block = vec![preview.diff.header(&tool.call.subject, width)];
+            block.extend(note_line(preview, width));
+            block.extend(preview.diff.body(width));
+            indent(block, lines);
         }
-        Some(result) if result.ok && tool.call.name == "write" => {
-            let content = input["content"].as_str().unwrap_or_default();
-            indent(
-                crate::diff::write_preview(path, content, width.saturating_sub(4)),
-                lines,
-            );
-        }
-        Some(result) => {
+        (Some(result), _) => {
             let shown: Vec<&str> = result.visible.lines().collect();
             for line in shown.iter().take(4) {
                 lines.push(Line::styled(
@@ -242,7 +254,7 @@ fn tool_lines(tool: &ToolEntry, width: u16, lines: &mut Vec<Line<'static>>) {
                 ));
             }
         }
-        None if tool.call.risk != Risk::ReadOnly || !tool.output.is_empty() => {
+        (None, _) if tool.call.risk != Risk::ReadOnly || !tool.output.is_empty() => {
             for line in tool
                 .output
                 .lines()
@@ -258,8 +270,17 @@ fn tool_lines(tool: &ToolEntry, width: u16, lines: &mut Vec<Line<'static>>) {
                 ));
             }
         }
-        None => {}
+        (None, _) => {}
     }
+}
+
+/// A preview's note, dim and cut to `width`, when it has one.
+fn note_line(preview: &Preview, width: u16) -> Option<Line<'static>> {
+    let note = preview.note.as_deref()?;
+    Some(Line::styled(
+        clip(&format!("({note})"), width),
+        Style::new().add_modifier(Modifier::DIM | Modifier::ITALIC),
+    ))
 }
 
 /// `text` cut into pieces of at most `width` display columns (a character
@@ -290,12 +311,23 @@ fn indent(block: Vec<Line<'static>>, lines: &mut Vec<Line<'static>>) {
     }
 }
 
+/// `text` in at most `width` display columns, cut with `…` when longer.
 fn clip(text: &str, width: u16) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     let width = usize::from(width);
-    if text.chars().count() <= width {
+    if text.width() <= width {
         return text.to_owned();
     }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
     out.push('…');
     out
 }
@@ -314,57 +346,6 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let start = end.saturating_sub(height);
     let shown: Vec<Line<'static>> = lines[start..end].to_vec();
     frame.render_widget(Paragraph::new(Text::from(shown)), area);
-}
-
-fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let Some(pending) = app.transcript.pending_call() else {
-        return;
-    };
-    let reason = pending.approval.clone().unwrap_or_default();
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled("Allow ", Style::new().add_modifier(Modifier::BOLD)),
-            Span::styled(
-                clip(
-                    &format!("{} {}", pending.call.name, pending.call.subject),
-                    area.width.saturating_sub(8),
-                ),
-                Style::new().fg(Color::Yellow),
-            ),
-            Span::raw("?"),
-        ]),
-        Line::styled(reason, Style::new().add_modifier(Modifier::DIM)),
-    ];
-    match &app.answering {
-        None => lines.push(Line::from(vec![
-            Span::styled("y", Style::new().fg(Color::Green)),
-            Span::raw(" allow once  "),
-            Span::styled("s", Style::new().fg(Color::Green)),
-            Span::raw(" allow for this session  "),
-            Span::styled("n", Style::new().fg(Color::Red)),
-            Span::raw(" deny  "),
-            Span::styled("e", Style::new().fg(Color::Cyan)),
-            Span::raw(" edit"),
-        ])),
-        Some(Answering::Reason(c)) => {
-            lines.push(Line::raw("why not? (Enter to deny, Esc to go back)"));
-            lines.push(Line::raw(format!("> {}", c.text())));
-        }
-        Some(Answering::Edit(c)) => {
-            lines.push(Line::raw(
-                "the input as JSON (Enter to send, Esc to go back):",
-            ));
-            lines.push(Line::raw(c.text().replace('\n', " ")));
-        }
-    }
-    frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-            Block::new()
-                .borders(Borders::TOP)
-                .border_style(Style::new().fg(Color::Yellow)),
-        ),
-        area,
-    );
 }
 
 fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect, lines: &[String]) {

@@ -11,6 +11,7 @@ use cox_protocol::types::{
     Event, PermissionMode, Risk, StopReason, Submission, ToolCall, ToolResult, Usage,
 };
 use cox_tui::app::{Action, App, Facts};
+use cox_tui::preview::Read;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -29,7 +30,10 @@ fn app() -> App {
                 "01JCXT0000000000000000000B".into(),
                 "2026-11-29 10:00 · repo · 3 turns".into(),
             )],
-            models: Vec::new(),
+            models: vec![
+                ("claude-sonnet-5".into(), None, 200_000),
+                ("claude-opus-4-5".into(), None, 200_000),
+            ],
         },
         Vec::new(),
     );
@@ -84,6 +88,13 @@ fn turn(app: &mut App, text: &str) {
     });
 }
 
+/// src/lib.rs as the edit finds it: `let x = 1;` on line 12.
+fn lib_rs() -> Read {
+    let mut text: String = (1..=11).map(|i| format!("// line {i}\n")).collect();
+    text.push_str("let x = 1;\n// line 13\n// line 14\n// line 15\n");
+    Read::Text(text)
+}
+
 fn write_call() -> ToolCall {
     ToolCall {
         id: CallId::from("toolu_1"),
@@ -122,11 +133,13 @@ fn approval_prompt_and_answers() {
     let mut app = app();
     turn(&mut app, "bump x");
     app.on_event(&Event::ToolCallRequested { call: write_call() });
+    app.on_file(&"toolu_1".into(), &lib_rs());
     app.on_event(&Event::ApprovalRequired {
         call_id: "toolu_1".into(),
         reason: "write calls ask in default mode".into(),
     });
-    insta::assert_snapshot!(screen(&app, 80, 14));
+    // The diff shows before any key, at the file's own line numbers.
+    insta::assert_snapshot!(screen(&app, 80, 18));
     // A y typed as the prompt appears was meant for something else.
     assert!(
         app.on_key(key(KeyCode::Char('y')), Instant::now())
@@ -169,6 +182,7 @@ fn tool_result_with_a_diff() {
     let mut app = app();
     turn(&mut app, "bump x");
     app.on_event(&Event::ToolCallRequested { call: write_call() });
+    app.on_file(&"toolu_1".into(), &lib_rs());
     app.on_event(&Event::ToolCallDone {
         call_id: "toolu_1".into(),
         result: ToolResult::ok("edited src/lib.rs: replaced 1 occurrence(s)"),
@@ -427,4 +441,234 @@ fn a_list_keeps_its_selection_in_view() {
     }
     let drawn = screen(&app, 60, 12);
     assert!(drawn.contains("session 25"), "{drawn}");
+}
+
+fn approve(call: ToolCall, read: Option<Read>) -> App {
+    let mut app = app();
+    turn(&mut app, "go");
+    let id = call.id.clone();
+    app.on_event(&Event::ToolCallRequested { call });
+    if let Some(read) = read {
+        app.on_file(&id, &read);
+    }
+    app.on_event(&Event::ApprovalRequired {
+        call_id: id,
+        reason: "write calls ask in default mode".into(),
+    });
+    app
+}
+
+fn new_file(lines: usize) -> ToolCall {
+    let content: String = (1..=lines).map(|i| format!("row {i}\n")).collect();
+    ToolCall {
+        id: CallId::from("toolu_2"),
+        name: "write".into(),
+        input: json!({"path": "notes.txt", "content": content}),
+        risk: Risk::Write,
+        subject: "/work/repo/notes.txt".into(),
+        segments: None,
+    }
+}
+
+#[test]
+fn a_write_s_approval_shows_the_new_content_first() {
+    let app = approve(new_file(3), Some(Read::Missing));
+    let drawn = screen(&app, 80, 20);
+    for needle in [
+        "Allow write /work/repo/notes.txt?",
+        "/work/repo/notes.txt (new, 3 lines)",
+        "1 +row 1",
+        "3 +row 3",
+        "y allow once",
+    ] {
+        assert!(
+            drawn.contains(needle),
+            "`{needle}` is not on screen:\n{drawn}"
+        );
+    }
+    // Over an existing file: what changes in it.
+    let app = approve(new_file(3), Some(Read::Text("row 1\nold\nrow 3\n".into())));
+    let drawn = screen(&app, 80, 20);
+    assert!(
+        drawn.contains("+1 \u{2212}1") && drawn.contains("2 -old") && drawn.contains("2 +row 2"),
+        "{drawn}"
+    );
+}
+
+#[test]
+fn a_long_preview_scrolls_and_the_keys_still_answer() {
+    let mut app = approve(new_file(100), Some(Read::Missing));
+    let later = Instant::now() + Duration::from_secs(1);
+    let drawn = screen(&app, 80, 24);
+    assert!(drawn.contains("  1 +row 1"), "{drawn}");
+    assert!(!drawn.contains("+row 100"), "{drawn}");
+    let shown = drawn
+        .lines()
+        .find(|l| l.contains("of 100"))
+        .expect("a line says which lines show");
+    assert!(shown.contains("lines 1–"), "{shown}");
+    // PgDn goes a page on, Up one line back, End to the end, Home back.
+    app.on_key(key(KeyCode::PageDown), later);
+    let page = app.preview_scroll;
+    assert!(page > 1, "a page is more than a line: {page}");
+    let drawn = screen(&app, 80, 24);
+    assert!(drawn.contains(&format!("+row {}", page + 1)), "{drawn}");
+    assert!(!drawn.contains("  1 +row 1"), "{drawn}");
+    app.on_key(key(KeyCode::Up), later);
+    assert_eq!(app.preview_scroll, page - 1);
+    app.on_key(key(KeyCode::End), later);
+    let drawn = screen(&app, 80, 24);
+    assert!(drawn.contains("100 +row 100"), "{drawn}");
+    assert!(drawn.contains("of 100"), "{drawn}");
+    // Scrolling past the end stays at the end.
+    app.on_key(key(KeyCode::PageDown), later);
+    assert_eq!(screen(&app, 80, 24), drawn);
+    app.on_key(key(KeyCode::Home), later);
+    assert_eq!(app.preview_scroll, 0);
+    // The wheel scrolls it too, and y still answers.
+    app.on_mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::ScrollDown,
+        column: 0,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert_eq!(app.preview_scroll, 3);
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y')), later),
+        [Action::Submit(Submission::Approve {
+            call_id: "toolu_2".into(),
+            decision: cox_protocol::types::Decision::Allow
+        })]
+    );
+    // While a reason is typed, PgUp/PgDn scroll and the letters are the reason.
+    let mut app = approve(new_file(100), Some(Read::Missing));
+    screen(&app, 80, 24);
+    app.on_key(key(KeyCode::Char('n')), later);
+    app.on_key(key(KeyCode::PageDown), later);
+    assert!(app.preview_scroll > 0);
+    for c in "no".chars() {
+        app.on_key(key(KeyCode::Char(c)), later);
+    }
+    assert!(screen(&app, 80, 24).contains("> no"));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), later),
+        [Action::Submit(Submission::Approve {
+            call_id: "toolu_2".into(),
+            decision: cox_protocol::types::Decision::Deny {
+                reason: Some("no".into())
+            }
+        })]
+    );
+}
+
+#[test]
+fn a_small_screen_keeps_the_question_and_the_keys() {
+    let app = approve(new_file(100), Some(Read::Missing));
+    for (w, h) in [(20, 6), (40, 10), (80, 12)] {
+        let drawn = screen(&app, w, h);
+        assert!(drawn.contains("Allow"), "{w}×{h}:\n{drawn}");
+        assert!(drawn.contains("y "), "{w}×{h}:\n{drawn}");
+    }
+    let drawn = screen(&app, 40, 16);
+    assert!(
+        drawn.contains("y once · s session · n deny · e edit"),
+        "{drawn}"
+    );
+}
+
+#[test]
+fn an_edit_whose_file_cannot_be_read_says_its_numbers_are_relative() {
+    let app = approve(write_call(), None);
+    let drawn = screen(&app, 100, 20);
+    assert!(
+        drawn.contains("(line numbers count from old_string: the file was not read)"),
+        "{drawn}"
+    );
+    assert!(drawn.contains("1 -let x = 1;"), "{drawn}");
+    let app = approve(write_call(), Some(Read::Failed("Permission denied".into())));
+    let drawn = screen(&app, 100, 20);
+    assert!(
+        drawn.contains("the file could not be read (Permission denied)"),
+        "{drawn}"
+    );
+}
+
+#[test]
+fn after_an_edit_ran_its_diff_keeps_the_file_s_line_numbers() {
+    let mut app = approve(write_call(), Some(lib_rs()));
+    let later = Instant::now() + Duration::from_secs(1);
+    app.on_key(key(KeyCode::Char('y')), later);
+    app.on_event(&Event::ToolCallDone {
+        call_id: "toolu_1".into(),
+        result: ToolResult::ok("edited src/lib.rs: replaced 1 occurrence(s)"),
+    });
+    let drawn = screen(&app, 80, 16);
+    assert!(
+        drawn.contains("12 -let x = 1;") && drawn.contains("12 +let x = 2;"),
+        "{drawn}"
+    );
+    assert!(drawn.contains("10  // line 10"), "{drawn}");
+}
+
+#[test]
+fn a_continued_session_reusing_call_0_keeps_both_calls() {
+    let bash = |command: &str| ToolCall {
+        id: CallId::from("call_0"),
+        name: "bash".into(),
+        input: json!({ "command": command }),
+        risk: Risk::Exec,
+        subject: command.into(),
+        segments: None,
+    };
+    let past = vec![
+        Event::TurnStarted {
+            turn: 1,
+            text: "first".into(),
+        },
+        Event::ToolCallRequested {
+            call: bash("echo earlier"),
+        },
+        Event::ToolCallDone {
+            call_id: "call_0".into(),
+            result: ToolResult::ok("earlier"),
+        },
+        Event::TurnDone {
+            stop: StopReason::EndTurn,
+        },
+    ];
+    let mut app = App::new(
+        Facts {
+            past,
+            ..Facts::default()
+        },
+        Vec::new(),
+    );
+    app.on_event(&Event::TurnStarted {
+        turn: 2,
+        text: "second".into(),
+    });
+    app.on_event(&Event::ToolCallRequested {
+        call: bash("echo later"),
+    });
+    app.on_event(&Event::ToolCallDone {
+        call_id: "call_0".into(),
+        result: ToolResult::ok("later"),
+    });
+    let drawn = screen(&app, 60, 16);
+    for needle in [
+        "bash echo earlier",
+        "⎿ earlier",
+        "bash echo later",
+        "⎿ later",
+    ] {
+        assert!(drawn.contains(needle), "`{needle}` is gone:\n{drawn}");
+    }
+}
+
+#[test]
+fn a_long_write_s_approval_scrolled_a_page() {
+    let mut app = approve(new_file(60), Some(Read::Missing));
+    screen(&app, 80, 24);
+    app.on_key(key(KeyCode::PageDown), Instant::now());
+    insta::assert_snapshot!(screen(&app, 80, 24));
 }
