@@ -569,11 +569,32 @@ impl App {
                 self.compacting = true;
                 vec![Action::Submit(Submission::Compact { focus })]
             }
-            Command::Model(Some(model)) => vec![Action::Submit(Submission::SetMode {
-                permission_mode: None,
-                tier: None,
-                model: Some(model),
-            })],
+            Command::Model(Some(model)) => {
+                let known: Vec<String> =
+                    self.known_models().into_iter().map(str::to_owned).collect();
+                let names: Vec<&str> = known.iter().map(String::as_str).collect();
+                match slash::known_model(&model, &names) {
+                    Ok(model) => vec![Action::Submit(Submission::SetMode {
+                        permission_mode: None,
+                        tier: None,
+                        model: Some(model.to_owned()),
+                    })],
+                    Err(refusal) => {
+                        self.flash = Some(format!("not switched: {refusal}"));
+                        let mut lines = vec![refusal, String::new(), "known models:".into()];
+                        lines.extend(known.iter().map(|id| format!("  {id}")));
+                        lines.extend([
+                            String::new(),
+                            "another model needs a [models.\"<id>\"] row in your config".into(),
+                        ]);
+                        self.overlay = Some(Overlay::Text {
+                            title: "model not switched".into(),
+                            lines,
+                        });
+                        Vec::new()
+                    }
+                }
+            }
             Command::Model(None) => {
                 self.flash = Some(format!(
                     "main turns run on {}; /model <name> switches",
@@ -640,6 +661,23 @@ impl App {
                 vec![Action::Quit]
             }
         }
+    }
+
+    /// The models `/model` may switch to: the catalog's rows (the
+    /// shipped ones and those of the user's config) and the one in use.
+    #[must_use]
+    pub fn known_models(&self) -> Vec<&str> {
+        let mut known: Vec<&str> = self
+            .facts
+            .models
+            .iter()
+            .map(|(id, ..)| id.as_str())
+            .collect();
+        let current = self.transcript.model.as_str();
+        if !current.is_empty() && !known.contains(&current) {
+            known.push(current);
+        }
+        known
     }
 
     /// The session's tokens and what they cost, when the model is priced.

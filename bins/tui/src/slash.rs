@@ -218,6 +218,31 @@ pub fn help() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// The model `/model NAME` may switch to: one of `known` (the catalog's
+/// rows, the models of the user's config, the one in use), matched with
+/// its case ignored and returned as `known` spells it. Otherwise a one-line
+/// refusal, with the nearest names when some are near.
+pub fn known_model<'a>(name: &str, known: &[&'a str]) -> Result<&'a str, String> {
+    if let Some(found) = known.iter().find(|k| **k == name) {
+        return Ok(found);
+    }
+    let lower = name.to_lowercase();
+    let folded: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|k| k.to_lowercase() == lower)
+        .collect();
+    if let [one] = folded.as_slice() {
+        return Ok(one);
+    }
+    let near = suggest(&lower, known.iter().copied());
+    let mut line = format!("unknown model {name}: neither in the catalog nor in your config");
+    if !near.is_empty() {
+        line.push_str(&format!("; did you mean {}?", or_list(&near)));
+    }
+    Err(line)
+}
+
 fn parse_arg(spec: &Spec, arg: &str) -> Result<Command, String> {
     let name = spec.name;
     match &spec.arg {

@@ -10,7 +10,7 @@ use cox_protocol::CallId;
 use cox_protocol::types::{
     Event, PermissionMode, Risk, StopReason, Submission, ToolCall, ToolResult, Usage,
 };
-use cox_tui::app::{Action, App, Facts};
+use cox_tui::app::{Action, App, Facts, Overlay};
 use cox_tui::preview::Read;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -663,6 +663,36 @@ fn a_continued_session_reusing_call_0_keeps_both_calls() {
     ] {
         assert!(drawn.contains(needle), "`{needle}` is gone:\n{drawn}");
     }
+}
+
+#[test]
+fn model_refuses_a_model_nobody_knows_and_names_the_known_ones() {
+    let mut app = app();
+    type_text(&mut app, "/model claude-sonet-5");
+    assert!(app.on_key(key(KeyCode::Enter), Instant::now()).is_empty());
+    let Some(Overlay::Text { title, lines }) = &app.overlay else {
+        panic!("no overlay: {:?}", app.overlay)
+    };
+    assert_eq!(title, "model not switched");
+    assert_eq!(
+        lines[0],
+        "unknown model claude-sonet-5: neither in the catalog nor in your config; \
+         did you mean claude-sonnet-5?"
+    );
+    assert!(lines.contains(&"  claude-opus-4-5".to_owned()), "{lines:?}");
+    assert!(screen(&app, 100, 16).contains("claude-opus-4-5"));
+    assert!(app.flash.as_deref().unwrap().starts_with("not switched: "));
+    app.on_key(key(KeyCode::Esc), Instant::now());
+    // The case of a known one does not matter.
+    type_text(&mut app, "/model Claude-Opus-4-5");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), Instant::now()),
+        [Action::Submit(Submission::SetMode {
+            permission_mode: None,
+            tier: None,
+            model: Some("claude-opus-4-5".into())
+        })]
+    );
 }
 
 #[test]

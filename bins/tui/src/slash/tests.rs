@@ -1,4 +1,4 @@
-use super::{COMMANDS, Command, ModeArg, complete, distance, help, parse};
+use super::{COMMANDS, Command, ModeArg, complete, distance, help, known_model, parse};
 
 fn ok(input: &str) -> Command {
     match parse(input) {
@@ -244,4 +244,30 @@ fn distance_counts_edits_and_swaps() {
     assert_eq!(distance("modee", "model"), 2, "a substitution costs two");
     assert_eq!(distance("kitten", "sitting"), 5);
     assert_eq!(distance("日本", "日本語"), 1);
+}
+
+#[test]
+fn a_model_must_be_known_to_switch_to() {
+    let known = ["claude-sonnet-5", "claude-opus-4-5", "gpt-5", "gpt-5-mini"];
+    assert_eq!(known_model("gpt-5", &known), Ok("gpt-5"));
+    assert_eq!(known_model("GPT-5-Mini", &known), Ok("gpt-5-mini"));
+    assert_eq!(
+        known_model("claude-sonet-5", &known),
+        Err(
+            "unknown model claude-sonet-5: neither in the catalog nor in your config; \
+             did you mean claude-sonnet-5?"
+                .into()
+        )
+    );
+    // A prefix of several: all of them.
+    assert_eq!(
+        known_model("gpt", &known).unwrap_err(),
+        "unknown model gpt: neither in the catalog nor in your config; \
+         did you mean gpt-5 or gpt-5-mini?"
+    );
+    assert_eq!(
+        known_model("llama-3", &known).unwrap_err(),
+        "unknown model llama-3: neither in the catalog nor in your config"
+    );
+    assert!(known_model("x", &[]).is_err());
 }
