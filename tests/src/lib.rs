@@ -67,6 +67,15 @@ pub struct Options {
     /// Permission rules, compiled with the work folder as cwd and the
     /// temporary COX_HOME as `~`; `None` runs with no rules at all.
     pub permissions: Option<cox_protocol::config::PermissionsConfig>,
+    /// The provider says its cheap tier has a model of its own, so the
+    /// session asks it for a title: the scenario's first turn answers that
+    /// call (the script serves every tier, in call order).
+    pub cheap_tier: bool,
+    /// What a title call still running at the end is given.
+    pub title_grace: Option<std::time::Duration>,
+    /// No `Shutdown` after the prompts: the session stays open, idle
+    /// between turns, until the trigger sends one.
+    pub keep_open: bool,
 }
 
 impl Default for Options {
@@ -85,6 +94,9 @@ impl Default for Options {
             context_window: None,
             hooks: Vec::new(),
             permissions: None,
+            cheap_tier: false,
+            title_grace: None,
+            keep_open: false,
         }
     }
 }
@@ -109,6 +121,37 @@ impl Run {
             .path()
             .join("sessions")
             .join(format!("{}.jsonl", self.session_id))
+    }
+}
+
+/// The scripted provider, with or without a cheap tier of its own.
+struct Tiered {
+    scripted: ScriptedProvider,
+    cheap: bool,
+}
+
+impl cox_protocol::Provider for Tiered {
+    fn name(&self) -> &str {
+        self.scripted.name()
+    }
+
+    fn model(&self) -> &str {
+        self.scripted.model()
+    }
+
+    fn has_cheap_tier(&self) -> bool {
+        self.cheap
+    }
+
+    fn stream(
+        &self,
+        request: cox_protocol::provider::Request,
+        cancel: cox_protocol::CancelToken,
+    ) -> impl futures::Stream<
+        Item = Result<cox_protocol::provider::StreamEvent, cox_protocol::provider::ProviderError>,
+    > + Send
+    + 'static {
+        self.scripted.stream(request, cancel)
     }
 }
 
@@ -157,13 +200,22 @@ pub fn run(name: &str, mut options: Options) -> Run {
     let request_log = Arc::new(Mutex::new(Vec::new()));
     let session = Session::new(
         config,
-        ScriptedProvider::new(scenario).with_request_log(Arc::clone(&request_log)),
+        Tiered {
+            scripted: ScriptedProvider::new(scenario).with_request_log(Arc::clone(&request_log)),
+            cheap: options.cheap_tier,
+        },
         JsonlStore::new(home.clone()),
         FileArchive::new(&home),
         ProcessSandbox::new(),
         tools,
     )
     .with_hooks(std::mem::take(&mut options.hooks));
+    let session = match options.title_grace {
+        Some(wait) => session.with_title_grace(Arc::new(move || {
+            Box::pin(tokio::time::sleep(wait)) as cox_protocol::provider::BoxFuture<'static, ()>
+        })),
+        None => session,
+    };
     let session = match &options.permissions {
         Some(config) => session.with_engine(
             cox_core::permission::Engine::compile(config, Some(home_dir.path()), &cwd)
@@ -187,7 +239,9 @@ pub fn run(name: &str, mut options: Options) -> Run {
     for sub in std::mem::take(&mut options.then) {
         tx.unbounded_send(sub).expect("send");
     }
-    tx.unbounded_send(Submission::Shutdown).expect("send");
+    if !options.keep_open {
+        tx.unbounded_send(Submission::Shutdown).expect("send");
+    }
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);
     let mut trigger = options.trigger.take();
@@ -345,7 +399,8 @@ fn archive_ids(run: &Run) -> Vec<String> {
 
 /// Asserts that nothing of a turn follows its `TurnDone`: after one come
 /// only the next `TurnStarted`, or what happens between turns (a `/compact`:
-/// its call's usage and retries, the `Compacted` event, notices).
+/// its call's usage and retries, the `Compacted` event, notices; the
+/// session's title and its call's usage).
 ///
 /// # Panics
 /// When a turn's event follows its `TurnDone`.
@@ -358,8 +413,9 @@ pub fn assert_nothing_after_turn_done(events: &[Event]) {
             Event::Compacted { .. }
             | Event::Notice { .. }
             | Event::Retry { .. }
+            | Event::SessionTitled { .. }
             | Event::Usage {
-                job: cox_protocol::types::Job::Compact,
+                job: cox_protocol::types::Job::Compact | cox_protocol::types::Job::Title,
                 ..
             } => {}
             other => assert!(!between, "{other:?} was emitted after TurnDone"),

@@ -82,7 +82,9 @@ fn the_rollout_holds_secrets_redacted_while_the_surface_sees_them() {
     );
     assert_nothing_after_turn_done(&run.events);
     assert!(matches!(
-        run.events.last(),
+        run.events
+            .iter()
+            .rfind(|e| matches!(e, Event::TurnDone { .. })),
         Some(Event::TurnDone {
             stop: StopReason::EndTurn
         })

@@ -113,6 +113,12 @@ impl<P: Provider> Provider for Recorder<P> {
         self.inner.model()
     }
 
+    /// While recording, no: the cassette is replayed by the scripted
+    /// provider, which asks for no side call, so none may be on the tape.
+    fn has_cheap_tier(&self) -> bool {
+        self.tape.is_none() && self.inner.has_cheap_tier()
+    }
+
     fn stream(
         &self,
         request: Request,

@@ -117,6 +117,13 @@ impl<P: Provider> Provider for Router<P> {
         &self.route(self.main).model
     }
 
+    /// Whether the cheap route goes to another model, or another provider,
+    /// than the main tier's.
+    fn has_cheap_tier(&self) -> bool {
+        let main = self.route(self.main);
+        !Arc::ptr_eq(&self.cheap.provider, &main.provider) || self.cheap.model != main.model
+    }
+
     fn stream(
         &self,
         request: Request,

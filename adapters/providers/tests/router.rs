@@ -205,3 +205,39 @@ async fn a_model_the_person_switched_to_replaces_the_tiers() {
     );
     assert_eq!(anthropic.bodies()[0]["model"], "claude-opus-4-5");
 }
+
+#[test]
+fn the_cheap_tier_counts_as_its_own_only_on_another_model_or_provider() {
+    let claude = Arc::new(Either2::Anthropic(
+        AnthropicProvider::new("http://127.0.0.1:9", "k", "claude-sonnet-5").unwrap(),
+    ));
+    let local = Arc::new(Either2::OpenAi(
+        OpenAiProvider::new("http://127.0.0.1:9/v1", None, "claude-sonnet-5").unwrap(),
+    ));
+    let route = |provider: &Arc<Either2>, model: &str| Route {
+        provider: Arc::clone(provider),
+        model: model.into(),
+        effort: None,
+        info: None,
+    };
+    let main = || route(&claude, "claude-sonnet-5");
+    let one_model = Router::new(main(), main(), main(), Tier::Code);
+    assert!(!one_model.has_cheap_tier(), "one model serves every tier");
+    let haiku = Router::new(
+        route(&claude, "claude-haiku-4-5"),
+        main(),
+        main(),
+        Tier::Code,
+    );
+    assert!(haiku.has_cheap_tier());
+    let elsewhere = Router::new(route(&local, "claude-sonnet-5"), main(), main(), Tier::Code);
+    assert!(elsewhere.has_cheap_tier(), "another provider");
+    // In architect mode the main tier is think: cheap is compared with it.
+    let architect = Router::new(
+        main(),
+        main(),
+        route(&claude, "claude-opus-4-5"),
+        Tier::Think,
+    );
+    assert!(architect.has_cheap_tier());
+}

@@ -239,6 +239,16 @@ impl Db {
         self.expect_one(changed, id)
     }
 
+    /// Sets the session's title.
+    pub fn set_title(&self, id: &str, title: &str) -> Result<(), DbError> {
+        let changed = self
+            .conn()
+            .prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1")
+            .and_then(|mut stmt| stmt.execute(params![id, title]))
+            .map_err(self.fail(format!("cannot set the title of session {id}")))?;
+        self.expect_one(changed, id)
+    }
+
     /// Records how the session ended (or that it is open again).
     pub fn set_state(
         &self,

@@ -2,8 +2,9 @@
 //!
 //! Every event goes to the rollout first, exactly as [`JsonlStore`] writes
 //! it. The database gets a `sessions` row when a session starts (or is
-//! resumed), a `usage` row for every [`Event::Usage`], the turn count and
-//! recomputed cost after each turn, and the state when the session ends.
+//! resumed), a `usage` row for every [`Event::Usage`], the title of
+//! [`Event::SessionTitled`], the turn count and recomputed cost after each
+//! turn, and the state when the session ends.
 //!
 //! Invariants:
 //! - a usage row is in the database before `rollout_append` returns for its
@@ -124,6 +125,7 @@ fn between_calls(event: &Event) -> bool {
         | Event::Usage { .. }
         | Event::Compacted { .. }
         | Event::ModeChanged { .. }
+        | Event::SessionTitled { .. }
         | Event::TurnDone { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
@@ -179,6 +181,12 @@ impl Store for CoxStore {
     fn rollout_append(&self, session: SessionId, event: &Event) -> Result<(), StoreError> {
         self.rollout.rollout_append(session, event)?;
         let (turn, latency_ms) = self.observe(session, event);
+        if let Event::SessionTitled { title } = event {
+            return self
+                .db
+                .set_title(&session.to_string(), title)
+                .map_err(store_error);
+        }
         let Event::Usage {
             provider,
             model,

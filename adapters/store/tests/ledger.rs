@@ -208,6 +208,68 @@ fn turns_and_the_end_update_the_session_row() {
 }
 
 #[test]
+fn the_title_event_names_the_session_and_its_call_is_booked_as_job_title() {
+    let (_dir, home) = prepared();
+    let store = CoxStore::open(&home, catalog()).unwrap();
+    let id = SessionId::generate();
+    store.session_started(&meta(id, false)).unwrap();
+    store.rollout_append(id, &turn(1)).unwrap();
+    store
+        .rollout_append(id, &usage(PRICED, None, [1_000, 10, 0, 0]))
+        .unwrap();
+    store
+        .rollout_append(
+            id,
+            &Event::TurnDone {
+                stop: StopReason::EndTurn,
+            },
+        )
+        .unwrap();
+    let Event::Usage { usage: spent, .. } = usage(PRICED, None, [40, 5, 0, 0]) else {
+        unreachable!()
+    };
+    let title_call = Event::Usage {
+        provider: "anthropic".into(),
+        model: PRICED.into(),
+        tier: Tier::Cheap,
+        job: cox_protocol::types::Job::Title,
+        effort: None,
+        usage: spent,
+    };
+    store.rollout_append(id, &title_call).unwrap();
+    let titled = Event::SessionTitled {
+        title: "Fix the login form".into(),
+    };
+    store.rollout_append(id, &titled).unwrap();
+    store.session_ended(id, SessionState::Closed).unwrap();
+
+    let sid = id.to_string();
+    let row = store.db().session(&sid).unwrap().unwrap();
+    assert_eq!(row.title.as_deref(), Some("Fix the login form"));
+    let jobs: Vec<(String, String, u32)> = store
+        .db()
+        .usage_of(&sid)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.job, r.tier, r.turn))
+        .collect();
+    assert_eq!(
+        jobs,
+        [
+            ("main".into(), "code".into(), 1),
+            ("title".into(), "cheap".into(), 1)
+        ]
+    );
+    let events = read_rollout(&home.rollout_path(id)).unwrap().events;
+    assert_eq!(events.last(), Some(&titled), "the rollout has it too");
+
+    // A resume keeps the title the first run wrote.
+    store.session_started(&meta(id, true)).unwrap();
+    let row = store.db().session(&sid).unwrap().unwrap();
+    assert_eq!(row.title.as_deref(), Some("Fix the login form"));
+}
+
+#[test]
 fn spend_reports_the_session_the_month_and_the_last_call() {
     let (_dir, home) = prepared();
     let store = CoxStore::open(&home, catalog()).unwrap();

@@ -64,6 +64,14 @@ impl Provider for AnyProvider {
         }
     }
 
+    fn has_cheap_tier(&self) -> bool {
+        match self {
+            AnyProvider::Scripted(p) => p.has_cheap_tier(),
+            AnyProvider::Anthropic(p) => p.has_cheap_tier(),
+            AnyProvider::OpenAi(p) => p.has_cheap_tier(),
+        }
+    }
+
     fn stream(
         &self,
         request: Request,

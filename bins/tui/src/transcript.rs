@@ -236,7 +236,7 @@ impl Transcript {
                 dropped: dropped.len(),
                 summary: sanitize(summary).into_owned(),
             }),
-            Event::ModeChanged { .. } => {}
+            Event::ModeChanged { .. } | Event::SessionTitled { .. } => {}
             Event::TurnDone { stop } => {
                 self.busy = false;
                 self.pending = None;

@@ -99,8 +99,9 @@ pub fn may_hold_secret(text: &[u8]) -> bool {
 }
 
 /// The copy of `event` the rollout should receive instead of `event`, when
-/// it differs: the text of a `TextDelta`, the chunk of a `ToolCallOutput`
-/// and the visible result of a `ToolCallDone`, scrubbed. `None` when the
+/// it differs: the text of a `TextDelta`, the chunk of a `ToolCallOutput`,
+/// the visible result of a `ToolCallDone`, a compaction's summary and the
+/// session's title (which `cox sessions` lists), scrubbed. `None` when the
 /// event goes to the rollout as it is (every other kind, and text with no
 /// secret), so the common case clones nothing.
 #[must_use]
@@ -141,6 +142,10 @@ pub fn rollout_copy(event: &Event) -> Option<Event> {
                 before_tokens: *before_tokens,
                 after_tokens: *after_tokens,
             }),
+        },
+        Event::SessionTitled { title } => match scrub(title) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(title) => Some(Event::SessionTitled { title }),
         },
         _ => None,
     }

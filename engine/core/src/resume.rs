@@ -309,6 +309,7 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
             } => mode = Some((*permission_mode, *tier, model.clone())),
             Event::ApprovalRequired { .. }
             | Event::ToolCallOutput { .. }
+            | Event::SessionTitled { .. }
             | Event::Notice { .. } => {}
         }
     }

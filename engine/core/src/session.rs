@@ -10,6 +10,9 @@
 //! Every event goes to the store's rollout first, then to the surface's
 //! sink. A turn's events go through a [`TurnOut`] that is consumed by the
 //! closing `TurnDone`, so no event of a turn can follow it.
+//!
+//! The session's title is written alongside the first turn and said
+//! between turns (see `title.rs`).
 
 use std::collections::{HashMap, VecDeque};
 use std::pin::pin;
@@ -37,6 +40,7 @@ use crate::permission::{Engine, Grant, Outcome};
 use crate::resume::Resumed;
 
 mod economy;
+mod title;
 mod tools;
 use crate::session_tools::ExpandTool;
 use crate::toolset::ToolSet;
@@ -44,6 +48,8 @@ use crate::turn::{Done, History, INTERRUPTED, Next, Prefix, Turn};
 use economy::{
     CompactOutcome, compact, current_mode, over_budget, set_mode, shape_request, shape_result,
 };
+use title::Pending;
+pub use title::{Grace, TITLE_CHARS, TITLE_PROMPT, first_line};
 use tools::run_tools;
 
 /// Everything a session is told when it starts. The driver gathers it (time,
@@ -93,6 +99,8 @@ struct World<P, S, A, X> {
     /// Shared with each running call, which checks the paths it opens.
     engine: Arc<Engine>,
     config: SessionConfig,
+    /// What a title call still running at the end may take.
+    title_grace: Option<Grace>,
 }
 
 /// What changes from turn to turn.
@@ -119,6 +127,8 @@ struct State {
     mode: Option<(PermissionMode, Tier)>,
     /// The model main turns run on, when the person switched (`/model`).
     model: Option<String>,
+    /// The title was started (or the session had one before this run).
+    titled: bool,
 }
 
 /// What a session left behind when it ended.
@@ -170,6 +180,7 @@ where
             hooks: Vec::new(),
             engine: Arc::new(Engine::default()),
             config,
+            title_grace: None,
         };
         Self {
             world,
@@ -183,6 +194,15 @@ where
     #[must_use]
     pub fn with_engine(mut self, engine: Engine) -> Self {
         self.world.engine = Arc::new(engine);
+        self
+    }
+
+    /// Gives a title call still running when the session ends until
+    /// `grace` resolves (by default it is not waited for, and the title is
+    /// the first prompt's first line).
+    #[must_use]
+    pub fn with_title_grace(mut self, grace: Grace) -> Self {
+        self.world.title_grace = Some(grace);
         self
     }
 
@@ -207,6 +227,7 @@ where
             self.state.model = model;
         }
         self.state.resumed = true;
+        self.state.titled = true;
         self
     }
 
@@ -265,13 +286,27 @@ where
             closed: false,
             queue: VecDeque::new(),
         };
+        let mut title: Option<Pending> = None;
         loop {
-            let Some(sub) = inbox.next_idle().await else {
+            // A title still being written is said as soon as it lands.
+            let next = match title.as_mut() {
+                Some(pending) => tokio::select! {
+                    biased;
+                    sub = inbox.next_idle() => Some(sub),
+                    () = pending.land() => None,
+                },
+                None => Some(inbox.next_idle().await),
+            };
+            let Some(next) = next else {
+                title::settle(&mut title, &mut out, false);
+                continue;
+            };
+            let Some(sub) = next else {
                 break;
             };
             match sub {
                 Submission::UserTurn { text } => {
-                    run_turn(&world, &mut state, &mut out, &mut inbox, text).await;
+                    run_turn(&world, &mut state, &mut out, &mut inbox, text, &mut title).await;
                 }
                 Submission::Shutdown => break,
                 Submission::SetMode {
@@ -304,6 +339,7 @@ where
                 }
             }
         }
+        title::finish(&mut title, &mut out, world.title_grace.as_ref()).await;
         let ended = if out.broken {
             SessionState::Error
         } else {
@@ -470,13 +506,16 @@ enum Streamed {
 
 /// Runs one user turn to its `TurnDone`. Submissions that arrive meanwhile
 /// and cannot act on the turn (including `Shutdown`) wait in the inbox, in
-/// order.
+/// order. The session's first prompt starts its title, and a title being
+/// written moves on while the turn runs; once written, it is said after
+/// the `TurnDone`.
 async fn run_turn<P, S, A, X, I, F>(
     world: &World<P, S, A, X>,
     state: &mut State,
     emitter: &mut Emitter<'_, S, F>,
     inbox: &mut Inbox<I>,
     text: String,
+    title: &mut Option<Pending>,
 ) where
     P: Provider,
     S: Store,
@@ -508,7 +547,37 @@ async fn run_turn<P, S, A, X, I, F>(
             return;
         }
     };
+    if !state.titled {
+        state.titled = true;
+        *title = Some(Pending::begin(world, &text));
+    }
+    let body = turn_body(world, state, &mut out, inbox, &text, number);
+    let done = match title.as_mut() {
+        Some(pending) => pending.alongside(body).await,
+        None => body.await,
+    };
+    let stop = out.done(done);
+    // An interrupted first turn is not kept waiting on its title.
+    title::settle(title, emitter, stop == StopReason::Interrupted);
+}
 
+/// The model rounds and tool calls of one turn, up to its `TurnDone`.
+async fn turn_body<P, S, A, X, I, F>(
+    world: &World<P, S, A, X>,
+    state: &mut State,
+    out: &mut TurnOut<'_, '_, S, F>,
+    inbox: &mut Inbox<I>,
+    text: &str,
+    number: u32,
+) -> Turn<Done>
+where
+    P: Provider,
+    S: Store,
+    A: Archive,
+    X: Sandbox + 'static,
+    I: Stream<Item = Submission> + Unpin,
+    F: FnMut(&Event),
+{
     let cfg = &world.config;
     let prefix = Prefix {
         provider: world.provider.name(),
@@ -522,22 +591,22 @@ async fn run_turn<P, S, A, X, I, F>(
     };
     let cancel = CancelToken::new();
     state.turn_starts.push((number, state.history.len()));
-    let mut turn = Turn::begin(number, &text, cfg.max_turns, &mut state.history);
+    let mut turn = Turn::begin(number, text, cfg.max_turns, &mut state.history);
     let mut compacted_for_length = false;
     let done = loop {
-        if let Some(over) = over_budget(world, &mut out) {
+        if let Some(over) = over_budget(world, out) {
             out.notice(NoticeLevel::Warn, over);
             break turn.stop(StopReason::Budget);
         }
         let (mut streaming, mut request) = turn.request(&state.history, &prefix);
-        shape_request(world, state, &mut out, &mut request);
+        shape_request(world, state, out, &mut request);
         let streamed = {
             let mut stream = pin!(world.provider.stream(request, cancel.clone()));
             loop {
                 tokio::select! {
                     biased;
                     sub = inbox.next_live() => {
-                        if let MidTurn::Interrupt = mid_turn(sub, inbox, &mut out, None) {
+                        if let MidTurn::Interrupt = mid_turn(sub, inbox, out, None) {
                             cancel.cancel();
                             break Streamed::Interrupted;
                         }
@@ -603,7 +672,7 @@ async fn run_turn<P, S, A, X, I, F>(
                 Next::Tools(running) => running,
             },
         };
-        let ran = run_tools(world, state, &mut out, inbox, &mut running, &cancel);
+        let ran = run_tools(world, state, out, inbox, &mut running, &cancel);
         let (results, stop) = ran.await;
         match running.record(results, stop, &mut state.history) {
             Ok(next) => turn = next,
@@ -637,7 +706,7 @@ async fn run_turn<P, S, A, X, I, F>(
             format!("the session record was not updated: {err}"),
         );
     }
-    out.done(done);
+    done
 }
 
 /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or

@@ -251,6 +251,14 @@ pub trait Provider: Send + Sync {
     fn name(&self) -> &str;
     /// The model main turns run on.
     fn model(&self) -> &str;
+    /// Whether the cheap tier reaches a model of its own, other than the
+    /// main tier's. The session asks it for side jobs it can do without
+    /// (the session's title) only then: a single model, or a scripted
+    /// replay that must see exactly the calls it was written for, gets no
+    /// such call.
+    fn has_cheap_tier(&self) -> bool {
+        false
+    }
     /// Streams one response.
     fn stream(
         &self,
@@ -266,6 +274,9 @@ impl<P: Provider> Provider for std::sync::Arc<P> {
     }
     fn model(&self) -> &str {
         (**self).model()
+    }
+    fn has_cheap_tier(&self) -> bool {
+        (**self).has_cheap_tier()
     }
     fn stream(
         &self,

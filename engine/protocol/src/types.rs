@@ -315,6 +315,8 @@ pub enum Job {
     Main,
     /// Summarising the history (compaction).
     Compact,
+    /// Naming the session after its first prompt.
+    Title,
 }
 
 impl Job {
@@ -324,6 +326,7 @@ impl Job {
         match self {
             Job::Main => "main",
             Job::Compact => "compact",
+            Job::Title => "title",
         }
     }
 
@@ -416,6 +419,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// The session's title: a few words the cheap tier wrote about the
+    /// first prompt, or that prompt's first line. Said once per session,
+    /// between turns (normally right after the first `TurnDone`); the store
+    /// keeps it as the session's title.
+    SessionTitled { title: String },
     /// A model call failed and will be tried again after `delay_ms`. With
     /// `discarded`, the failed attempt had streamed part of an answer, and
     /// everything since this model call began is void: its text, thinking
@@ -451,6 +459,7 @@ impl Event {
             Event::Retry { .. } => "retry",
             Event::Compacted { .. } => "compacted",
             Event::ModeChanged { .. } => "mode_changed",
+            Event::SessionTitled { .. } => "session_titled",
             Event::Notice { .. } => "notice",
             Event::TurnDone { .. } => "turn_done",
         }
@@ -540,6 +549,17 @@ mod tests {
             Event::Notice {
                 level: NoticeLevel::Security,
                 text: "x".into(),
+            },
+            Event::SessionTitled {
+                title: "Fix the login form".into(),
+            },
+            Event::Usage {
+                provider: "anthropic".into(),
+                model: "claude-haiku-4-5".into(),
+                tier: Tier::Cheap,
+                job: Job::Title,
+                effort: None,
+                usage: Usage::default(),
             },
             Event::TurnDone {
                 stop: StopReason::MaxTurns,

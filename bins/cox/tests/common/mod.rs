@@ -137,13 +137,24 @@ pub fn anthropic_final_text() -> String {
     ])
 }
 
+/// How cox's title request begins (`cox_core::session::TITLE_PROMPT`):
+/// cox asks the cheap tier for one alongside the first turn when the
+/// provider has a cheap model of its own, as Anthropic does by default.
+pub const TITLE_REQUEST: &str = "Write a title for the coding session";
+
 /// Answers one request per body, in order; returns the requests' bodies.
+///
+/// A title request takes no answer from the list and is not returned: it
+/// is refused with a 400 (not retried), so the session's title is the
+/// prompt's first line and each test sees only the calls of its turns, in
+/// order, whenever the title call happens to arrive.
 pub fn serve(responses: Vec<(&'static str, String)>) -> (String, thread::JoinHandle<Vec<String>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let handle = thread::spawn(move || {
         let mut bodies = Vec::new();
-        for (status, body) in responses {
+        let mut responses = responses.into_iter().peekable();
+        while let Some((status, body)) = responses.peek().cloned() {
             let (socket, _) = listener.accept().unwrap();
             let mut reader = BufReader::new(socket);
             let mut length = 0;
@@ -159,8 +170,20 @@ pub fn serve(responses: Vec<(&'static str, String)>) -> (String, thread::JoinHan
             }
             let mut request = vec![0; length];
             reader.read_exact(&mut request).unwrap();
-            bodies.push(String::from_utf8(request).unwrap());
+            let request = String::from_utf8(request).unwrap();
             let mut socket = reader.into_inner();
+            if request.contains(TITLE_REQUEST) {
+                let refusal = r#"{"type":"error","error":{"type":"invalid_request_error","message":"no titles here"}}"#;
+                let head = format!(
+                    "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    refusal.len()
+                );
+                let _ = socket.write_all(head.as_bytes());
+                let _ = socket.write_all(refusal.as_bytes());
+                continue;
+            }
+            responses.next();
+            bodies.push(request);
             // An overloaded answer asks to be retried at once.
             let retry = if status.starts_with("529") {
                 "retry-after: 0\r\n"

@@ -1,0 +1,320 @@
+//! The session's title, written once, after the first prompt.
+//!
+//! When the provider's cheap tier has a model of its own
+//! ([`Provider::has_cheap_tier`]), a short call asks it for a few words
+//! about the first prompt. The call starts as soon as the prompt has passed
+//! the `UserPromptSubmit` hooks (so a prompt a hook blocked is never sent
+//! anywhere) and runs alongside the turn: it never delays the turn, and the
+//! turn never waits for it. Otherwise (one model, a scripted replay, a
+//! `[budget]` cap already reached) no call is made and the title is the
+//! prompt's first line.
+//!
+//! The title is said by one [`Event::SessionTitled`], preceded by the
+//! call's `usage` (job `title`, so the ledger books it), at the first gap
+//! between turns after the call is done: right after the first `TurnDone`
+//! when it was quicker than the turn, else as soon as it lands while the
+//! session is idle, or after a later turn. A session that ends first gives
+//! the call the driver's grace ([`Grace`], none by default), then settles
+//! for the first line; so does a first turn that was interrupted. A call
+//! that fails is not reported: the first line stands.
+//!
+//! Nothing of a turn follows its `TurnDone`: the title is a session event,
+//! never emitted inside a turn.
+
+use std::future::Future;
+
+use cox_protocol::provider::BoxFuture;
+use futures::FutureExt;
+
+use super::economy::budget_reached;
+use super::*;
+
+/// What the cheap model is asked.
+pub const TITLE_PROMPT: &str = "Write a title for the coding session that starts with the user's message below: a few words (at most eight) saying what the user wants, plain text, no quotes, no final full stop. Reply with the title alone.";
+
+/// The most characters a title keeps (an ellipsis marks a cut).
+pub const TITLE_CHARS: usize = 72;
+
+/// How much of the prompt the title call is sent.
+const PROMPT_CHARS: usize = 4_000;
+
+/// A title is a few words; this leaves room for a model that adds some.
+const MAX_TOKENS: u32 = 40;
+
+/// How long a title call still running when the session ends may take:
+/// the driver's timer (the core reads no clock), called once, at the end.
+pub type Grace = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// What the title call came to.
+#[derive(Default)]
+struct Written {
+    title: Option<String>,
+    /// The call's `usage` events, to book before the title.
+    usage: Vec<Event>,
+}
+
+/// A title on its way: the call (or nothing to wait for) and the first
+/// line to fall back on.
+pub(super) struct Pending {
+    fallback: Option<String>,
+    cancel: CancelToken,
+    call: BoxFuture<'static, Written>,
+    written: Option<Written>,
+}
+
+impl Pending {
+    /// Starts the title of a session whose first prompt is `prompt`.
+    pub(super) fn begin<P: Provider, S: Store, A, X>(
+        world: &World<P, S, A, X>,
+        prompt: &str,
+    ) -> Self {
+        let cancel = CancelToken::new();
+        let asks = world.provider.has_cheap_tier()
+            && budget_reached(world, |_, _| {}).is_none()
+            && !prompt.trim().is_empty();
+        let call: BoxFuture<'static, Written> = if asks {
+            Box::pin(call(world, prompt, cancel.clone()))
+        } else {
+            Box::pin(std::future::ready(Written::default()))
+        };
+        Self {
+            fallback: first_line(prompt),
+            cancel,
+            call,
+            written: None,
+        }
+    }
+
+    /// Runs `body` to its end, moving the call on meanwhile.
+    pub(super) async fn alongside<T>(&mut self, body: impl Future<Output = T>) -> T {
+        let mut body = pin!(body);
+        while self.written.is_none() {
+            tokio::select! {
+                biased;
+                value = &mut body => return value,
+                written = &mut self.call => self.written = Some(written),
+            }
+        }
+        body.await
+    }
+
+    /// Waits for the call.
+    pub(super) async fn land(&mut self) {
+        if self.written.is_none() {
+            self.written = Some((&mut self.call).await);
+        }
+    }
+
+    /// Whether the call is done (checked without waiting).
+    fn landed(&mut self) -> bool {
+        if self.written.is_none() {
+            self.written = (&mut self.call).now_or_never();
+        }
+        self.written.is_some()
+    }
+
+    /// The events that record the title: the call's usage, then the title
+    /// it wrote, or the first line. A call still running is cancelled.
+    fn events(self) -> Vec<Event> {
+        self.cancel.cancel();
+        let Written { title, mut usage } = self.written.unwrap_or_default();
+        if let Some(title) = title.or(self.fallback) {
+            usage.push(Event::SessionTitled { title });
+        }
+        usage
+    }
+}
+
+/// Says the title if it is there, or, with `give_up`, the first line in
+/// its place; a title still being written otherwise stays pending.
+pub(super) fn settle<S: Store, F: FnMut(&Event)>(
+    pending: &mut Option<Pending>,
+    out: &mut Emitter<'_, S, F>,
+    give_up: bool,
+) {
+    let Some(title) = pending.as_mut() else {
+        return;
+    };
+    if title.landed() || give_up {
+        for event in pending.take().map(Pending::events).unwrap_or_default() {
+            out.emit(event);
+        }
+    }
+}
+
+/// At the session's end: the call gets the driver's grace, then the title
+/// is said, written or not.
+pub(super) async fn finish<S: Store, F: FnMut(&Event)>(
+    pending: &mut Option<Pending>,
+    out: &mut Emitter<'_, S, F>,
+    grace: Option<&Grace>,
+) {
+    let Some(title) = pending.as_mut() else {
+        return;
+    };
+    if let Some(grace) = grace
+        && !title.landed()
+    {
+        let wait = grace();
+        tokio::select! {
+            biased;
+            () = title.land() => {}
+            () = wait => {}
+        }
+    }
+    settle(pending, out, true);
+}
+
+/// The title call on the cheap tier: the prompt and a short instruction,
+/// no tools, a few tokens.
+fn call<P: Provider, S, A, X>(
+    world: &World<P, S, A, X>,
+    prompt: &str,
+    cancel: CancelToken,
+) -> impl Future<Output = Written> + Send + 'static {
+    let request = Request {
+        model: world.provider.model().to_owned(),
+        tier: Tier::Cheap,
+        effort: None,
+        model_override: None,
+        system: SystemParts {
+            prompt: TITLE_PROMPT.to_owned(),
+            instructions: String::new(),
+            volatile: String::new(),
+        },
+        tools: Vec::new(),
+        messages: vec![Message::user_text(
+            prompt.chars().take(PROMPT_CHARS).collect::<String>(),
+        )],
+        max_output_tokens: MAX_TOKENS,
+    };
+    let stream = world.provider.stream(request, cancel);
+    let mut served = (
+        world.provider.name().to_owned(),
+        world.provider.model().to_owned(),
+        None,
+    );
+    async move {
+        let mut stream = pin!(stream);
+        let mut text = String::new();
+        let mut usage = Vec::new();
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(StreamEvent::TextDelta(piece)) => text.push_str(&piece),
+                Ok(StreamEvent::Routed {
+                    provider,
+                    model,
+                    effort,
+                }) => served = (provider, model, effort),
+                Ok(StreamEvent::Usage(spent)) => usage.push(Event::Usage {
+                    provider: served.0.clone(),
+                    model: served.1.clone(),
+                    tier: Tier::Cheap,
+                    job: Job::Title,
+                    effort: served.2,
+                    usage: spent,
+                }),
+                Ok(StreamEvent::Retrying { discarded, .. }) => {
+                    if discarded {
+                        text.clear();
+                    }
+                }
+                Ok(StreamEvent::Done(_)) => break,
+                Ok(_) => {}
+                Err(_) => return Written { title: None, usage },
+            }
+        }
+        Written {
+            title: cleaned(&text),
+            usage,
+        }
+    }
+}
+
+/// The model's answer as a title: its first line, without the quotes,
+/// markup or `Title:` a model may add, nor a final full stop.
+fn cleaned(answer: &str) -> Option<String> {
+    let line = answer.lines().find(|l| !l.trim().is_empty())?;
+    let mut line = line.trim();
+    for prefix in ["title:", "Title:", "TITLE:"] {
+        line = line.strip_prefix(prefix).unwrap_or(line);
+    }
+    let line = line
+        .trim_matches(|c: char| c.is_whitespace() || "\"'`*#_“”‘’".contains(c))
+        .trim_end_matches('.');
+    one_line(line)
+}
+
+/// The first line of the prompt that holds more than blanks, trimmed and
+/// cut to [`TITLE_CHARS`].
+#[must_use]
+pub fn first_line(prompt: &str) -> Option<String> {
+    one_line(prompt.lines().find(|l| !l.trim().is_empty())?)
+}
+
+/// `text` on one line: control characters and runs of blanks become one
+/// space, and it is cut to [`TITLE_CHARS`] with `…`, between words where
+/// it can be.
+fn one_line(text: &str) -> Option<String> {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    let line = words.join(" ");
+    if line.chars().count() <= TITLE_CHARS {
+        return Some(line);
+    }
+    // Cut before the word the limit falls in, unless it is the only one.
+    let mut cut: String = line.chars().take(TITLE_CHARS - 1).collect();
+    let at_word_end = line.chars().nth(TITLE_CHARS - 1) == Some(' ');
+    if !at_word_end && let Some(space) = cut.rfind(' ') {
+        cut.truncate(space);
+    }
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    Some(cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_line_is_trimmed_and_cut() {
+        assert_eq!(
+            first_line("\n   \n  fix the  login\tform  \nand more").as_deref(),
+            Some("fix the login form")
+        );
+        assert_eq!(first_line(" \n\t"), None);
+        let long = "word ".repeat(40);
+        let title = first_line(&long).unwrap();
+        assert!(title.chars().count() <= TITLE_CHARS, "{title}");
+        assert!(title.ends_with(" word…"), "cut between words: {title}");
+        let unbroken = "x".repeat(100);
+        assert_eq!(first_line(&unbroken).unwrap().chars().count(), TITLE_CHARS);
+        let escape = first_line("a\u{1b}[31mred").unwrap();
+        assert!(!escape.contains('\u{1b}'), "{escape:?}");
+    }
+
+    #[test]
+    fn a_model_answer_loses_its_quotes_markup_and_full_stop() {
+        for answer in [
+            "Fix the login form",
+            "\"Fix the login form.\"",
+            "**Fix the login form**\n\nIt is about…",
+            "Title: Fix the login form",
+            "  “Fix the login form”  ",
+            "# Fix the login form",
+        ] {
+            assert_eq!(
+                cleaned(answer).as_deref(),
+                Some("Fix the login form"),
+                "{answer:?}"
+            );
+        }
+        assert_eq!(cleaned("\n \"\" \n"), None);
+    }
+}
