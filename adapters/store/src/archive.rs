@@ -41,9 +41,35 @@ impl FileArchive {
         }
     }
 
+    /// The folder the files are in.
+    pub(crate) fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// Where the output `id` is, or would be, kept.
     pub(crate) fn path_of(&self, id: Ulid) -> PathBuf {
         self.dir.join(id.to_string())
+    }
+
+    /// The ids of the outputs kept as files whose id starts with `prefix`
+    /// (upper case); none when the folder does not exist yet.
+    pub(crate) fn ids_starting_with(&self, prefix: &str) -> io::Result<Vec<String>> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let name = entry?.file_name();
+            if let Some(name) = name.to_str()
+                && name.starts_with(prefix)
+                && Ulid::from_string(name).is_ok()
+            {
+                ids.push(name.to_owned());
+            }
+        }
+        Ok(ids)
     }
 
     /// Writes a new output under a temporary name and renames it into

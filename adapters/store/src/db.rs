@@ -25,6 +25,7 @@ mod read;
 mod report;
 mod schema;
 
+pub(crate) use read::{Picked, ambiguity, pick};
 pub use report::{CacheDay, ModelTotals, PeriodTotals, TierJobTotals, Totals};
 pub use rows::{ArchiveRow, Kept, SessionRow, UsageRow, project_slug};
 
@@ -88,12 +89,7 @@ pub enum DbError {
     #[error("cox.db at {}: no session {id}", path.display())]
     UnknownSession { path: PathBuf, id: String },
     /// An id prefix matched more than one session.
-    #[error(
-        "cox.db at {}: `{prefix}` matches more than one session: {}{}",
-        path.display(),
-        matches.join(", "),
-        if *more { ", …" } else { "" }
-    )]
+    #[error("cox.db at {}: {}", path.display(), ambiguity(prefix, "session", matches, *more))]
     AmbiguousPrefix {
         path: PathBuf,
         prefix: String,

@@ -237,3 +237,63 @@ fn a_moved_home_still_finds_its_files() {
     fs::rename(home.root(), moved.root()).unwrap();
     assert_eq!(open(&moved).get(&id).unwrap(), seq(10_000));
 }
+
+/// The shortest start of `id` that `other` does not share.
+fn unique_start<'a>(id: &'a str, other: &str) -> &'a str {
+    let common = id
+        .chars()
+        .zip(other.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    &id[..=common]
+}
+
+#[test]
+fn a_unique_prefix_names_an_output_indexed_or_kept_as_a_file() {
+    let (_dir, home) = prepared();
+    let old = FileArchive::new(&home)
+        .put(&meta(None), b"from before\n")
+        .unwrap();
+    let store = open(&home);
+    let inline = store.put(&meta(None), b"inline\n").unwrap();
+    let big = store.put(&meta(None), &seq(5_000)).unwrap();
+    let reader = ArchiveReader::new(&home, Some(store.db()));
+    for (id, others) in [
+        (&old, [&inline, &big]),
+        (&inline, [&old, &big]),
+        (&big, [&old, &inline]),
+    ] {
+        let start = [unique_start(id, others[0]), unique_start(id, others[1])]
+            .into_iter()
+            .max_by_key(|s| s.len())
+            .unwrap();
+        assert_eq!(&reader.resolve(start).unwrap(), id, "{start}");
+        assert_eq!(&reader.resolve(&start.to_lowercase()).unwrap(), id);
+        assert_eq!(&reader.resolve(id).unwrap(), id, "a whole id is itself");
+    }
+    // Without the database only the files are there to find.
+    let files = ArchiveReader::new(&home, None);
+    assert_eq!(files.resolve(unique_start(&old, &big)).unwrap(), old);
+
+    // All three start with the same few characters (the time they were made).
+    let shared = &old[..2];
+    let error = reader.resolve(shared).unwrap_err().to_string();
+    assert!(
+        error.starts_with(&format!(
+            "`{shared}` matches more than one archived output: "
+        )),
+        "{error}"
+    );
+    for id in [&old, &inline, &big] {
+        assert!(error.contains(id.as_str()), "{error} lists {id}");
+    }
+    let error = reader.resolve("7ZZZZ").unwrap_err().to_string();
+    assert_eq!(error, "no archived output has an id starting with `7ZZZZ`");
+    let error = reader.resolve("01../etc").unwrap_err().to_string();
+    assert!(
+        error.contains("not a valid id, nor the start of one"),
+        "{error}"
+    );
+    let error = reader.resolve("").unwrap_err().to_string();
+    assert!(error.contains("not a valid id"), "{error}");
+}

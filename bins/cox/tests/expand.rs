@@ -147,7 +147,7 @@ fn bad_ids_and_ranges_are_one_line_errors() {
         ),
         (
             vec!["../cox.db"],
-            "archive id `../cox.db` is not a valid id".into(),
+            "archive id `../cox.db` is not a valid id, nor the start of one".into(),
         ),
         (
             vec![&big, "--lines", "9000-9010"],
@@ -219,6 +219,44 @@ fn a_reader_that_goes_away_ends_it_quietly() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(stderr(&out), "");
     assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_unique_prefix_is_enough_and_an_ambiguous_one_is_refused() {
+    let env = Env::new();
+    let home_dir = tempfile::tempdir().unwrap();
+    let [first, second] = archive(&env, [b"first\n", b"second\n"]);
+    let common = first
+        .chars()
+        .zip(second.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let expand = |args: &[&str]| {
+        env.cox()
+            .env("HOME", home_dir.path())
+            .arg("expand")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // The shortest start of each that the other does not share, pasted as
+    // the marker spells it or in lower case.
+    let start = &first[..=common];
+    assert_eq!(ok(&expand(&[start])), b"first\n");
+    let marked = format!("#{}", second[..=common].to_lowercase());
+    assert_eq!(ok(&expand(&[&marked, "--lines", "1"])), b"second\n");
+
+    let shared = &first[..common];
+    let out = expand(&[shared]);
+    assert_one_line_error(
+        &out,
+        &format!("`{shared}` matches more than one archived output: {first}, {second}"),
+    );
+    assert!(out.stdout.is_empty());
+    assert_one_line_error(
+        &expand(&["7ZZZ"]),
+        "no archived output has an id starting with `7ZZZ`",
+    );
 }
 
 /// A well-formed id that nothing was archived under.

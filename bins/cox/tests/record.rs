@@ -422,8 +422,17 @@ fn grep_finds_rollout_lines_newest_session_first() {
     assert_eq!(first["excerpt"], "hello.txt");
     assert!(first["line"].as_u64().is_some());
 
-    let none = ok(&cox(&env, &["sessions", "--grep", "no such text anywhere"]));
-    assert_eq!(none, "no rollout line contains `no such text anywhere`\n");
+    // As grep: nothing matched is exit 1, said on stderr, stdout empty.
+    let none = cox(&env, &["sessions", "--grep", "no such text anywhere"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(none.stdout.is_empty());
+    assert_eq!(
+        stderr(&none),
+        "cox: no session mentions `no such text anywhere`\n"
+    );
+    let none = cox(&env, &["sessions", "--grep", "no such text", "--json"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&none.stdout), "[]\n");
 }
 
 #[test]

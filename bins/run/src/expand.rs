@@ -11,7 +11,9 @@
 //! The id is the one in the marker the model was shown in place of the
 //! middle of a long output (`[… 84 KiB archived; expand #<id> lines
 //! 3–8210]`); a leading `#` and an en dash in the range are accepted so it
-//! can be pasted as it is.
+//! can be pasted as it is. As with `cox sessions`, any start of an id that
+//! no other output's shares will do, in either case; an ambiguous one is an
+//! error naming the first few it matches.
 //!
 //! The bytes go to stdout unchanged (an output need not be UTF-8), and a
 //! range is exactly the lines it names or a one-line error, never fewer
@@ -31,7 +33,8 @@ use crate::report::Record;
 /// `cox expand ID [--lines A-B]`.
 #[derive(Args, Debug, Clone)]
 pub struct ExpandArgs {
-    /// The archived output's id, as the marker shows it (`#` optional).
+    /// The archived output's id, as the marker shows it (`#` optional), or
+    /// the start of one that no other output's shares.
     #[arg(value_name = "ID")]
     pub id: String,
     /// Only these lines, 1-based and inclusive: `60-90`, `60-` (to the
@@ -71,9 +74,9 @@ fn expand(args: &ExpandArgs) -> Result<Vec<u8>> {
         .map(|text| text.parse::<LineRange>().map_err(|e| range_error(text, &e)))
         .transpose()?;
     let record = Record::open()?;
-    let bytes = ArchiveReader::new(&record.home, record.db.as_ref())
-        .get(id)
-        .map_err(|e| anyhow!("{e}"))?;
+    let reader = ArchiveReader::new(&record.home, record.db.as_ref());
+    let id = reader.resolve(id).map_err(|e| anyhow!("{e}"))?;
+    let bytes = reader.get(&id).map_err(|e| anyhow!("{e}"))?;
     let Some(range) = range else {
         return Ok(bytes);
     };

@@ -1,20 +1,32 @@
-//! `cox sessions --grep TEXT`: which rollout lines mention some text.
+//! `cox sessions --grep TEXT`: where the sessions mention some text.
 //!
-//! The search is over the raw lines of every `sessions/<id>.jsonl` (a
-//! case-sensitive substring test, so it also finds text inside tool inputs
-//! and results), newest session first (ULIDs sort by time), in line order
-//! within a session. It needs no database: a rollout is the full record.
+//! The search is over every `sessions/<id>.jsonl`, newest session first
+//! (ULIDs sort by time), in line order within a session, with a
+//! case-sensitive substring test. It needs no database: a rollout is the
+//! full record.
 //!
-//! Each hit is printed as `<session id>:<line>: <event type> <excerpt>`,
-//! where the excerpt is about [`EXCERPT_CHARS`] characters of the first
-//! string in the event that holds the text, around the match, on one line.
-//! When no single string holds it (the text spans JSON syntax or an
-//! escape), the excerpt is taken from the raw line instead.
+//! What the assistant said arrives as many `text_delta` events (and its
+//! reasoning as `thinking_delta`s), so a phrase can be cut across several
+//! lines. Each run of consecutive deltas of one kind is put back together
+//! and searched as one message; a match in it is one hit, printed as
+//! `<session id>:<first line>-<last line>: text <excerpt>` (`thinking` for
+//! reasoning; a message of one line shows that line alone). Every other
+//! line is searched as it is (so the text is also found inside tool inputs
+//! and results) and printed as `<session id>:<line>: <event type>
+//! <excerpt>`.
 //!
-//! A rollout that cannot be read is a warning on stderr; the others are
-//! still searched.
+//! The excerpt is about [`EXCERPT_CHARS`] characters around the match, on
+//! one line: from the assembled message, or from the first string in the
+//! event that holds the text; when no single string holds it (the text
+//! spans JSON syntax or an escape), from the raw line.
+//!
+//! As with grep, the exit code is 0 when something matched and 1 when
+//! nothing did (a line on stderr says so; `--json` prints `[]`). An error
+//! is one line on stderr and exit 1 too. A rollout that cannot be read is a
+//! warning on stderr; the others are still searched.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
@@ -29,25 +41,56 @@ pub const EXCERPT_CHARS: usize = 120;
 /// How many of those come before the match, when the text is long.
 const BEFORE_CHARS: usize = 40;
 
-/// One rollout line that contains the text.
+/// One event, or one message put back together from its deltas, that
+/// contains the text.
 #[derive(Debug, PartialEq, Serialize)]
 pub struct Hit {
     pub session_id: String,
-    /// From 1.
+    /// From 1: the line of the event, or of a message's first delta.
     pub line: usize,
-    /// The event's `type`, or `?` for a line that is not an event.
+    /// A message's last delta, when it spans several lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_line: Option<usize>,
+    /// The event's `type`; `text` or `thinking` for a message assembled
+    /// from `text_delta` or `thinking_delta` events; `?` for a line that is
+    /// not an event.
     #[serde(rename = "type")]
     pub kind: String,
     pub excerpt: String,
 }
 
-/// The hits as text or JSON; `only` names one session (id or prefix).
-pub(crate) fn render(
-    record: &Record,
-    only: Option<&str>,
-    needle: &str,
-    json: bool,
-) -> Result<String> {
+/// Runs the search; returns the exit code: 0 when something matched, 1
+/// when nothing did or the search failed (said on stderr).
+pub(crate) fn run(only: Option<&str>, needle: &str, json: bool) -> i32 {
+    let found = Record::open().and_then(|record| find(&record, only, needle));
+    let hits = match found {
+        Ok(hits) => hits,
+        Err(err) => {
+            eprintln!("cox: error: {}", crate::one_line(&err));
+            return 1;
+        }
+    };
+    let text = match render(&hits, json) {
+        Ok(text) => text,
+        Err(err) => {
+            eprintln!("cox: error: {}", crate::one_line(&err));
+            return 1;
+        }
+    };
+    // A closed pipe (`| head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    if hits.is_empty() {
+        if !json {
+            eprintln!("cox: no session mentions `{needle}`");
+        }
+        return 1;
+    }
+    0
+}
+
+/// The hits of every rollout, or of the one session `only` names (an id
+/// or a unique prefix).
+pub(crate) fn find(record: &Record, only: Option<&str>, needle: &str) -> Result<Vec<Hit>> {
     if needle.is_empty() {
         bail!("--grep needs the text to look for");
     }
@@ -65,19 +108,28 @@ pub(crate) fn render(
             Err(e) => eprintln!("cox: warning: cannot read rollout {}: {e}", path.display()),
         }
     }
+    Ok(hits)
+}
+
+/// The hits as text, one per line, or as a JSON array.
+fn render(hits: &[Hit], json: bool) -> Result<String> {
     if json {
-        return Ok(serde_json::to_string_pretty(&hits)? + "\n");
-    }
-    if hits.is_empty() {
-        return Ok(format!("no rollout line contains `{needle}`\n"));
+        return Ok(serde_json::to_string_pretty(hits)? + "\n");
     }
     let mut out = String::new();
-    for hit in &hits {
-        let _ = writeln!(
-            out,
-            "{}:{}: {} {}",
-            hit.session_id, hit.line, hit.kind, hit.excerpt
-        );
+    for hit in hits {
+        let _ = match hit.last_line {
+            Some(last) => writeln!(
+                out,
+                "{}:{}-{last}: {} {}",
+                hit.session_id, hit.line, hit.kind, hit.excerpt
+            ),
+            None => writeln!(
+                out,
+                "{}:{}: {} {}",
+                hit.session_id, hit.line, hit.kind, hit.excerpt
+            ),
+        };
     }
     Ok(out)
 }
@@ -106,31 +158,90 @@ fn rollouts_in(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     Ok(found)
 }
 
-/// The lines of one rollout that contain `needle`.
-pub fn search(session_id: &str, bytes: &[u8], needle: &str) -> Vec<Hit> {
-    bytes
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .filter_map(|(index, line)| {
-            let line = String::from_utf8_lossy(line);
-            if !line.contains(needle) {
-                return None;
-            }
-            let event: Option<Value> = serde_json::from_str(&line).ok();
-            let kind = event
-                .as_ref()
-                .and_then(|e| e["type"].as_str())
-                .unwrap_or("?")
-                .to_owned();
-            let holder = event.as_ref().and_then(|e| first_string_with(e, needle));
-            Some(Hit {
-                session_id: session_id.to_owned(),
-                line: index + 1,
-                kind,
-                excerpt: excerpt(holder.unwrap_or(&line), needle),
-            })
+/// A message being put back together from its deltas.
+struct Message {
+    /// `text` or `thinking`.
+    kind: &'static str,
+    first: usize,
+    last: usize,
+    text: String,
+}
+
+impl Message {
+    /// The hit this message is, if it holds `needle`.
+    fn hit(self, session_id: &str, needle: &str) -> Option<Hit> {
+        self.text.contains(needle).then(|| Hit {
+            session_id: session_id.to_owned(),
+            line: self.first,
+            last_line: (self.last > self.first).then_some(self.last),
+            kind: self.kind.to_owned(),
+            excerpt: excerpt(&self.text, needle),
         })
-        .collect()
+    }
+}
+
+/// Which message a line is a piece of, and the piece: a `text_delta` or
+/// `thinking_delta` event (the rollout writes `type` first, so other lines
+/// are not parsed unless they hold the text).
+fn delta(line: &str) -> Option<(&'static str, String)> {
+    let kind = if line.starts_with(r#"{"type":"text_delta","#) {
+        "text"
+    } else if line.starts_with(r#"{"type":"thinking_delta","#) {
+        "thinking"
+    } else {
+        return None;
+    };
+    let event: Value = serde_json::from_str(line).ok()?;
+    Some((kind, event["text"].as_str()?.to_owned()))
+}
+
+/// The hits of one rollout, in line order: messages put back together
+/// from their deltas, and every other line that contains `needle`.
+pub fn search(session_id: &str, bytes: &[u8], needle: &str) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let mut message: Option<Message> = None;
+    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let number = index + 1;
+        let line = String::from_utf8_lossy(line);
+        if let Some((kind, piece)) = delta(&line) {
+            match &mut message {
+                Some(m) if m.kind == kind => {
+                    m.last = number;
+                    m.text.push_str(&piece);
+                }
+                _ => {
+                    hits.extend(message.take().and_then(|m| m.hit(session_id, needle)));
+                    message = Some(Message {
+                        kind,
+                        first: number,
+                        last: number,
+                        text: piece,
+                    });
+                }
+            }
+            continue;
+        }
+        hits.extend(message.take().and_then(|m| m.hit(session_id, needle)));
+        if !line.contains(needle) {
+            continue;
+        }
+        let event: Option<Value> = serde_json::from_str(&line).ok();
+        let kind = event
+            .as_ref()
+            .and_then(|e| e["type"].as_str())
+            .unwrap_or("?")
+            .to_owned();
+        let holder = event.as_ref().and_then(|e| first_string_with(e, needle));
+        hits.push(Hit {
+            session_id: session_id.to_owned(),
+            line: number,
+            last_line: None,
+            kind,
+            excerpt: excerpt(holder.unwrap_or(&line), needle),
+        });
+    }
+    hits.extend(message.and_then(|m| m.hit(session_id, needle)));
+    hits
 }
 
 /// The first string in the value (in document order) that contains
@@ -189,12 +300,14 @@ mod tests {
                 Hit {
                     session_id: "S".into(),
                     line: 1,
+                    last_line: None,
                     kind: "turn_started".into(),
                     excerpt: "make hello.txt".into(),
                 },
                 Hit {
                     session_id: "S".into(),
                     line: 3,
+                    last_line: None,
                     kind: "tool_call_requested".into(),
                     excerpt: "hello.txt".into(),
                 },
@@ -203,6 +316,52 @@ mod tests {
         let cut = search("S", rollout, "turn_do");
         assert_eq!(cut[0].kind, "?", "a cut line is not an event");
         assert_eq!(cut[0].excerpt, "{\"type\":\"turn_do");
+    }
+
+    #[test]
+    fn text_streamed_across_deltas_is_found_in_the_assembled_message() {
+        let rollout = br#"{"type":"turn_started","turn":1,"text":"hi"}
+{"type":"thinking_delta","text":"the user wants a gree"}
+{"type":"thinking_delta","text":"ting"}
+{"type":"text_delta","text":"Hello, "}
+{"type":"text_delta","text":"wor"}
+{"type":"text_delta","text":"ld! \"quoted\""}
+{"type":"usage","provider":"p","model":"m","tier":"code","input_tokens":1,"output_tokens":1}
+{"type":"text_delta","text":"world again"}
+"#;
+        let hits = search("S", rollout, "world");
+        assert_eq!(
+            hits,
+            [
+                Hit {
+                    session_id: "S".into(),
+                    line: 4,
+                    last_line: Some(6),
+                    kind: "text".into(),
+                    excerpt: "Hello, world! \"quoted\"".into(),
+                },
+                Hit {
+                    session_id: "S".into(),
+                    line: 8,
+                    last_line: None,
+                    kind: "text".into(),
+                    excerpt: "world again".into(),
+                },
+            ]
+        );
+        let thought = search("S", rollout, "greeting");
+        assert_eq!((thought.len(), thought[0].kind.as_str()), (1, "thinking"));
+        assert_eq!((thought[0].line, thought[0].last_line), (2, Some(3)));
+        // Decoded: the quote is found as said, not as the JSON escapes it.
+        assert_eq!(search("S", rollout, "! \"quoted").len(), 1);
+        // A match inside one delta is one hit for the message, not two.
+        assert_eq!(search("S", rollout, "Hello").len(), 1);
+        assert!(
+            search("S", rollout, "lo, wor")
+                .iter()
+                .all(|h| h.kind == "text")
+        );
+        assert!(search("S", rollout, "nowhere").is_empty());
     }
 
     #[test]

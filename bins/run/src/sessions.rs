@@ -6,7 +6,8 @@
 //! cox sessions <id>            one session: times, turns, cost, state, and
 //!                              its tokens per provider, model and effort
 //! cox sessions [<id>] --json   the same, as JSON with stable field names
-//! cox sessions --grep TEXT     rollout lines containing TEXT (see grep.rs)
+//! cox sessions --grep TEXT     where the sessions mention TEXT (see
+//!                              grep.rs); exit 1 when nothing does
 //! ```
 //!
 //! Nothing here writes: the database is opened only if it exists and only
@@ -40,22 +41,23 @@ pub struct SessionsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Print the rollout lines that contain TEXT (case-sensitive), newest
-    /// session first; with ID, only that session's.
+    /// Print where the sessions mention TEXT (case-sensitive), newest
+    /// session first; with ID, only that session's. The assistant's
+    /// streamed text is searched whole. Exit 1 when nothing matches.
     #[arg(long, value_name = "TEXT")]
     pub grep: Option<String>,
 }
 
 /// Runs `cox sessions`; returns the exit code (0, or 1 after a one-line
-/// error).
+/// error, or when `--grep` matched nothing).
 pub fn run(args: &SessionsArgs) -> i32 {
+    if let Some(needle) = &args.grep {
+        return grep::run(args.id.as_deref(), needle, args.json);
+    }
     finish(Record::open().and_then(|record| render(&record, args, now_millis())))
 }
 
 fn render(record: &Record, args: &SessionsArgs, now_ms: u64) -> Result<String> {
-    if let Some(needle) = &args.grep {
-        return grep::render(record, args.id.as_deref(), needle, args.json);
-    }
     match &args.id {
         Some(id) => detail(record, &record.session(id)?, args.json),
         None => list(record, args.json, now_ms),

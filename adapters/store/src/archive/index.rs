@@ -28,7 +28,7 @@ use ulid::Ulid;
 
 use super::{FileArchive, parse_id, read_error};
 use crate::clock;
-use crate::db::{ArchiveRow, Db, Kept};
+use crate::db::{ArchiveRow, Db, Kept, Picked, ambiguity, pick};
 use crate::home::CoxHome;
 use crate::ledger::CoxStore;
 use crate::lines::line_count;
@@ -36,6 +36,14 @@ use crate::lines::line_count;
 /// The largest output kept inline in its index row (16 KiB); anything
 /// longer becomes a file under `archive/`.
 pub const INLINE_MAX: usize = 16 * 1024;
+
+/// The length of a whole id.
+const ULID_LEN: usize = 26;
+
+/// Whether `c` can be part of a ULID (Crockford's base 32, upper case).
+fn is_crockford(c: char) -> bool {
+    c.is_ascii_digit() || (c.is_ascii_uppercase() && !matches!(c, 'I' | 'L' | 'O' | 'U'))
+}
 
 /// Reads archived outputs back: by their index row when the database has
 /// one, else by their file under `archive/`.
@@ -73,6 +81,50 @@ impl<'a> ArchiveReader<'a> {
         match row.kept {
             Kept::Inline(bytes) => Ok(bytes),
             Kept::File(path) => self.read_file(id, ulid, &path, row.bytes),
+        }
+    }
+
+    /// The whole id `id_or_prefix` names: a whole id as it is (in its
+    /// canonical spelling), or the one archived output, indexed or kept as
+    /// a file, whose id starts with it (in either case). Errors are one
+    /// line: not an id nor the start of one, nothing starts with it, or
+    /// several outputs do (the first few are named).
+    pub fn resolve(&self, id_or_prefix: &str) -> Result<String, ArchiveError> {
+        let prefix = id_or_prefix.trim().to_ascii_uppercase();
+        if prefix.len() == ULID_LEN {
+            return parse_id(&prefix).map(|ulid| ulid.to_string());
+        }
+        if prefix.is_empty() || prefix.len() > ULID_LEN || !prefix.chars().all(is_crockford) {
+            return Err(ArchiveError(format!(
+                "archive id `{}` is not a valid id, nor the start of one",
+                id_or_prefix.escape_debug()
+            )));
+        }
+        let mut ids = match self.db {
+            Some(db) => db
+                .archive_ids_starting_with(&prefix)
+                .map_err(|e| ArchiveError(e.to_string()))?,
+            None => Vec::new(),
+        };
+        ids.extend(self.files.ids_starting_with(&prefix).map_err(|e| {
+            ArchiveError(format!(
+                "cannot look for archived outputs `{prefix}…` in {}: {e}",
+                self.files.dir().display()
+            ))
+        })?);
+        ids.sort();
+        ids.dedup();
+        match pick(&prefix, ids, String::as_str) {
+            Picked::One(id) => Ok(id),
+            Picked::None => Err(ArchiveError(format!(
+                "no archived output has an id starting with `{id_or_prefix}`"
+            ))),
+            Picked::Several { shown, more } => Err(ArchiveError(ambiguity(
+                id_or_prefix,
+                "archived output",
+                &shown,
+                more,
+            ))),
         }
     }
 

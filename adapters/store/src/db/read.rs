@@ -1,6 +1,10 @@
 //! Look-ups for the CLI: opening the file only to read it, the sessions,
-//! one session by id or prefix, the latest one in a folder, and a
-//! session's usage rows.
+//! one session by id or prefix, the latest one in a folder, a session's
+//! usage rows, and the archived outputs whose id starts with a prefix.
+//!
+//! An id may be shortened to a prefix no other id shares ([`pick`]): `cox
+//! sessions`, `cox run --resume` and `cox expand` all resolve it the same
+//! way, and say the same when it is ambiguous ([`ambiguity`]).
 //!
 //! Each is served by an index (`sessions(created_at)`, the primary key as a
 //! range for a prefix, `sessions(cwd, created_at)`, `usage(session_id)`).
@@ -8,7 +12,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, params};
 
 use super::rows::{session_row, usage_row};
 use super::{
@@ -84,7 +88,7 @@ impl Db {
             return Ok(None);
         }
         let end = prefix_end(&prefix);
-        let mut found = self
+        let found = self
             .query_sessions(
                 concat!(
                     "SELECT ",
@@ -94,22 +98,28 @@ impl Db {
                 &[&prefix, &end],
             )
             .map_err(self.fail(format!("cannot look up session `{id_or_prefix}`")))?;
-        if let Some(exact) = found.iter().position(|row| row.id == prefix) {
-            return Ok(Some(found.swap_remove(exact)));
-        }
-        match found.len() {
-            0 | 1 => Ok(found.pop()),
-            n => Err(DbError::AmbiguousPrefix {
+        match pick(&prefix, found, |row| &row.id) {
+            Picked::None => Ok(None),
+            Picked::One(row) => Ok(Some(row)),
+            Picked::Several { shown, more } => Err(DbError::AmbiguousPrefix {
                 path: self.path.clone(),
                 prefix: id_or_prefix.to_owned(),
-                matches: found
-                    .into_iter()
-                    .take(AMBIGUOUS_SHOWN)
-                    .map(|row| row.id)
-                    .collect(),
-                more: n > AMBIGUOUS_SHOWN,
+                matches: shown,
+                more,
             }),
         }
+    }
+
+    /// The ids of archived outputs that start with `prefix` (upper case),
+    /// in order: a few more than an ambiguity lists, at most.
+    pub fn archive_ids_starting_with(&self, prefix: &str) -> Result<Vec<String>, DbError> {
+        self.conn()
+            .prepare_cached("SELECT id FROM archive WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 6")
+            .and_then(|mut stmt| {
+                stmt.query_map(params![prefix, prefix_end(prefix)], |row| row.get(0))?
+                    .collect::<Result<Vec<String>, _>>()
+            })
+            .map_err(self.fail(format!("cannot look up archived outputs `{prefix}…`")))
     }
 
     /// The newest session started in exactly `cwd`.
@@ -152,4 +162,47 @@ impl Db {
             .query_map(args, session_row)?
             .collect()
     }
+}
+
+/// What an id prefix names among the ids that start with it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Picked<T> {
+    /// Nothing starts with it.
+    None,
+    /// One thing does, or one has exactly this id.
+    One(T),
+    /// Several do: the first few ids, in order, and whether more did.
+    Several { shown: Vec<String>, more: bool },
+}
+
+/// Sorts out what `prefix` (already upper case) names among `found`, the
+/// things whose id starts with it, in id order: a whole id wins over the
+/// longer ones it is a prefix of.
+pub(crate) fn pick<T>(prefix: &str, mut found: Vec<T>, id: impl Fn(&T) -> &str) -> Picked<T> {
+    if let Some(exact) = found.iter().position(|item| id(item) == prefix) {
+        return Picked::One(found.swap_remove(exact));
+    }
+    match found.len() {
+        0 => Picked::None,
+        1 => found.pop().map_or(Picked::None, Picked::One),
+        n => Picked::Several {
+            shown: found
+                .iter()
+                .take(AMBIGUOUS_SHOWN)
+                .map(|item| id(item).to_owned())
+                .collect(),
+            more: n > AMBIGUOUS_SHOWN,
+        },
+    }
+}
+
+/// How an ambiguous prefix is said: "`01KB` matches more than one
+/// session: 01KB…, 01KB…, …".
+#[must_use]
+pub(crate) fn ambiguity(prefix: &str, what: &str, shown: &[String], more: bool) -> String {
+    format!(
+        "`{prefix}` matches more than one {what}: {}{}",
+        shown.join(", "),
+        if more { ", …" } else { "" }
+    )
 }
