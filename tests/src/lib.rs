@@ -71,11 +71,9 @@ pub struct Options {
     /// session asks it for a title: the scenario's first turn answers that
     /// call (the script serves every tier, in call order).
     pub cheap_tier: bool,
-    /// What a title call still running at the end is given.
+    /// What a title call still running at the end of the first turn is
+    /// given.
     pub title_grace: Option<std::time::Duration>,
-    /// No `Shutdown` after the prompts: the session stays open, idle
-    /// between turns, until the trigger sends one.
-    pub keep_open: bool,
 }
 
 impl Default for Options {
@@ -96,7 +94,6 @@ impl Default for Options {
             permissions: None,
             cheap_tier: false,
             title_grace: None,
-            keep_open: false,
         }
     }
 }
@@ -239,9 +236,7 @@ pub fn run(name: &str, mut options: Options) -> Run {
     for sub in std::mem::take(&mut options.then) {
         tx.unbounded_send(sub).expect("send");
     }
-    if !options.keep_open {
-        tx.unbounded_send(Submission::Shutdown).expect("send");
-    }
+    tx.unbounded_send(Submission::Shutdown).expect("send");
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&events);
     let mut trigger = options.trigger.take();
@@ -399,8 +394,7 @@ fn archive_ids(run: &Run) -> Vec<String> {
 
 /// Asserts that nothing of a turn follows its `TurnDone`: after one come
 /// only the next `TurnStarted`, or what happens between turns (a `/compact`:
-/// its call's usage and retries, the `Compacted` event, notices; the
-/// session's title and its call's usage).
+/// its call's usage and retries, the `Compacted` event, notices).
 ///
 /// # Panics
 /// When a turn's event follows its `TurnDone`.
@@ -413,9 +407,8 @@ pub fn assert_nothing_after_turn_done(events: &[Event]) {
             Event::Compacted { .. }
             | Event::Notice { .. }
             | Event::Retry { .. }
-            | Event::SessionTitled { .. }
             | Event::Usage {
-                job: cox_protocol::types::Job::Compact | cox_protocol::types::Job::Title,
+                job: cox_protocol::types::Job::Compact,
                 ..
             } => {}
             other => assert!(!between, "{other:?} was emitted after TurnDone"),

@@ -38,14 +38,11 @@ pub fn check(name: &str, run: &Run) {
     assert_golden(name, run);
 }
 
-/// How the last turn stopped. After it come only events between turns
-/// (the session's title, after the first), which `check` holds.
 fn stop_of(run: &Run) -> StopReason {
-    let last = run.events.iter().rev().find_map(|event| match event {
-        Event::TurnDone { stop } => Some(*stop),
-        _ => None,
-    });
-    last.unwrap_or_else(|| panic!("no turn_done in {:?}", run.events))
+    match run.events.last() {
+        Some(Event::TurnDone { stop }) => *stop,
+        other => panic!("the last event is {other:?}, not turn_done"),
+    }
 }
 
 #[test]

@@ -82,9 +82,7 @@ fn the_rollout_holds_secrets_redacted_while_the_surface_sees_them() {
     );
     assert_nothing_after_turn_done(&run.events);
     assert!(matches!(
-        run.events
-            .iter()
-            .rfind(|e| matches!(e, Event::TurnDone { .. })),
+        run.events.last(),
         Some(Event::TurnDone {
             stop: StopReason::EndTurn
         })

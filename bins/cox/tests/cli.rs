@@ -213,6 +213,7 @@ fn a_failed_expectation_is_an_error_and_the_rollout_keeps_what_came_before() {
             "usage",
             "tool_call_done",
             "notice",
+            "session_titled",
             "turn_done"
         ]
     );

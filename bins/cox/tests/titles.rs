@@ -176,6 +176,20 @@ fn the_cheap_model_titles_the_session_and_its_call_is_booked_as_job_title() {
         "{csv}"
     );
     assert!(jobs.contains(&("main", "code", "claude-sonnet-5")), "{csv}");
+    // The session's cost counts the title call: it was booked before the
+    // turn was.
+    let spent: f64 = rows
+        .iter()
+        .map(|r| r[column("cost_usd")].parse::<f64>().unwrap())
+        .sum();
+    let title_cost: f64 = rows
+        .iter()
+        .find(|r| r[column("job")] == "title")
+        .map(|r| r[column("cost_usd")].parse().unwrap())
+        .unwrap();
+    assert!(title_cost > 0.0, "{csv}");
+    let cost = json[0]["cost_usd"].as_f64().unwrap();
+    assert!((cost - spent).abs() < 2e-6, "{cost} against {spent}: {csv}");
 }
 
 #[test]
@@ -217,9 +231,9 @@ fn the_scripted_provider_titles_with_the_first_line_and_a_resume_keeps_it() {
     assert_eq!(titled(&lines), ["make hello.txt"]);
     let done = lines.iter().position(|l| l["type"] == "turn_done").unwrap();
     assert_eq!(
-        lines[done + 1]["type"],
+        lines[done - 1]["type"],
         "session_titled",
-        "right after the turn"
+        "at the end of the turn"
     );
     let id = lines[0]["session_id"].as_str().unwrap().to_owned();
 

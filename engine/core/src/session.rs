@@ -11,8 +11,8 @@
 //! sink. A turn's events go through a [`TurnOut`] that is consumed by the
 //! closing `TurnDone`, so no event of a turn can follow it.
 //!
-//! The session's title is written alongside the first turn and said
-//! between turns (see `title.rs`).
+//! The session's title is written alongside the first turn and said at
+//! its end (see `title.rs`).
 
 use std::collections::{HashMap, VecDeque};
 use std::pin::pin;
@@ -286,27 +286,13 @@ where
             closed: false,
             queue: VecDeque::new(),
         };
-        let mut title: Option<Pending> = None;
         loop {
-            // A title still being written is said as soon as it lands.
-            let next = match title.as_mut() {
-                Some(pending) => tokio::select! {
-                    biased;
-                    sub = inbox.next_idle() => Some(sub),
-                    () = pending.land() => None,
-                },
-                None => Some(inbox.next_idle().await),
-            };
-            let Some(next) = next else {
-                title::settle(&mut title, &mut out, false);
-                continue;
-            };
-            let Some(sub) = next else {
+            let Some(sub) = inbox.next_idle().await else {
                 break;
             };
             match sub {
                 Submission::UserTurn { text } => {
-                    run_turn(&world, &mut state, &mut out, &mut inbox, text, &mut title).await;
+                    run_turn(&world, &mut state, &mut out, &mut inbox, text).await;
                 }
                 Submission::Shutdown => break,
                 Submission::SetMode {
@@ -339,7 +325,6 @@ where
                 }
             }
         }
-        title::finish(&mut title, &mut out, world.title_grace.as_ref()).await;
         let ended = if out.broken {
             SessionState::Error
         } else {
@@ -506,16 +491,14 @@ enum Streamed {
 
 /// Runs one user turn to its `TurnDone`. Submissions that arrive meanwhile
 /// and cannot act on the turn (including `Shutdown`) wait in the inbox, in
-/// order. The session's first prompt starts its title, and a title being
-/// written moves on while the turn runs; once written, it is said after
-/// the `TurnDone`.
+/// order. The session's first prompt starts its title, which is written
+/// while the turn runs and said at its end.
 async fn run_turn<P, S, A, X, I, F>(
     world: &World<P, S, A, X>,
     state: &mut State,
     emitter: &mut Emitter<'_, S, F>,
     inbox: &mut Inbox<I>,
     text: String,
-    title: &mut Option<Pending>,
 ) where
     P: Provider,
     S: Store,
@@ -547,21 +530,33 @@ async fn run_turn<P, S, A, X, I, F>(
             return;
         }
     };
-    if !state.titled {
-        state.titled = true;
-        *title = Some(Pending::begin(world, &text));
-    }
+    let mut title = (!state.titled).then(|| Pending::begin(world, &text));
+    state.titled = true;
     let body = turn_body(world, state, &mut out, inbox, &text, number);
     let done = match title.as_mut() {
         Some(pending) => pending.alongside(body).await,
         None => body.await,
     };
-    let stop = out.done(done);
-    // An interrupted first turn is not kept waiting on its title.
-    title::settle(title, emitter, stop == StopReason::Interrupted);
+    if let Some(pending) = title {
+        // Before the turn is booked, so the session's cost includes it.
+        let grace = (done.stop() != StopReason::Interrupted)
+            .then_some(world.title_grace.as_ref())
+            .flatten();
+        for event in pending.finish(grace).await {
+            out.emit(event);
+        }
+    }
+    if let Err(err) = world.store.turn_finished(world.config.id, state.turns) {
+        out.notice(
+            NoticeLevel::Error,
+            format!("the session record was not updated: {err}"),
+        );
+    }
+    out.done(done);
 }
 
-/// The model rounds and tool calls of one turn, up to its `TurnDone`.
+/// The model rounds and tool calls of one turn, and a compaction it calls
+/// for: everything up to its booking and its `TurnDone`.
 async fn turn_body<P, S, A, X, I, F>(
     world: &World<P, S, A, X>,
     state: &mut State,
@@ -699,12 +694,6 @@ where
             cfg.context.keep_turns.max(1),
         )
         .await;
-    }
-    if let Err(err) = world.store.turn_finished(cfg.id, state.turns) {
-        out.notice(
-            NoticeLevel::Error,
-            format!("the session record was not updated: {err}"),
-        );
     }
     done
 }

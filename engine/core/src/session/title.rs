@@ -4,22 +4,19 @@
 //! ([`Provider::has_cheap_tier`]), a short call asks it for a few words
 //! about the first prompt. The call starts as soon as the prompt has passed
 //! the `UserPromptSubmit` hooks (so a prompt a hook blocked is never sent
-//! anywhere) and runs alongside the turn: it never delays the turn, and the
-//! turn never waits for it. Otherwise (one model, a scripted replay, a
+//! anywhere) and runs alongside the turn, which it never holds up: at the
+//! turn's end it is waited for only within a grace. Otherwise (one model, a scripted replay, a
 //! `[budget]` cap already reached) no call is made and the title is the
 //! prompt's first line.
 //!
-//! The title is said by one [`Event::SessionTitled`], preceded by the
-//! call's `usage` (job `title`, so the ledger books it), at the first gap
-//! between turns after the call is done: right after the first `TurnDone`
-//! when it was quicker than the turn, else as soon as it lands while the
-//! session is idle, or after a later turn. A session that ends first gives
-//! the call the driver's grace ([`Grace`], none by default), then settles
-//! for the first line; so does a first turn that was interrupted. A call
-//! that fails is not reported: the first line stands.
-//!
-//! Nothing of a turn follows its `TurnDone`: the title is a session event,
-//! never emitted inside a turn.
+//! The title is said at the end of the first turn, before the turn is
+//! booked and its `TurnDone` (so a headless run still ends with it): one
+//! [`Event::SessionTitled`], preceded by the call's `usage` (job `title`, so
+//! the ledger books it and the session's cost includes it). A call that is
+//! not done by then is given the driver's grace ([`Grace`], none by
+//! default), then cancelled, and the title is the first line; an
+//! interrupted first turn does not wait at all. A call that fails is not
+//! reported: the first line stands.
 
 use std::future::Future;
 
@@ -41,8 +38,9 @@ const PROMPT_CHARS: usize = 4_000;
 /// A title is a few words; this leaves room for a model that adds some.
 const MAX_TOKENS: u32 = 40;
 
-/// How long a title call still running when the session ends may take:
-/// the driver's timer (the core reads no clock), called once, at the end.
+/// How long a title call still running at the end of the first turn may
+/// take: the driver's timer (the core reads no clock), called at most once,
+/// when the turn's own work is done.
 pub type Grace = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// What the title call came to.
@@ -98,24 +96,23 @@ impl Pending {
         body.await
     }
 
-    /// Waits for the call.
-    pub(super) async fn land(&mut self) {
-        if self.written.is_none() {
-            self.written = Some((&mut self.call).await);
-        }
-    }
-
-    /// Whether the call is done (checked without waiting).
-    fn landed(&mut self) -> bool {
+    /// The events that record the title, once the call is done or `grace`
+    /// is over: the call's usage, then the title it wrote, or the first
+    /// line. A call still running is cancelled.
+    pub(super) async fn finish(mut self, grace: Option<&Grace>) -> Vec<Event> {
         if self.written.is_none() {
             self.written = (&mut self.call).now_or_never();
         }
-        self.written.is_some()
-    }
-
-    /// The events that record the title: the call's usage, then the title
-    /// it wrote, or the first line. A call still running is cancelled.
-    fn events(self) -> Vec<Event> {
+        if let Some(grace) = grace
+            && self.written.is_none()
+        {
+            let wait = grace();
+            tokio::select! {
+                biased;
+                written = &mut self.call => self.written = Some(written),
+                () = wait => {}
+            }
+        }
         self.cancel.cancel();
         let Written { title, mut usage } = self.written.unwrap_or_default();
         if let Some(title) = title.or(self.fallback) {
@@ -123,46 +120,6 @@ impl Pending {
         }
         usage
     }
-}
-
-/// Says the title if it is there, or, with `give_up`, the first line in
-/// its place; a title still being written otherwise stays pending.
-pub(super) fn settle<S: Store, F: FnMut(&Event)>(
-    pending: &mut Option<Pending>,
-    out: &mut Emitter<'_, S, F>,
-    give_up: bool,
-) {
-    let Some(title) = pending.as_mut() else {
-        return;
-    };
-    if title.landed() || give_up {
-        for event in pending.take().map(Pending::events).unwrap_or_default() {
-            out.emit(event);
-        }
-    }
-}
-
-/// At the session's end: the call gets the driver's grace, then the title
-/// is said, written or not.
-pub(super) async fn finish<S: Store, F: FnMut(&Event)>(
-    pending: &mut Option<Pending>,
-    out: &mut Emitter<'_, S, F>,
-    grace: Option<&Grace>,
-) {
-    let Some(title) = pending.as_mut() else {
-        return;
-    };
-    if let Some(grace) = grace
-        && !title.landed()
-    {
-        let wait = grace();
-        tokio::select! {
-            biased;
-            () = title.land() => {}
-            () = wait => {}
-        }
-    }
-    settle(pending, out, true);
 }
 
 /// The title call on the cheap tier: the prompt and a short instruction,
