@@ -202,10 +202,13 @@ fn resume_picks_an_earlier_session_and_shows_it() {
     };
     tmux.wait_for("/ commands");
     tmux.keys(&["/resume", "Enter"]);
-    tmux.wait_for("Enter to pick up");
+    let list = tmux.wait_for("Enter to pick up");
+    // The list leads with the session's title: its prompt's first line.
+    assert!(list.contains("do the task · "), "{list}");
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("do the task");
-    assert!(screen.contains("Created hello.txt."), "{screen}");
+    // Wait for the answer: the title alone is on the list already.
+    let screen = tmux.wait_for("Created hello.txt.");
+    assert!(screen.contains("do the task"), "{screen}");
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED 0");
