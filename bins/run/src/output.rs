@@ -169,8 +169,14 @@ impl<W: Write> Renderer<W> {
                     });
                 }
             }
-            Event::Usage { usage, model, .. } => {
-                self.rounds += 1;
+            Event::Usage {
+                usage, model, job, ..
+            } => {
+                // A turn is a main call; compaction and the title are
+                // counted in the usage and the cost, not in the turns.
+                if *job == cox_protocol::types::Job::Main {
+                    self.rounds += 1;
+                }
                 self.usage.add(usage);
                 let cost = cost(self.catalog.get(model), usage);
                 self.cost_usd += cost.usd;
@@ -518,6 +524,56 @@ mod tests {
             result["permission_denials"][0]["tool_input"],
             json!({"path": "a", "content": "«redacted»", "«redacted»": 1})
         );
+    }
+
+    #[test]
+    fn turns_count_main_calls_and_the_cost_counts_every_call() {
+        use cox_protocol::catalog::{ModelInfo, Prices};
+        use cox_protocol::provider::Tier;
+        use cox_protocol::types::Job;
+        let usage = |job, model: &str| Event::Usage {
+            provider: "p".into(),
+            model: model.into(),
+            tier: Tier::Code,
+            job,
+            effort: None,
+            usage: Usage {
+                input_tokens: 1_000_000,
+                ..Usage::default()
+            },
+        };
+        let priced = ModelInfo {
+            id: "m".into(),
+            prices: Some(Prices {
+                input: 2.0,
+                output: 0.0,
+                cache_read: 0.0,
+                cache_write: 0.0,
+            }),
+            provider: "p".into(),
+            context_window: 200_000,
+            max_output: 8_000,
+            prices_as_of: None,
+            efforts: Vec::new(),
+        };
+        let events = [
+            usage(Job::Main, "m"),
+            usage(Job::Compact, "m"),
+            usage(Job::Title, "free"),
+            Event::TurnDone {
+                stop: StopReason::EndTurn,
+            },
+        ];
+        let mut buf = Vec::new();
+        let mut r = Renderer::new(&mut buf, OutputFormat::Json, Instant::now())
+            .with_catalog(Catalog::new(vec![priced]));
+        events.iter().for_each(|e| r.event(e));
+        r.finish();
+        let result: Value = serde_json::from_slice(&buf).unwrap();
+        assert_eq!(result["num_turns"], 1);
+        assert_eq!(result["usage"]["input_tokens"], 3_000_000);
+        assert_eq!(result["total_cost_usd"], 4.0);
+        assert_eq!(result["unpriced_models"], json!(["free"]));
     }
 
     #[test]
