@@ -161,6 +161,30 @@ fn an_edit_s_approval_shows_its_diff_at_the_file_s_line_numbers() {
 }
 
 #[test]
+fn model_switches_to_a_tier_s_model_and_refuses_an_unknown_one() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[tiers.think]\nmodel = \"local-thinker\"\n",
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["/model no-such-model", "Enter"]);
+    tmux.wait_for("not switched");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["/model local-thinker", "Enter"]);
+    // The status line names the model main turns now run on.
+    let screen = tmux.wait_for("local-thinker (code)");
+    assert!(
+        !screen.contains("not switched: `local-thinker`"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn esc_interrupts_a_long_command() {
     let env = Env::new();
     let Some(tmux) = Tmux::start(

@@ -258,6 +258,8 @@ struct Prepared<P> {
     /// The resumed session's events so far.
     past: Vec<cox_protocol::types::Event>,
     catalog: cox_protocol::catalog::Catalog,
+    /// Models the config names in `[tiers]`, priced or not.
+    tier_models: Vec<String>,
     budget: BudgetConfig,
     context: ContextConfig,
 }
@@ -330,6 +332,11 @@ where
     let preset = preset(args, &models)?;
     let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
     let catalog = providers::full_catalog(&models);
+    let tier_models = models
+        .tiers
+        .values()
+        .filter_map(|tier| tier.model.clone())
+        .collect();
     let context = models.context;
     let choice = ProviderChoice {
         provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
@@ -371,6 +378,7 @@ where
             resumed
         }),
         catalog,
+        tier_models,
         budget,
         context,
     })
@@ -422,7 +430,8 @@ pub struct SessionFacts {
     pub past: Vec<cox_protocol::types::Event>,
     /// Recent sessions, newest first: id and a one-line description.
     pub recent: Vec<(String, String)>,
-    /// Every catalog row: model, prices, window (for a model switched to).
+    /// Every catalog row: model, prices, window (for a model switched to),
+    /// then each `[tiers]` model without a row (no prices, window 0).
     pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
 }
 
@@ -449,15 +458,23 @@ fn build_session<P: Provider>(
         resumed,
         past,
         catalog,
+        tier_models,
         budget,
         context,
     } = prepared;
     let info = catalog.get(provider.model()).cloned();
-    let models = catalog
+    let mut models: Vec<_> = catalog
         .models()
         .iter()
         .map(|m| (m.id.clone(), m.prices, m.context_window))
         .collect();
+    // A model set in `[tiers]` without a row is configured too: known to
+    // `/model`, with no price and no window.
+    for id in tier_models {
+        if !models.iter().any(|(known, ..)| *known == id) {
+            models.push((id, None, 0));
+        }
+    }
     let context_window = info.as_ref().map(|m| m.context_window);
     // Architect's plan mode is already in `permissions`.
     let mode = permissions.mode;

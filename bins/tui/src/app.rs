@@ -585,7 +585,8 @@ impl App {
                         lines.extend(known.iter().map(|id| format!("  {id}")));
                         lines.extend([
                             String::new(),
-                            "another model needs a [models.\"<id>\"] row in your config".into(),
+                            "another model needs a [models.\"<id>\"] row, or a [tiers] model, in your config"
+                                .into(),
                         ]);
                         self.overlay = Some(Overlay::Text {
                             title: "model not switched".into(),
