@@ -18,6 +18,13 @@
 //! - `cox-bench ledger [N]`: fills `$COX_HOME/cox.db` with one session and
 //!   N usage rows spread over twelve months, for timing `cox stats` on it
 //!   (`cox-bench exec 10 -- cox stats --month`).
+//! - `cox-bench db [N]`: creates a new `cox.db` N times (each in a fresh
+//!   folder) and prints the time `Db::open` takes to create and migrate it,
+//!   and the time dropping the handle takes (SQLite's checkpoint on close).
+//! - `cox-bench mock [--port N] [--dir DIR] [--log FILE]`: a loopback model
+//!   server (Anthropic Messages and OpenAI Responses) that answers every
+//!   conversation with a write of `DIR/hello.txt`, then a short text; for
+//!   timing cox against other agents on the same turn (`benches/peers.sh`).
 //!
 //! Every mode ends with this process's own peak RSS. Build with
 //! `--release`; debug figures mean nothing.
@@ -39,6 +46,8 @@ use cox_sandbox::ProcessSandbox;
 use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};
 
+mod mock;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -48,8 +57,10 @@ fn main() {
         Some("resume") => resume(number(args.get(1), 10_000)),
         Some("ledger") => ledger(number(args.get(1), 100_000)),
         Some("context") => context_bytes(number(args.get(1), 30)),
+        Some("mock") => mock::run(&args[1..]),
+        Some("db") => db_create(number(args.get(1), 50)),
         _ => Err(
-            "usage: cox-bench turns [N] | deltas [N] | resume [N] | ledger [N] | context [TURNS] | exec [RUNS] -- CMD ARGS…"
+            "usage: cox-bench turns [N] | deltas [N] | resume [N] | ledger [N] | context [TURNS] | db [N] | mock [--port N] [--dir DIR] [--log FILE] | exec [RUNS] -- CMD ARGS…"
                 .into(),
         ),
     };
@@ -435,6 +446,35 @@ fn ledger(n: usize) -> Result<(), String> {
         home.db_path().display(),
         ms(took),
         us(took) / n as f64
+    );
+    Ok(())
+}
+
+/// Creating a new `cox.db`, N times.
+fn db_create(n: usize) -> Result<(), String> {
+    let dir = tempdir::Dir::new("db").map_err(|e| e.to_string())?;
+    let mut opens = Vec::with_capacity(n);
+    let mut closes = Vec::with_capacity(n);
+    for i in 0..n {
+        let folder = dir.0.join(i.to_string());
+        std::fs::create_dir(&folder).map_err(|e| e.to_string())?;
+        let path = folder.join("cox.db");
+        let started = Instant::now();
+        let db = cox_store::Db::open(&path).map_err(|e| e.to_string())?;
+        opens.push(started.elapsed());
+        let started = Instant::now();
+        drop(db);
+        closes.push(started.elapsed());
+    }
+    opens.sort();
+    closes.sort();
+    let median = |v: &[Duration]| ms(v[v.len() / 2]);
+    println!(
+        "create a new cox.db ({n} times): Db::open min {:.2} ms, median {:.2} ms; close min {:.2} ms, median {:.2} ms",
+        ms(opens[0]),
+        median(&opens),
+        ms(closes[0]),
+        median(&closes)
     );
     Ok(())
 }
