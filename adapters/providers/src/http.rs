@@ -22,8 +22,19 @@
 //! other 4xx, and a 2xx that is not an event stream (the URL points at
 //! something else). Each is one line naming the provider, the status and
 //! the variable or flag to check.
+//!
+//! The client is picked by the base URL ([`Client::for_base_url`]). An
+//! `http://` URL (a local server, a gateway on loopback) gets a client that
+//! trusts no certificate authority at all, so the system's roots are never
+//! read; it cannot open an `https://` connection, and a redirect to one is
+//! refused in one line. An `https://` URL gets the one TLS client of the
+//! process, verifying certificates against the platform's roots: they are
+//! loaded once, on a thread of their own started when the provider is
+//! made, so that the work overlaps the assembly of the session; the first
+//! request waits for it only if it is not done yet.
 
 use std::collections::VecDeque;
+use std::sync::{Once, OnceLock};
 use std::time::Duration;
 
 use cox_protocol::CancelToken;
@@ -95,8 +106,225 @@ pub struct Dialect {
 
 type Item = Result<StreamEvent, ProviderError>;
 
+/// How long connecting may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The redirects a plain-HTTP client follows at most.
+const MAX_REDIRECTS: usize = 10;
+
+/// The HTTP client of one provider.
+#[derive(Clone, Debug)]
+pub struct Client {
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Plain HTTP only: no root certificates, so none are read.
+    Plain(reqwest::Client),
+    /// The process's TLS client ([`tls_client`]), built on first need.
+    Tls,
+}
+
+/// The process's TLS client, or why it could not be built.
+static TLS: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+
+/// Whether the background load of the TLS client has been started.
+static TLS_STARTED: Once = Once::new();
+
+/// The TLS client, built here if no one has yet (waiting for the thread
+/// that is building it, if one is).
+fn tls_client() -> &'static Result<reqwest::Client, String> {
+    TLS.get_or_init(|| {
+        reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|e| reqwest_cause(&e))
+    })
+}
+
+/// Whether a client for `base_url` may need to verify a certificate: the
+/// URL is `https://`, or a proxy that plain-HTTP requests go through is.
+fn needs_roots(base_url: &str, proxy_var: impl Fn(&str) -> Option<String>) -> bool {
+    let https = |url: &str| {
+        url.trim()
+            .get(..8)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+    };
+    https(base_url)
+        || ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
+            .iter()
+            .filter_map(|name| proxy_var(name))
+            .any(|proxy| https(&proxy))
+}
+
+impl Client {
+    /// The client for a provider at `base_url`. For `https://` this starts
+    /// loading the platform's root certificates on a background thread
+    /// (once per process) and returns at once; for `http://` it builds a
+    /// client that holds no roots.
+    ///
+    /// # Errors
+    /// The plain-HTTP client cannot be built.
+    pub fn for_base_url(name: &str, base_url: &str) -> Result<Client, ProviderError> {
+        if needs_roots(base_url, |name| std::env::var(name).ok()) {
+            TLS_STARTED.call_once(|| {
+                // If no thread can be started, the first request builds it.
+                let _ = std::thread::Builder::new()
+                    .name("cox-tls-roots".into())
+                    .spawn(|| {
+                        let _ = tls_client();
+                    });
+            });
+            return Ok(Client { kind: Kind::Tls });
+        }
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            if attempt.url().scheme() != "http" {
+                let to = attempt.url().to_string();
+                attempt.error(format!(
+                    "the server redirected to {to}; set the base URL to the address it names"
+                ))
+            } else if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else {
+                attempt.follow()
+            }
+        });
+        reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            // No roots: an `https://` peer can never be trusted by this client.
+            .tls_certs_only(std::iter::empty())
+            .redirect(redirects)
+            .build()
+            .map(|client| Client {
+                kind: Kind::Plain(client),
+            })
+            .map_err(|e| {
+                ProviderError::Failed(format!(
+                    "{name}: cannot build the HTTP client: {}",
+                    reqwest_cause(&e)
+                ))
+            })
+    }
+
+    /// Whether this client speaks TLS (the base URL is `https://`).
+    #[must_use]
+    pub fn is_tls(&self) -> bool {
+        matches!(self.kind, Kind::Tls)
+    }
+
+    /// A `POST` to `url`, to be given headers and a body.
+    #[must_use]
+    pub fn post(&self, url: String) -> Post {
+        Post {
+            client: self.clone(),
+            url,
+            headers: reqwest::header::HeaderMap::new(),
+            body: Vec::new(),
+            invalid: None,
+        }
+    }
+
+    /// The reqwest client, once there is one.
+    async fn ready(&self, dialect: &Dialect) -> Result<reqwest::Client, ProviderError> {
+        let built = match &self.kind {
+            Kind::Plain(client) => return Ok(client.clone()),
+            Kind::Tls => match TLS.get() {
+                Some(built) => built.clone(),
+                // Still loading: wait off the runtime's thread.
+                None => tokio::task::spawn_blocking(|| tls_client().clone())
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string())),
+            },
+        };
+        built.map_err(|cause| {
+            ProviderError::Failed(format!(
+                "{}: cannot build the HTTPS client: {cause} (the system's root certificates, \
+                 or SSL_CERT_FILE / SSL_CERT_DIR when set)",
+                dialect.name
+            ))
+        })
+    }
+}
+
+/// One request as a provider builds it.
+#[derive(Debug)]
+pub struct Post {
+    client: Client,
+    url: String,
+    headers: reqwest::header::HeaderMap,
+    body: Vec<u8>,
+    /// The first header that could not be a header value.
+    invalid: Option<&'static str>,
+}
+
+impl Post {
+    /// Adds a header.
+    #[must_use]
+    pub fn header(self, name: &'static str, value: &str) -> Self {
+        self.add(name, value, false)
+    }
+
+    /// Adds a header that holds a secret (kept out of debug output).
+    #[must_use]
+    pub fn secret_header(self, name: &'static str, value: &str) -> Self {
+        self.add(name, value, true)
+    }
+
+    fn add(mut self, name: &'static str, value: &str, secret: bool) -> Self {
+        match reqwest::header::HeaderValue::from_str(value) {
+            Ok(mut value) => {
+                value.set_sensitive(secret);
+                self.headers.insert(name, value);
+            }
+            Err(_) => {
+                self.invalid.get_or_insert(name);
+            }
+        }
+        self
+    }
+
+    /// Sets the body.
+    #[must_use]
+    pub fn body(mut self, body: Vec<u8>) -> Self {
+        self.body = body;
+        self
+    }
+
+    /// The URL it goes to.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The request, or the one line saying why there is none.
+    fn build(self, dialect: &Dialect) -> Result<(Client, reqwest::Request, String), ProviderError> {
+        let name = dialect.name;
+        if let Some(header) = self.invalid {
+            // The value is not repeated: it may be a key.
+            return Err(ProviderError::Failed(format!(
+                "{name}: the {header} header cannot be sent (a line break or another control \
+                 character in it?); check {}",
+                dialect.key_var
+            )));
+        }
+        let url = reqwest::Url::parse(&self.url).map_err(|e| {
+            ProviderError::Failed(format!(
+                "{name}: {} is not a URL ({e}); check {}",
+                self.url, dialect.base_var
+            ))
+        })?;
+        let mut request = reqwest::Request::new(reqwest::Method::POST, url);
+        *request.headers_mut() = self.headers;
+        *request.body_mut() = Some(self.body.into());
+        Ok((self.client, request, self.url))
+    }
+}
+
 /// Where the stream is.
 enum State<W> {
+    /// The request could not even be built.
+    Broken(ProviderError),
     Start(Box<Attempt>),
     /// Between two attempts.
     Waiting {
@@ -109,7 +337,8 @@ enum State<W> {
 
 /// What every attempt needs.
 struct Attempt {
-    request: reqwest::RequestBuilder,
+    client: Client,
+    request: reqwest::Request,
     url: String,
     cancel: CancelToken,
     retry: RetryPolicy,
@@ -132,29 +361,33 @@ struct Reading<W> {
     attempt: u32,
 }
 
-/// Streams one response of wire format `W` for `request`, which is the
-/// whole HTTP request (URL, headers, body) as a builder.
+/// Streams one response of wire format `W` for `post`, the whole HTTP
+/// request (URL, headers, body).
 pub fn stream<W: Wire>(
-    request: reqwest::RequestBuilder,
-    url: String,
+    post: Post,
     cancel: CancelToken,
     retry: RetryPolicy,
     dialect: &'static Dialect,
 ) -> impl Stream<Item = Item> + Send + 'static {
-    let start = State::<W>::Start(Box::new(Attempt {
-        request,
-        url,
-        cancel,
-        retry,
-        dialect,
-        attempt: 1,
-    }));
+    let start = match post.build(dialect) {
+        Ok((client, request, url)) => State::<W>::Start(Box::new(Attempt {
+            client,
+            request,
+            url,
+            cancel,
+            retry,
+            dialect,
+            attempt: 1,
+        })),
+        Err(err) => State::Broken(err),
+    };
     futures::stream::unfold(start, step::<W>)
 }
 
 async fn step<W: Wire>(state: State<W>) -> Option<(Item, State<W>)> {
     let mut reading = match state {
         State::Finished => return None,
+        State::Broken(err) => return Some((Err(err), State::Finished)),
         State::Waiting { delay_ms, next } => {
             let sleep = tokio::time::sleep(Duration::from_millis(delay_ms));
             tokio::select! {
@@ -166,6 +399,7 @@ async fn step<W: Wire>(state: State<W>) -> Option<(Item, State<W>)> {
         State::Start(attempt) => {
             let again = attempt.clone_for_retry();
             let Attempt {
+                client,
                 request,
                 url,
                 cancel,
@@ -175,7 +409,7 @@ async fn step<W: Wire>(state: State<W>) -> Option<(Item, State<W>)> {
             } = *attempt;
             let opened = tokio::select! {
                 () = cancel.cancelled() => return None,
-                opened = open(request, &url, dialect) => opened,
+                opened = open(&client, request, &url, dialect) => opened,
             };
             match opened {
                 Ok(bytes) => Box::new(Reading {
@@ -269,6 +503,7 @@ impl Attempt {
             return None;
         }
         Some(Attempt {
+            client: self.client.clone(),
             request: self.request.try_clone()?,
             url: self.url.clone(),
             cancel: self.cancel.clone(),
@@ -330,12 +565,20 @@ fn fail<W>(
 /// Sends the request and checks the answer's status and type; a failure
 /// becomes one line naming it.
 async fn open(
-    request: reqwest::RequestBuilder,
+    client: &Client,
+    request: reqwest::Request,
     url: &str,
     dialect: &'static Dialect,
 ) -> Result<BoxStream<'static, reqwest::Result<bytes::Bytes>>, ProviderError> {
     let name = dialect.name;
-    let response = request.send().await.map_err(|e| {
+    let client = client.ready(dialect).await?;
+    let response = client.execute(request).await.map_err(|e| {
+        if e.is_redirect() {
+            return ProviderError::Failed(format!(
+                "{name}: the request to {url} failed: {}",
+                reqwest_cause(&e)
+            ));
+        }
         let message = if e.is_connect() {
             format!(
                 "{name}: cannot reach {url}: {}; check {}",
@@ -440,6 +683,21 @@ fn backoff(base: u64, after: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_https_or_an_https_proxy_needs_roots() {
+        let none = |_: &str| None;
+        assert!(!needs_roots("http://127.0.0.1:8080", none));
+        assert!(needs_roots("https://api.anthropic.com", none));
+        assert!(needs_roots(" HTTPS://api.anthropic.com", none));
+        let https_proxy = |name: &str| (name == "HTTP_PROXY").then(|| "https://proxy:3128".into());
+        assert!(needs_roots("http://127.0.0.1:8080", https_proxy));
+        let plain_proxy = |name: &str| (name == "http_proxy").then(|| "http://proxy:3128".into());
+        assert!(!needs_roots("http://127.0.0.1:8080", plain_proxy));
+        // HTTPS_PROXY is for https:// targets only.
+        let for_https = |name: &str| (name == "HTTPS_PROXY").then(|| "https://proxy:3128".into());
+        assert!(!needs_roots("http://127.0.0.1:8080", for_https));
+    }
 
     #[test]
     fn backoff_doubles_within_the_jitter() {

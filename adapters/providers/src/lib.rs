@@ -24,16 +24,3 @@ pub use anthropic::AnthropicProvider;
 pub use http::RetryPolicy;
 pub use openai::OpenAiProvider;
 pub use router::Router;
-
-use cox_protocol::provider::ProviderError;
-
-/// The HTTP client every provider uses.
-///
-/// # Errors
-/// The client cannot be built (no TLS roots, for instance).
-pub(crate) fn client(name: &str) -> Result<reqwest::Client, ProviderError> {
-    reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|e| ProviderError::Failed(format!("{name}: cannot build the HTTP client: {e}")))
-}

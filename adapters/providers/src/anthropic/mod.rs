@@ -14,7 +14,7 @@ use cox_protocol::provider::{ProviderError, Request, StreamEvent};
 use cox_protocol::{CancelToken, Provider};
 use futures::Stream;
 
-use crate::http::{self, Dialect, RetryPolicy};
+use crate::http::{self, Client, Dialect, RetryPolicy};
 use stream::MessageStream;
 
 /// The API version header cox speaks.
@@ -46,7 +46,7 @@ fn error_body(text: &str) -> Option<(String, bool)> {
 /// local gateways).
 #[derive(Clone, Debug)]
 pub struct AnthropicProvider {
-    client: reqwest::Client,
+    client: Client,
     base_url: String,
     api_key: String,
     model: String,
@@ -56,11 +56,14 @@ pub struct AnthropicProvider {
 impl AnthropicProvider {
     /// A provider for `model` at `base_url` (no trailing `/v1`).
     ///
+    /// For an `https://` URL the TLS roots load in the background (see
+    /// [`crate::http`]); an `http://` one reads none.
+    ///
     /// # Errors
-    /// The HTTP client cannot be built (no TLS roots, for instance).
+    /// The HTTP client cannot be built.
     pub fn new(base_url: &str, api_key: &str, model: &str) -> Result<Self, ProviderError> {
         Ok(Self {
-            client: crate::client("anthropic")?,
+            client: Client::for_base_url("anthropic", base_url)?,
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key: api_key.to_owned(),
             model: model.to_owned(),
@@ -91,14 +94,14 @@ impl Provider for AnthropicProvider {
         cancel: CancelToken,
     ) -> impl Stream<Item = Result<StreamEvent, ProviderError>> + Send + 'static {
         let url = format!("{}/v1/messages", self.base_url);
-        let http = self
+        let post = self
             .client
-            .post(&url)
-            .header("x-api-key", &self.api_key)
+            .post(url)
+            .secret_header("x-api-key", &self.api_key)
             .header("anthropic-version", API_VERSION)
             .header("accept", "text/event-stream")
             .header("content-type", "application/json")
             .body(request::body_bytes(&request));
-        http::stream::<MessageStream>(http, url, cancel, self.retry, &DIALECT)
+        http::stream::<MessageStream>(post, cancel, self.retry, &DIALECT)
     }
 }

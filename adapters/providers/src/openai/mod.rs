@@ -18,7 +18,7 @@ use cox_protocol::provider::{ProviderError, Request, StreamEvent};
 use cox_protocol::{CancelToken, Provider};
 use futures::Stream;
 
-use crate::http::{self, Dialect, RetryPolicy};
+use crate::http::{self, Client, Dialect, RetryPolicy};
 use request::LimitField;
 use stream::ChunkStream;
 
@@ -43,7 +43,7 @@ fn error_body(text: &str) -> Option<(String, bool)> {
 /// A Chat Completions endpoint.
 #[derive(Clone, Debug)]
 pub struct OpenAiProvider {
-    client: reqwest::Client,
+    client: Client,
     base_url: String,
     api_key: Option<String>,
     model: String,
@@ -67,7 +67,7 @@ impl OpenAiProvider {
             LimitField::MaxTokens
         };
         Ok(Self {
-            client: crate::client("openai")?,
+            client: Client::for_base_url("openai", &base_url)?,
             base_url,
             api_key: api_key.map(str::to_owned),
             model: model.to_owned(),
@@ -99,15 +99,15 @@ impl Provider for OpenAiProvider {
         cancel: CancelToken,
     ) -> impl Stream<Item = Result<StreamEvent, ProviderError>> + Send + 'static {
         let url = format!("{}/chat/completions", self.base_url);
-        let mut http = self
+        let mut post = self
             .client
-            .post(&url)
+            .post(url)
             .header("accept", "text/event-stream")
             .header("content-type", "application/json")
             .body(request::body_bytes(&request, self.limit));
         if let Some(key) = &self.api_key {
-            http = http.bearer_auth(key);
+            post = post.secret_header("authorization", &format!("Bearer {key}"));
         }
-        http::stream::<ChunkStream>(http, url, cancel, self.retry, &DIALECT)
+        http::stream::<ChunkStream>(post, cancel, self.retry, &DIALECT)
     }
 }
