@@ -124,6 +124,25 @@ fn headless(args: RunArgs, before: RunArgs) -> i32 {
     }
 }
 
+/// `cox record --out FILE -- …`: the run, recorded to FILE. A `--record`
+/// inside would name a second cassette, and only one is written.
+fn recorded(args: RunArgs, before: RunArgs, out: std::path::PathBuf) -> i32 {
+    if args.record.is_some() || before.record.is_some() {
+        eprintln!(
+            "cox: error: cox record --out {} already names the cassette: drop --record from the command after --",
+            out.display()
+        );
+        return 1;
+    }
+    headless(
+        RunArgs {
+            record: Some(out),
+            ..args
+        },
+        before,
+    )
+}
+
 /// A session flag typed before a subcommand that runs no session.
 fn stray(typed: &[String], command: &str) -> Option<i32> {
     let flag = typed.first()?;
@@ -171,19 +190,13 @@ fn dispatch(cli: Cli) -> i32 {
             match cox_run::parse::<Cli>(argv) {
                 Parsed::Exit(code) => code,
                 Parsed::Args(Cli {
-                    command: Some(Command::Run(mut args)),
+                    command: Some(Command::Run(args)),
                     session,
-                }) => {
-                    args.record = Some(record.out);
-                    headless(args, session)
-                }
+                }) => recorded(args, session, record.out),
                 Parsed::Args(Cli {
                     command: None,
-                    mut session,
-                }) if session.prompt.is_some() => {
-                    session.record = Some(record.out);
-                    headless(RunArgs::default(), session)
-                }
+                    session,
+                }) if session.prompt.is_some() => recorded(RunArgs::default(), session, record.out),
                 Parsed::Args(_) => {
                     eprintln!(
                         "cox: error: cox record records a run: cox record --out FILE -- run -p \"…\""

@@ -571,3 +571,107 @@ fn permissions_check_resolves_the_mode_as_run_does() {
         }
     }
 }
+
+#[test]
+fn skip_permissions_wins_over_a_resumed_session_s_mode() {
+    let env = Env::new();
+    let first = scripted(&env, "two_turns")
+        .args(["-p", "first", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let id = result(&first)["session_id"].as_str().unwrap().to_owned();
+    // The session was switched to plan mode before it ended.
+    let rollout = env.home.path().join("sessions").join(format!("{id}.jsonl"));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&rollout)
+        .unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"mode_changed","permission_mode":"plan","tier":"code"}}"#
+    )
+    .unwrap();
+    let out = scripted(&env, "hello")
+        .args(["-p", "again", "-r", &id, "--dangerously-skip-permissions"])
+        .args(["--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(init(&out)["permissionMode"], "bypassPermissions");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn contradictions_and_misreadings_are_refused() {
+    let env = Env::new();
+    for (args, needle) in [
+        (
+            &[
+                "-p",
+                "x",
+                "--mode",
+                "architect",
+                "--dangerously-skip-permissions",
+            ][..],
+            "--mode architect decides in plan mode",
+        ),
+        (
+            &["-p", "x", "--deep", "--permission-mode", "acceptEdits"][..],
+            "--deep decides in plan mode",
+        ),
+        (&["-pc"][..], "-pc reads as the prompt \"c\""),
+        (
+            &[
+                "record",
+                "--out",
+                "/tmp/a.toml",
+                "--",
+                "-p",
+                "x",
+                "--record",
+                "/tmp/b.toml",
+            ][..],
+            "already names the cassette",
+        ),
+    ] {
+        let out = scripted(&env, "hello").args(args).output().unwrap();
+        common::assert_one_line_error(&out, needle);
+    }
+    let out = scripted(&env, "hello")
+        .args(["-p", "x", "--model", ""])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the value is empty"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_bad_flag_never_waits_on_stdin_and_stdin_has_a_cap() {
+    let env = Env::new();
+    let mut child = scripted(&env, "hello")
+        .args(["-p", "x", "--cwd", "/definitely/not/here"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let held = child.stdin.take();
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    drop(held);
+    common::assert_one_line_error(&out, "/definitely/not/here");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "the error came before any wait on stdin"
+    );
+    // An endless stdin stops at the cap with one line.
+    let out = scripted(&env, "hello")
+        .args(["-p", "x"])
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "stdin holds more than 64 MiB");
+}

@@ -95,11 +95,11 @@ pub struct RunArgs {
 
     /// The provider: anthropic, openai (or any OpenAI-compatible server)
     /// or scripted; also COX_PROVIDER.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub provider: Option<String>,
 
     /// The model main turns run on; also COX_MODEL.
-    #[arg(long, value_name = "MODEL")]
+    #[arg(long, value_name = "MODEL", value_parser = non_empty)]
     pub model: Option<String>,
 
     /// How hard main turns think: low, medium, high or xhigh (clamped to
@@ -357,6 +357,14 @@ pub enum OutputFormat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Approve {
     Never,
+}
+
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("the value is empty".into())
+    } else {
+        Ok(s.to_owned())
+    }
 }
 
 fn parse_usd(s: &str) -> Result<f64, String> {

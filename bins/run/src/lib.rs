@@ -110,12 +110,20 @@ pub fn session_permissions(
     )?;
     let models = config::load_models(&home.root().join("config.toml"))?;
     if preset(args, &models)?.plan {
-        permissions.mode = PermissionMode::Plan;
-        permissions.mode_source = if args.deep {
-            "--deep".into()
+        let architect = if args.deep {
+            "--deep"
         } else {
-            "--mode architect".into()
+            "--mode architect"
         };
+        if let Some(asked) = args.mode_flag().map_err(anyhow::Error::msg)?
+            && asked != PermissionMode::Plan
+        {
+            bail!(
+                "{architect} decides in plan mode, but the command line asks for {asked}: give one"
+            );
+        }
+        permissions.mode = PermissionMode::Plan;
+        permissions.mode_source = architect.into();
     }
     Ok((permissions, models))
 }
@@ -204,15 +212,12 @@ where
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
     let started = Instant::now();
-    let prompt = match prompt::resolve(args.prompt.as_deref()) {
-        Ok(prompt) => prompt,
-        Err(err) => {
-            eprintln!("cox: error: {}", one_line(&err));
-            return 1;
-        }
-    };
-    match prepare(&args, make_provider) {
-        Ok(prepared) => run_session(prepared, &args, prompt, started),
+    // Every check first, stdin last: a bad flag never waits on a pipe.
+    let prepared = prompt::check(args.prompt.as_deref())
+        .and_then(|()| prepare(&args, make_provider))
+        .and_then(|prepared| Ok((prepared, prompt::resolve(args.prompt.as_deref())?)));
+    match prepared {
+        Ok((prepared, prompt)) => run_session(prepared, &args, prompt, started),
         Err(err) => {
             eprintln!("cox: error: {}", one_line(&err));
             1
@@ -236,13 +241,18 @@ pub(crate) fn print_result(result: Result<String>) -> i32 {
     }
 }
 
+/// An error as one printable line: its chain joined, secrets scrubbed and
+/// control characters escaped (an error may quote what a model or a file
+/// said).
 pub(crate) fn one_line(err: &anyhow::Error) -> String {
     let text = format!("{err:#}");
-    text.lines()
+    let joined = text
+        .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    output::printable(&joined)
 }
 
 struct Prepared<P> {
@@ -366,7 +376,10 @@ where
             // A resumed session goes on in the mode and model it was
             // switched to, unless this command line says otherwise.
             let mut resumed = f.resumed;
-            let flags_mode = args.permission_mode.is_some() || args.mode.is_some() || args.deep;
+            let flags_mode = args.permission_mode.is_some()
+                || args.dangerously_skip_permissions
+                || args.mode.is_some()
+                || args.deep;
             if let Some((_, _, model)) = &mut resumed.mode
                 && args.model.is_some()
             {
@@ -677,12 +690,16 @@ fn log_event(event: &cox_protocol::types::Event) {
     use cox_protocol::types::Event;
     match event {
         Event::ToolCallRequested { call } => {
-            tracing::info!(call = %call.id, tool = %call.name, risk = call.risk.as_str(), subject = %call.subject, "tool call");
+            let subject = cox_core::redact::scrub(&call.subject);
+            tracing::info!(call = %call.id, tool = %call.name, risk = call.risk.as_str(), subject = %subject, "tool call");
         }
         Event::ToolCallDone { call_id, result } => {
             tracing::info!(call = %call_id, ok = result.ok, denied = result.denied, "tool done");
         }
-        Event::Notice { level, text } => tracing::warn!(?level, %text, "notice"),
+        Event::Notice { level, text } => {
+            let text = cox_core::redact::scrub(text);
+            tracing::warn!(?level, %text, "notice");
+        }
         Event::TurnDone { stop } => tracing::info!(stop = stop.as_str(), "turn done"),
         _ => {}
     }

@@ -159,7 +159,7 @@ impl<W: Write> Renderer<W> {
                     None => (call_id.0.clone(), String::new(), String::new(), Value::Null),
                 };
                 if self.format == OutputFormat::Text && (self.verbose || !result.ok) {
-                    eprintln!("{}", scrub(&call_line(&name, &subject, result)));
+                    eprintln!("{}", printable(&call_line(&name, &subject, result)));
                 }
                 if result.denied {
                     self.denials.push(Denial {
@@ -199,7 +199,7 @@ impl<W: Write> Renderer<W> {
                     } else {
                         "warning"
                     };
-                    eprintln!("cox: {tag}: {}", scrub(text));
+                    eprintln!("cox: {tag}: {}", printable(text));
                 }
             }
             Event::Retry {
@@ -220,7 +220,7 @@ impl<W: Write> Renderer<W> {
                     };
                     eprintln!(
                         "cox: warning: {}{void}; trying again in {:.1} s (attempt {attempt} of {of})",
-                        scrub(reason),
+                        printable(reason),
                         *delay_ms as f64 / 1000.0
                     );
                 }
@@ -355,6 +355,28 @@ impl<W: Write> Renderer<W> {
             && self.out.flush().is_ok();
         self.write_failed |= !ok;
     }
+}
+
+/// `text` as it may reach a terminal: secrets scrubbed, and control and
+/// bidirectional-override characters written as `\u{..}` escapes, so what a
+/// model or a file said can neither restyle the terminal nor hide text.
+#[must_use]
+pub fn printable(text: &str) -> String {
+    let clean = scrub(text);
+    let hostile =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !clean.contains(hostile) {
+        return clean.into_owned();
+    }
+    let mut out = String::with_capacity(clean.len() + 8);
+    for c in clean.chars() {
+        if hostile(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The stderr line for a finished call in text format: refused, failed, or
@@ -574,6 +596,15 @@ mod tests {
         assert_eq!(result["usage"]["input_tokens"], 3_000_000);
         assert_eq!(result["total_cost_usd"], 4.0);
         assert_eq!(result["unpriced_models"], json!(["free"]));
+    }
+
+    #[test]
+    fn stderr_lines_carry_no_terminal_controls() {
+        let line = printable("echo \u{1b}]0;PWNED\u{7}\u{1b}[31mred\rOVER \u{202e}txt.exe");
+        assert!(!line.chars().any(char::is_control), "{line}");
+        assert!(!line.contains('\u{202e}'), "{line}");
+        assert!(line.contains("\\u{1b}]0;PWNED\\u{7}"), "{line}");
+        assert_eq!(printable("plain text"), "plain text");
     }
 
     #[test]

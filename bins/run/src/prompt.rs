@@ -25,6 +25,28 @@ enum Piped {
     Text(String),
 }
 
+/// The most a prompt may hold, stdin included: far past any model's
+/// window, short of what would exhaust memory (`yes | cox -p x`).
+pub const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What can be said of `-p`'s value before anything is read or started.
+///
+/// # Errors
+/// An empty prompt, or a cluster like `-pc` that made a flag the prompt.
+pub fn check(flag: Option<&str>) -> Result<()> {
+    match flag {
+        Some(text) if text != "-" && text.trim().is_empty() => {
+            bail!("the prompt is empty: pass the task with -p \"…\"")
+        }
+        // `-pc` reads as the prompt "c"; Claude Code's -p takes no value,
+        // so a person typing it means print and continue.
+        Some(letter @ ("c" | "r" | "h" | "V")) => bail!(
+            "-p{letter} reads as the prompt \"{letter}\": write -p -{letter} (or -{letter} -p) to combine the flags; a prompt of that one letter is taken for this slip"
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The prompt to send: `flag` is `-p`'s value (`"-"` for stdin), `None`
 /// when `-p` was not given.
 ///
@@ -40,15 +62,19 @@ pub fn resolve(flag: Option<&str>) -> Result<String> {
         }
         match read_piped(FIRST_BYTE_WAIT)? {
             Piped::Text(text) if !text.trim().is_empty() => Ok(text),
-            _ => bail!("{why}, but stdin was empty: pipe the prompt in, or pass -p \"…\""),
+            Piped::Text(_) => {
+                bail!("{why}, but stdin was empty: pipe the prompt in, or pass -p \"…\"")
+            }
+            Piped::Nothing => bail!(
+                "{why}, but nothing arrived on stdin in {} s: pipe the prompt in, or pass -p \"…\"",
+                FIRST_BYTE_WAIT.as_secs()
+            ),
         }
     };
     let prompt = match flag {
         Some("-") => from_stdin("-p - reads the prompt from stdin")?,
         Some(text) => {
-            if text.trim().is_empty() {
-                bail!("the prompt is empty: pass the task with -p \"…\"");
-            }
+            check(Some(text))?;
             if terminal {
                 text.to_owned()
             } else {
@@ -56,7 +82,15 @@ pub fn resolve(flag: Option<&str>) -> Result<String> {
                     Piped::Text(piped) if !piped.trim().is_empty() => {
                         format!("{text}\n\n{}", piped.trim_end())
                     }
-                    _ => text.to_owned(),
+                    Piped::Text(_) => text.to_owned(),
+                    Piped::Nothing => {
+                        eprintln!(
+                            "cox: warning: nothing arrived on stdin in {} s; going on without it \
+                             (redirect stdin from /dev/null to skip the wait)",
+                            FIRST_BYTE_WAIT.as_secs()
+                        );
+                        text.to_owned()
+                    }
                 }
             }
         }
@@ -89,7 +123,12 @@ fn read_piped(wait: Duration) -> Result<Piped> {
             Ok(n) => {
                 bytes.truncate(n);
                 let _ = tx.send(Step::Started);
-                stdin.read_to_end(&mut bytes).map(|_| bytes)
+                // One byte past the cap tells a prompt at the cap from one
+                // over it.
+                (&mut stdin)
+                    .take(MAX_PROMPT_BYTES + 1 - n as u64)
+                    .read_to_end(&mut bytes)
+                    .map(|_| bytes)
             }
             Err(e) => Err(e),
         };
@@ -97,16 +136,11 @@ fn read_piped(wait: Duration) -> Result<Piped> {
     });
     let step = match rx.recv_timeout(wait) {
         Ok(Step::Started) => rx.recv().ok(),
-        Ok(done) => Some(done),
+        Ok(done @ Step::Done(_)) => Some(done),
         Err(_) => None,
     };
     let bytes = match step {
         None => {
-            eprintln!(
-                "cox: warning: nothing arrived on stdin in {} s; going on without it \
-                 (redirect stdin from /dev/null to skip the wait)",
-                wait.as_secs()
-            );
             return Ok(Piped::Nothing);
         }
         // A closed stdin (`<&-`) reads as empty: Rust's stdin takes EBADF
@@ -115,6 +149,12 @@ fn read_piped(wait: Duration) -> Result<Piped> {
         Some(Step::Done(Err(e))) => bail!("cannot read stdin: {e}"),
         Some(Step::Started) => bail!("cannot read stdin: the reader stopped"),
     };
+    if bytes.len() as u64 > MAX_PROMPT_BYTES {
+        bail!(
+            "stdin holds more than {} MiB: a prompt that size is no use to any model; pass a file's path in the prompt instead",
+            MAX_PROMPT_BYTES / (1024 * 1024)
+        );
+    }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Piped::Text(text)),
         Err(_) => bail!("stdin is not UTF-8 text: cox sends the piped text to the model as it is"),
