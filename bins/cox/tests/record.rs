@@ -166,7 +166,10 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 todo.push(path);
-            } else {
+            } else if !path.to_string_lossy().ends_with("-shm") {
+                // Not SQLite's `cox.db-shm`: an index of the WAL in shared
+                // memory that the first process to open the database
+                // rebuilds, holding nothing of the record.
                 files.insert(path.clone(), std::fs::read(&path).unwrap());
             }
         }

@@ -17,7 +17,7 @@ use rusqlite::{Connection, OpenFlags, params};
 use super::rows::{session_row, usage_row};
 use super::{
     AMBIGUOUS_SHOWN, BUSY_TIMEOUT, Db, DbError, SCHEMA_VERSION, SessionRow, UsageRow,
-    check_version, prefix_end, user_version,
+    check_version, keep_wal_on_close, prefix_end, user_version,
 };
 
 impl Db {
@@ -27,10 +27,10 @@ impl Db {
     /// migrated, and the handle is `query_only`, so no statement through it
     /// can write.
     ///
-    /// The connection is read-write at the file level all the same: SQLite
-    /// removes the `-wal` and `-shm` files of a WAL database when its last
-    /// read-write connection closes, while a read-only one would leave
-    /// them behind in the home.
+    /// The connection is read-write at the file level all the same, like
+    /// a writer's, and like a writer's it leaves the WAL as it is when it
+    /// closes: reading never checkpoints, so `cox.db` is left byte for byte
+    /// as it was, and no file appears or goes.
     pub fn open_for_reading(path: &Path) -> Result<Db, DbError> {
         let fail = |doing: &'static str| {
             move |source| DbError::Sqlite {
@@ -46,6 +46,7 @@ impl Db {
             .map_err(fail("cannot set the busy timeout"))?;
         conn.pragma_update(None, "query_only", true)
             .map_err(fail("cannot make the handle read-only"))?;
+        keep_wal_on_close(&conn).map_err(fail("cannot configure the checkpoint"))?;
         let found = user_version(&conn).map_err(fail("cannot read the schema version"))?;
         check_version(path, found)?;
         if found < i64::from(SCHEMA_VERSION) {
