@@ -23,7 +23,8 @@
 //!
 //! The first line on stdout is `listening on http://127.0.0.1:PORT`. With
 //! `--log FILE` every request appends one JSON line saying what was asked
-//! and what was answered; `verified` counts the writes that landed. With
+//! and what was answered; `verified` counts the writes that landed, and
+//! `GET /mock/stats` answers `{"requests": N, "verified": N}`. With
 //! `--dump DIR` every request body is also saved as `DIR/NNN.body`.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -282,6 +283,17 @@ fn answer(request: &HttpRequest, mock: &Mock) -> Reply {
             )
         }
         ("HEAD" | "GET", "/") => ("probe", Reply::Empty(200), Value::Null),
+        ("GET", "/mock/stats") => (
+            "stats",
+            Reply::Json(
+                200,
+                json!({
+                    "requests": n,
+                    "verified": mock.verified.load(Ordering::Relaxed),
+                }),
+            ),
+            Value::Null,
+        ),
         ("GET", "/v1/models" | "/models") => (
             "models",
             Reply::Json(200, json!({"object": "list", "data": [], "models": []})),
