@@ -46,6 +46,14 @@ pub const SCHEMA_VERSION: u32 = schema::STEPS.len() as u32;
 /// How long a statement waits for another writer's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The WAL is checkpointed by the commit that takes it past this many
+/// pages (1 MiB). Every process that opens `cox.db` first reads the whole
+/// WAL back (SQLite rebuilds its index then), about 1 ms per MB, so it is
+/// kept smaller than SQLite's 1,000 pages; a hello turn adds about 20, so
+/// a checkpoint (two fsyncs, and one for the WAL's next header) comes
+/// every dozen runs or so.
+const WAL_CHECKPOINT_PAGES: u32 = 256;
+
 /// How many ids an ambiguous prefix error lists.
 const AMBIGUOUS_SHOWN: usize = 5;
 
@@ -157,6 +165,8 @@ impl Db {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(fail("cannot turn on foreign keys"))?;
         keep_wal_on_close(&conn).map_err(fail("cannot configure the checkpoint"))?;
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)
+            .map_err(fail("cannot configure the checkpoint"))?;
         conn.set_prepared_statement_cache_capacity(32);
         if found != i64::from(SCHEMA_VERSION) {
             migrate(&mut conn, path)?;
@@ -406,7 +416,7 @@ fn enter_wal(conn: &Connection) -> rusqlite::Result<()> {
 /// of every process, and the next process then restarts the WAL, syncing
 /// its header (and the folder) before its first commit: four fsyncs per
 /// run, each a few ms on a real disk. Without it the WAL is checkpointed
-/// by whichever commit takes it past SQLite's 1,000 pages (about 4 MB).
+/// by whichever commit takes it past [`WAL_CHECKPOINT_PAGES`].
 /// What a commit guarantees is unchanged (WAL with `synchronous=NORMAL`):
 /// atomic and consistent always, durable once the OS writes it out or the
 /// next checkpoint syncs it, so a power cut may lose the last seconds of
