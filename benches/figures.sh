@@ -2,7 +2,8 @@
 # The figures cox promises, from a release build. Run from anywhere:
 #   benches/figures.sh
 # Wall times are min/median over repeated runs; peak RSS is the child's
-# ru_maxrss from wait4. See docs/benchmarks.md for the targets.
+# ru_maxrss from wait4. See docs/benchmarks.md for the targets. The
+# comparison with Claude Code and Codex is benches/peers.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p cox -p cox-headless -p cox-bench
@@ -25,6 +26,10 @@ echo "== the same turn through cox-headless"
 COX_HOME="$scratch/home" COX_PROVIDER=scripted COX_SCENARIO="$PWD/tests/scenarios/hello.toml" \
   "$bin/cox-bench" exec 30 -- "$bin/cox-headless" run -p "create hello.txt containing hi" \
   --cwd "$scratch/work" --permission-mode acceptEdits --output-format stream-json
+
+echo
+echo "== creating a new cox.db (schema and all)"
+"$bin/cox-bench" db 50
 
 echo
 echo "== core overhead per scripted turn (no tools)"

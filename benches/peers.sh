@@ -15,6 +15,9 @@
 # clean environment (`env -i`) with a temporary HOME; nothing but loopback
 # is reached. Wall times are min/median over RUNS runs after one unmeasured
 # warm-up; peak RSS is the largest ru_maxrss (the process and its children).
+#
+# COX_BASELINE=/path/to/an/older/cox adds that binary to the same run, for
+# before/after figures taken in one sitting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
@@ -120,20 +123,32 @@ measure() {
 
 echo "mock at $url; $runs measured runs each"
 measure cox "$("$bin/cox" --version)" "${cox_cmd[@]}"
+if [ -n "${COX_BASELINE:-}" ]; then
+  mkdir -p "$scratch/home-base"
+  measure base "baseline $COX_BASELINE" "${clean[@]}" "HOME=$scratch/home-base" \
+    "COX_HOME=$scratch/home-base/.cox" "ANTHROPIC_BASE_URL=$url" ANTHROPIC_API_KEY=dummy \
+    "$COX_BASELINE" run -p "$prompt" --cwd "$work" --permission-mode acceptEdits \
+    --output-format stream-json
+fi
 measure claude "Claude Code $claude_version" "${claude_cmd[@]}"
 measure codex "Codex $codex_version" "${codex_cmd[@]}"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 echo
-echo "== headless hello turn: cox against the peers (median, and min)"
-read -r cox_med cox_min cox_rss <<<"${figures[cox]}"
-for peer in claude codex; do
-  read -r med min rss <<<"${figures[$peer]}"
-  label=$([ "$peer" = claude ] && echo "Claude Code" || echo "Codex")
-  printf '%-12s wall %s× its median (%s ms against %s ms; min %s×), peak RSS %s MB against %s MB\n' \
-    "$label" "$(ratio "$cox_med" "$med")" "$cox_med" "$med" "$(ratio "$cox_min" "$min")" \
-    "$cox_rss" "$rss"
-done
+echo "== headless hello turn against the peers (medians; min against min)"
+against() {
+  local who=$1 name=$2
+  read -r cox_med cox_min cox_rss <<<"${figures[$who]}"
+  for peer in claude codex; do
+    read -r med min rss <<<"${figures[$peer]}"
+    label=$([ "$peer" = claude ] && echo "Claude Code" || echo "Codex")
+    printf '%-9s vs %-12s wall %s× (%s ms against %s ms; min %s×), peak RSS %s MB against %s MB\n' \
+      "$name" "$label" "$(ratio "$cox_med" "$med")" "$cox_med" "$med" \
+      "$(ratio "$cox_min" "$min")" "$cox_rss" "$rss"
+  done
+}
+against cox cox
+[ -n "${COX_BASELINE:-}" ] && against base baseline
 
 echo
 echo "== --version"
@@ -149,3 +164,8 @@ read -r v_claude v_claude_min v_claude_rss <<<"$(version "${clean[@]}" "HOME=$sc
 printf '%-12s median %s ms, min %s ms, %s MB\n' cox "$v_cox" "$v_cox_min" "$v_cox_rss" \
   "Codex" "$v_codex" "$v_codex_min" "$v_codex_rss" "Claude Code" "$v_claude" "$v_claude_min" "$v_claude_rss"
 echo "cox --version: $(ratio "$v_cox" "$v_codex")× Codex's, $(ratio "$v_cox" "$v_claude")× Claude Code's (medians)"
+if [ -n "${COX_BASELINE:-}" ]; then
+  read -r v_base v_base_min v_base_rss <<<"$(version "${clean[@]}" "HOME=$scratch/home-base" "$COX_BASELINE" --version)"
+  printf '%-12s median %s ms, min %s ms, %s MB (%s× Codex'"'"'s)\n' baseline "$v_base" "$v_base_min" \
+    "$v_base_rss" "$(ratio "$v_base" "$v_codex")"
+fi
