@@ -16,6 +16,7 @@
 //! - the engine never fails open: what it cannot vouch for asks.
 
 pub mod engine;
+mod glob;
 pub mod grant;
 mod open;
 pub mod rule;

@@ -25,7 +25,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
+use crate::glob::PathGlob;
 
 /// Where a rule came from; project rules are trusted less.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub(crate) enum Spec {
     Domain(String),
     /// A path glob anchored to an absolute path: the path itself, then what
     /// is inside it (the patterns are kept for the engine's combined set).
-    Path(Box<[GlobMatcher; 2]>, Box<[String; 2]>),
+    Path(Box<[PathGlob; 2]>, Box<[String; 2]>),
     /// `owner/repo`, lower-cased.
     Repo(String),
 }
@@ -396,11 +396,7 @@ fn path_spec(body: &str, home: Option<&Path>, cwd: &Path) -> Result<Spec, String
     };
     let inside = format!("{}/**", absolute.trim_end_matches('/'));
     let build = |pattern: &str| {
-        GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map(|g| g.compile_matcher())
-            .map_err(|e| format!("bad path pattern: {e}"))
+        PathGlob::new(pattern).map_err(|e| format!("bad path pattern: {e}"))
     };
     let matchers = [build(&absolute)?, build(&inside)?];
     Ok(Spec::Path(Box::new(matchers), Box::new([absolute, inside])))
