@@ -1,4 +1,5 @@
-//! Links the `cox` binary with packed relative relocations on Linux/glibc.
+//! Links the `cox` and `cox-headless` binaries (the latter points its
+//! `build` here) with packed relative relocations on Linux/glibc.
 //!
 //! A position-independent executable carries one relocation entry per
 //! pointer the loader must fix up at start (about half a megabyte of them
@@ -14,5 +15,4 @@ fn main() {
     if os == "linux" && env == "gnu" {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
-    println!("cargo:rerun-if-changed=build.rs");
 }
