@@ -395,9 +395,8 @@ fn path_spec(body: &str, home: Option<&Path>, cwd: &Path) -> Result<Spec, String
         absolute
     };
     let inside = format!("{}/**", absolute.trim_end_matches('/'));
-    let build = |pattern: &str| {
-        PathGlob::new(pattern).map_err(|e| format!("bad path pattern: {e}"))
-    };
+    let build =
+        |pattern: &str| PathGlob::new(pattern).map_err(|e| format!("bad path pattern: {e}"));
     let matchers = [build(&absolute)?, build(&inside)?];
     Ok(Spec::Path(Box::new(matchers), Box::new([absolute, inside])))
 }
