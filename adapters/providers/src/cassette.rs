@@ -239,7 +239,8 @@ struct Exchange {
     model: Option<String>,
     text: String,
     thinking: String,
-    calls: Vec<(String, String, Value)>,
+    /// id, name, input; `None` for a call the output limit cut off.
+    calls: Vec<(String, String, Option<Value>)>,
     usage: Option<Usage>,
     stop: Option<ModelStop>,
     error: Option<String>,
@@ -270,7 +271,11 @@ impl Exchange {
             Ok(StreamEvent::TextDelta(t)) => self.text.push_str(t),
             Ok(StreamEvent::ThinkingDelta(t)) => self.thinking.push_str(t),
             Ok(StreamEvent::ToolUse { id, name, input }) => {
-                self.calls.push((id.0.clone(), name.clone(), input.clone()));
+                self.calls
+                    .push((id.0.clone(), name.clone(), Some(input.clone())));
+            }
+            Ok(StreamEvent::ToolUseCut { id, name }) => {
+                self.calls.push((id.0.clone(), name.clone(), None));
             }
             Ok(StreamEvent::Usage(u)) => {
                 let total = self.usage.get_or_insert_with(Usage::default);
@@ -350,6 +355,10 @@ impl Exchange {
                 out.push_str("[[turn.tool_call]]\n");
                 let _ = writeln!(out, "id = {}", string(id));
                 let _ = writeln!(out, "name = {}", string(name));
+                let Some(input) = input else {
+                    out.push_str("cut = true\n");
+                    continue;
+                };
                 match inline(input) {
                     Some(table) => {
                         let _ = writeln!(out, "input = {table}");

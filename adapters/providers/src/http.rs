@@ -16,7 +16,9 @@
 //! the server's `retry-after` asks (capped at a minute). Each wait is a
 //! `StreamEvent::Retrying`; when the broken attempt had already streamed part
 //! of an answer it says `discarded`, and the session voids that part. After
-//! the last attempt the error says how many there were.
+//! the last attempt the error says how many there were. Tokens a broken
+//! attempt had already reported are sent as `Usage` (after the retry
+//! notice, or before the final error), so every call made is booked.
 //!
 //! Faults that are not: 401/403 (the key), 404 (the model or the URL), any
 //! other 4xx, and a 2xx that is not an event stream (the URL points at
@@ -87,6 +89,13 @@ pub trait Wire: Default + Send + 'static {
     /// # Errors
     /// The response was not complete.
     fn end(&mut self) -> Result<Vec<StreamEvent>, ProviderError>;
+
+    /// Tokens the response reported before it broke, not yet sent as a
+    /// `Usage` event (Anthropic's `message_start` counts the prompt before
+    /// any text streams). A failed attempt's usage is booked too.
+    fn unreported_usage(&self) -> Option<cox_protocol::types::Usage> {
+        None
+    }
 }
 
 /// Who is being talked to, for error lines and for classifying a failed
@@ -332,6 +341,8 @@ enum State<W> {
         next: Box<Attempt>,
     },
     Reading(Box<Reading<W>>),
+    /// The usage of an attempt that broke has gone out; this comes next.
+    Then(Box<(Item, State<W>)>),
     Finished,
 }
 
@@ -388,6 +399,7 @@ async fn step<W: Wire>(state: State<W>) -> Option<(Item, State<W>)> {
     let mut reading = match state {
         State::Finished => return None,
         State::Broken(err) => return Some((Err(err), State::Finished)),
+        State::Then(next) => return Some(*next),
         State::Waiting { delay_ms, next } => {
             let sleep = tokio::time::sleep(Duration::from_millis(delay_ms));
             tokio::select! {
@@ -493,7 +505,18 @@ async fn step<W: Wire>(state: State<W>) -> Option<(Item, State<W>)> {
             },
         };
         let again = reading.again.take();
-        return Some(fail(broken, again, reading.streamed, reading.attempt));
+        let failed = fail(broken, again, reading.streamed, reading.attempt);
+        let Some(usage) = reading.wire.unreported_usage() else {
+            return Some(failed);
+        };
+        // Booked either way. After a retry notice, so a reader rebuilding
+        // the history has already voided the broken part; before a final
+        // error, which ends the stream.
+        let usage = Ok(StreamEvent::Usage(usage));
+        return Some(match failed {
+            (Ok(retry), next) => (Ok(retry), State::Then(Box::new((usage, next)))),
+            (Err(err), next) => (usage, State::Then(Box::new((Err(err), next)))),
+        });
     }
 }
 
@@ -627,6 +650,10 @@ async fn open(
         }
         (text, false)
     });
+    // A gateway's body often repeats the status as its code.
+    let message = message
+        .strip_prefix(&format!("{code}: "))
+        .map_or(message.clone(), str::to_owned);
     if too_long {
         return Err(ProviderError::ContextLength(format!(
             "{name}: {message} (HTTP {code})"

@@ -6,6 +6,8 @@
 //!   idle timeout, retries with backoff, one-line errors);
 //! - [`anthropic`] and [`openai`]: a wire format each (request body, stream
 //!   events folded into provider-neutral ones);
+//! - [`fault`]: reading a provider's error the same way for every format
+//!   (transient or not, one line);
 //! - [`catalog`]: the shipped model rows (window, output limit, prices,
 //!   efforts);
 //! - [`router`]: the tier router, itself a `Provider`;
@@ -15,6 +17,7 @@
 pub mod anthropic;
 pub mod cassette;
 pub mod catalog;
+pub mod fault;
 pub mod http;
 pub mod openai;
 pub mod router;

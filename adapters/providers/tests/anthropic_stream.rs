@@ -125,6 +125,18 @@ fn error_events_and_malformed_data_are_errors_that_say_so() {
     };
     message.push(&start).unwrap();
     message.push(&delta).unwrap();
-    let err = message.push(&stop).unwrap_err().to_string();
+    // Whether the input was cut by the output limit is known only from the
+    // stop reason: a stop for any other reason makes it malformed.
+    assert_eq!(message.push(&stop).unwrap(), []);
+    let end = SseEvent {
+        event: "message_delta".into(),
+        data: r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}"#.into(),
+    };
+    assert_eq!(message.push(&end).unwrap(), []);
+    let last = SseEvent {
+        event: "message_stop".into(),
+        data: r#"{"type":"message_stop"}"#.into(),
+    };
+    let err = message.push(&last).unwrap_err().to_string();
     assert!(err.contains("tool_use read input is not JSON"), "{err}");
 }

@@ -23,6 +23,8 @@
 //! name = "write"
 //! input = { path = "hello.txt", content = "hi\n" }
 //! id = "toolu_1"                    # default "toolu_<turn>_<n>", both 1-based
+//! cut = true                        # cut off by the output limit: streamed as
+//!                                   # cut, never run; needs stop = "max_tokens"
 //! [turn.expect]                     # checked before anything streams
 //! tool_result_contains = "wrote 3 bytes"  # in the last message's tool results
 //! user_text_contains = "hello"      # in the last user message that has text

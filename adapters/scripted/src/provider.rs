@@ -106,10 +106,18 @@ impl ScriptedProvider {
                 .id
                 .clone()
                 .unwrap_or_else(|| format!("toolu_{number}_{}", index + 1));
-            events.push(StreamEvent::ToolUse {
-                id: CallId(id),
-                name: call.name.get_ref().clone(),
-                input: Value::Object(call.input.clone()),
+            let name = call.name.get_ref().clone();
+            events.push(if call.cut.as_ref().is_some_and(|c| *c.get_ref()) {
+                StreamEvent::ToolUseCut {
+                    id: CallId(id),
+                    name,
+                }
+            } else {
+                StreamEvent::ToolUse {
+                    id: CallId(id),
+                    name,
+                    input: Value::Object(call.input.clone()),
+                }
             });
         }
         let scripted = turn.usage.unwrap_or_default();

@@ -73,6 +73,9 @@ pub(crate) struct ToolCallSpec {
     /// (a `null`); cassettes write it. Not together with `input`.
     pub input_json: Option<Spanned<String>>,
     pub id: Option<String>,
+    /// The output limit cut this call off: it streams as cut (its input
+    /// never whole), and the turn must stop with `max_tokens`.
+    pub cut: Option<Spanned<bool>>,
 }
 
 /// The file as serde sees it, before the checks serde cannot express.
@@ -167,6 +170,15 @@ impl Scenario {
         }
         for (index, turn) in file.turn.iter().enumerate() {
             let number = index + 1;
+            if let Some(cut) = turn.tool_call.iter().find_map(|c| c.cut.as_ref())
+                && *cut.get_ref()
+                && turn.stop != Some(ModelStop::MaxTokens)
+            {
+                return Err(locate(
+                    Some(cut.span()),
+                    &format!("turn {number}: a cut tool_call needs stop = \"max_tokens\""),
+                ));
+            }
             if let Some(chunk) = &turn.chunk_chars
                 && *chunk.get_ref() == 0
             {

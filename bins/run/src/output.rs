@@ -244,7 +244,7 @@ impl<W: Write> Renderer<W> {
         match self.stop {
             Some(StopReason::Interrupted) => 4,
             Some(StopReason::Budget) => 3,
-            Some(StopReason::Error | StopReason::MaxTurns) | None => 1,
+            Some(StopReason::Error | StopReason::MaxTurns | StopReason::MaxTokens) | None => 1,
             Some(StopReason::Denied) => 2,
             Some(StopReason::EndTurn) if !self.denials.is_empty() => 2,
             Some(StopReason::EndTurn) => 0,
@@ -277,6 +277,7 @@ impl<W: Write> Renderer<W> {
         let subtype = match self.stop {
             Some(StopReason::EndTurn) => "success",
             Some(StopReason::MaxTurns) => "error_max_turns",
+            Some(StopReason::MaxTokens) => "error_max_tokens",
             Some(StopReason::Interrupted) => "interrupted",
             Some(StopReason::Budget) => "error_budget",
             Some(StopReason::Denied) => "denied",

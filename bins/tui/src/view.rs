@@ -202,6 +202,7 @@ fn entry_lines(entry: &Entry, width: u16, lines: &mut Vec<Line<'static>>) {
                     StopReason::Denied => "⏹ stopped: denied",
                     StopReason::Error => "⏹ stopped by an error",
                     StopReason::MaxTurns => "⏹ stopped: too many rounds",
+                    StopReason::MaxTokens => "⏹ stopped: the answer reached the output limit",
                     StopReason::EndTurn => "",
                 };
                 lines.push(Line::styled(

@@ -588,6 +588,9 @@ where
     state.turn_starts.push((number, state.history.len()));
     let mut turn = Turn::begin(number, text, cfg.max_turns, &mut state.history);
     let mut compacted_for_length = false;
+    // The output limit cut a call off in the last round.
+    let mut cut_before = false;
+    let mut limit = cfg.max_output_tokens;
     let done = loop {
         if let Some(over) = over_budget(world, out) {
             out.notice(NoticeLevel::Warn, over);
@@ -595,6 +598,7 @@ where
         }
         let (mut streaming, mut request) = turn.request(&state.history, &prefix);
         shape_request(world, state, out, &mut request);
+        limit = request.max_output_tokens;
         let streamed = {
             let mut stream = pin!(world.provider.stream(request, cancel.clone()));
             loop {
@@ -640,16 +644,27 @@ where
                 // Over the window: summarise the earlier turns and ask once
                 // more.
                 compacted_for_length = true;
-                out.notice(
-                    NoticeLevel::Warn,
-                    format!("{why}; compacting the earlier turns and trying again"),
-                );
                 let keep = cfg.context.keep_turns.max(1);
-                if compact(world, state, out.0, inbox, None, keep).await == CompactOutcome::Done {
-                    turn = streaming.restart();
-                    continue;
+                if economy::can_compact(state, keep) {
+                    out.notice(
+                        NoticeLevel::Warn,
+                        format!("{why}; compacting the earlier turns and trying again"),
+                    );
+                    if compact(world, state, out.0, inbox, None, keep).await == CompactOutcome::Done
+                    {
+                        turn = streaming.restart();
+                        continue;
+                    }
+                    out.notice(NoticeLevel::Error, format!("the model call failed: {why}"));
+                } else {
+                    out.notice(
+                        NoticeLevel::Error,
+                        format!(
+                            "the model call failed: {why}; there are no earlier turns to \
+                             compact, so this prompt alone is over the model's context window"
+                        ),
+                    );
                 }
-                out.notice(NoticeLevel::Error, format!("the model call failed: {why}"));
                 let why = "[not run: the model call failed before the response was complete]";
                 let (events, done) = streaming.abandon(&mut state.history, StopReason::Error, why);
                 events.into_iter().for_each(|e| out.emit(e));
@@ -667,6 +682,31 @@ where
                 Next::Tools(running) => running,
             },
         };
+        if !running.cut().is_empty() {
+            let names: Vec<String> = running
+                .cut()
+                .iter()
+                .map(|c| format!("`{}`", c.name))
+                .collect();
+            let names = names.join(", ");
+            if cut_before {
+                // Twice in a row: the notice after the loop says it stopped.
+                let why = "[not run: the answer was cut off at the output limit again]";
+                let (events, done) =
+                    running.abandon_all(&mut state.history, StopReason::MaxTokens, why);
+                events.into_iter().for_each(|e| out.emit(e));
+                break done;
+            }
+            out.notice(
+                NoticeLevel::Warn,
+                format!(
+                    "the model's call to {names} was cut off at the output limit ({limit} tokens) \
+                     and did not run; the model is asked to make smaller calls"
+                ),
+            );
+            running.cut_events().into_iter().for_each(|e| out.emit(e));
+        }
+        cut_before = !running.cut().is_empty();
         let ran = run_tools(world, state, out, inbox, &mut running, &cancel);
         let (results, stop) = ran.await;
         match running.record(results, stop, &mut state.history) {
@@ -679,6 +719,15 @@ where
         out.notice(
             NoticeLevel::Warn,
             format!("stopped after {rounds} model rounds: the --max-turns limit was reached"),
+        );
+    }
+    if done.stop() == StopReason::MaxTokens {
+        out.notice(
+            NoticeLevel::Warn,
+            format!(
+                "the model's answer was cut off at the output limit ({limit} tokens); the turn \
+                 stops here"
+            ),
         );
     }
     if let Some(window) = cfg.context_window.filter(|w| *w > 0)

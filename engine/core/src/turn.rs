@@ -57,6 +57,8 @@ pub struct Streaming {
     text: String,
     thinking: String,
     calls: Vec<ToolCall>,
+    /// Calls the output limit cut off: in the history, never run.
+    cut: Vec<ToolCall>,
     usage: Usage,
     stop: Option<ModelStop>,
     /// What a router said serves this call: provider, model, effort.
@@ -67,6 +69,9 @@ pub struct Streaming {
 #[derive(Debug)]
 pub struct RunningTools {
     calls: Vec<ToolCall>,
+    /// After them, the calls the output limit cut off, answered
+    /// [`CUT`] without running.
+    cut: Vec<ToolCall>,
 }
 
 /// The turn is over.
@@ -191,6 +196,14 @@ impl Turn<Streaming> {
                 phase.calls.push(call.clone());
                 Some(Event::ToolCallRequested { call })
             }
+            StreamEvent::ToolUseCut { id, name } => {
+                // Its input never arrived whole: the history holds it with
+                // none, and it is answered without running.
+                let input = serde_json::Value::Object(serde_json::Map::new());
+                let call = prefix.tools.classify(id, name, input, prefix.workspace);
+                phase.cut.push(call.clone());
+                Some(Event::ToolCallRequested { call })
+            }
             StreamEvent::Usage(usage) => {
                 phase.usage.add(&usage);
                 let (provider, model, effort) = phase.served.clone().unwrap_or_else(|| {
@@ -234,6 +247,7 @@ impl Turn<Streaming> {
                     phase.text.clear();
                     phase.thinking.clear();
                     phase.calls.clear();
+                    phase.cut.clear();
                     phase.stop = None;
                 }
                 Some(Event::Retry {
@@ -250,7 +264,10 @@ impl Turn<Streaming> {
     /// Nothing of an answer has arrived yet (no text, thinking or call).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.phase.text.is_empty() && self.phase.thinking.is_empty() && self.phase.calls.is_empty()
+        self.phase.text.is_empty()
+            && self.phase.thinking.is_empty()
+            && self.phase.calls.is_empty()
+            && self.phase.cut.is_empty()
     }
 
     /// The call is to be made again (after compaction): back to building
@@ -281,14 +298,18 @@ impl Turn<Streaming> {
     }
 
     /// The response is complete: it joins the history, and its calls (if any)
-    /// are next.
+    /// are next. An answer with no call that stopped at the output limit
+    /// ends the turn with [`StopReason::MaxTokens`].
     #[must_use]
     pub fn finish(self, history: &mut History) -> Next {
+        let at_limit = self.phase.stop == Some(ModelStop::MaxTokens);
         let running = self.into_reply(history);
-        if running.phase.calls.is_empty() {
-            Next::Done(running.end(StopReason::EndTurn))
-        } else {
+        if !running.phase.calls.is_empty() || !running.phase.cut.is_empty() {
             Next::Tools(running)
+        } else if at_limit {
+            Next::Done(running.end(StopReason::MaxTokens))
+        } else {
+            Next::Done(running.end(StopReason::EndTurn))
         }
     }
 
@@ -299,12 +320,13 @@ impl Turn<Streaming> {
             text,
             thinking,
             calls,
+            cut,
             ..
         } = self.phase;
-        push_assistant(history, thinking, text, &calls);
+        push_assistant(history, thinking, text, calls.iter().chain(&cut));
         Turn {
             ctx: self.ctx,
-            phase: RunningTools { calls },
+            phase: RunningTools { calls, cut },
         }
     }
 
@@ -330,15 +352,20 @@ impl Turn<Streaming> {
     }
 }
 
-fn push_assistant(history: &mut History, thinking: String, text: String, calls: &[ToolCall]) {
-    let mut content = Vec::with_capacity(calls.len() + 2);
+fn push_assistant<'a>(
+    history: &mut History,
+    thinking: String,
+    text: String,
+    calls: impl Iterator<Item = &'a ToolCall>,
+) {
+    let mut content = Vec::with_capacity(calls.size_hint().0 + 2);
     if !thinking.is_empty() {
         content.push(ContentBlock::Thinking { text: thinking });
     }
     if !text.is_empty() {
         content.push(ContentBlock::Text { text });
     }
-    content.extend(calls.iter().map(|c| ContentBlock::ToolUse {
+    content.extend(calls.map(|c| ContentBlock::ToolUse {
         id: c.id.clone(),
         name: c.name.clone(),
         input: c.input.clone(),
@@ -354,11 +381,35 @@ fn push_assistant(history: &mut History, thinking: String, text: String, calls: 
 /// The text a call that never finished returns to the model.
 pub const INTERRUPTED: &str = "[interrupted by the user before this call finished]";
 
+/// What a call the output limit cut off returns to the model.
+pub const CUT: &str = "[not run: this call was cut off at the output limit before its input was \
+                       complete. Make smaller calls: split large content across several calls.]";
+
 impl Turn<RunningTools> {
     /// The calls to run, in the order the model asked for them.
     #[must_use]
     pub fn calls(&self) -> &[ToolCall] {
         &self.phase.calls
+    }
+
+    /// The calls the output limit cut off: answered, never run.
+    #[must_use]
+    pub fn cut(&self) -> &[ToolCall] {
+        &self.phase.cut
+    }
+
+    /// The result event of each cut call ([`CUT`]), for the surfaces; the
+    /// history gets the same results from [`Self::record`].
+    #[must_use]
+    pub fn cut_events(&self) -> Vec<Event> {
+        self.phase
+            .cut
+            .iter()
+            .map(|c| Event::ToolCallDone {
+                call_id: c.id.clone(),
+                result: ToolResult::error(CUT),
+            })
+            .collect()
     }
 
     /// Replaces a call's input after a person edited it, re-classified. The
@@ -393,11 +444,14 @@ impl Turn<RunningTools> {
         stop: Option<StopReason>,
         history: &mut History,
     ) -> Result<Turn<Assembling>, Turn<Done>> {
-        let mut results = results.into_iter();
+        let mut results = results
+            .into_iter()
+            .chain(self.phase.cut.iter().map(|_| ToolResult::error(CUT)));
         let content = self
             .phase
             .calls
             .iter()
+            .chain(&self.phase.cut)
             .map(|call| {
                 let result = results
                     .next()
@@ -409,7 +463,7 @@ impl Turn<RunningTools> {
                 }
             })
             .collect();
-        if !self.phase.calls.is_empty() {
+        if !self.phase.calls.is_empty() || !self.phase.cut.is_empty() {
             history.push(Message {
                 role: Role::User,
                 content,
@@ -443,7 +497,7 @@ impl Turn<RunningTools> {
         stop: StopReason,
         why: &str,
     ) -> (Vec<Event>, Turn<Done>) {
-        let events = self
+        let mut events: Vec<Event> = self
             .phase
             .calls
             .iter()
@@ -452,6 +506,7 @@ impl Turn<RunningTools> {
                 result: ToolResult::error(why),
             })
             .collect();
+        events.extend(self.cut_events());
         let results = self
             .phase
             .calls

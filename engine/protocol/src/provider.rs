@@ -196,6 +196,12 @@ pub enum StreamEvent {
         name: String,
         input: Value,
     },
+    /// A tool call the output limit cut off before its input was whole:
+    /// it must not run. Comes before `Done(ModelStop::MaxTokens)`.
+    ToolUseCut {
+        id: CallId,
+        name: String,
+    },
     Usage(Usage),
     /// The response is complete.
     Done(ModelStop),

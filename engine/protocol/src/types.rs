@@ -192,6 +192,8 @@ pub enum StopReason {
     Error,
     /// The model kept calling tools past `--max-turns` rounds.
     MaxTurns,
+    /// The model's answer reached its output limit and was cut off.
+    MaxTokens,
 }
 
 impl StopReason {
@@ -205,6 +207,7 @@ impl StopReason {
             StopReason::Denied => "denied",
             StopReason::Error => "error",
             StopReason::MaxTurns => "max_turns",
+            StopReason::MaxTokens => "max_tokens",
         }
     }
 }

@@ -37,8 +37,8 @@ fn error_body(text: &str) -> Option<(String, bool)> {
     let value: serde_json::Value = serde_json::from_str(text).ok()?;
     let error = &value["error"];
     let kind = error["type"].as_str()?;
-    let message = error["message"].as_str()?;
-    let too_long = stream::is_context_length(kind, message);
+    let message = crate::fault::one_line(error["message"].as_str()?);
+    let too_long = stream::is_context_length(kind, &message);
     Some((format!("{kind}: {message}"), too_long))
 }
 

@@ -9,9 +9,11 @@
 //! Text and thinking deltas pass through as they come. A tool call's input
 //! arrives as `input_json_delta` pieces; they are joined per block and
 //! parsed when the block stops, so the core sees each call once, whole, in
-//! the order the blocks started. Usage is reported once, when the message
-//! stops: input and cache tokens from `message_start`, output tokens from
-//! the last `message_delta`.
+//! the order the blocks started. A block whose input is not JSON is cut
+//! by the output limit when the message stops with `max_tokens` (it
+//! becomes a `ToolUseCut`, which never runs) and malformed otherwise. Usage is reported once, when the message
+//! stops: each count from the last event that carried it (`message_start`
+//! or a `message_delta`).
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,7 @@ use cox_protocol::types::Usage;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::fault;
 use crate::sse::SseEvent;
 
 /// A tool call being streamed.
@@ -35,6 +38,9 @@ struct PendingTool {
 #[derive(Debug, Default)]
 pub struct MessageStream {
     tools: BTreeMap<u64, PendingTool>,
+    /// Tool blocks that stopped with input that is not JSON: cut by the
+    /// output limit if `message_delta` says `max_tokens`, else malformed.
+    broken: Vec<PendingTool>,
     usage: Usage,
     stop: Option<ModelStop>,
     done: bool,
@@ -68,9 +74,13 @@ struct WireUsage {
 
 #[derive(Deserialize)]
 struct WireError {
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default)]
     kind: String,
+    #[serde(default)]
     message: String,
+    /// A gateway's relay of the upstream's status (`"429"`, `529`).
+    #[serde(default)]
+    code: Value,
 }
 
 /// Data that is not Anthropic's format: a proxy or a network fault more
@@ -108,7 +118,7 @@ impl MessageStream {
             "ping" => {}
             "message_start" => {
                 if let Some(usage) = envelope.message.and_then(|m| m.usage) {
-                    self.add_usage(&usage);
+                    self.take_usage(&usage);
                 }
             }
             "content_block_start" => {
@@ -162,22 +172,24 @@ impl MessageStream {
             "content_block_stop" => {
                 if let Some(tool) = self.tools.remove(&envelope.index) {
                     let input = if tool.json.trim().is_empty() {
-                        Value::Object(serde_json::Map::new())
+                        Ok(Value::Object(serde_json::Map::new()))
                     } else {
-                        serde_json::from_str(&tool.json).map_err(|e| {
-                            malformed(&format!("tool_use {} input is not JSON: {e}", tool.name))
-                        })?
+                        serde_json::from_str(&tool.json)
                     };
-                    out.push(StreamEvent::ToolUse {
-                        id: CallId(tool.id),
-                        name: tool.name,
-                        input,
-                    });
+                    match input {
+                        Ok(input) => out.push(StreamEvent::ToolUse {
+                            id: CallId(tool.id),
+                            name: tool.name,
+                            input,
+                        }),
+                        // Judged when the stop reason is known.
+                        Err(_) => self.broken.push(tool),
+                    }
                 }
             }
             "message_delta" => {
-                if let Some(output) = envelope.usage.as_ref().and_then(|u| u.output_tokens) {
-                    self.usage.output_tokens = output;
+                if let Some(usage) = &envelope.usage {
+                    self.take_usage(usage);
                 }
                 let reason = envelope
                     .delta
@@ -190,8 +202,25 @@ impl MessageStream {
                         _ => ModelStop::EndTurn,
                     });
                 }
+                if self.stop == Some(ModelStop::MaxTokens) {
+                    // Blocks the limit cut: stopped with partial input, or
+                    // never stopped at all.
+                    let open = std::mem::take(&mut self.tools).into_values();
+                    for tool in std::mem::take(&mut self.broken).into_iter().chain(open) {
+                        out.push(StreamEvent::ToolUseCut {
+                            id: CallId(tool.id),
+                            name: tool.name,
+                        });
+                    }
+                }
             }
             "message_stop" => {
+                if let Some(tool) = self.broken.first() {
+                    return Err(malformed(&format!(
+                        "tool_use {} input is not JSON",
+                        tool.name
+                    )));
+                }
                 self.done = true;
                 out.push(StreamEvent::Usage(self.usage));
                 out.push(StreamEvent::Done(self.stop.unwrap_or(ModelStop::EndTurn)));
@@ -200,19 +229,35 @@ impl MessageStream {
                 let error = envelope
                     .error
                     .ok_or_else(|| malformed("an error event without error"))?;
-                return Err(classify_error(&error.kind, &error.message));
+                let code = fault::code_text(&error.code);
+                return Err(classify_error(&error.kind, &code, &error.message));
             }
             _ => {}
         }
         Ok(out)
     }
 
-    fn add_usage(&mut self, usage: &WireUsage) {
-        self.usage.input_tokens += usage.input_tokens.unwrap_or(0);
-        self.usage.cache_write_tokens += usage.cache_creation_input_tokens.unwrap_or(0);
-        self.usage.cache_read_tokens += usage.cache_read_input_tokens.unwrap_or(0);
-        if let Some(output) = usage.output_tokens {
-            self.usage.output_tokens = output;
+    /// Every count the event carries replaces the one so far: a gateway
+    /// sends zeros in `message_start` and the real counts in
+    /// `message_delta`, and Anthropic's own `message_delta` counts are
+    /// cumulative, so the later one is always the better one.
+    fn take_usage(&mut self, usage: &WireUsage) {
+        let fields = [
+            (usage.input_tokens, &mut self.usage.input_tokens),
+            (usage.output_tokens, &mut self.usage.output_tokens),
+            (
+                usage.cache_creation_input_tokens,
+                &mut self.usage.cache_write_tokens,
+            ),
+            (
+                usage.cache_read_input_tokens,
+                &mut self.usage.cache_read_tokens,
+            ),
+        ];
+        for (count, slot) in fields {
+            if let Some(count) = count {
+                *slot = count;
+            }
         }
     }
 }
@@ -232,6 +277,10 @@ impl crate::http::Wire for MessageStream {
             retry_after_ms: None,
         })
     }
+
+    fn unreported_usage(&self) -> Option<Usage> {
+        (!self.done && self.usage != Usage::default()).then_some(self.usage)
+    }
 }
 
 /// Whether an Anthropic error says the prompt is over the context window.
@@ -242,20 +291,29 @@ pub fn is_context_length(kind: &str, message: &str) -> bool {
         && (lower.contains("prompt is too long") || lower.contains("context window"))
 }
 
-/// An in-stream Anthropic error as a provider error: a prompt over the
-/// context window is its own kind, so compaction can react to it; an
-/// overload, a rate limit or an internal error is worth another try.
+/// An Anthropic error (in the stream or a failed response's body) as a
+/// provider error: a prompt over the context window is its own kind, so
+/// compaction can react to it; an overload, a rate limit or an internal
+/// error, by its type or by the status a gateway puts in `code`, is worth
+/// another try ([`crate::fault`]).
 #[must_use]
-pub fn classify_error(kind: &str, message: &str) -> ProviderError {
-    if is_context_length(kind, message) {
+pub fn classify_error(kind: &str, code: &str, message: &str) -> ProviderError {
+    let message = fault::one_line(message);
+    if is_context_length(kind, &message) {
         return ProviderError::ContextLength(format!("anthropic: {message}"));
     }
-    let line = format!("anthropic: {kind}: {message}");
-    match kind {
-        "overloaded_error" | "api_error" | "rate_limit_error" => ProviderError::Retryable {
+    let label = if kind.is_empty() { code } else { kind };
+    let line = if label.is_empty() {
+        format!("anthropic: {message}")
+    } else {
+        format!("anthropic: {label}: {message}")
+    };
+    if fault::is_transient(kind, code) {
+        ProviderError::Retryable {
             message: line,
             retry_after_ms: None,
-        },
-        _ => ProviderError::Failed(line),
+        }
+    } else {
+        ProviderError::Failed(line)
     }
 }

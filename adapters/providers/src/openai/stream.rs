@@ -9,7 +9,9 @@
 //! stopped; with `stream_options.include_usage` one last chunk with no
 //! choices carries `usage`.
 //!
-//! Tool calls are reported whole, in index order, when the answer finishes.
+//! Tool calls are reported whole, in index order, when the answer finishes;
+//! one the output limit cut (`finish_reason: "length"`, arguments not
+//! JSON) is reported as cut, and never runs.
 //! Usage and `Done` are reported at `[DONE]`; a server that closes the
 //! stream after `finish_reason` without `[DONE]` is accepted. Usage maps
 //! `prompt_tokens` minus the cached ones to input tokens and
@@ -24,6 +26,7 @@ use cox_protocol::types::Usage;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::fault;
 use crate::sse::SseEvent;
 
 /// A tool call being streamed.
@@ -184,32 +187,42 @@ impl ChunkStream {
         Ok(out)
     }
 
-    /// The assembled calls, in index order.
+    /// The assembled calls, in index order. After `finish_reason:
+    /// "length"` a call whose arguments are not JSON was cut by the output
+    /// limit and becomes a `ToolUseCut`; otherwise it is malformed.
     fn take_calls(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        let cut_by_limit = self.stop == Some(ModelStop::MaxTokens);
         let mut out = Vec::new();
         for (index, call) in std::mem::take(&mut self.calls) {
             if call.name.is_empty() {
                 return Err(malformed(&format!("tool call {index} has no name")));
             }
             let input = if call.arguments.trim().is_empty() {
-                Value::Object(serde_json::Map::new())
+                Ok(Value::Object(serde_json::Map::new()))
             } else {
-                serde_json::from_str(&call.arguments).map_err(|e| {
-                    malformed(&format!(
-                        "tool call {} arguments are not JSON: {e}",
-                        call.name
-                    ))
-                })?
+                serde_json::from_str(&call.arguments)
             };
             let id = if call.id.is_empty() {
                 CallId::new()
             } else {
                 CallId(call.id)
             };
-            out.push(StreamEvent::ToolUse {
-                id,
-                name: call.name,
-                input,
+            out.push(match input {
+                Ok(input) => StreamEvent::ToolUse {
+                    id,
+                    name: call.name,
+                    input,
+                },
+                Err(_) if cut_by_limit => StreamEvent::ToolUseCut {
+                    id,
+                    name: call.name,
+                },
+                Err(e) => {
+                    return Err(malformed(&format!(
+                        "tool call {} arguments are not JSON: {e}",
+                        call.name
+                    )));
+                }
             });
         }
         Ok(out)
@@ -250,6 +263,10 @@ impl crate::http::Wire for ChunkStream {
             retry_after_ms: None,
         })
     }
+
+    fn unreported_usage(&self) -> Option<Usage> {
+        (!self.done && self.usage != Usage::default()).then_some(self.usage)
+    }
 }
 
 /// Whether an error message says the prompt is over the context window, in
@@ -266,7 +283,9 @@ pub fn is_context_length(code: &str, message: &str) -> bool {
 }
 
 /// An error object (in the stream or a failed response's body) as a
-/// provider error.
+/// provider error: transient by its type or its code (a gateway's
+/// `{"type":"throttling_error","code":"429"}` as much as OpenAI's
+/// `rate_limit_exceeded`), see [`crate::fault`].
 #[must_use]
 pub fn classify_error(error: &Value) -> ProviderError {
     let (message, too_long) = describe(error);
@@ -275,7 +294,7 @@ pub fn classify_error(error: &Value) -> ProviderError {
     }
     let line = format!("openai: {message}");
     let kind = error["type"].as_str().unwrap_or_default();
-    if matches!(kind, "server_error" | "rate_limit_exceeded" | "overloaded") {
+    if fault::is_transient(kind, &fault::code_text(&error["code"])) {
         ProviderError::Retryable {
             message: line,
             retry_after_ms: None,
@@ -285,28 +304,33 @@ pub fn classify_error(error: &Value) -> ProviderError {
     }
 }
 
-/// `{"message":…, "type":…, "code":…}` (or a bare string) as one line, and
-/// whether it says the prompt was too long.
+/// `{"message":…, "type":…, "code":…}` (or a bare string) as one line, its
+/// code (or else its type) first, and whether it says the prompt was too
+/// long.
 pub(crate) fn describe(error: &Value) -> (String, bool) {
     if let Some(text) = error.as_str() {
-        return (text.to_owned(), is_context_length("", text));
+        return (fault::one_line(text), is_context_length("", text));
     }
-    let message = error["message"].as_str().unwrap_or("no message");
-    let code = match &error["code"] {
-        Value::String(code) => code.clone(),
-        Value::Number(n) => n.to_string(),
-        _ => String::new(),
-    };
+    let message = fault::one_line(error["message"].as_str().unwrap_or("no message"));
+    let code = fault::code_text(&error["code"]);
     let kind = error["type"].as_str().unwrap_or_default();
-    let label = if code.is_empty() { kind } else { &code };
+    // Gateways fill absent fields with the text "None".
+    let present = |s: &str| !s.is_empty() && s != "None" && s != "null";
+    let label = if present(&code) {
+        code.as_str()
+    } else if present(kind) {
+        kind
+    } else {
+        ""
+    };
     let line = if label.is_empty() {
-        message.to_owned()
+        message.clone()
     } else {
         format!("{label}: {message}")
     };
     (
         line,
-        is_context_length(&code, message) || is_context_length(kind, message),
+        is_context_length(&code, &message) || is_context_length(kind, &message),
     )
 }
 

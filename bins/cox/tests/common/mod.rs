@@ -142,6 +142,10 @@ pub fn anthropic_final_text() -> String {
 /// provider has a cheap model of its own, as Anthropic does by default.
 pub const TITLE_REQUEST: &str = "Write a title for the coding session";
 
+/// In a body given to [`serve`]: send what comes before, wait, then the
+/// rest, so the client has streamed the first part when the second comes.
+pub const PAUSE: &str = "\u{0}pause\u{0}";
+
 /// Answers one request per body, in order; returns the requests' bodies.
 ///
 /// A title request takes no answer from the list and is not returned: it
@@ -192,15 +196,24 @@ pub fn serve(responses: Vec<(&'static str, String)>) -> (String, thread::JoinHan
             };
             // `CUT` promises more than it sends: the connection drops
             // mid-answer.
+            let parts: Vec<&str> = body.split(PAUSE).collect();
+            let length: usize = parts.iter().map(|p| p.len()).sum();
             let (status, promised) = match status.strip_prefix("CUT ") {
-                Some(real) => (real, body.len() + 100),
-                None => (status, body.len()),
+                Some(real) => (real, length + 100),
+                None => (status, length),
             };
             let head = format!(
                 "HTTP/1.1 {status}\r\n{retry}content-type: text/event-stream\r\ncontent-length: {promised}\r\nconnection: close\r\n\r\n"
             );
             socket.write_all(head.as_bytes()).unwrap();
-            socket.write_all(body.as_bytes()).unwrap();
+            for (index, part) in parts.iter().enumerate() {
+                if index > 0 {
+                    // Long enough for the client to read what came before.
+                    thread::sleep(std::time::Duration::from_millis(100));
+                }
+                socket.write_all(part.as_bytes()).unwrap();
+                socket.flush().unwrap();
+            }
         }
         bodies
     });

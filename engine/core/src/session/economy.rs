@@ -159,6 +159,26 @@ pub(super) enum CompactOutcome {
     Failed,
 }
 
+/// What compacting all but the last `keep` turns would summarise: the
+/// first kept turn, and the history from `since` to `until`; `None` when
+/// there is nothing before the turns to keep (or it is summarised
+/// already).
+fn span(state: &State, keep: u32) -> Option<(u32, usize, usize)> {
+    let keep = usize::try_from(keep.max(1)).unwrap_or(usize::MAX);
+    let starts = &state.turn_starts;
+    if starts.len() <= keep {
+        return None;
+    }
+    let (first_kept, until) = starts[starts.len() - keep];
+    let since = state.compaction.as_ref().map_or(0, |c| c.until);
+    (until > since).then_some((first_kept, until, since))
+}
+
+/// Whether [`compact`] with this `keep` would have anything to summarise.
+pub(super) fn can_compact(state: &State, keep: u32) -> bool {
+    span(state, keep).is_some()
+}
+
 /// Summarises every turn but the last `keep` (at least one) on the cheap
 /// tier; from then on requests carry the summary instead of those turns'
 /// messages. The history is kept whole (append-only): only what is sent
@@ -177,21 +197,15 @@ where
     I: Stream<Item = Submission> + Unpin,
     F: FnMut(&Event),
 {
-    let keep = usize::try_from(keep.max(1)).unwrap_or(usize::MAX);
-    let starts = &state.turn_starts;
-    if starts.len() <= keep {
+    let Some((first_kept, until, since)) = span(state, keep) else {
         return CompactOutcome::Nothing;
-    }
-    let (first_kept, until) = starts[starts.len() - keep];
-    let since = state.compaction.as_ref().map_or(0, |c| c.until);
-    if until <= since {
-        return CompactOutcome::Nothing;
-    }
+    };
     if let Some(over) = budget_reached(world, |level, text| out.notice(level, text)) {
         out.notice(NoticeLevel::Warn, format!("not compacting: {over}"));
         return CompactOutcome::Failed;
     }
-    let dropped: Vec<u32> = starts
+    let dropped: Vec<u32> = state
+        .turn_starts
         .iter()
         .filter(|(turn, index)| *turn < first_kept && *index >= since)
         .map(|(turn, _)| *turn)
