@@ -194,6 +194,38 @@ fn max_turns_stops_a_model_that_keeps_calling_tools() {
 }
 
 #[test]
+fn a_call_cut_at_the_output_limit_is_told_and_never_runs() {
+    let options = Options {
+        files: notes(),
+        mode: PermissionMode::AcceptEdits,
+        ..Options::default()
+    };
+    let run = run("output_limit", options);
+    assert_eq!(stop_of(&run), StopReason::EndTurn);
+    assert_eq!(
+        std::fs::read_to_string(run.workdir.path().join("out.txt")).unwrap(),
+        "part one\n"
+    );
+    let results: Vec<bool> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallDone { result, .. } => Some(result.ok),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [false, true, true], "cut, read, write");
+    check("output_limit", &run);
+}
+
+#[test]
+fn a_second_cut_in_a_row_stops_at_the_output_limit() {
+    let run = run("output_limit_twice", Options::default());
+    assert_eq!(stop_of(&run), StopReason::MaxTokens);
+    check("output_limit_twice", &run);
+}
+
+#[test]
 fn a_call_that_would_ask_is_denied_when_nobody_can_answer() {
     let options = Options {
         mode: PermissionMode::Default,

@@ -117,6 +117,18 @@ fn contradictory_turns_are_refused() {
 }
 
 #[test]
+fn a_cut_call_needs_the_output_limit_stop() {
+    let cut = error_of("[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ncut = true\n");
+    assert_eq!(
+        cut,
+        "scenario tests/x.toml:4:7: turn 1: a cut tool_call needs stop = \"max_tokens\""
+    );
+    let fine =
+        "[[turn]]\nstop = \"max_tokens\"\n[[turn.tool_call]]\nname = \"write\"\ncut = true\n";
+    assert!(Scenario::parse(fine, "tests/x.toml").is_ok());
+}
+
+#[test]
 fn a_missing_file_names_its_path() {
     let path = Path::new("/nonexistent/cox/scenario.toml");
     let error = Scenario::load(path).expect_err("no such file");

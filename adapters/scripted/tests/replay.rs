@@ -429,3 +429,25 @@ async fn input_json_is_replayed_as_written_nulls_included() {
         .unwrap();
     assert_eq!(call, json!({"path": "a", "limit": null}));
 }
+
+#[tokio::test]
+async fn a_cut_call_streams_as_cut() {
+    let p = provider(
+        "[[turn]]\ntext = \"Writing.\"\nstop = \"max_tokens\"\n[[turn.tool_call]]\nname = \"write\"\nid = \"toolu_cut\"\ncut = true\n",
+    );
+    let items = collect(&p, request(vec![Message::user_text("go")])).await;
+    let events: Vec<StreamEvent> = items.into_iter().map(Result::unwrap).collect();
+    assert!(events.contains(&StreamEvent::ToolUseCut {
+        id: CallId::from("toolu_cut"),
+        name: "write".into()
+    }));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ToolUse { .. }))
+    );
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done(ModelStop::MaxTokens))
+    );
+}
