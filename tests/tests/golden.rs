@@ -219,6 +219,27 @@ fn a_call_cut_at_the_output_limit_is_told_and_never_runs() {
 }
 
 #[test]
+fn a_cut_call_keeps_its_place_among_the_calls() {
+    let options = Options {
+        files: notes(),
+        ..Options::default()
+    };
+    let run = run("output_limit_first", options);
+    assert_eq!(stop_of(&run), StopReason::EndTurn);
+    let reply = &run.end.history[1];
+    let ids: Vec<&str> = reply
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            cox_protocol::provider::ContentBlock::ToolUse { id, .. } => Some(id.0.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["toolu_1_1", "toolu_1_2"], "the order they arrived in");
+    check("output_limit_first", &run);
+}
+
+#[test]
 fn a_second_cut_in_a_row_stops_at_the_output_limit() {
     let run = run("output_limit_twice", Options::default());
     assert_eq!(stop_of(&run), StopReason::MaxTokens);

@@ -5,8 +5,9 @@
 //! in their own words: an in-stream error object whose `type` is theirs
 //! (`throttling_error`) but whose `code` is the upstream's HTTP status
 //! (`"429"`). So a fault is transient when either names a transient
-//! condition: the status 429 or any 5xx (529 included), or one of the
-//! types the providers use for rate limits, overloads and internal errors.
+//! condition: the status 429 or any 5xx (529 included), or, when there is
+//! no numeric code, one of the types the providers use for rate limits,
+//! overloads and internal errors.
 //! Messages are flattened to one line (error bodies carry newlines and
 //! stack traces) and capped, so a log line or a stderr line stays one line.
 
@@ -33,14 +34,13 @@ const TRANSIENT: &[&str] = &[
 const MAX_CHARS: usize = 400;
 
 /// Whether an error with this type and code (either may be empty) is
-/// worth another try.
+/// worth another try. A numeric code decides alone.
 #[must_use]
 pub fn is_transient(kind: &str, code: &str) -> bool {
-    let status = code.trim().parse::<u16>().ok();
-    if let Some(status) = status
-        && (status == 429 || (500..600).contains(&status))
-    {
-        return true;
+    // A status says it all: a 4xx other than 429 is not worth another
+    // try, whatever the type says.
+    if let Ok(status) = code.trim().parse::<u16>() {
+        return status == 429 || (500..600).contains(&status);
     }
     [kind, code]
         .iter()
@@ -64,6 +64,13 @@ pub fn one_line(text: &str) -> String {
         }
     }
     line
+}
+
+/// Whether an error field says something: gateways fill absent ones with
+/// the text `None` or `null`.
+#[must_use]
+pub fn present(field: &str) -> bool {
+    !matches!(field.trim(), "" | "None" | "null")
 }
 
 /// A JSON `code` as text: `"429"`, `429` and `"rate_limit_exceeded"` alike.
@@ -97,6 +104,8 @@ mod tests {
             assert!(is_transient(kind, code), "{kind:?} {code:?}");
         }
         for (kind, code) in [
+            ("api_error", "400"),
+            ("server_error", "401"),
             ("invalid_request_error", "400"),
             ("authentication_error", "401"),
             ("", "404"),

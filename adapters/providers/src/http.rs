@@ -448,6 +448,7 @@ async fn step<W: Wire>(state: State<W>) -> Option<(Item, State<W>)> {
                 StreamEvent::TextDelta(_)
                     | StreamEvent::ThinkingDelta(_)
                     | StreamEvent::ToolUse { .. }
+                    | StreamEvent::ToolUseCut { .. }
             ) {
                 reading.streamed = true;
             }

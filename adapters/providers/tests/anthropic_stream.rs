@@ -3,7 +3,7 @@
 
 use cox_protocol::provider::{ModelStop, ProviderError, StreamEvent};
 use cox_protocol::types::Usage;
-use cox_providers::anthropic::stream::MessageStream;
+use cox_providers::anthropic::stream::{MessageStream, classify_error};
 use cox_providers::sse::{SseDecoder, SseEvent};
 use serde_json::json;
 
@@ -139,4 +139,70 @@ fn error_events_and_malformed_data_are_errors_that_say_so() {
     };
     let err = message.push(&last).unwrap_err().to_string();
     assert!(err.contains("tool_use read input is not JSON"), "{err}");
+}
+
+fn events(lines: &[&str]) -> Result<Vec<StreamEvent>, ProviderError> {
+    let mut message = MessageStream::new();
+    let mut out = Vec::new();
+    for data in lines {
+        let value: serde_json::Value = serde_json::from_str(data).unwrap();
+        let event = SseEvent {
+            event: value["type"].as_str().unwrap().to_owned(),
+            data: (*data).to_owned(),
+        };
+        out.extend(message.push(&event)?);
+    }
+    Ok(out)
+}
+
+#[test]
+fn a_tool_block_cut_right_after_its_name_never_becomes_a_call() {
+    let start = |index: u32, id: &str| {
+        format!(
+            r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"tool_use","id":"{id}","name":"bash","input":{{}}}}}}"#
+        )
+    };
+    let stop = |index: u32| format!(r#"{{"type":"content_block_stop","index":{index}}}"#);
+    let limit = r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":9}}"#;
+    let end = r#"{"type":"message_stop"}"#;
+    let (s0, e0, s1, e1) = (start(0, "a"), stop(0), start(1, "b"), stop(1));
+    // An earlier call with no input takes none; the last one was cut.
+    let out = events(&[&s0, &e0, &s1, &e1, limit, end]).unwrap();
+    assert_eq!(
+        out[..2],
+        [
+            StreamEvent::ToolUse {
+                id: "a".into(),
+                name: "bash".into(),
+                input: serde_json::json!({})
+            },
+            StreamEvent::ToolUseCut {
+                id: "b".into(),
+                name: "bash".into()
+            },
+        ]
+    );
+    assert_eq!(out.last(), Some(&StreamEvent::Done(ModelStop::MaxTokens)));
+    // Without the limit, a call with no input is whole.
+    let tool_use = r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}"#;
+    let out = events(&[&s1, &e1, tool_use, end]).unwrap();
+    assert_eq!(
+        out[0],
+        StreamEvent::ToolUse {
+            id: "b".into(),
+            name: "bash".into(),
+            input: serde_json::json!({})
+        }
+    );
+}
+
+#[test]
+fn a_gateways_placeholder_type_is_not_a_label() {
+    let err = classify_error("None", "", "upstream\nfailed");
+    assert_eq!(err.to_string(), "anthropic: upstream failed");
+    let err = classify_error("api_error", "400", "bad");
+    assert!(
+        matches!(err, ProviderError::Failed(_)),
+        "a 400 code wins: {err:?}"
+    );
 }

@@ -231,9 +231,12 @@ async fn retried(format: Format, first: Answer, then: &str) -> (StreamEvent, Vec
     let before = &events[..at];
     let retry = events[at].clone();
     if let StreamEvent::Retrying { discarded, .. } = &retry {
-        let streamed = before
-            .iter()
-            .any(|e| matches!(e, StreamEvent::TextDelta(_)));
+        let streamed = before.iter().any(|e| {
+            matches!(
+                e,
+                StreamEvent::TextDelta(_) | StreamEvent::ToolUseCut { .. }
+            )
+        });
         assert_eq!(*discarded, streamed, "discarded says whether text went out");
     }
     (retry, events[at + 1..].to_vec())
@@ -331,5 +334,37 @@ async fn the_last_rate_limit_is_a_one_line_error() {
     assert_eq!(
         message,
         "openai: 429: litellm.RateLimitError: scripted upstream rate limit (after 2 attempts)"
+    );
+}
+
+#[tokio::test]
+async fn an_attempt_that_only_cut_a_call_is_discarded_when_it_breaks() {
+    // The cut call goes out at finish_reason; the stream then fails before
+    // its usage and [DONE]. Served slowly, so the call is out first.
+    // LiteLLM's own chunks of that case, without its text.
+    let cut = fixture("chat_length_in_tool.sse");
+    let chunks: Vec<&str> = cut
+        .split("\n\n")
+        .filter(|c| c.contains("tool_calls") || c.contains("\"length\""))
+        .collect();
+    assert_eq!(chunks.len(), 3, "{cut}");
+    let mut body = chunks.join("\n\n") + "\n\n";
+    let after = body.len();
+    body.push_str(
+        "data: {\"error\": {\"message\": \"gone\", \"type\": \"None\", \"code\": \"503\"}}\n\n",
+    );
+    let mut first = Answer::sse(body);
+    first.pause_at = Some(after);
+    let (retry, after) = retried(Format::Chat, first, "chat_text.sse").await;
+    assert_eq!(reason(&retry), "openai: 503: gone");
+    let StreamEvent::Retrying { discarded, .. } = retry else {
+        unreachable!()
+    };
+    assert!(discarded, "the cut call went out, so the attempt is void");
+    assert!(
+        !after
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ToolUseCut { .. })),
+        "the next attempt is whole"
     );
 }

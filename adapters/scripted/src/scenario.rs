@@ -170,8 +170,11 @@ impl Scenario {
         }
         for (index, turn) in file.turn.iter().enumerate() {
             let number = index + 1;
-            if let Some(cut) = turn.tool_call.iter().find_map(|c| c.cut.as_ref())
-                && *cut.get_ref()
+            if let Some(cut) = turn
+                .tool_call
+                .iter()
+                .filter_map(|c| c.cut.as_ref())
+                .find(|cut| *cut.get_ref())
                 && turn.stop != Some(ModelStop::MaxTokens)
             {
                 return Err(locate(

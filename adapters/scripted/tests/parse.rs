@@ -123,6 +123,10 @@ fn a_cut_call_needs_the_output_limit_stop() {
         cut,
         "scenario tests/x.toml:4:7: turn 1: a cut tool_call needs stop = \"max_tokens\""
     );
+    let second = error_of(
+        "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ncut = false\n[[turn.tool_call]]\nname = \"write\"\ncut = true\n",
+    );
+    assert!(second.contains("a cut tool_call needs stop"), "{second}");
     let fine =
         "[[turn]]\nstop = \"max_tokens\"\n[[turn.tool_call]]\nname = \"write\"\ncut = true\n";
     assert!(Scenario::parse(fine, "tests/x.toml").is_ok());

@@ -396,7 +396,7 @@ fn a_first_prompt_over_the_window_says_there_is_nothing_to_compact() {
     assert!(
         notices
             .iter()
-            .any(|n| n.contains("prompt is too long") && n.contains("no earlier turns to compact")),
+            .any(|n| n.contains("prompt is too long") && n.contains("nothing earlier to compact")),
         "{notices:?}"
     );
 }

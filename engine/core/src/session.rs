@@ -657,12 +657,19 @@ where
                     }
                     out.notice(NoticeLevel::Error, format!("the model call failed: {why}"));
                 } else {
+                    let nothing = if state.turn_starts.len() <= 1 {
+                        "this first prompt alone is over the model's context window, and there \
+                         is nothing earlier to compact"
+                            .to_owned()
+                    } else {
+                        format!(
+                            "nothing to compact: the earlier turns are within the last {keep} \
+                             kept whole ([context] keep_turns) or already summarised"
+                        )
+                    };
                     out.notice(
                         NoticeLevel::Error,
-                        format!(
-                            "the model call failed: {why}; there are no earlier turns to \
-                             compact, so this prompt alone is over the model's context window"
-                        ),
+                        format!("the model call failed: {why}; {nothing}"),
                     );
                 }
                 let why = "[not run: the model call failed before the response was complete]";

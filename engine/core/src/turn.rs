@@ -59,6 +59,9 @@ pub struct Streaming {
     calls: Vec<ToolCall>,
     /// Calls the output limit cut off: in the history, never run.
     cut: Vec<ToolCall>,
+    /// For each call in the order it arrived, whether it was cut: the
+    /// history keeps that order, as a rebuild from the events does.
+    order: Vec<bool>,
     usage: Usage,
     stop: Option<ModelStop>,
     /// What a router said serves this call: provider, model, effort.
@@ -69,9 +72,11 @@ pub struct Streaming {
 #[derive(Debug)]
 pub struct RunningTools {
     calls: Vec<ToolCall>,
-    /// After them, the calls the output limit cut off, answered
-    /// [`CUT`] without running.
+    /// The calls the output limit cut off, answered [`CUT`] without
+    /// running.
     cut: Vec<ToolCall>,
+    /// Both, in the order they arrived: `true` for a cut one.
+    order: Vec<bool>,
 }
 
 /// The turn is over.
@@ -194,6 +199,7 @@ impl Turn<Streaming> {
             StreamEvent::ToolUse { id, name, input } => {
                 let call = prefix.tools.classify(id, name, input, prefix.workspace);
                 phase.calls.push(call.clone());
+                phase.order.push(false);
                 Some(Event::ToolCallRequested { call })
             }
             StreamEvent::ToolUseCut { id, name } => {
@@ -202,6 +208,7 @@ impl Turn<Streaming> {
                 let input = serde_json::Value::Object(serde_json::Map::new());
                 let call = prefix.tools.classify(id, name, input, prefix.workspace);
                 phase.cut.push(call.clone());
+                phase.order.push(true);
                 Some(Event::ToolCallRequested { call })
             }
             StreamEvent::Usage(usage) => {
@@ -248,6 +255,7 @@ impl Turn<Streaming> {
                     phase.thinking.clear();
                     phase.calls.clear();
                     phase.cut.clear();
+                    phase.order.clear();
                     phase.stop = None;
                 }
                 Some(Event::Retry {
@@ -321,12 +329,14 @@ impl Turn<Streaming> {
             thinking,
             calls,
             cut,
+            order,
             ..
         } = self.phase;
-        push_assistant(history, thinking, text, calls.iter().chain(&cut));
+        let running = RunningTools { calls, cut, order };
+        push_assistant(history, thinking, text, running.in_order());
         Turn {
             ctx: self.ctx,
-            phase: RunningTools { calls, cut },
+            phase: running,
         }
     }
 
@@ -356,7 +366,7 @@ fn push_assistant<'a>(
     history: &mut History,
     thinking: String,
     text: String,
-    calls: impl Iterator<Item = &'a ToolCall>,
+    calls: impl Iterator<Item = (&'a ToolCall, bool)>,
 ) {
     let mut content = Vec::with_capacity(calls.size_hint().0 + 2);
     if !thinking.is_empty() {
@@ -365,7 +375,7 @@ fn push_assistant<'a>(
     if !text.is_empty() {
         content.push(ContentBlock::Text { text });
     }
-    content.extend(calls.map(|c| ContentBlock::ToolUse {
+    content.extend(calls.map(|(c, _)| ContentBlock::ToolUse {
         id: c.id.clone(),
         name: c.name.clone(),
         input: c.input.clone(),
@@ -384,6 +394,17 @@ pub const INTERRUPTED: &str = "[interrupted by the user before this call finishe
 /// What a call the output limit cut off returns to the model.
 pub const CUT: &str = "[not run: this call was cut off at the output limit before its input was \
                        complete. Make smaller calls: split large content across several calls.]";
+
+impl RunningTools {
+    /// Every call in the order it arrived, and whether it was cut.
+    fn in_order(&self) -> impl Iterator<Item = (&ToolCall, bool)> {
+        let (mut calls, mut cut) = (self.calls.iter(), self.cut.iter());
+        self.order.iter().filter_map(move |&was_cut| {
+            let call = if was_cut { cut.next() } else { calls.next() };
+            call.map(|call| (call, was_cut))
+        })
+    }
+}
 
 impl Turn<RunningTools> {
     /// The calls to run, in the order the model asked for them.
@@ -444,18 +465,18 @@ impl Turn<RunningTools> {
         stop: Option<StopReason>,
         history: &mut History,
     ) -> Result<Turn<Assembling>, Turn<Done>> {
-        let mut results = results
-            .into_iter()
-            .chain(self.phase.cut.iter().map(|_| ToolResult::error(CUT)));
+        let mut results = results.into_iter();
         let content = self
             .phase
-            .calls
-            .iter()
-            .chain(&self.phase.cut)
-            .map(|call| {
-                let result = results
-                    .next()
-                    .unwrap_or_else(|| ToolResult::error(INTERRUPTED));
+            .in_order()
+            .map(|(call, cut)| {
+                let result = if cut {
+                    ToolResult::error(CUT)
+                } else {
+                    results
+                        .next()
+                        .unwrap_or_else(|| ToolResult::error(INTERRUPTED))
+                };
                 ContentBlock::ToolResult {
                     tool_use_id: call.id.clone(),
                     content: result.visible,

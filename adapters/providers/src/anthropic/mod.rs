@@ -39,6 +39,9 @@ fn error_body(text: &str) -> Option<(String, bool)> {
     let kind = error["type"].as_str()?;
     let message = crate::fault::one_line(error["message"].as_str()?);
     let too_long = stream::is_context_length(kind, &message);
+    if !crate::fault::present(kind) {
+        return Some((message, too_long));
+    }
     Some((format!("{kind}: {message}"), too_long))
 }
 

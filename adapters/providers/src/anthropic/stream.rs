@@ -11,7 +11,9 @@
 //! parsed when the block stops, so the core sees each call once, whole, in
 //! the order the blocks started. A block whose input is not JSON is cut
 //! by the output limit when the message stops with `max_tokens` (it
-//! becomes a `ToolUseCut`, which never runs) and malformed otherwise. Usage is reported once, when the message
+//! becomes a `ToolUseCut`, which never runs) and malformed otherwise; a
+//! block with no input at all waits for the stop reason too, since the
+//! limit may have cut it right after its name (when it is the last). Usage is reported once, when the message
 //! stops: each count from the last event that carried it (`message_start`
 //! or a `message_delta`).
 
@@ -41,6 +43,12 @@ pub struct MessageStream {
     /// Tool blocks that stopped with input that is not JSON: cut by the
     /// output limit if `message_delta` says `max_tokens`, else malformed.
     broken: Vec<PendingTool>,
+    /// Tool blocks that stopped with no input at all: a call that takes
+    /// none, or, if it is the last block and the message stops with
+    /// `max_tokens`, one cut right after its name. Judged then.
+    empty: Vec<(u64, PendingTool)>,
+    /// The index of the last tool block that started.
+    last_tool: Option<u64>,
     usage: Usage,
     stop: Option<ModelStop>,
     done: bool,
@@ -137,6 +145,7 @@ impl MessageStream {
                         };
                         self.tools
                             .insert(envelope.index, PendingTool { id, name, json });
+                        self.last_tool = Some(envelope.index);
                     }
                     Some("text") => {
                         if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
@@ -171,19 +180,18 @@ impl MessageStream {
             }
             "content_block_stop" => {
                 if let Some(tool) = self.tools.remove(&envelope.index) {
-                    let input = if tool.json.trim().is_empty() {
-                        Ok(Value::Object(serde_json::Map::new()))
+                    if tool.json.trim().is_empty() {
+                        self.empty.push((envelope.index, tool));
                     } else {
-                        serde_json::from_str(&tool.json)
-                    };
-                    match input {
-                        Ok(input) => out.push(StreamEvent::ToolUse {
-                            id: CallId(tool.id),
-                            name: tool.name,
-                            input,
-                        }),
-                        // Judged when the stop reason is known.
-                        Err(_) => self.broken.push(tool),
+                        match serde_json::from_str(&tool.json) {
+                            Ok(input) => out.push(StreamEvent::ToolUse {
+                                id: CallId(tool.id),
+                                name: tool.name,
+                                input,
+                            }),
+                            // Judged when the stop reason is known.
+                            Err(_) => self.broken.push(tool),
+                        }
                     }
                 }
             }
@@ -202,6 +210,9 @@ impl MessageStream {
                         _ => ModelStop::EndTurn,
                     });
                 }
+                if self.stop.is_some() {
+                    out.extend(self.judge_empty());
+                }
                 if self.stop == Some(ModelStop::MaxTokens) {
                     // Blocks the limit cut: stopped with partial input, or
                     // never stopped at all.
@@ -215,6 +226,7 @@ impl MessageStream {
                 }
             }
             "message_stop" => {
+                out.extend(self.judge_empty());
                 if let Some(tool) = self.broken.first() {
                     return Err(malformed(&format!(
                         "tool_use {} input is not JSON",
@@ -235,6 +247,31 @@ impl MessageStream {
             _ => {}
         }
         Ok(out)
+    }
+
+    /// The tool blocks without input, once the stop reason is known: cut if
+    /// the limit stopped the message right after the last of them, else
+    /// calls with no arguments.
+    fn judge_empty(&mut self) -> Vec<StreamEvent> {
+        let at_limit = self.stop == Some(ModelStop::MaxTokens);
+        let last = self.last_tool;
+        std::mem::take(&mut self.empty)
+            .into_iter()
+            .map(|(index, tool)| {
+                if at_limit && Some(index) == last {
+                    StreamEvent::ToolUseCut {
+                        id: CallId(tool.id),
+                        name: tool.name,
+                    }
+                } else {
+                    StreamEvent::ToolUse {
+                        id: CallId(tool.id),
+                        name: tool.name,
+                        input: Value::Object(serde_json::Map::new()),
+                    }
+                }
+            })
+            .collect()
     }
 
     /// Every count the event carries replaces the one so far: a gateway
@@ -302,7 +339,13 @@ pub fn classify_error(kind: &str, code: &str, message: &str) -> ProviderError {
     if is_context_length(kind, &message) {
         return ProviderError::ContextLength(format!("anthropic: {message}"));
     }
-    let label = if kind.is_empty() { code } else { kind };
+    let label = if fault::present(kind) {
+        kind
+    } else if fault::present(code) {
+        code
+    } else {
+        ""
+    };
     let line = if label.is_empty() {
         format!("anthropic: {message}")
     } else {

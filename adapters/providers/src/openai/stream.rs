@@ -188,19 +188,33 @@ impl ChunkStream {
     }
 
     /// The assembled calls, in index order. After `finish_reason:
-    /// "length"` a call whose arguments are not JSON was cut by the output
-    /// limit and becomes a `ToolUseCut`; otherwise it is malformed.
+    /// "length"` a call whose arguments are not JSON, or the last call if
+    /// it has none at all, was cut by the output limit and becomes a
+    /// `ToolUseCut`; otherwise it is malformed.
     fn take_calls(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
         let cut_by_limit = self.stop == Some(ModelStop::MaxTokens);
+        let last = self.calls.keys().next_back().copied();
         let mut out = Vec::new();
         for (index, call) in std::mem::take(&mut self.calls) {
             if call.name.is_empty() {
                 return Err(malformed(&format!("tool call {index} has no name")));
             }
+            // `None`: cut by the output limit, never to run.
             let input = if call.arguments.trim().is_empty() {
-                Ok(Value::Object(serde_json::Map::new()))
+                // The last call may have been cut right after its name.
+                (!(cut_by_limit && Some(index) == last))
+                    .then(|| Value::Object(serde_json::Map::new()))
             } else {
-                serde_json::from_str(&call.arguments)
+                match serde_json::from_str(&call.arguments) {
+                    Ok(input) => Some(input),
+                    Err(_) if cut_by_limit => None,
+                    Err(e) => {
+                        return Err(malformed(&format!(
+                            "tool call {} arguments are not JSON: {e}",
+                            call.name
+                        )));
+                    }
+                }
             };
             let id = if call.id.is_empty() {
                 CallId::new()
@@ -208,21 +222,15 @@ impl ChunkStream {
                 CallId(call.id)
             };
             out.push(match input {
-                Ok(input) => StreamEvent::ToolUse {
+                Some(input) => StreamEvent::ToolUse {
                     id,
                     name: call.name,
                     input,
                 },
-                Err(_) if cut_by_limit => StreamEvent::ToolUseCut {
+                None => StreamEvent::ToolUseCut {
                     id,
                     name: call.name,
                 },
-                Err(e) => {
-                    return Err(malformed(&format!(
-                        "tool call {} arguments are not JSON: {e}",
-                        call.name
-                    )));
-                }
             });
         }
         Ok(out)
@@ -314,11 +322,9 @@ pub(crate) fn describe(error: &Value) -> (String, bool) {
     let message = fault::one_line(error["message"].as_str().unwrap_or("no message"));
     let code = fault::code_text(&error["code"]);
     let kind = error["type"].as_str().unwrap_or_default();
-    // Gateways fill absent fields with the text "None".
-    let present = |s: &str| !s.is_empty() && s != "None" && s != "null";
-    let label = if present(&code) {
+    let label = if fault::present(&code) {
         code.as_str()
-    } else if present(kind) {
+    } else if fault::present(kind) {
         kind
     } else {
         ""
@@ -435,6 +441,35 @@ mod tests {
             })
             .unwrap_err();
         assert!(matches!(err, ProviderError::Retryable { .. }));
+    }
+
+    #[test]
+    fn after_length_the_last_call_without_arguments_was_cut() {
+        let mut s = ChunkStream::new();
+        s.push(&data(&json!({"choices":[{"delta":{"tool_calls":[
+            {"index":0,"id":"a","function":{"name":"glob","arguments":""}},
+            {"index":1,"id":"b","function":{"name":"bash","arguments":""}}
+        ]}}]})))
+        .unwrap();
+        let out = s
+            .push(&data(
+                &json!({"choices":[{"delta":{},"finish_reason":"length"}]}),
+            ))
+            .unwrap();
+        assert_eq!(
+            out,
+            [
+                StreamEvent::ToolUse {
+                    id: CallId("a".into()),
+                    name: "glob".into(),
+                    input: json!({})
+                },
+                StreamEvent::ToolUseCut {
+                    id: CallId("b".into()),
+                    name: "bash".into()
+                },
+            ]
+        );
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct Answer {
     pub body: String,
     pub end: End,
     pub piece: usize,
+    /// After this many bytes, wait 100 ms: the client reads what came
+    /// before as an answer of its own.
+    pub pause_at: Option<usize>,
 }
 
 impl Answer {
@@ -44,6 +47,7 @@ impl Answer {
             body: body.into(),
             end: End::Whole,
             piece: 37,
+            pause_at: None,
         }
     }
 
@@ -55,6 +59,7 @@ impl Answer {
             body: body.into(),
             end: End::Whole,
             piece: 1024,
+            pause_at: None,
         }
     }
 
@@ -156,7 +161,17 @@ pub async fn serve(answers: Vec<Answer>) -> Server {
                     End::CutAt(n) | End::StallAt(n) => n.min(bytes.len()),
                     End::Hangup => 0,
                 };
-                for chunk in bytes[..limit].chunks(answer.piece.max(1)) {
+                let (head, tail) = bytes[..limit].split_at(answer.pause_at.unwrap_or(0).min(limit));
+                let pieces = head.chunks(answer.piece.max(1)).map(|c| (c, false));
+                let pieces = pieces.chain(
+                    tail.chunks(answer.piece.max(1))
+                        .enumerate()
+                        .map(|(i, c)| (c, i == 0 && answer.pause_at.is_some())),
+                );
+                for (chunk, pause) in pieces {
+                    if pause {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
                     let framed =
                         [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
                     if socket.write_all(&framed).await.is_err() {
