@@ -9,6 +9,40 @@
 //!
 //! This module is pure: it turns stream events into session events and
 //! writes the history; the driver does all awaiting.
+//!
+//! A turn that has not streamed has no calls to run:
+//!
+//! ```compile_fail
+//! use cox_core::turn::{History, Turn};
+//! let mut history = History::new();
+//! let turn = Turn::begin(1, "go", None, &mut history);
+//! let _ = turn.calls(); // only `Turn<RunningTools>` has calls
+//! ```
+//!
+//! and a turn that ended emits its closing event once, then is gone:
+//!
+//! ```compile_fail
+//! use cox_core::turn::Turn;
+//! use cox_protocol::types::StopReason;
+//! let done = Turn::refused(1, StopReason::Denied);
+//! let closing = done.into_event();
+//! let again = done.into_event(); // `done` was consumed
+//! ```
+//!
+//! while the same code without the offending line compiles (rustdoc on
+//! stable does not check which error a `compile_fail` block fails with, so
+//! each is this twin plus one line):
+//!
+//! ```
+//! use cox_core::turn::{History, Turn};
+//! use cox_protocol::types::{Event, StopReason};
+//! let mut history = History::new();
+//! let turn = Turn::begin(1, "go", None, &mut history);
+//! assert_eq!(turn.ctx().number, 1);
+//! let done = Turn::refused(1, StopReason::Denied);
+//! let closing = done.into_event();
+//! assert!(matches!(closing, Event::TurnDone { stop: StopReason::Denied }));
+//! ```
 
 use cox_protocol::provider::{
     ContentBlock, Effort, Message, ModelStop, Request, Role, StreamEvent, SystemParts, Tier,
