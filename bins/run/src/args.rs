@@ -359,6 +359,17 @@ pub enum Approve {
     Never,
 }
 
+impl Approve {
+    /// The session's approval policy for a headless run: `None` is the
+    /// default, `never` (nobody is there to ask).
+    #[must_use]
+    pub fn policy(flag: Option<Approve>) -> cox_protocol::config::ApprovalPolicy {
+        match flag {
+            None | Some(Approve::Never) => cox_protocol::config::ApprovalPolicy::Never,
+        }
+    }
+}
+
 fn non_empty(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
         Err("the value is empty".into())

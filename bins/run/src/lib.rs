@@ -623,7 +623,8 @@ fn run_session<P: Provider>(
         }
     };
     let catalog = prepared.catalog.clone();
-    let (session, _) = match build_session(prepared, args.max_turns, ApprovalPolicy::Never) {
+    let approval = args::Approve::policy(args.approve);
+    let (session, _) = match build_session(prepared, args.max_turns, approval) {
         Ok(built) => built,
         Err(err) => {
             eprintln!("cox: error: {}", one_line(&err));

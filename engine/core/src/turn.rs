@@ -333,12 +333,6 @@ impl Turn<Streaming> {
         self.phase.stop.is_some()
     }
 
-    /// The model's text so far.
-    #[must_use]
-    pub fn text(&self) -> &str {
-        &self.phase.text
-    }
-
     /// The response is complete: it joins the history, and its calls (if any)
     /// are next. An answer with no call that stopped at the output limit
     /// ends the turn with [`StopReason::MaxTokens`].

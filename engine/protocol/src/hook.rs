@@ -7,17 +7,15 @@ use serde_json::Value;
 
 use crate::provider::BoxFuture;
 
-/// Where in a turn a hook runs.
+/// Where in a turn a hook runs: only the points the core calls. The other
+/// lifecycle points (after a tool, at the end of a turn, …) come with the
+/// hooks adapter that runs them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HookPoint {
     /// Before a user's text reaches the model; may block or rewrite it.
     UserPromptSubmit,
     /// Before a tool call runs (after the permission engine allowed it).
     PreToolUse,
-    /// After a tool call finished.
-    PostToolUse,
-    /// When a turn ends.
-    Stop,
 }
 
 /// What a hook decided.
