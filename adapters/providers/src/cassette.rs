@@ -373,32 +373,28 @@ impl Exchange {
     }
 }
 
-/// A TOML basic string: a JSON string literal is one.
+/// A TOML string, quoted and escaped by the toml crate.
 fn string(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
+    toml::Value::String(text.to_owned()).to_string()
 }
 
-/// A JSON value as a TOML inline value; `None` when it holds a `null`.
+/// A JSON value as a TOML inline value, written by the toml crate (which
+/// escapes what TOML strings cannot hold, U+007F among them); `None` when
+/// TOML cannot hold it (a `null`, an integer past `i64`).
 fn inline(value: &Value) -> Option<String> {
-    Some(match value {
-        Value::Null => return None,
-        Value::Bool(_) | Value::Number(_) | Value::String(_) => value.to_string(),
-        Value::Array(items) => {
-            let items: Option<Vec<String>> = items.iter().map(inline).collect();
-            format!("[{}]", items?.join(", "))
-        }
-        Value::Object(map) => {
-            let mut fields = Vec::with_capacity(map.len());
-            for (key, value) in map {
-                fields.push(format!("{} = {}", string(key), inline(value)?));
-            }
-            if fields.is_empty() {
-                "{}".to_owned()
-            } else {
-                format!("{{ {} }}", fields.join(", "))
-            }
-        }
-    })
+    if has_null(value) {
+        return None;
+    }
+    toml::Value::try_from(value).ok().map(|v| v.to_string())
+}
+
+fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(has_null),
+        Value::Object(map) => map.values().any(has_null),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -414,5 +410,19 @@ mod tests {
         let back = serde_json::to_value(&parsed["x"]).unwrap();
         assert_eq!(back, v);
         assert_eq!(inline(&json!({"a": null})), None);
+        assert_eq!(inline(&json!({"a": [1, null]})), None);
+        assert_eq!(inline(&json!({"big": u64::MAX})), None);
+    }
+
+    #[test]
+    fn control_characters_round_trip() {
+        let text = "a\u{7f}b\u{1}c\td\u{2028}e";
+        let line = format!("x = {}", string(text));
+        let parsed: toml::Table = toml::from_str(&line).unwrap();
+        assert_eq!(parsed["x"].as_str(), Some(text));
+        let v = json!({"content": text});
+        let line = format!("x = {}", inline(&v).unwrap());
+        let parsed: toml::Table = toml::from_str(&line).unwrap();
+        assert_eq!(serde_json::to_value(&parsed["x"]).unwrap(), v);
     }
 }
