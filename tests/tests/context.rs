@@ -382,7 +382,7 @@ fn expand_reads_one_enormous_line_piece_by_piece() {
         call: None,
     };
     let id = archive.put(&meta, line.as_bytes()).unwrap();
-    let tool = cox_core::session_tools::ExpandTool { archive };
+    let tool = cox_core::own_tools::ExpandTool { archive };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

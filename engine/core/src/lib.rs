@@ -14,13 +14,13 @@
 //! - no filesystem, process or network call is made from this crate.
 
 pub mod context;
+pub mod own_tools;
 pub mod permission;
 pub mod prompt;
 pub mod redact;
 pub mod resume;
 pub mod session;
-pub mod session_tools;
-pub mod toolset;
+pub mod tool_set;
 pub mod turn;
 
 pub use resume::{ResumeError, Resumed, rebuild};

@@ -39,18 +39,18 @@ use crate::context::{self, Compaction, ResultMeta, Seen};
 use crate::permission::{Engine, Grant, Outcome};
 use crate::resume::Resumed;
 
+mod calls;
 mod economy;
 mod title;
-mod tools;
-use crate::session_tools::ExpandTool;
-use crate::toolset::ToolSet;
+use crate::own_tools::ExpandTool;
+use crate::tool_set::ToolSet;
 use crate::turn::{Done, History, INTERRUPTED, Next, Prefix, Turn};
+use calls::run_tools;
 use economy::{
     CompactOutcome, compact, current_mode, over_budget, set_mode, shape_request, shape_result,
 };
 use title::Pending;
 pub use title::{Grace, TITLE_CHARS, TITLE_PROMPT, first_line};
-use tools::run_tools;
 
 /// Everything a session is told when it starts. The driver gathers it (time,
 /// paths, flags); the core reads no clock, file or variable itself.

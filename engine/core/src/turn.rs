@@ -50,7 +50,7 @@ use cox_protocol::provider::{
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{Event, StopReason, ToolCall, ToolResult, Usage};
 
-use crate::toolset::ToolSet;
+use crate::tool_set::ToolSet;
 
 /// What the model has been told so far in this session.
 pub type History = Vec<Message>;

@@ -52,8 +52,8 @@ impl ToolSet {
                 .collect();
             if !specs.is_empty() {
                 deferred = specs.iter().map(|s| s.name.clone()).collect();
-                let search = crate::session_tools::ToolSearch {
-                    deferred: crate::session_tools::Deferred {
+                let search = crate::own_tools::ToolSearch {
+                    deferred: crate::own_tools::Deferred {
                         specs,
                         found: Arc::clone(&found),
                     },
