@@ -21,13 +21,14 @@
 //! - `cox-bench db [N]`: creates a new `cox.db` N times (each in a fresh
 //!   folder) and prints the time `Db::open` takes to create and migrate it,
 //!   and the time dropping the handle takes (SQLite's checkpoint on close).
-//! - `cox-bench mock [--port N] [--dir DIR] [--log FILE]`: a loopback model
+//! - `cox-bench mock [--port N] [--dir DIR] [--log FILE] [--dump DIR]`: a loopback model
 //!   server (Anthropic Messages and OpenAI Responses) that answers every
 //!   conversation with a write of `DIR/hello.txt`, then a short text; for
 //!   timing cox against other agents on the same turn (`benches/peers.sh`).
 //!
-//! Every mode ends with this process's own peak RSS. Build with
-//! `--release`; debug figures mean nothing.
+//! Arguments go through clap: a count that is not a number is an error,
+//! never the default. Every mode ends with this process's own peak RSS.
+//! Build with `--release`; debug figures mean nothing.
 
 #![allow(unsafe_code)] // wait4 and getrusage have no safe wrapper in std
 
@@ -48,36 +49,94 @@ use cox_store::{CoxHome, FileArchive, JsonlStore};
 
 mod mock;
 
+/// The figures cox promises (see the module docs for each).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "cox-bench",
+    about = "The figures cox promises, measured the same way every time"
+)]
+struct Cli {
+    #[command(subcommand)]
+    job: Job,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Job {
+    /// N scripted turns without tools: the core's overhead per turn.
+    Turns {
+        #[arg(default_value_t = 2_000)]
+        n: usize,
+    },
+    /// One turn streaming N text deltas through the session and stream-json.
+    Deltas {
+        #[arg(default_value_t = 10_000)]
+        n: usize,
+    },
+    /// Read back and rebuild a rollout of N events, as `--resume` does.
+    Resume {
+        #[arg(default_value_t = 10_000)]
+        n: usize,
+    },
+    /// Fill `$COX_HOME/cox.db` with N usage rows over twelve months.
+    Ledger {
+        #[arg(default_value_t = 100_000)]
+        n: usize,
+    },
+    /// The bytes each request of a TURNS-turn session carries.
+    Context {
+        #[arg(default_value_t = 30)]
+        turns: usize,
+    },
+    /// Create a new cox.db N times.
+    Db {
+        #[arg(default_value_t = 50)]
+        n: usize,
+    },
+    /// A loopback model server for timing whole agents on the same turn.
+    Mock(mock::MockArgs),
+    /// Run a command RUNS times: wall time (min, median) and peak RSS.
+    Exec {
+        #[arg(default_value_t = 20)]
+        runs: usize,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("turns") => turns(number(args.get(1), 2_000)),
-        Some("deltas") => deltas(number(args.get(1), 10_000)),
-        Some("exec") => exec(&args[1..]),
-        Some("resume") => resume(number(args.get(1), 10_000)),
-        Some("ledger") => ledger(number(args.get(1), 100_000)),
-        Some("context") => context_bytes(number(args.get(1), 30)),
-        Some("mock") => mock::run(&args[1..]),
-        Some("db") => db_create(number(args.get(1), 50)),
-        _ => Err(
-            "usage: cox-bench turns [N] | deltas [N] | resume [N] | ledger [N] | context [TURNS] | db [N] | mock [--port N] [--dir DIR] [--log FILE] | exec [RUNS] -- CMD ARGS…"
-                .into(),
-        ),
+    let cli = match <Cli as clap::Parser>::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = i32::from(err.use_stderr());
+            let _ = err.print();
+            std::process::exit(code);
+        }
+    };
+    let result = match cli.job {
+        Job::Turns { n } => turns(n),
+        Job::Deltas { n } => deltas(n),
+        Job::Exec { runs, command } => exec(runs, &command),
+        Job::Resume { n } => resume(n),
+        Job::Ledger { n } => ledger(n),
+        Job::Context { turns } => context_bytes(turns),
+        Job::Mock(args) => mock::run(args),
+        Job::Db { n } => db_create(n),
     };
     match result {
-        Ok(()) => println!(
-            "peak RSS (cox-bench): {:.1} MB",
-            own_peak_rss_kb() as f64 / 1024.0
-        ),
+        Ok(()) => {
+            // A reader that stopped reading (`| head`) is no error.
+            let _ = writeln!(
+                std::io::stdout(),
+                "peak RSS (cox-bench): {:.1} MB",
+                own_peak_rss_kb() as f64 / 1024.0
+            );
+        }
         Err(err) => {
             eprintln!("cox-bench: error: {err}");
             std::process::exit(1);
         }
     }
-}
-
-fn number(arg: Option<&String>, default: usize) -> usize {
-    arg.and_then(|a| a.parse().ok()).unwrap_or(default)
 }
 
 /// A session over a scenario, in a fresh temporary home and work folder.
@@ -529,14 +588,7 @@ fn deltas(n: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn exec(args: &[String]) -> Result<(), String> {
-    let (runs, command) = match args {
-        [runs, dash, rest @ ..] if dash == "--" => {
-            (runs.parse().map_err(|_| "RUNS is a number")?, rest)
-        }
-        [dash, rest @ ..] if dash == "--" => (20, rest),
-        _ => return Err("usage: cox-bench exec [RUNS] -- CMD ARGS…".into()),
-    };
+fn exec(runs: usize, command: &[String]) -> Result<(), String> {
     let Some((program, rest)) = command.split_first() else {
         return Err("no command given".into());
     };

@@ -46,38 +46,45 @@ struct Mock {
 }
 
 /// `cox-bench mock [--port N] [--dir DIR] [--log FILE]`.
-pub fn run(args: &[String]) -> Result<(), String> {
-    let mut port = 0u16;
-    let mut dir = std::env::current_dir().map_err(|e| e.to_string())?;
-    let mut log = None;
-    let mut dump = None;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next()
-                .cloned()
-                .ok_or_else(|| format!("{arg} needs a value"))
-        };
-        match arg.as_str() {
-            "--port" => port = value()?.parse().map_err(|_| "--port takes a number")?,
-            "--dir" => dir = PathBuf::from(value()?),
-            "--dump" => dump = Some(PathBuf::from(value()?)),
-            "--log" => {
-                let path = value()?;
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .map_err(|e| format!("{path}: {e}"))?;
-                log = Some(Mutex::new(file));
-            }
-            other => {
-                return Err(format!(
-                    "mock: unknown argument `{other}` (usage: cox-bench mock [--port N] [--dir DIR] [--log FILE] [--dump DIR])"
-                ));
-            }
+/// What `cox-bench mock` takes.
+#[derive(clap::Args, Debug)]
+pub struct MockArgs {
+    /// The port to listen on (0: any free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Where the answered write lands and is checked [default: the current folder].
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Append one JSON line per request to this file.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Save every request body in this folder as NNN.body.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+}
+
+pub fn run(args: MockArgs) -> Result<(), String> {
+    let MockArgs {
+        port,
+        dir,
+        log,
+        dump,
+    } = args;
+    let dir = match dir {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| e.to_string())?,
+    };
+    let log = match log {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Some(Mutex::new(file))
         }
-    }
+        None => None,
+    };
     let dir = dir
         .canonicalize()
         .map_err(|e| format!("{}: {e}", dir.display()))?;
