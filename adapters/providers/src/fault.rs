@@ -52,15 +52,19 @@ pub fn is_transient(kind: &str, code: &str) -> bool {
 /// are cut with an ellipsis.
 #[must_use]
 pub fn one_line(text: &str) -> String {
-    let mut line = String::with_capacity(text.len().min(MAX_CHARS + 3));
-    for (count, word) in text.split_whitespace().enumerate() {
-        if count > 0 {
+    let mut line = String::with_capacity(text.len().min(MAX_CHARS * 4));
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        if chars > 0 {
             line.push(' ');
+            chars += 1;
         }
-        line.push_str(word);
-        if line.chars().count() > MAX_CHARS {
-            let cut: String = line.chars().take(MAX_CHARS).collect();
-            return format!("{}…", cut.trim_end());
+        for c in word.chars() {
+            if chars >= MAX_CHARS {
+                return format!("{}…", line.trim_end());
+            }
+            line.push(c);
+            chars += 1;
         }
     }
     line
@@ -128,6 +132,11 @@ mod tests {
         assert!(line.ends_with('…'));
         assert!(line.chars().count() <= MAX_CHARS + 1);
         assert!(!line.contains('\n'));
+        // A word ending exactly at the cap, then more: still capped.
+        let exact = format!("{} more words", "x".repeat(MAX_CHARS));
+        assert_eq!(one_line(&exact), format!("{}…", "x".repeat(MAX_CHARS)));
+        let fits = "é".repeat(MAX_CHARS);
+        assert_eq!(one_line(&fits), fits, "nothing cut when it fits");
     }
 
     #[test]
