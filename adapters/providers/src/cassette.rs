@@ -12,12 +12,17 @@
 //! A call that fails for good is recorded as an `error` turn. A call cut off
 //! by an interrupt is left out (with a comment), since nothing whole came
 //! back. Each turn is written and flushed when its call ends, so a crash
-//! keeps every finished exchange. The file is TOML; every string is written
-//! as a basic string (a JSON string literal is one), and tool input as an
-//! inline table, or as `input_json` when it holds a `null`, which TOML
-//! cannot.
+//! keeps every finished exchange.
+//!
+//! The file is the scripted provider's own type, [`ScenarioFile`],
+//! serialised by the toml crate: the header is a file that sets only
+//! `model`, and each exchange is a file of one `[[turn]]`, appended. TOML
+//! adds each `[[turn]]` to the one array, so the whole is the scenario of
+//! every exchange, and it parses with the scenario parser because it is that
+//! parser's type. Tool input TOML cannot hold (a `null`) goes as
+//! `input_json` ([`ToolCallSpec::with_input`]). Comments (the header, the
+//! model that served a turn) are written between the serialised parts.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -25,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use cox_protocol::provider::{ContentBlock, ModelStop, ProviderError, Request, Role, StreamEvent};
 use cox_protocol::types::Usage;
 use cox_protocol::{CancelToken, Provider};
+use cox_scripted::{Expect, ScenarioFile, ToolCallSpec, Turn, UsageSpec};
 use futures::future::Either;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
@@ -63,17 +69,8 @@ impl<P: Provider> Recorder<P> {
     pub fn recording(inner: P, path: &Path) -> Result<Self, String> {
         let mut file = std::fs::File::create(path)
             .map_err(|e| format!("cannot create the cassette {}: {e}", path.display()))?;
-        let header = format!(
-            "# A cassette: the provider exchanges of a recorded cox session, one\n\
-             # turn per model call. Replay it offline with\n\
-             #   cox run --scenario {} -p \"<the same prompt>\"\n\
-             # Recorded from provider {} (model {}).\n\n\
-             model = {}\n",
-            path.display(),
-            inner.name(),
-            inner.model(),
-            string(inner.model())
-        );
+        let header = header(path, inner.name(), inner.model())
+            .map_err(|e| format!("cannot write the cassette {}: {e}", path.display()))?;
         file.write_all(header.as_bytes())
             .map_err(|e| format!("cannot write the cassette {}: {e}", path.display()))?;
         Ok(Self {
@@ -140,7 +137,10 @@ impl<P: Provider> Provider for Recorder<P> {
                     Some(item) => {
                         let end = exchange.see(&item);
                         if end {
-                            write(&tape, &exchange.render());
+                            match exchange.render() {
+                                Ok(text) => write(&tape, &text, true),
+                                Err(e) => fail(&tape, &e),
+                            }
                         }
                         Some((item, (inner, exchange, tape, end)))
                     }
@@ -149,6 +149,7 @@ impl<P: Provider> Provider for Recorder<P> {
                             write(
                                 &tape,
                                 "\n# a call cut off before it finished: not recorded\n",
+                                false,
                             );
                         }
                         None
@@ -159,7 +160,26 @@ impl<P: Provider> Provider for Recorder<P> {
     }
 }
 
-fn write(tape: &Mutex<Tape>, text: &str) {
+/// What a cassette at `path` starts with: comments saying what it is and
+/// how to replay it, then a scenario file that sets only `model`.
+fn header(path: &Path, provider: &str, model: &str) -> Result<String, toml::ser::Error> {
+    let file = ScenarioFile {
+        model: Some(model.to_owned()),
+        turn: Vec::new(),
+    };
+    Ok(format!(
+        "# A cassette: the provider exchanges of a recorded cox session, one\n\
+         # turn per model call. Replay it offline with\n\
+         #   cox run --scenario {} -p \"<the same prompt>\"\n\
+         # Recorded from provider {provider} (model {model}).\n\n\
+         {}",
+        path.display(),
+        file.to_toml()?
+    ))
+}
+
+/// Appends `text` and flushes; `exchange` when it is one recorded turn.
+fn write(tape: &Mutex<Tape>, text: &str, exchange: bool) {
     let Ok(mut tape) = tape.lock() else { return };
     if tape.failed.is_some() {
         return;
@@ -169,27 +189,31 @@ fn write(tape: &Mutex<Tape>, text: &str) {
         .write_all(text.as_bytes())
         .and_then(|()| tape.file.flush());
     match result {
-        Ok(()) => {
-            if text.contains("[[turn]]") {
-                tape.written += 1;
-            }
-        }
-        Err(e) => {
-            tape.failed = Some(format!(
-                "cannot write the cassette {}: {e}",
-                tape.path.display()
-            ))
+        Ok(()) => tape.written += u32::from(exchange),
+        Err(e) => tape.fail(&e),
+    }
+}
+
+/// Records that an exchange could not be written; later ones are not tried.
+fn fail(tape: &Mutex<Tape>, error: &dyn std::fmt::Display) {
+    if let Ok(mut tape) = tape.lock() {
+        tape.fail(error);
+    }
+}
+
+impl Tape {
+    fn fail(&mut self, error: &dyn std::fmt::Display) {
+        if self.failed.is_none() {
+            self.failed = Some(format!(
+                "cannot write the cassette {}: {error}",
+                self.path.display()
+            ));
         }
     }
 }
 
-/// What the request shows that a replay should see again.
-#[derive(Debug, Default)]
-struct Expect {
-    user_text: Option<String>,
-    tool_result_ok: Option<bool>,
-}
-
+/// What the request shows that a replay should see again: the prompt it
+/// answers, or whether the tool results it carries succeeded.
 fn expectation(request: &Request) -> Expect {
     let Some(last) = request.messages.last() else {
         return Expect::default();
@@ -209,8 +233,8 @@ fn expectation(request: &Request) -> Expect {
         let first = results[0];
         let uniform = results.iter().all(|ok| *ok == first);
         return Expect {
-            user_text: None,
             tool_result_ok: uniform.then_some(first),
+            ..Expect::default()
         };
     }
     let text: String = last
@@ -227,8 +251,8 @@ fn expectation(request: &Request) -> Expect {
     let line = text.lines().next().unwrap_or_default().trim();
     let line: String = line.chars().take(200).collect();
     Expect {
-        user_text: (!line.is_empty()).then_some(line),
-        tool_result_ok: None,
+        user_text_contains: (!line.is_empty()).then_some(line),
+        ..Expect::default()
     }
 }
 
@@ -309,120 +333,54 @@ impl Exchange {
         false
     }
 
-    /// The `[[turn]]` table.
-    fn render(&self) -> String {
-        let mut out = String::from("\n[[turn]]\n");
-        if let Some(model) = &self.model {
-            let _ = writeln!(out, "# served by {model}");
-        }
+    /// The exchange as it goes on the tape: a comment naming the model
+    /// that served it, if one did, then a file of this one `[[turn]]`.
+    fn render(&self) -> Result<String, toml::ser::Error> {
+        let served = match &self.model {
+            Some(model) => format!("\n# served by {model}\n"),
+            None => "\n".to_owned(),
+        };
+        let file = ScenarioFile {
+            model: None,
+            turn: vec![self.turn()],
+        };
+        Ok(served + &file.to_toml()?)
+    }
+
+    /// The scripted turn that replays this exchange.
+    fn turn(&self) -> Turn {
+        let expect = self.expect.clone();
         if let Some(error) = &self.error {
-            let _ = writeln!(out, "error = {}", string(error));
-            if self.too_long {
-                out.push_str("error_kind = \"context_length\"\n");
-            }
-        } else {
-            if !self.thinking.is_empty() {
-                let _ = writeln!(out, "thinking = {}", string(&self.thinking));
-            }
-            if !self.text.is_empty() {
-                let _ = writeln!(out, "text = {}", string(&self.text));
-            }
-            let stop = match self.stop {
-                Some(ModelStop::ToolUse) => "tool_use",
-                Some(ModelStop::MaxTokens) => "max_tokens",
-                _ => "end_turn",
+            return Turn {
+                expect,
+                ..Turn::failed(error.clone(), self.too_long)
             };
-            let _ = writeln!(out, "stop = \"{stop}\"");
-            if let Some(u) = &self.usage {
-                let _ = writeln!(
-                    out,
-                    "usage = {{ input_tokens = {}, output_tokens = {}, cache_read_tokens = {}, cache_write_tokens = {} }}",
-                    u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens
-                );
-            }
         }
-        if self.expect.user_text.is_some() || self.expect.tool_result_ok.is_some() {
-            out.push_str("[turn.expect]\n");
-            if let Some(text) = &self.expect.user_text {
-                let _ = writeln!(out, "user_text_contains = {}", string(text));
-            }
-            if let Some(ok) = self.expect.tool_result_ok {
-                let _ = writeln!(out, "tool_result_ok = {ok}");
-            }
+        let stop = self.stop.unwrap_or(ModelStop::EndTurn);
+        let tool_call = self
+            .calls
+            .iter()
+            .map(|(id, name, input)| match input {
+                Some(input) => ToolCallSpec::with_input(id.clone(), name.clone(), input),
+                None => ToolCallSpec::cut_off(id.clone(), name.clone()),
+            })
+            .collect();
+        Turn {
+            text: (!self.text.is_empty()).then(|| self.text.clone()),
+            thinking: (!self.thinking.is_empty()).then(|| self.thinking.clone()),
+            stop: Some(stop),
+            usage: self.usage.as_ref().map(|u| UsageSpec {
+                input_tokens: Some(u.input_tokens),
+                output_tokens: Some(u.output_tokens),
+                cache_read_tokens: Some(u.cache_read_tokens),
+                cache_write_tokens: Some(u.cache_write_tokens),
+            }),
+            expect,
+            tool_call,
+            ..Turn::default()
         }
-        if self.error.is_none() {
-            for (id, name, input) in &self.calls {
-                out.push_str("[[turn.tool_call]]\n");
-                let _ = writeln!(out, "id = {}", string(id));
-                let _ = writeln!(out, "name = {}", string(name));
-                let Some(input) = input else {
-                    out.push_str("cut = true\n");
-                    continue;
-                };
-                match inline(input) {
-                    Some(table) => {
-                        let _ = writeln!(out, "input = {table}");
-                    }
-                    None => {
-                        let _ = writeln!(out, "input_json = {}", string(&input.to_string()));
-                    }
-                }
-            }
-        }
-        out
-    }
-}
-
-/// A TOML string, quoted and escaped by the toml crate.
-fn string(text: &str) -> String {
-    toml::Value::String(text.to_owned()).to_string()
-}
-
-/// A JSON value as a TOML inline value, written by the toml crate (which
-/// escapes what TOML strings cannot hold, U+007F among them); `None` when
-/// TOML cannot hold it (a `null`, an integer past `i64`).
-fn inline(value: &Value) -> Option<String> {
-    if has_null(value) {
-        return None;
-    }
-    toml::Value::try_from(value).ok().map(|v| v.to_string())
-}
-
-fn has_null(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Array(items) => items.iter().any(has_null),
-        Value::Object(map) => map.values().any(has_null),
-        _ => false,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn json_becomes_toml_inline_or_input_json() {
-        let v = json!({"path": "a \"b\"\n", "n": 3, "xs": [1.5, true], "o": {}});
-        let text = format!("x = {}", inline(&v).unwrap());
-        let parsed: toml::Table = toml::from_str(&text).unwrap();
-        let back = serde_json::to_value(&parsed["x"]).unwrap();
-        assert_eq!(back, v);
-        assert_eq!(inline(&json!({"a": null})), None);
-        assert_eq!(inline(&json!({"a": [1, null]})), None);
-        assert_eq!(inline(&json!({"big": u64::MAX})), None);
-    }
-
-    #[test]
-    fn control_characters_round_trip() {
-        let text = "a\u{7f}b\u{1}c\td\u{2028}e";
-        let line = format!("x = {}", string(text));
-        let parsed: toml::Table = toml::from_str(&line).unwrap();
-        assert_eq!(parsed["x"].as_str(), Some(text));
-        let v = json!({"content": text});
-        let line = format!("x = {}", inline(&v).unwrap());
-        let parsed: toml::Table = toml::from_str(&line).unwrap();
-        assert_eq!(serde_json::to_value(&parsed["x"]).unwrap(), v);
-    }
-}
+mod tests;

@@ -7,35 +7,60 @@
 //! one that fails is reported, so a failure message is stable.
 
 use cox_protocol::provider::{ContentBlock, Request, Role};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How much of the actual text a failure message quotes.
 const QUOTE_LIMIT: usize = 200;
 
 /// The `[turn.expect]` table. Every check is optional.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Expect {
+pub struct Expect {
     /// The last message's tool results, joined by newlines, contain this.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_result_contains: Option<String>,
     /// The last user message that has text (tool results travel in user
     /// messages too, and are skipped), its text blocks joined by newlines,
     /// contains this.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_text_contains: Option<String>,
     /// The last message holds tool results and each has `is_error == !this`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_result_ok: Option<bool>,
     /// Each of these names is among the request's tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tools_include: Option<Vec<String>>,
     /// The request, serialised as JSON, contains each of these strings.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub request_contains: Option<Vec<String>>,
     /// The request, serialised as JSON, contains none of these strings.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub request_lacks: Option<Vec<String>>,
 }
 
 impl Expect {
+    /// No check is set: the table is left out of a written file.
+    #[must_use]
+    pub fn is_unset(&self) -> bool {
+        let Self {
+            tool_result_contains,
+            user_text_contains,
+            tool_result_ok,
+            tools_include,
+            request_contains,
+            request_lacks,
+        } = self;
+        tool_result_contains.is_none()
+            && user_text_contains.is_none()
+            && tool_result_ok.is_none()
+            && tools_include.is_none()
+            && request_contains.is_none()
+            && request_lacks.is_none()
+    }
+
     /// The first expectation `request` does not meet, as one line (without
     /// the scenario and turn, which the caller prefixes).
-    pub fn check(&self, request: &Request) -> Result<(), String> {
+    pub(crate) fn check(&self, request: &Request) -> Result<(), String> {
         let last = request.messages.last();
         let results: Vec<(&str, bool)> = last
             .map(|m| {

@@ -35,6 +35,10 @@
 //!
 //! Usage a turn leaves out is estimated (see [`ScriptedProvider`]).
 //!
+//! [`ScenarioFile`] is that format as a type, read and written: the parser
+//! deserialises it, and cassettes (`cox_providers::cassette`) build one and
+//! serialise it, so a recorded session is a scenario by construction.
+//!
 //! Invariants: parsing refuses unknown keys and reports every error on one
 //! line naming the file, line and column; replaying consumes one turn per
 //! call and never invents a response the scenario does not script.
@@ -43,5 +47,8 @@ mod expect;
 mod provider;
 mod scenario;
 
+pub use expect::Expect;
 pub use provider::ScriptedProvider;
-pub use scenario::{DEFAULT_MODEL, Scenario, ScenarioError};
+pub use scenario::{
+    DEFAULT_MODEL, Scenario, ScenarioError, ScenarioFile, ToolCallSpec, Turn, UsageSpec,
+};

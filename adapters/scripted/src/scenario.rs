@@ -7,6 +7,13 @@
 //! express (an empty tool name, a zero chunk size, an error turn that also
 //! scripts a response) are done after parsing, with the offending key's span.
 //!
+//! [`ScenarioFile`] is the file as serde sees it, both ways: the parser
+//! deserialises it, and a cassette (`cox record`) builds one and writes it
+//! with [`ScenarioFile::to_toml`], so there is one format and one type for
+//! it. Serialising leaves out every key that holds its default, so what is
+//! written parses back to the same file; values built in code carry no span
+//! (`0..0`), which only error messages read.
+//!
 //! Once parsed, a scenario is immutable plain data; replaying it is the
 //! provider's job.
 
@@ -15,7 +22,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use cox_protocol::provider::ModelStop;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use toml::Spanned;
 
@@ -32,59 +39,161 @@ pub struct Scenario {
     pub(crate) turns: Vec<Turn>,
 }
 
-/// One scripted response: what one provider call streams.
-#[derive(Clone, Debug, Deserialize)]
+/// One scripted response: what one provider call streams (a `[[turn]]`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Turn {
+pub struct Turn {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// The size of each streamed delta; by default a word and its
+    /// whitespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk_chars: Option<Spanned<usize>>,
-    #[serde(default)]
+    /// A sleep before each streamed event.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stop: Option<ModelStop>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageSpec>,
+    /// The call fails with this text instead of responding.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Spanned<String>>,
     /// `context_length` makes `error` the over-the-window kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<Spanned<String>>,
-    #[serde(default)]
-    pub tool_call: Vec<ToolCallSpec>,
-    #[serde(default)]
+    /// Checked on the request before anything streams.
+    #[serde(default, skip_serializing_if = "Expect::is_unset")]
     pub expect: Expect,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_call: Vec<ToolCallSpec>,
 }
 
 /// Token counts a turn reports; any count left out is estimated.
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct UsageSpec {
+pub struct UsageSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_read_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_write_tokens: Option<u64>,
 }
 
-/// One tool call a turn makes.
-#[derive(Clone, Debug, Deserialize)]
+/// One tool call a turn makes (a `[[turn.tool_call]]`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ToolCallSpec {
+pub struct ToolCallSpec {
+    /// By default `toolu_<turn>_<n>`, both 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub name: Spanned<String>,
-    #[serde(default)]
-    pub input: Map<String, Value>,
     /// The input as a JSON object in a string, for input TOML cannot hold
     /// (a `null`); cassettes write it. Not together with `input`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_json: Option<Spanned<String>>,
-    pub id: Option<String>,
     /// The output limit cut this call off: it streams as cut (its input
     /// never whole), and the turn must stop with `max_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cut: Option<Spanned<bool>>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub input: Map<String, Value>,
 }
 
-/// The file as serde sees it, before the checks serde cannot express.
-#[derive(Deserialize)]
+/// The file as serde sees it, before the checks serde cannot express; and
+/// what a cassette writes.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct File {
-    model: Option<String>,
-    #[serde(default)]
-    turn: Vec<Turn>,
+pub struct ScenarioFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn: Vec<Turn>,
+}
+
+impl ScenarioFile {
+    /// The file as TOML, written by the toml crate: every `[[turn]]` a
+    /// table of the array, keys that hold their default left out. Files
+    /// that only add turns can be concatenated after one that sets `model`:
+    /// TOML appends each `[[turn]]` to the one array.
+    ///
+    /// # Errors
+    /// A value TOML cannot hold (a count past `i64::MAX`; tool input built
+    /// with [`ToolCallSpec::with_input`] never is one).
+    pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
+        toml::to_string(self)
+    }
+}
+
+impl Turn {
+    /// A call that fails with `message`; the over-the-window kind when
+    /// `context_length`.
+    #[must_use]
+    pub fn failed(message: String, context_length: bool) -> Self {
+        Self {
+            error: Some(unplaced(message)),
+            error_kind: context_length.then(|| unplaced("context_length".to_owned())),
+            ..Self::default()
+        }
+    }
+}
+
+impl ToolCallSpec {
+    /// A whole call: its input as a TOML table when TOML can hold it, else
+    /// (a `null`, an integer past `i64`, input that is not an object) as
+    /// `input_json`, which the parser reads back to the same value.
+    #[must_use]
+    pub fn with_input(id: String, name: String, input: &Value) -> Self {
+        let table = match input {
+            Value::Object(map) if !has_null(input) && toml::Value::try_from(map).is_ok() => {
+                Some(map.clone())
+            }
+            _ => None,
+        };
+        let input_json = table.is_none().then(|| unplaced(input.to_string()));
+        Self {
+            id: Some(id),
+            name: unplaced(name),
+            input_json,
+            cut: None,
+            input: table.unwrap_or_default(),
+        }
+    }
+
+    /// A call the output limit cut off before its input was whole.
+    #[must_use]
+    pub fn cut_off(id: String, name: String) -> Self {
+        Self {
+            id: Some(id),
+            name: unplaced(name),
+            input_json: None,
+            cut: Some(unplaced(true)),
+            input: Map::new(),
+        }
+    }
+}
+
+/// A value built in code, not read from a file: it has no span.
+fn unplaced<T>(value: T) -> Spanned<T> {
+    Spanned::new(0..0, value)
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn has_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(has_null),
+        Value::Object(map) => map.values().any(has_null),
+        _ => false,
+    }
 }
 
 /// A scenario that could not be read or is not well formed.
@@ -130,7 +239,7 @@ impl Scenario {
                 },
             }
         };
-        let file: File = toml::from_str(text).map_err(|e| locate(e.span(), e.message()))?;
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| locate(e.span(), e.message()))?;
         if file.turn.is_empty() {
             return Err(locate(
                 None,
@@ -305,6 +414,53 @@ mod tests {
         let second_eq = text.rfind('=').unwrap();
         assert_eq!(line_column(text, second_eq), (2, 4));
         assert_eq!(line_column(text, 999), (3, 1));
+    }
+
+    #[test]
+    fn a_written_file_reads_back_as_the_same_file() {
+        let full = Turn {
+            text: Some("a\u{7f}b\n\"c\"".into()),
+            thinking: Some("t".into()),
+            chunk_chars: Some(unplaced(3)),
+            delay_ms: 5,
+            stop: Some(ModelStop::ToolUse),
+            usage: Some(UsageSpec {
+                input_tokens: Some(1),
+                output_tokens: None,
+                cache_read_tokens: Some(2),
+                cache_write_tokens: None,
+            }),
+            expect: Expect {
+                tools_include: Some(vec!["read".into()]),
+                tool_result_ok: Some(true),
+                ..Expect::default()
+            },
+            tool_call: vec![
+                ToolCallSpec::with_input(
+                    "toolu_1".into(),
+                    "write".into(),
+                    &serde_json::json!({"path": "a", "o": {"k": [1, 2]}}),
+                ),
+                ToolCallSpec::with_input(
+                    "toolu_2".into(),
+                    "write".into(),
+                    &serde_json::json!({"path": null}),
+                ),
+            ],
+            ..Turn::default()
+        };
+        let file = ScenarioFile {
+            model: Some("m".into()),
+            turn: vec![full, Turn::default(), Turn::failed("boom".into(), true)],
+        };
+        let text = file.to_toml().unwrap();
+        let back: ScenarioFile = toml::from_str(&text).unwrap();
+        assert_eq!(back, file, "{text}");
+        let scenario = Scenario::parse(&text, "written").unwrap();
+        assert_eq!(scenario.turn_count(), 3);
+        let input = &scenario.turns[0].tool_call[1].input;
+        assert_eq!(input["path"], Value::Null, "input_json read back");
+        assert!(!text.contains("delay_ms = 0") && !text.contains("[turn.expect]\n\n"));
     }
 
     #[test]
