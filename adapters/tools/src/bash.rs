@@ -19,10 +19,12 @@ use cox_protocol::provider::{BoxFuture, ToolSpec};
 use cox_protocol::sandbox::{ExecOutput, ExecRequest};
 use cox_protocol::tool::{Classified, OutputSink, Tool, ToolContext, Workspace};
 use cox_protocol::types::{Risk, ToolResult};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::common;
+use crate::schema::input_schema;
 
 const NAME: &str = "bash";
 /// Timeout when the call gives none.
@@ -30,10 +32,11 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The longest timeout a call may ask for.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     command: String,
+    /// Max 600000 (default 120000)
     timeout_ms: Option<u64>,
 }
 
@@ -50,15 +53,7 @@ impl Tool for BashTool {
         ToolSpec {
             name: NAME.into(),
             description: "Run a bash command in the working directory.".into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string"},
-                    "timeout_ms": {"type": "integer", "description": "Max 600000 (default 120000)"}
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<Input>(),
         }
     }
 

@@ -10,18 +10,21 @@ use std::io::ErrorKind;
 use cox_protocol::provider::{BoxFuture, ToolSpec};
 use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
 use cox_protocol::types::{Risk, ToolResult};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::common;
 use crate::path::confine;
+use crate::schema::input_schema;
 
 const NAME: &str = "edit";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     path: String,
+    /// Must be unique unless replace_all
     old_string: String,
     new_string: String,
     #[serde(default)]
@@ -41,17 +44,7 @@ impl Tool for EditTool {
         ToolSpec {
             name: NAME.into(),
             description: "Replace exact text in a file.".into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "old_string": {"type": "string", "description": "Must be unique unless replace_all"},
-                    "new_string": {"type": "string"},
-                    "replace_all": {"type": "boolean"}
-                },
-                "required": ["path", "old_string", "new_string"],
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<Input>(),
         }
     }
 

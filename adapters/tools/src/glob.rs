@@ -18,18 +18,20 @@ use cox_protocol::provider::{BoxFuture, ToolSpec};
 use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
 use cox_protocol::types::ToolResult;
 use globset::GlobBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::common;
 use crate::path::confine;
+use crate::schema::input_schema;
 use crate::walk;
 
 const NAME: &str = "glob";
 /// Files listed at most.
 pub const MAX_FILES: usize = 200;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     pattern: String,
@@ -49,15 +51,7 @@ impl Tool for GlobTool {
         ToolSpec {
             name: NAME.into(),
             description: "List files matching a glob such as **/*.rs, newest first.".into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string"},
-                    "path": {"type": "string"}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<Input>(),
         }
     }
 

@@ -23,11 +23,13 @@ use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
 use cox_protocol::types::ToolResult;
 use globset::{GlobBuilder, GlobMatcher};
 use regex::bytes::{Regex, RegexBuilder};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::common;
 use crate::path::confine;
+use crate::schema::input_schema;
 use crate::walk;
 
 const NAME: &str = "grep";
@@ -35,8 +37,9 @@ const NAME: &str = "grep";
 pub const DEFAULT_HEAD_LIMIT: usize = 100;
 
 /// What each result entry is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::schema::names_only)]
 pub(crate) enum OutputMode {
     /// One path per matching file.
     #[default]
@@ -47,11 +50,12 @@ pub(crate) enum OutputMode {
     Count,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     pattern: String,
     path: Option<String>,
+    /// File filter, e.g. *.rs
     glob: Option<String>,
     #[serde(default)]
     case_insensitive: bool,
@@ -73,19 +77,7 @@ impl Tool for GrepTool {
         ToolSpec {
             name: NAME.into(),
             description: "Search file contents with a regex, line by line.".into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string"},
-                    "path": {"type": "string"},
-                    "glob": {"type": "string", "description": "File filter, e.g. *.rs"},
-                    "case_insensitive": {"type": "boolean"},
-                    "output_mode": {"enum": ["files_with_matches", "content", "count"]},
-                    "head_limit": {"type": "integer"}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<Input>(),
         }
     }
 

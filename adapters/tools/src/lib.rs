@@ -3,7 +3,8 @@
 //!
 //! Invariants every tool here keeps:
 //! - input is parsed strictly (`deny_unknown_fields`), and each `spec()`
-//!   schema lists exactly the fields its input struct accepts;
+//!   schema is derived from the input struct it parses (the `schema`
+//!   module), so it lists exactly the fields that struct accepts;
 //! - a bad input, a refused path, a missing file: each is a failed
 //!   [`ToolResult`] whose text tells the model what to do next, never a panic;
 //! - file tools touch only paths [`path::confine`] returned, so nothing
@@ -15,7 +16,8 @@
 //!   token as it goes.
 //!
 //! The schemas are sent to the model on every request, so their descriptions
-//! stay terse: the six together are kept under 2 KB of JSON.
+//! stay terse: the six together are kept under 2 KB of JSON, and their bytes
+//! are those of the golden request bodies.
 //!
 //! [`ToolResult`]: cox_protocol::types::ToolResult
 
@@ -26,6 +28,7 @@ mod glob;
 mod grep;
 pub mod path;
 mod read;
+mod schema;
 mod shell_paths;
 mod walk;
 mod write;

@@ -16,20 +16,23 @@ use cox_protocol::CancelToken;
 use cox_protocol::provider::{BoxFuture, ToolSpec};
 use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
 use cox_protocol::types::{Risk, ToolResult};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::common::{self, BINARY_SNIFF_BYTES};
 use crate::path::confine;
+use crate::schema::input_schema;
 
 const NAME: &str = "read";
 /// Lines shown when the call gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 2000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     path: String,
+    /// 1-based first line
     offset: Option<usize>,
     limit: Option<usize>,
 }
@@ -47,16 +50,7 @@ impl Tool for ReadTool {
         ToolSpec {
             name: NAME.into(),
             description: "Read a text file; lines come numbered.".into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "offset": {"type": "integer", "description": "1-based first line"},
-                    "limit": {"type": "integer"}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<Input>(),
         }
     }
 

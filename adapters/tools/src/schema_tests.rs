@@ -1,8 +1,15 @@
 //! Each tool's advertised schema against the input struct it really parses:
-//! the model is told exactly what is accepted, no more and no less.
+//! the model is told exactly what is accepted, no more and no less. And the
+//! bytes of each spec, as derived, against the request bodies the golden
+//! tests pin (`tests/golden/requests/`), so a change to a struct, a doc
+//! comment or `schemars` that would change what the model is sent fails
+//! here, by name, rather than only as a golden diff.
 
 use serde_json::{Map, Value, json};
 
+use cox_protocol::Tool;
+
+use crate::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use crate::{bash, builtin_tools, edit, glob, grep, read, write};
 
 /// Whether the tool named `tool` parses `input`.
@@ -154,4 +161,54 @@ fn the_six_specs_together_stay_well_under_two_kilobytes() {
     assert!(size <= 1900, "the tool specs take {size} bytes of JSON");
     let names: Vec<_> = specs.iter().map(|spec| spec.name.as_str()).collect();
     assert_eq!(names, ["read", "write", "edit", "bash", "glob", "grep"]);
+}
+
+#[test]
+fn every_spec_is_sent_byte_for_byte_as_the_golden_requests_hold_it() {
+    let folder =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/requests");
+    let mut files: Vec<_> = std::fs::read_dir(&folder)
+        .expect("the golden requests")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no golden requests in {}",
+        folder.display()
+    );
+    let mut checked = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a golden request");
+        for (index, line) in text.lines().enumerate() {
+            if !line.contains("\"tools\":[") {
+                continue;
+            }
+            for tool in builtin_tools() {
+                let spec = serde_json::to_string(&tool.spec()).expect("a spec");
+                assert!(
+                    line.contains(&spec),
+                    "{}:{}: the {} spec is not sent as\n{spec}",
+                    file.display(),
+                    index + 1,
+                    tool.name()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 6, "no request with tools was checked");
+}
+
+#[test]
+fn the_bash_timeout_description_names_the_limits_in_force() {
+    let schema = bash::BashTool.spec().input_schema;
+    let description = schema["properties"]["timeout_ms"]["description"]
+        .as_str()
+        .expect("a description");
+    assert_eq!(
+        description,
+        format!("Max {MAX_TIMEOUT_MS} (default {DEFAULT_TIMEOUT_MS})")
+    );
 }

@@ -8,15 +8,17 @@
 use cox_protocol::provider::{BoxFuture, ToolSpec};
 use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
 use cox_protocol::types::{Risk, ToolResult};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::common;
 use crate::path::confine;
+use crate::schema::input_schema;
 
 const NAME: &str = "write";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
     path: String,
@@ -36,15 +38,7 @@ impl Tool for WriteTool {
         ToolSpec {
             name: NAME.into(),
             description: "Create or overwrite a file.".into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "content": {"type": "string"}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
+            input_schema: input_schema::<Input>(),
         }
     }
 
