@@ -5,7 +5,9 @@
 //! tests) renders that same sequence. This crate holds those two enums, the
 //! values they carry, the provider-neutral request the core sends a model, and
 //! the traits through which the core reaches the outside world:
-//! [`Provider`], [`Tool`], [`Store`], [`Archive`], [`Sandbox`] and [`Hook`].
+//! [`Provider`], [`Tool`], [`Store`], [`Archive`], [`Sandbox`] and [`Hook`],
+//! with the typed errors they fail with ([`error`] says how those are said
+//! and printed).
 //!
 //! Invariants kept here:
 //! - the JSON shape of every enum is `{"type": "snake_case_name", …}` and is
@@ -16,6 +18,7 @@ pub mod archive;
 pub mod cancel;
 pub mod catalog;
 pub mod config;
+pub mod error;
 pub mod hook;
 pub mod ids;
 pub mod provider;
