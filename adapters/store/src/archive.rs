@@ -94,46 +94,39 @@ impl Archive for FileArchive {
     fn put(&self, _meta: &ArchiveMeta, bytes: &[u8]) -> Result<String, ArchiveError> {
         let id = Ulid::generate();
         self.write_new(id, bytes)
-            .map_err(|e| self.write_error(bytes.len(), &e))?;
+            .map_err(|e| self.write_error(bytes.len(), e))?;
         Ok(id.to_string())
     }
 
     fn get(&self, id: &str) -> Result<Vec<u8>, ArchiveError> {
         let path = self.path_of(parse_id(id)?);
-        fs::read(&path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => unknown_id(id),
-            _ => read_error(id, &path, &e),
+        fs::read(&path).map_err(|source| match source.kind() {
+            io::ErrorKind::NotFound => ArchiveError::UnknownId { id: id.to_owned() },
+            _ => read_error(id, &path, source),
         })
     }
 }
 
 impl FileArchive {
-    fn write_error(&self, len: usize, e: &io::Error) -> ArchiveError {
-        ArchiveError(format!(
-            "cannot archive {len} bytes in {}: {e}",
-            self.dir.display()
-        ))
+    fn write_error(&self, bytes: usize, source: io::Error) -> ArchiveError {
+        ArchiveError::Write {
+            bytes,
+            dir: self.dir.clone(),
+            source,
+        }
     }
 }
 
 /// The ULID `id` spells, in either case; anything else is refused, which
 /// is what keeps an id from naming a path.
 pub(crate) fn parse_id(id: &str) -> Result<Ulid, ArchiveError> {
-    Ulid::from_string(id).map_err(|_| {
-        ArchiveError(format!(
-            "archive id `{}` is not a valid id",
-            id.escape_debug()
-        ))
-    })
+    Ulid::from_string(id).map_err(|_| ArchiveError::InvalidId { id: id.to_owned() })
 }
 
-fn unknown_id(id: &str) -> ArchiveError {
-    ArchiveError(format!("no archived output with id `{id}`"))
-}
-
-fn read_error(id: &str, path: &std::path::Path, e: &io::Error) -> ArchiveError {
-    ArchiveError(format!(
-        "cannot read archived output `{id}` ({}): {e}",
-        path.display()
-    ))
+fn read_error(id: &str, path: &std::path::Path, source: io::Error) -> ArchiveError {
+    ArchiveError::Read {
+        id: id.to_owned(),
+        path: path.to_path_buf(),
+        source,
+    }
 }

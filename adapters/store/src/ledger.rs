@@ -136,7 +136,9 @@ fn between_calls(event: &Event) -> bool {
 }
 
 fn store_error(error: DbError) -> StoreError {
-    StoreError(error.to_string())
+    StoreError::Ledger {
+        source: Box::new(error),
+    }
 }
 
 impl Store for CoxStore {

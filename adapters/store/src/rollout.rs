@@ -67,12 +67,10 @@ impl Store for JsonlStore {
     fn session_started(&self, meta: &SessionMeta) -> Result<(), StoreError> {
         let path = self.home.rollout_path(meta.id);
         let file = if meta.resumed {
-            let reopen = |e: io::Error| {
-                StoreError(format!(
-                    "cannot reopen rollout {} to resume session {}: {e}",
-                    path.display(),
-                    meta.id
-                ))
+            let reopen = |source: io::Error| StoreError::ReopenRollout {
+                path: path.clone(),
+                session: meta.id,
+                source,
             };
             let mut file = OpenOptions::new()
                 .read(true)
@@ -91,13 +89,13 @@ impl Store for JsonlStore {
                 .append(true)
                 .create_new(true)
                 .open(&path)
-                .map_err(|e| {
-                    let what = if e.kind() == io::ErrorKind::AlreadyExists {
-                        "it already exists".to_owned()
+                .map_err(|source| {
+                    let path = path.clone();
+                    if source.kind() == io::ErrorKind::AlreadyExists {
+                        StoreError::RolloutExists { path }
                     } else {
-                        e.to_string()
-                    };
-                    StoreError(format!("cannot create rollout {}: {what}", path.display()))
+                        StoreError::CreateRollout { path, source }
+                    }
                 })?
         };
         self.open_files().insert(meta.id, file);
@@ -106,12 +104,10 @@ impl Store for JsonlStore {
 
     fn rollout_append(&self, session: SessionId, event: &Event) -> Result<(), StoreError> {
         let path = self.home.rollout_path(session);
-        let mut line = serde_json::to_string(event).map_err(|e| {
-            StoreError(format!(
-                "cannot serialise a {} event for {}: {e}",
-                event.kind(),
-                path.display()
-            ))
+        let mut line = serde_json::to_string(event).map_err(|source| StoreError::Serialise {
+            kind: event.kind(),
+            path: path.clone(),
+            source,
         })?;
         line.push('\n');
         let mut files = self.open_files();
@@ -120,17 +116,19 @@ impl Store for JsonlStore {
             Entry::Vacant(slot) => {
                 // A session resumed by a later process: its rollout exists,
                 // so keep appending to it (never create one here).
-                let file = OpenOptions::new().append(true).open(&path).map_err(|e| {
-                    StoreError(format!(
-                        "cannot open rollout {} of session {session}: {e}",
-                        path.display()
-                    ))
-                })?;
+                let file = OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .map_err(|source| StoreError::OpenRollout {
+                        path: path.clone(),
+                        session,
+                        source,
+                    })?;
                 slot.insert(file)
             }
         };
         file.write_all(line.as_bytes())
-            .map_err(|e| StoreError(format!("cannot append to rollout {}: {e}", path.display())))
+            .map_err(|source| StoreError::Append { path, source })
     }
 
     /// Does nothing: the rollout already holds every turn. Summaries

@@ -1,12 +1,15 @@
 //! `CoxStore` as the archive of tool outputs, on a real home in a temporary
 //! folder: small outputs inline in `cox.db`, large ones as files, every one
 //! indexed, and all of them read back byte for byte, by this handle or by
-//! another one on the same home (another process).
+//! another one on the same home (another process); an output that cannot
+//! be read back is an error that keeps its cause.
 
+use std::error::Error;
 use std::fs;
+use std::io;
 use std::path::PathBuf;
 
-use cox_protocol::archive::ArchiveMeta;
+use cox_protocol::archive::{ArchiveError, ArchiveMeta};
 use cox_protocol::catalog::Catalog;
 use cox_protocol::{Archive, CallId, SessionId};
 use cox_store::{ArchiveReader, ArchiveRow, CoxHome, CoxStore, Db, FileArchive, INLINE_MAX, Kept};
@@ -137,7 +140,7 @@ fn unknown_and_malformed_ids_are_one_line_errors() {
     store.put(&meta(None), b"something").unwrap();
     let unknown = ulid::Ulid::generate().to_string();
     assert_eq!(
-        store.get(&unknown).unwrap_err().0,
+        store.get(&unknown).unwrap_err().to_string(),
         format!("no archived output with id `{unknown}`")
     );
     for id in [
@@ -147,7 +150,7 @@ fn unknown_and_malformed_ids_are_one_line_errors() {
         "01J0000000000000000000000A/../../x",
         "a\nb",
     ] {
-        let error = store.get(id).unwrap_err().0;
+        let error = store.get(id).unwrap_err().to_string();
         assert_eq!(
             error,
             format!("archive id `{}` is not a valid id", id.escape_debug())
@@ -163,7 +166,7 @@ fn a_row_whose_file_is_gone_is_an_error_naming_the_path() {
     let id = store.put(&meta(None), &seq(10_000)).unwrap();
     let path = home.archive_dir().join(&id);
     fs::remove_file(&path).unwrap();
-    let error = store.get(&id).unwrap_err().0;
+    let error = store.get(&id).unwrap_err().to_string();
     assert_eq!(
         error,
         format!(
@@ -180,7 +183,7 @@ fn a_file_cut_short_after_the_fact_is_not_passed_off_as_the_output() {
     let id = store.put(&meta(None), &seq(10_000)).unwrap();
     let path = home.archive_dir().join(&id);
     fs::write(&path, b"1\n2\n").unwrap();
-    let error = store.get(&id).unwrap_err().0;
+    let error = store.get(&id).unwrap_err().to_string();
     assert_eq!(
         error,
         format!(
@@ -188,6 +191,38 @@ fn a_file_cut_short_after_the_fact_is_not_passed_off_as_the_output() {
             path.display()
         )
     );
+}
+
+#[test]
+fn a_file_that_cannot_be_read_is_an_error_keeping_the_io_error() {
+    let (_dir, home) = prepared();
+    let store = open(&home);
+    let id = store.put(&meta(None), &seq(10_000)).unwrap();
+    // A folder where the output's file was: reading fails, and not with
+    // "not found".
+    let path = home.archive_dir().join(&id);
+    fs::remove_file(&path).unwrap();
+    fs::create_dir(&path).unwrap();
+    let error = store.get(&id).unwrap_err();
+
+    let ArchiveError::Read {
+        id: named,
+        path: at,
+        source,
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!((named, at), (&id, &path));
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot read archived output `{id}` ({}): {source}",
+            path.display()
+        )
+    );
+    assert!(error.source().is_some_and(|e| e.is::<io::Error>()));
+    assert_eq!(cox_protocol::error::chain_line(&error), error.to_string());
 }
 
 #[test]

@@ -1,15 +1,19 @@
 //! `CoxStore` fed the events a session produces, on a real home in a
-//! temporary folder: the rollout as before, plus the rows in `cox.db`.
+//! temporary folder: the rollout as before, plus the rows in `cox.db`; and
+//! what it fails with when SQLite or the file system refuses, its cause kept.
 
+use std::error::Error;
 use std::fs;
+use std::io;
 use std::time::Duration;
 
 use cox_protocol::catalog::{Catalog, ModelInfo, Prices};
+use cox_protocol::error::chain_line;
 use cox_protocol::provider::{Effort, Tier};
-use cox_protocol::store::{SessionMeta, SessionState};
+use cox_protocol::store::{SessionMeta, SessionState, StoreError};
 use cox_protocol::types::{Event, StopReason, ToolResult, Usage};
 use cox_protocol::{SessionId, Store};
-use cox_store::{CoxHome, CoxStore, read_rollout};
+use cox_store::{CoxHome, CoxStore, DbError, read_rollout};
 
 const PRICED: &str = "claude-sonnet-5";
 
@@ -309,7 +313,10 @@ fn a_resumed_session_appends_to_its_rollout_and_reopens_its_row() {
     }
     let store = CoxStore::open(&home, catalog()).unwrap();
     let fresh_again = store.session_started(&meta(id, false)).unwrap_err();
-    assert!(fresh_again.0.contains("already exists"), "{fresh_again}");
+    assert!(
+        fresh_again.to_string().contains("already exists"),
+        "{fresh_again}"
+    );
 
     let mut later = meta(id, true);
     later.created_at = "2026-12-01T00:00:00.000Z".into();
@@ -338,7 +345,7 @@ fn a_resumed_session_appends_to_its_rollout_and_reopens_its_row() {
 
     let missing = SessionId::generate();
     let error = store.session_started(&meta(missing, true)).unwrap_err();
-    assert!(error.0.contains(&missing.to_string()), "{error}");
+    assert!(error.to_string().contains(&missing.to_string()), "{error}");
     assert!(!home.rollout_path(missing).exists());
 }
 
@@ -356,4 +363,82 @@ fn a_damaged_database_stops_the_store_from_opening() {
         fs::read(home.db_path()).unwrap(),
         b"this is not sqlite at all, but a note"
     );
+}
+
+/// Every message of `error`'s chain, as a plain `{:#}` would join them.
+fn every_message(error: &(dyn Error + 'static)) -> Vec<String> {
+    let mut messages = vec![error.to_string()];
+    let mut at = error;
+    while let Some(cause) = at.source() {
+        messages.push(cause.to_string());
+        at = cause;
+    }
+    messages
+}
+
+#[test]
+fn a_row_sqlite_refuses_keeps_the_database_error_and_sqlites_under_it() {
+    let (_dir, home) = prepared();
+    let store = CoxStore::open(&home, catalog()).unwrap();
+    let id = SessionId::generate();
+    store.session_started(&meta(id, false)).unwrap();
+    // Without its rollout a second start gets past the file to the row,
+    // which is there already: the INSERT fails in SQLite itself.
+    fs::remove_file(home.rollout_path(id)).unwrap();
+    let error = store.session_started(&meta(id, false)).unwrap_err();
+
+    let shown = error.to_string();
+    assert_eq!(
+        shown,
+        format!(
+            "cox.db at {}: cannot record session {id}: UNIQUE constraint failed: sessions.id",
+            home.db_path().display()
+        )
+    );
+    assert!(matches!(error, StoreError::Ledger { .. }), "{error:?}");
+    let db = error
+        .source()
+        .and_then(|e| e.downcast_ref::<DbError>())
+        .expect("the database error is the source");
+    assert!(matches!(db, DbError::Sqlite { .. }), "{db:?}");
+    let sqlite = db
+        .source()
+        .and_then(|e| e.downcast_ref::<rusqlite::Error>())
+        .expect("SQLite's error is under it");
+    assert_eq!(
+        sqlite.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ConstraintViolation)
+    );
+    // The chain is all there (a plain `{:#}` would say SQLite's words
+    // twice); printed once, it is the line the store always gave.
+    assert!(every_message(&error).len() >= 3);
+    assert_eq!(chain_line(&error), shown);
+}
+
+#[test]
+fn a_missing_rollout_keeps_the_io_error() {
+    let (_dir, home) = prepared();
+    let store = CoxStore::open(&home, catalog()).unwrap();
+    let id = SessionId::generate();
+    let error = store.session_started(&meta(id, true)).unwrap_err();
+
+    let StoreError::ReopenRollout { path, session, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!((path, *session), (&home.rollout_path(id), id));
+    let io = error
+        .source()
+        .and_then(|e| e.downcast_ref::<io::Error>())
+        .expect("the I/O error is the source");
+    assert_eq!(io.kind(), io::ErrorKind::NotFound);
+    let shown = error.to_string();
+    assert_eq!(
+        shown,
+        format!(
+            "cannot reopen rollout {} to resume session {id}: {io}",
+            home.rollout_path(id).display()
+        )
+    );
+    assert_eq!(every_message(&error), [shown.clone(), io.to_string()]);
+    assert_eq!(chain_line(&error), shown);
 }

@@ -132,8 +132,11 @@ fn a_rollout_is_created_once() {
     let error = JsonlStore::new(home.clone())
         .session_started(&meta(id, false))
         .unwrap_err();
-    assert!(error.0.contains("already exists"), "{error}");
-    assert!(error.0.contains(&format!("{id}.jsonl")), "{error}");
+    assert!(error.to_string().contains("already exists"), "{error}");
+    assert!(
+        error.to_string().contains(&format!("{id}.jsonl")),
+        "{error}"
+    );
     assert_eq!(
         read_rollout(&home.rollout_path(id)).unwrap().events.len(),
         1,
@@ -166,8 +169,11 @@ fn a_resumed_session_reopens_its_rollout_and_never_creates_one() {
 
     let unknown = SessionId::generate();
     let error = resumed.session_started(&meta(unknown, true)).unwrap_err();
-    assert!(error.0.starts_with("cannot reopen rollout "), "{error}");
-    assert!(error.0.contains(&unknown.to_string()), "{error}");
+    assert!(
+        error.to_string().starts_with("cannot reopen rollout "),
+        "{error}"
+    );
+    assert!(error.to_string().contains(&unknown.to_string()), "{error}");
     assert!(!home.rollout_path(unknown).exists());
 }
 
@@ -205,7 +211,10 @@ fn a_later_store_appends_to_an_existing_rollout_but_never_creates_one() {
     let error = resumed
         .rollout_append(never_started, &Event::TextDelta { text: "x".into() })
         .unwrap_err();
-    assert!(error.0.contains(&never_started.to_string()), "{error}");
+    assert!(
+        error.to_string().contains(&never_started.to_string()),
+        "{error}"
+    );
     assert!(!home.rollout_path(never_started).exists());
 }
 
@@ -327,12 +336,21 @@ fn the_archive_refuses_unknown_and_malformed_ids() {
         "01J0000000000000000000000A/../../x",
     ] {
         let error = archive.get(id).unwrap_err();
-        assert!(error.0.contains("not a valid id"), "{id}: {error}");
-        assert!(error.0.contains(&format!("`{id}`")), "{id}: {error}");
+        assert!(
+            error.to_string().contains("not a valid id"),
+            "{id}: {error}"
+        );
+        assert!(
+            error.to_string().contains(&format!("`{id}`")),
+            "{id}: {error}"
+        );
     }
     let unknown = ulid::Ulid::generate().to_string();
     let error = archive.get(&unknown).unwrap_err();
-    assert_eq!(error.0, format!("no archived output with id `{unknown}`"));
+    assert_eq!(
+        error.to_string(),
+        format!("no archived output with id `{unknown}`")
+    );
 }
 
 #[test]

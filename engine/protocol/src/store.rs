@@ -10,6 +10,12 @@
 //! [`Event::TurnStarted`] it saw for that session. [`Store::spend`] reports
 //! what the ledger holds, so the core can stop a turn before a budget cap is
 //! crossed without knowing any prices.
+//!
+//! A failure is a [`StoreError`]: which operation on which file, with the
+//! I/O, serialisation or database error that caused it kept as its source.
+
+use std::io;
+use std::path::PathBuf;
 
 use crate::ids::SessionId;
 use crate::types::Event;
@@ -64,10 +70,56 @@ pub struct Spend {
     pub last_call_usd: f64,
 }
 
-/// Writing the record failed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
+/// Writing the record failed: what was being done, to which file, and why.
+///
+/// The message is the whole line, cause included (the core quotes it in
+/// notices); the cause is also kept as `source()` (see [`crate::error`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A new session's rollout is already there: ids are fresh, so someone
+    /// else wrote it, and it is not touched.
+    #[error("cannot create rollout {}: it already exists", path.display())]
+    RolloutExists { path: PathBuf },
+    /// A new session's rollout could not be created.
+    #[error("cannot create rollout {}: {source}", path.display())]
+    CreateRollout { path: PathBuf, source: io::Error },
+    /// A resumed session's rollout could not be opened for appending, or
+    /// the line a killed writer cut short could not be ended.
+    #[error(
+        "cannot reopen rollout {} to resume session {session}: {source}",
+        path.display()
+    )]
+    ReopenRollout {
+        path: PathBuf,
+        session: SessionId,
+        source: io::Error,
+    },
+    /// The rollout of a session this store did not start (a later process
+    /// appending to it) could not be opened.
+    #[error("cannot open rollout {} of session {session}: {source}", path.display())]
+    OpenRollout {
+        path: PathBuf,
+        session: SessionId,
+        source: io::Error,
+    },
+    /// An event could not be turned into its rollout line.
+    #[error("cannot serialise a {kind} event for {}: {source}", path.display())]
+    Serialise {
+        /// The event's `type`.
+        kind: &'static str,
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// The line could not be appended.
+    #[error("cannot append to rollout {}: {source}", path.display())]
+    Append { path: PathBuf, source: io::Error },
+    /// The store's ledger or session index refused (for cox-store, `cox.db`);
+    /// its error names the file and says the cause.
+    #[error("{source}")]
+    Ledger {
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
 
 /// A session's durable record.
 pub trait Store: Send + Sync {

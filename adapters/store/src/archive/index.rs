@@ -28,7 +28,7 @@ use ulid::Ulid;
 
 use super::{FileArchive, parse_id, read_error};
 use crate::clock;
-use crate::db::{ArchiveRow, Db, Kept, Picked, ambiguity, pick};
+use crate::db::{ArchiveRow, Db, DbError, Kept, Picked, pick};
 use crate::home::CoxHome;
 use crate::ledger::CoxStore;
 use crate::lines::line_count;
@@ -70,9 +70,7 @@ impl<'a> ArchiveReader<'a> {
     pub fn get(&self, id: &str) -> Result<Vec<u8>, ArchiveError> {
         let ulid = parse_id(id)?;
         let row = match self.db {
-            Some(db) => db
-                .archive_entry(&ulid.to_string())
-                .map_err(|e| ArchiveError(e.to_string()))?,
+            Some(db) => db.archive_entry(&ulid.to_string()).map_err(index_error)?,
             None => None,
         };
         let Some(row) = row else {
@@ -95,36 +93,35 @@ impl<'a> ArchiveReader<'a> {
             return parse_id(&prefix).map(|ulid| ulid.to_string());
         }
         if prefix.is_empty() || prefix.len() > ULID_LEN || !prefix.chars().all(is_crockford) {
-            return Err(ArchiveError(format!(
-                "archive id `{}` is not a valid id, nor the start of one",
-                id_or_prefix.escape_debug()
-            )));
+            return Err(ArchiveError::InvalidPrefix {
+                prefix: id_or_prefix.to_owned(),
+            });
         }
         let mut ids = match self.db {
-            Some(db) => db
-                .archive_ids_starting_with(&prefix)
-                .map_err(|e| ArchiveError(e.to_string()))?,
+            Some(db) => db.archive_ids_starting_with(&prefix).map_err(index_error)?,
             None => Vec::new(),
         };
-        ids.extend(self.files.ids_starting_with(&prefix).map_err(|e| {
-            ArchiveError(format!(
-                "cannot look for archived outputs `{prefix}…` in {}: {e}",
-                self.files.dir().display()
-            ))
-        })?);
+        ids.extend(
+            self.files
+                .ids_starting_with(&prefix)
+                .map_err(|source| ArchiveError::List {
+                    prefix: prefix.clone(),
+                    dir: self.files.dir().to_path_buf(),
+                    source,
+                })?,
+        );
         ids.sort();
         ids.dedup();
         match pick(&prefix, ids, String::as_str) {
             Picked::One(id) => Ok(id),
-            Picked::None => Err(ArchiveError(format!(
-                "no archived output has an id starting with `{id_or_prefix}`"
-            ))),
-            Picked::Several { shown, more } => Err(ArchiveError(ambiguity(
-                id_or_prefix,
-                "archived output",
-                &shown,
+            Picked::None => Err(ArchiveError::NoMatch {
+                prefix: id_or_prefix.to_owned(),
+            }),
+            Picked::Several { shown, more } => Err(ArchiveError::Ambiguous {
+                prefix: id_or_prefix.to_owned(),
+                matches: shown,
                 more,
-            ))),
+            }),
         }
     }
 
@@ -145,19 +142,20 @@ impl<'a> ArchiveReader<'a> {
             }
             read => (recorded, read),
         };
-        let bytes = read.map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => ArchiveError(format!(
-                "archived output `{id}` is indexed at {}, but the file is missing",
-                recorded.display()
-            )),
-            _ => read_error(id, path, &e),
+        let bytes = read.map_err(|source| match source.kind() {
+            io::ErrorKind::NotFound => ArchiveError::Missing {
+                id: id.to_owned(),
+                path: recorded.to_path_buf(),
+            },
+            _ => read_error(id, path, source),
         })?;
         if u64::try_from(bytes.len()).ok() != Some(len) {
-            return Err(ArchiveError(format!(
-                "archived output `{id}` at {} has {} bytes where {len} were archived",
-                path.display(),
-                bytes.len()
-            )));
+            return Err(ArchiveError::WrongSize {
+                id: id.to_owned(),
+                path: path.to_path_buf(),
+                found: bytes.len(),
+                archived: len,
+            });
         }
         Ok(bytes)
     }
@@ -170,7 +168,7 @@ impl Archive for CoxStore {
         let kept = if bytes.len() > INLINE_MAX {
             files
                 .write_new(id, bytes)
-                .map_err(|e| files.write_error(bytes.len(), &e))?;
+                .map_err(|e| files.write_error(bytes.len(), e))?;
             Kept::File(files.path_of(id))
         } else {
             Kept::Inline(bytes.to_vec())
@@ -190,12 +188,19 @@ impl Archive for CoxStore {
                 // Best effort: without its row the id is never handed out.
                 let _ = fs::remove_file(path);
             }
-            return Err(ArchiveError(error.to_string()));
+            return Err(index_error(error));
         }
         Ok(row.id)
     }
 
     fn get(&self, id: &str) -> Result<Vec<u8>, ArchiveError> {
         ArchiveReader::new(self.home(), Some(self.db())).get(id)
+    }
+}
+
+/// The index refused: its error, which names `cox.db`, is the message.
+fn index_error(error: DbError) -> ArchiveError {
+    ArchiveError::Index {
+        source: Box::new(error),
     }
 }

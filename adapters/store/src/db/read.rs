@@ -4,7 +4,9 @@
 //!
 //! An id may be shortened to a prefix no other id shares ([`pick`]): `cox
 //! sessions`, `cox run --resume` and `cox expand` all resolve it the same
-//! way, and say the same when it is ambiguous ([`ambiguity`]).
+//! way, and say the same when it is ambiguous ([`ambiguity`]; the
+//! archive's `ArchiveError::Ambiguous`, a protocol type, has the same
+//! words).
 //!
 //! Each is served by an index (`sessions(created_at)`, the primary key as a
 //! range for a prefix, `sessions(cwd, created_at)`, `usage(session_id)`).
