@@ -44,6 +44,9 @@ pub const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// Size of one read from the pipe, and so the largest `on_output` chunk.
 const CHUNK: usize = 8 * 1024;
 
+/// The shell every command line is given to (`bash -c`).
+const SHELL: &str = "bash";
+
 /// Output kept at each end of a command's output. A command that prints
 /// more (`yes`, a runaway log) keeps its first and last `KEEP_EACH_END`
 /// bytes, so memory stays bounded however long it runs; only the head is
@@ -117,20 +120,19 @@ async fn run(
     cancel: CancelToken,
     on_output: &(dyn Fn(&[u8]) + Send + Sync),
 ) -> Result<ExecOutput, SandboxError> {
-    let failed = |what: &str, e: io::Error| SandboxError(format!("{what}: {e}"));
+    let pipe_failed = |source| SandboxError::Pipe { source };
+    let wait_failed = |source| SandboxError::Wait {
+        program: SHELL.to_owned(),
+        source,
+    };
     // One pipe behind both stdout and stderr: the kernel then keeps the
     // order of the writes, which two pipes read side by side cannot.
-    let (reader, writer) = io::pipe().map_err(|e| failed("creating the output pipe", e))?;
-    let writer_too = writer
-        .try_clone()
-        .map_err(|e| failed("creating the output pipe", e))?;
-    let mut pipe = Some(
-        pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-            .map_err(|e| failed("creating the output pipe", e))?,
-    );
+    let (reader, writer) = io::pipe().map_err(pipe_failed)?;
+    let writer_too = writer.try_clone().map_err(pipe_failed)?;
+    let mut pipe = Some(pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(pipe_failed)?);
     // The `Command` is a temporary: it drops our copies of the write end as
     // soon as the child has them, so EOF comes when the group is gone.
-    let mut child = Command::new("bash")
+    let mut child = Command::new(SHELL)
         .arg("-c")
         .arg(&request.command)
         .current_dir(&request.cwd)
@@ -141,10 +143,14 @@ async fn run(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| failed(&format!("bash in {}", request.cwd.display()), e))?;
-    let leader = child
-        .id()
-        .ok_or_else(|| SandboxError("bash exited before it started".into()))?;
+        .map_err(|source| SandboxError::Spawn {
+            program: SHELL.to_owned(),
+            cwd: request.cwd.clone(),
+            source,
+        })?;
+    let leader = child.id().ok_or_else(|| SandboxError::Vanished {
+        program: SHELL.to_owned(),
+    })?;
     // Declared after `child`, so it is dropped first: the group is killed
     // while the leader is not yet reaped and the group id is still ours.
     let mut group = ProcessGroup::new(leader);
@@ -171,7 +177,7 @@ async fn run(
                 _ => pipe = None,
             },
             waited = child.wait(), if status.is_none() => {
-                status = Some(waited.map_err(|e| failed("waiting for bash", e))?);
+                status = Some(waited.map_err(wait_failed)?);
                 if !stopping {
                     // Anything still running is an `&` job holding the pipe.
                     group.kill();
@@ -185,7 +191,7 @@ async fn run(
                     pipe = None;
                     if status.is_none() {
                         // The leader got SIGKILL; this returns promptly.
-                        status = Some(child.wait().await.map_err(|e| failed("waiting for bash", e))?);
+                        status = Some(child.wait().await.map_err(wait_failed)?);
                     }
                 } else {
                     result.timed_out = true;

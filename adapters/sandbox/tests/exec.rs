@@ -176,12 +176,26 @@ async fn a_missing_cwd_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let req = request("true", &dir.path().join("nope"), Duration::from_secs(10));
     let (result, _) = exec(req, CancelToken::new()).await;
-    assert!(
-        result
-            .unwrap_err()
-            .to_string()
-            .starts_with("could not run the command: bash in ")
+    let error = result.unwrap_err();
+    let SandboxError::Spawn {
+        program,
+        cwd,
+        source,
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!((program.as_str(), cwd), ("bash", &dir.path().join("nope")));
+    assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+    // The message says the cause, which is kept as the source as well.
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "could not run the command: bash in {}: {source}",
+            dir.path().join("nope").display()
+        )
     );
+    assert!(std::error::Error::source(&error).is_some_and(|e| e.is::<std::io::Error>()));
 }
 
 #[tokio::test]

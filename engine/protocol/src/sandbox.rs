@@ -5,6 +5,7 @@
 //! Whatever the adapter, a cancelled or timed-out command leaves no process
 //! of its group behind.
 
+use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -39,10 +40,32 @@ pub struct ExecOutput {
     pub cancelled: bool,
 }
 
-/// The command could not be started at all.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("could not run the command: {0}")]
-pub struct SandboxError(pub String);
+/// The command could not be run at all (a command that ran and failed is
+/// an [`ExecOutput`] with its exit code, not this).
+///
+/// The message is the whole line, cause included (the model reads it as a
+/// tool result); the cause is also kept as `source()` (see
+/// [`crate::error`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The pipe the output comes through could not be made.
+    #[error("could not run the command: creating the output pipe: {source}")]
+    Pipe { source: io::Error },
+    /// The program (the shell, or the sandbox wrapping it) could not be
+    /// started in `cwd`.
+    #[error("could not run the command: {program} in {}: {source}", cwd.display())]
+    Spawn {
+        program: String,
+        cwd: PathBuf,
+        source: io::Error,
+    },
+    /// The program was gone before it could be given a process group.
+    #[error("could not run the command: {program} exited before it started")]
+    Vanished { program: String },
+    /// Waiting for the program to end failed.
+    #[error("could not run the command: waiting for {program}: {source}")]
+    Wait { program: String, source: io::Error },
+}
 
 /// Somewhere to run shell commands.
 pub trait Sandbox: Send + Sync {
