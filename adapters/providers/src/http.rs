@@ -208,11 +208,9 @@ impl Client {
             .map(|client| Client {
                 kind: Kind::Plain(client),
             })
-            .map_err(|e| {
-                ProviderError::Failed(format!(
-                    "{name}: cannot build the HTTP client: {}",
-                    reqwest_cause(&e)
-                ))
+            .map_err(|e| ProviderError::Client {
+                provider: name.to_owned(),
+                source: std::sync::Arc::new(e),
             })
     }
 

@@ -144,6 +144,24 @@ mod tests {
     }
 
     #[test]
+    fn a_provider_that_cannot_build_its_client_says_the_root_cause() {
+        use crate::provider::ProviderError;
+        let source = std::sync::Arc::new(chain(&["builder error", "no TLS backend"]));
+        let error = ProviderError::Client {
+            provider: "openai".into(),
+            source,
+        };
+        assert_eq!(
+            error.to_string(),
+            "openai: cannot build the HTTP client: no TLS backend"
+        );
+        assert!(error.source().is_some());
+        assert_eq!(chain_line(&error), error.to_string());
+        assert_eq!(error.clone(), error);
+        assert_ne!(error, ProviderError::Failed(error.to_string()));
+    }
+
+    #[test]
     fn words_are_whole_words_and_whitespace_is_loose() {
         assert!(holds("cannot read: a\nb (os error 5)", "a b"));
         assert!(holds(

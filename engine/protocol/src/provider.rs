@@ -227,7 +227,14 @@ pub enum StreamEvent {
 }
 
 /// Why a provider call failed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+///
+/// Most failures are what a server said, or what the adapter saw of the
+/// connection, as the one line the user reads: the message is the payload.
+/// A failure with an error value behind it keeps that value as its
+/// `source()` (see [`crate::error`]); its message already says the root
+/// cause. Two values are equal when they are the same variant with the same
+/// fields, a source by its message.
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum ProviderError {
     /// The request was larger than the model's context window.
     #[error("context length exceeded: {0}")]
@@ -245,7 +252,51 @@ pub enum ProviderError {
     /// A scripted scenario's expectation did not hold, or it ran out.
     #[error("{0}")]
     Scenario(String),
+    /// The provider's HTTP client could not be built, before any request.
+    #[error(
+        "{provider}: cannot build the HTTP client: {}",
+        crate::error::root(source.as_ref())
+    )]
+    Client {
+        /// The provider's name (`anthropic`, `openai`).
+        provider: String,
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+    },
 }
+
+impl PartialEq for ProviderError {
+    fn eq(&self, other: &Self) -> bool {
+        use ProviderError as E;
+        match (self, other) {
+            (E::ContextLength(a), E::ContextLength(b))
+            | (E::Failed(a), E::Failed(b))
+            | (E::Scenario(a), E::Scenario(b)) => a == b,
+            (
+                E::Retryable {
+                    message: a,
+                    retry_after_ms: wait_a,
+                },
+                E::Retryable {
+                    message: b,
+                    retry_after_ms: wait_b,
+                },
+            ) => a == b && wait_a == wait_b,
+            (
+                E::Client {
+                    provider: a,
+                    source: cause_a,
+                },
+                E::Client {
+                    provider: b,
+                    source: cause_b,
+                },
+            ) => a == b && cause_a.to_string() == cause_b.to_string(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ProviderError {}
 
 /// A language model, or a router over several.
 ///
