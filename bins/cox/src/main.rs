@@ -95,7 +95,7 @@ fn tui(args: RunArgs) -> i32 {
         }
         let (session, facts) =
             cox_run::interactive_session(&args, cox_run::providers::any_provider)
-                .map_err(|e| format!("{e:#}"))?;
+                .map_err(|e| cox_run::error_chain(&e))?;
         Ok((
             session,
             cox_tui::app::Facts {

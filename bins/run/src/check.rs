@@ -67,7 +67,7 @@ fn check(args: &CheckArgs) -> Result<String> {
     };
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
-    let home = cox_store::CoxHome::resolve(None).map_err(|e| anyhow!("{e}"))?;
+    let home = cox_store::CoxHome::resolve(None)?;
     // The very flags `cox run` would get, through the same function.
     let run = crate::RunArgs {
         permission_mode: args.permission_mode,

@@ -75,8 +75,8 @@ fn expand(args: &ExpandArgs) -> Result<Vec<u8>> {
         .transpose()?;
     let record = Record::open()?;
     let reader = ArchiveReader::new(&record.home, record.db.as_ref());
-    let id = reader.resolve(id).map_err(|e| anyhow!("{e}"))?;
-    let bytes = reader.get(&id).map_err(|e| anyhow!("{e}"))?;
+    let id = reader.resolve(id)?;
+    let bytes = reader.get(&id)?;
     let Some(range) = range else {
         return Ok(bytes);
     };

@@ -245,14 +245,24 @@ pub(crate) fn print_result(result: Result<String>) -> i32 {
 /// control characters escaped (an error may quote what a model or a file
 /// said).
 pub(crate) fn one_line(err: &anyhow::Error) -> String {
-    let text = format!("{err:#}");
-    let joined = text
-        .lines()
+    output::printable(&joined_lines(&error_chain(err)))
+}
+
+/// An error and its causes, each said once: the messages joined by `": "`
+/// as `{:#}` joins them, without repeating a cause a message already says
+/// (see [`cox_protocol::error::chain_line`]).
+#[must_use]
+pub fn error_chain(err: &anyhow::Error) -> String {
+    cox_protocol::error::chain_line(err.as_ref())
+}
+
+/// `text`'s lines, trimmed, the empty ones dropped, joined by spaces.
+pub(crate) fn joined_lines(text: &str) -> String {
+    text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join(" ");
-    output::printable(&joined)
+        .join(" ")
 }
 
 struct Prepared<P> {
@@ -278,8 +288,8 @@ fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
 where
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
-    let home = CoxHome::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
-    home.prepare().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let home = CoxHome::resolve(None)?;
+    home.prepare()?;
     init_log(
         home.logs_dir(),
         config::log_filter_for(&home.root().join("config.toml"))?,
@@ -525,8 +535,7 @@ fn build_session<P: Provider>(
         context_window,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
-    let store =
-        std::sync::Arc::new(CoxStore::open(&home, catalog).map_err(|e| anyhow::anyhow!("{e}"))?);
+    let store = std::sync::Arc::new(CoxStore::open(&home, catalog)?);
     let recent = store
         .db()
         .sessions()
@@ -714,7 +723,7 @@ pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::Script
             "the scripted provider needs a scenario: set COX_SCENARIO=<file.toml> or pass --scenario <file.toml>"
         );
     };
-    let mut scenario = cox_scripted::Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut scenario = cox_scripted::Scenario::load(path)?;
     // `--model` (or COX_MODEL) names the model the scenario plays, so it
     // prices and reports as that model.
     if let Some(model) = &choice.model {

@@ -24,13 +24,13 @@ pub(crate) struct Record {
 impl Record {
     /// Finds the home and opens its `cox.db` if the file exists.
     pub fn open() -> Result<Record> {
-        let home = CoxHome::resolve(None).map_err(|e| anyhow!("{e}"))?;
+        let home = CoxHome::resolve(None)?;
         let path = home.db_path();
         let exists = path
             .try_exists()
             .map_err(|e| anyhow!("cannot look for {}: {e}", path.display()))?;
         let db = if exists {
-            Some(Db::open_for_reading(&path).map_err(|e| anyhow!("{e}"))?)
+            Some(Db::open_for_reading(&path)?)
         } else {
             None
         };
@@ -55,8 +55,7 @@ impl Record {
     /// The session `id` names (whole or as a unique prefix).
     pub fn session(&self, id: &str) -> Result<SessionRow> {
         let db = self.db_for(id)?;
-        db.session(id)
-            .map_err(|e| anyhow!("{e}"))?
+        db.session(id)?
             .ok_or_else(|| anyhow!("no session `{id}` in {}", db.path().display()))
     }
 
@@ -83,13 +82,10 @@ pub(crate) fn finish(result: Result<String>) -> i32 {
             0
         }
         Err(err) => {
-            let text = format!("{err:#}");
-            let line: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            eprintln!("cox: error: {}", line.join(" "));
+            eprintln!(
+                "cox: error: {}",
+                crate::joined_lines(&crate::error_chain(&err))
+            );
             1
         }
     }

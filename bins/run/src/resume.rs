@@ -46,7 +46,7 @@ pub fn find(home: &CoxHome, pick: &Pick, cwd: &Path) -> Result<Found> {
         Pick::Id(id) => by_id(home, id)?,
         Pick::Latest => latest_in(home, cwd)?,
     };
-    let read = cox_store::read_rollout(&rollout).map_err(|e| anyhow!("{e}"))?;
+    let read = cox_store::read_rollout(&rollout)?;
     let mut warnings = Vec::new();
     if read.truncated_tail {
         warnings.push(format!(

@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use clap::Args;
 use cox_store::{ModelTotals, SessionRow};
 use serde::Serialize;
@@ -98,7 +98,7 @@ impl<'a> Summary<'a> {
 
 fn list(record: &Record, json: bool, now_ms: u64) -> Result<String> {
     let rows = match &record.db {
-        Some(db) => db.sessions().map_err(|e| anyhow!("{e}"))?,
+        Some(db) => db.sessions()?,
         None if json => Vec::new(),
         None => return Ok(format!("{}\n", record.nothing_yet())),
     };
@@ -166,11 +166,10 @@ type ModelKey = (String, String, Option<String>);
 
 fn detail(record: &Record, row: &SessionRow, json: bool) -> Result<String> {
     let db = record.db_for(&row.id)?;
-    let by_model = db.usage_totals_by(&row.id).map_err(|e| anyhow!("{e}"))?;
+    let by_model = db.usage_totals_by(&row.id)?;
     // Which groups hold a call the catalog could not price.
     let estimated: BTreeSet<ModelKey> = db
-        .usage_of(&row.id)
-        .map_err(|e| anyhow!("{e}"))?
+        .usage_of(&row.id)?
         .into_iter()
         .filter(|call| call.estimated)
         .map(|call| (call.provider, call.model, call.effort))

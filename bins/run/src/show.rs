@@ -70,7 +70,7 @@ pub fn run(args: &ShowArgs) -> i32 {
 }
 
 fn show(args: &ShowArgs) -> Result<String> {
-    let home = cox_store::CoxHome::resolve(None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let home = cox_store::CoxHome::resolve(None)?;
     let user_path = home.root().join("config.toml");
     let cwd = match &args.cwd {
         Some(dir) => dir.clone(),

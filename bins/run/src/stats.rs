@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use clap::{ArgGroup, Args};
 use cox_protocol::types::Event;
 use cox_store::{CacheDay, Db, PeriodTotals, SessionRow, UsageRow, read_rollout};
@@ -104,10 +104,7 @@ fn render(record: &Record, args: &StatsArgs) -> Result<String> {
         }
         View::SessionDays(id) => {
             let session = record.session(id)?;
-            let days = record
-                .db_for(id)?
-                .by_day(Some(&session.id))
-                .map_err(|e| anyhow!("{e}"))?;
+            let days = record.db_for(id)?.by_day(Some(&session.id))?;
             if days.is_empty() {
                 return Ok(no_calls(&session));
             }
@@ -127,14 +124,14 @@ fn ledger(db: &Db, grouping: Grouping, csv: bool) -> Result<String> {
         Grouping::Month => ("MONTH", "month", db.by_month()),
         Grouping::Day => ("DAY", "day", db.by_day(None)),
         Grouping::CacheByModelDay => {
-            let days = db.cache_by_model_day().map_err(|e| anyhow!("{e}"))?;
+            let days = db.cache_by_model_day()?;
             if days.is_empty() {
                 return Ok(empty());
             }
             return Ok(cache_table(days, csv));
         }
     };
-    let rows = rows.map_err(|e| anyhow!("{e}"))?;
+    let rows = rows?;
     if rows.is_empty() {
         return Ok(empty());
     }
@@ -192,7 +189,7 @@ fn no_calls(session: &SessionRow) -> String {
 /// tools. CSV holds the per-call rows alone: the totals are their sums,
 /// and tools are not ledger rows.
 fn session_report(record: &Record, db: &Db, session: &SessionRow, csv: bool) -> Result<String> {
-    let calls = db.usage_of(&session.id).map_err(|e| anyhow!("{e}"))?;
+    let calls = db.usage_of(&session.id)?;
     let mut table = Table::new(&[
         col("TURN", "turn"),
         col("JOB", "job"),
@@ -254,7 +251,7 @@ fn session_report(record: &Record, db: &Db, session: &SessionRow, csv: bool) -> 
 /// The session's calls per tier and job, with a total when there are
 /// several groups.
 fn tier_job(db: &Db, session: &SessionRow, calls: &[UsageRow]) -> Result<String> {
-    let groups = db.by_tier_job(&session.id).map_err(|e| anyhow!("{e}"))?;
+    let groups = db.by_tier_job(&session.id)?;
     let estimated = |tier: &str, job: &str| {
         calls
             .iter()
