@@ -74,6 +74,10 @@ pub struct Options {
     /// What a title call still running at the end of the first turn is
     /// given.
     pub title_grace: Option<std::time::Duration>,
+    /// Goes on from this rebuilt session (its id, conversation and found
+    /// tools) instead of starting a new one; its rollout (the path) is
+    /// copied into the run's home first.
+    pub resume: Option<(cox_core::Resumed, PathBuf)>,
 }
 
 impl Default for Options {
@@ -94,6 +98,7 @@ impl Default for Options {
             permissions: None,
             cheap_tier: false,
             title_grace: None,
+            resume: None,
         }
     }
 }
@@ -171,7 +176,14 @@ pub fn run(name: &str, mut options: Options) -> Run {
     }
     let home = CoxHome::resolve(Some(home_dir.path().to_path_buf())).expect("home");
     home.prepare().expect("prepare home");
-    let id = SessionId::generate();
+    let id = options
+        .resume
+        .as_ref()
+        .map_or_else(SessionId::generate, |(r, _)| r.session_id);
+    if let Some((_, rollout)) = &options.resume {
+        let to = home_dir.path().join("sessions").join(format!("{id}.jsonl"));
+        std::fs::copy(rollout, to).expect("the rollout to resume is copied");
+    }
     let config = SessionConfig {
         id,
         workspace: Workspace::single(cwd.clone()),
@@ -218,6 +230,10 @@ pub fn run(name: &str, mut options: Options) -> Run {
             cox_core::permission::Engine::compile(config, Some(home_dir.path()), &cwd)
                 .unwrap_or_else(|e| panic!("{e}")),
         ),
+        None => session,
+    };
+    let session = match options.resume.take() {
+        Some((resumed, _)) => session.resume(resumed),
         None => session,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -26,8 +26,8 @@ fn check_invariants(run: &Run) {
     let rollout = cox_store::read_rollout(&run.rollout_path()).expect("rollout reads back");
     assert_eq!(rollout.events, run.events);
     let resumed = cox_core::rebuild(&rollout.events).expect("resumes");
-    pretty_assertions::assert_eq!(resumed.history, run.end.history);
-    assert_eq!(resumed.compaction, run.end.compaction);
+    pretty_assertions::assert_eq!(resumed.history.messages(), run.end.history.messages());
+    assert_eq!(resumed.history.compaction(), run.end.history.compaction());
 }
 
 fn stops(run: &Run) -> Vec<StopReason> {
@@ -188,7 +188,11 @@ fn compact_summarises_all_but_the_last_two_turns() {
             ..
         }
     )));
-    assert_eq!(run.end.history.len(), 8, "the history keeps every turn");
+    assert_eq!(
+        run.end.history.messages().len(),
+        8,
+        "the history keeps every turn"
+    );
     check("compact", &run);
     assert_golden_requests("compact", &run);
 }
@@ -231,9 +235,8 @@ fn a_turn_that_fills_the_window_is_followed_by_compaction() {
     check("auto_compact", &run);
 }
 
-#[test]
-fn deferred_tools_are_found_with_tool_search() {
-    let tools: Vec<Arc<dyn cox_protocol::Tool>> = ["forecast", "radar", "tides"]
+fn sky_tools() -> Vec<Arc<dyn cox_protocol::Tool>> {
+    ["forecast", "radar", "tides"]
         .into_iter()
         .map(|t| {
             Arc::new(NamedTool {
@@ -244,11 +247,15 @@ fn deferred_tools_are_found_with_tool_search() {
                 },
             }) as Arc<dyn cox_protocol::Tool>
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn deferred_tools_are_found_with_tool_search() {
     let run = run(
         "tool_search",
         Options {
-            extra_tools: tools,
+            extra_tools: sky_tools(),
             context: ContextConfig {
                 max_tools: 6,
                 ..ContextConfig::default()
@@ -263,6 +270,46 @@ fn deferred_tools_are_found_with_tool_search() {
         Event::Notice { text, .. } if text.contains("prompt cache starts again")
     )));
     check("tool_search", &run);
+}
+
+#[test]
+fn a_resumed_session_still_has_the_tools_it_found() {
+    let context = ContextConfig {
+        max_tools: 6,
+        ..ContextConfig::default()
+    };
+    let first = run(
+        "tool_search",
+        Options {
+            extra_tools: sky_tools(),
+            context,
+            ..Options::default()
+        },
+    );
+    no_scenario_failure(&first);
+    let rollout = cox_store::read_rollout(&first.rollout_path()).expect("rollout reads back");
+    let resumed = cox_core::rebuild(&rollout.events).expect("the rollout resumes");
+    assert_eq!(resumed.history.searches(), ["weather forecast"]);
+    let again = run(
+        "tool_search_resumed",
+        Options {
+            extra_tools: sky_tools(),
+            context,
+            resume: Some((resumed, first.rollout_path())),
+            ..Options::default()
+        },
+    );
+    // The scenario expects the found tool in the first request after the
+    // resume, and no tool_search.
+    no_scenario_failure(&again);
+    assert_eq!(stops(&again), [StopReason::EndTurn]);
+    assert!(
+        !again.events.iter().any(|e| matches!(
+            e,
+            Event::Notice { text, .. } if text.contains("prompt cache starts again")
+        )),
+        "the tool block is the one the session had: no change to say"
+    );
 }
 
 #[test]
@@ -327,7 +374,7 @@ fn call_ids_reused_across_rounds_stay_separate_calls() {
         },
     );
     no_scenario_failure(&run);
-    assert_eq!(run.end.history.len(), 6);
+    assert_eq!(run.end.history.messages().len(), 6);
     check_invariants(&run);
 }
 
@@ -375,42 +422,18 @@ fn expand_reads_one_enormous_line_piece_by_piece() {
     let home = tempfile::tempdir().unwrap();
     let home = cox_store::CoxHome::at(home.path());
     home.prepare().unwrap();
-    let archive = Arc::new(cox_store::FileArchive::new(&home));
+    let archive = cox_store::FileArchive::new(&home);
     let line = "x".repeat(100_000);
     let meta = cox_protocol::archive::ArchiveMeta {
         session: cox_protocol::SessionId::generate(),
         call: None,
     };
     let id = archive.put(&meta, line.as_bytes()).unwrap();
-    let tool = cox_core::own_tools::ExpandTool { archive };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let ws = cox_protocol::tool::Workspace::single(std::env::temp_dir());
-    let user_home = tempfile::tempdir().unwrap();
-    let engine = cox_core::permission::Engine::compile(
-        &cox_protocol::config::PermissionsConfig::default(),
-        Some(user_home.path()),
-        &ws.cwd,
-    )
-    .unwrap();
-    let rules: Arc<dyn cox_protocol::tool::PathRules> = Arc::new(engine);
-    let sandbox = cox_sandbox::ProcessSandbox::new();
-    let (tx, _rx) = futures::channel::mpsc::unbounded();
     let mut got = String::new();
     let mut offset = 0u64;
     for _ in 0..3 {
-        let cx = cox_protocol::tool::ToolContext {
-            call_id: &cox_protocol::CallId::from("c"),
-            workspace: &ws,
-            cancel: cox_protocol::CancelToken::new(),
-            sandbox: &sandbox,
-            output: cox_protocol::tool::OutputSink::new("c".into(), tx.clone()),
-            rules: Arc::clone(&rules),
-        };
         let input = serde_json::json!({"id": id, "offset": offset});
-        let result = runtime.block_on(cox_protocol::Tool::run(&tool, input, cx));
+        let result = cox_core::own_tools::expand(&archive, &input);
         assert!(result.ok, "{}", result.visible);
         let (piece, rest) = match result.visible.split_once("\n[… ") {
             Some((piece, rest)) => (piece.to_owned(), Some(rest.to_owned())),
@@ -464,6 +487,6 @@ fn an_interrupt_stops_a_compaction_and_keeps_the_history() {
     assert!(run.events.iter().any(
         |e| matches!(e, Event::Notice { text, .. } if text.contains("compaction interrupted"))
     ));
-    assert!(run.end.compaction.is_none());
+    assert!(run.end.history.compaction().is_none());
     check_invariants(&run);
 }

@@ -135,10 +135,10 @@ fn the_rollout_holds_secrets_redacted_while_the_surface_sees_them() {
     // The model read the original (the scenario's expectation held, and
     // the history says so); a resume rebuilds from the scrubbed copy: a
     // known hole, written down in docs/redaction.md.
-    let history = serde_json::to_string(&run.end.history).unwrap();
+    let history = serde_json::to_string(run.end.history.messages()).unwrap();
     assert!(SECRETS.iter().all(|s| history.contains(s)));
     let resumed = cox_core::rebuild(&rollout.events).expect("the rollout resumes");
-    let resumed = serde_json::to_string(&resumed.history).unwrap();
+    let resumed = serde_json::to_string(resumed.history.messages()).unwrap();
     assert!(!has_secret(&resumed));
     assert!(resumed.contains(REDACTED));
 

@@ -10,7 +10,9 @@
 //! without writing through [`ArchiveReader`], cut into lines with
 //! [`line_range`]). The core reaches all of this only through the `Store`
 //! and `Archive` traits of `cox-protocol`, so this crate is the only place
-//! that knows file names, formats and tables.
+//! that knows file names, formats and tables. A session writes it through
+//! [`Background`], a writer thread with a bounded queue, so the async
+//! runtime never waits on SQLite or the disk.
 //!
 //! Invariants: nothing already written to a rollout or the archive is ever
 //! rewritten; the database is only changed through migrations this build
@@ -24,6 +26,7 @@ mod home;
 mod ledger;
 mod lines;
 mod rollout;
+mod writer;
 
 pub use archive::{ArchiveReader, FileArchive, INLINE_MAX};
 pub use db::{
@@ -34,3 +37,4 @@ pub use home::{CoxHome, HomeError};
 pub use ledger::CoxStore;
 pub use lines::{LineRange, LineRangeError, line_count, line_range};
 pub use rollout::{JsonlStore, Rollout, RolloutError, read_rollout};
+pub use writer::{Background, QUEUE};

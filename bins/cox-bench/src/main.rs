@@ -3,6 +3,10 @@
 //! - `cox-bench turns [N]`: N scripted user turns without tools through the
 //!   real session, store and tools (sessions of ten turns, as a person would
 //!   have); prints the core's overhead per turn and events per second.
+//! - `cox-bench long [TURNS]`: a scripted session of TURNS user turns, each
+//!   a read, a bash call and a text answer; prints how long a turn takes
+//!   early and late in it (whole, and outside its tool calls), to show the
+//!   session stays flat as its history grows.
 //! - `cox-bench deltas [N]`: one turn streaming N text deltas through the
 //!   session and the stream-json writer; prints the wall time.
 //! - `cox-bench exec [RUNS] -- CMD ARGS…`: runs a command RUNS times and
@@ -67,6 +71,11 @@ enum Job {
         #[arg(default_value_t = 2_000)]
         n: usize,
     },
+    /// A TURNS-turn session (read, bash, text each): a turn early and late.
+    Long {
+        #[arg(default_value_t = 500)]
+        turns: usize,
+    },
     /// One turn streaming N text deltas through the session and stream-json.
     Deltas {
         #[arg(default_value_t = 10_000)]
@@ -116,6 +125,7 @@ fn main() {
     let result = match cli.job {
         Job::Turns { n } => turns(n),
         Job::Deltas { n } => deltas(n),
+        Job::Long { turns } => long(turns),
         Job::Exec { runs, command } => exec(runs, &command),
         Job::Resume { n } => resume(n),
         Job::Ledger { n } => ledger(n),
@@ -339,7 +349,7 @@ fn resume(n: usize) -> Result<(), String> {
         let rollout = cox_store::read_rollout(&path).map_err(|e| e.to_string())?;
         let resumed = cox_core::rebuild(&rollout.events).map_err(|e| e.to_string())?;
         times.push(started.elapsed());
-        assert_eq!(resumed.turns, turn);
+        assert_eq!(resumed.turns(), turn);
     }
     times.sort();
     println!(
@@ -348,6 +358,89 @@ fn resume(n: usize) -> Result<(), String> {
         bytes as f64 / 1e6,
         ms(times[0]),
         ms(times[times.len() / 2])
+    );
+    Ok(())
+}
+
+/// A session of `turns` user turns, each a read, a bash call and a text
+/// answer (three model rounds), through the real session, store, archive
+/// and tools: how long each turn takes early (turns 6-15) and late (the last
+/// ten), whole and outside its tool calls, and the peak RSS.
+fn long(turns: usize) -> Result<(), String> {
+    use std::fmt::Write as _;
+    if turns < 20 {
+        return Err("a long session needs at least 20 turns".into());
+    }
+    let mut toml = String::new();
+    for turn in 1..=turns {
+        let _ = writeln!(
+            toml,
+            "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"notes.txt\" }}\n\
+             [[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"echo turn {turn}\" }}\n\
+             [[turn]]\ntext = \"Turn {turn}: the notes say what to do next, and the command ran.\""
+        );
+    }
+    let scenario = Scenario::parse(&toml, "long bench").map_err(|e| e.to_string())?;
+    let bench = Bench::new()?;
+    let notes: String = (1..=50)
+        .map(|i| format!("note {i:02}: something worth reading again\n"))
+        .collect();
+    std::fs::write(bench.cwd.join("notes.txt"), notes).map_err(|e| e.to_string())?;
+    // Per turn: its wall time, and the time its tools ran (from the end of
+    // the model round that asked to the result of the last call).
+    let mut spans: Vec<(Duration, Duration)> = Vec::with_capacity(turns);
+    let mut started = Instant::now();
+    let mut asked = None;
+    let mut in_tools = Duration::ZERO;
+    let mut errors = 0;
+    bench.run(scenario, turns, |event| match event {
+        Event::TurnStarted { .. } => {
+            started = Instant::now();
+            in_tools = Duration::ZERO;
+        }
+        Event::Usage { .. } => asked = Some(Instant::now()),
+        Event::ToolCallDone { .. } => {
+            if let Some(at) = asked.take() {
+                in_tools += at.elapsed();
+            }
+        }
+        Event::TurnDone { .. } => spans.push((started.elapsed(), in_tools)),
+        Event::Notice { level, .. } if *level == cox_protocol::types::NoticeLevel::Error => {
+            errors += 1;
+        }
+        _ => {}
+    })?;
+    if errors > 0 || spans.len() != turns {
+        return Err(format!(
+            "the session did not run cleanly: {errors} errors, {} of {turns} turns",
+            spans.len()
+        ));
+    }
+    let median = |slice: &[(Duration, Duration)], outside: bool| {
+        let mut times: Vec<Duration> = slice
+            .iter()
+            .map(|(wall, tools)| {
+                if outside {
+                    wall.saturating_sub(*tools)
+                } else {
+                    *wall
+                }
+            })
+            .collect();
+        times.sort();
+        times[times.len() / 2]
+    };
+    let early = &spans[5..15];
+    let late = &spans[turns - 10..];
+    let (early_out, late_out) = (median(early, true), median(late, true));
+    println!(
+        "{turns} turns (read, bash, text each): turn ~10 {:.2} ms whole, {:.3} ms outside tools; \
+         turn ~{turns} {:.2} ms whole, {:.3} ms outside tools ({:.2}x)",
+        ms(median(early, false)),
+        ms(early_out),
+        ms(median(late, false)),
+        ms(late_out),
+        late_out.as_secs_f64() / early_out.as_secs_f64().max(1e-9)
     );
     Ok(())
 }

@@ -251,3 +251,111 @@ fn without_a_terminal_the_ui_says_so_in_one_line() {
     common::assert_one_line_error(&out, "the terminal UI needs a terminal");
     assert!(env.rollouts().is_empty());
 }
+
+/// Another process holds `cox.db`'s write lock for 2 s while a turn runs:
+/// the usage row waits for it, but the screen keeps answering keys (each key
+/// typed shows within a bound far under the lock's 2 s; the longest is
+/// printed), and once the lock is gone the turn ends and no row is lost.
+#[test]
+fn a_locked_cox_db_does_not_freeze_the_screen_and_loses_no_row() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("python3 is not installed: skipping the locked cox.db test");
+        return;
+    }
+    let env = Env::new();
+    let Some(tmux) = Tmux::start(&env, &args("locked_db", "")) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    let db = env.home.path().join("cox.db");
+    assert!(db.exists(), "the session started its record");
+    let mut locker = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys, time\n\
+             c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+             c.execute('BEGIN IMMEDIATE')\n\
+             print('locked', flush=True)\n\
+             time.sleep(2)\n\
+             c.execute('COMMIT')\n",
+        ])
+        .arg(&db)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(locker.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "locked");
+    let locked_at = Instant::now();
+    tmux.keys(&["say something", "Enter"]);
+    // While the lock is held, type and time how long each key takes to show.
+    let mut longest = Duration::ZERO;
+    let mut typed = String::new();
+    for key in ["q", "w", "e", "r", "t", "y"] {
+        if locked_at.elapsed() > Duration::from_millis(1700) {
+            break;
+        }
+        typed.push_str(key);
+        let sent = Instant::now();
+        tmux.keys(&[key]);
+        loop {
+            if tmux.screen().contains(&typed) {
+                break;
+            }
+            assert!(
+                sent.elapsed() < Duration::from_secs(5),
+                "`{typed}` never showed"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        longest = longest.max(sent.elapsed());
+    }
+    let during = locked_at.elapsed();
+    assert!(
+        typed.len() >= 3,
+        "only {} keys could be typed while the lock was held: the longest took {longest:?}",
+        typed.len()
+    );
+    eprintln!("longest key-to-screen time while cox.db was locked: {longest:?}");
+    assert!(
+        longest < Duration::from_millis(700),
+        "a key took {longest:?} to show while cox.db was locked ({during:?} in)"
+    );
+    assert!(locker.wait().unwrap().success());
+    tmux.wait_for("Answered while the database was locked.");
+    tmux.keys(&["C-u"]);
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED 0");
+    // Every usage event of the rollout has its row.
+    let sessions: Vec<_> = std::fs::read_dir(env.home.path().join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    let rollout = std::fs::read_to_string(&sessions[0]).unwrap();
+    let usage_events = rollout
+        .lines()
+        .filter(|l| l.contains("\"type\":\"usage\""))
+        .count();
+    assert!(usage_events >= 1, "{rollout}");
+    let rows = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys\n\
+             c = sqlite3.connect(sys.argv[1])\n\
+             print(c.execute('SELECT count(*) FROM usage').fetchone()[0])\n",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let rows: usize = String::from_utf8_lossy(&rows.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(rows, usage_events, "one ledger row per usage event");
+}

@@ -33,14 +33,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use cox_core::{Session, SessionConfig};
+use cox_core::{Adapters, Session, SessionConfig};
 use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode, Submission};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::ProcessSandbox;
-use cox_store::{CoxHome, CoxStore};
+use cox_store::{Background, CoxHome, CoxStore};
 
 pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
 
@@ -331,7 +331,7 @@ where
             eprintln!("cox: warning: {warning}");
             tracing::warn!(%warning, "resume");
         }
-        tracing::info!(session = %found.resumed.session_id, rollout = %found.rollout.display(), turns = found.resumed.turns, "resume");
+        tracing::info!(session = %found.resumed.session_id, rollout = %found.rollout.display(), turns = found.resumed.turns(), "resume");
     }
     let mut roots = vec![cwd.clone()];
     for dir in &args.add_dir {
@@ -390,13 +390,11 @@ where
                 || args.dangerously_skip_permissions
                 || args.mode.is_some()
                 || args.deep;
-            if let Some((_, _, model)) = &mut resumed.mode
-                && args.model.is_some()
-            {
-                *model = None;
+            if args.model.is_some() {
+                resumed.history.forget_model();
             }
             if flags_mode {
-                resumed.mode = None;
+                resumed.history.forget_mode();
             }
             resumed
         }),
@@ -435,7 +433,11 @@ fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter) {
 /// The session every surface runs: cox's own store, archive, sandbox and
 /// tools over the provider `P`.
 pub type CoxSession<P> =
-    Session<P, std::sync::Arc<CoxStore>, std::sync::Arc<CoxStore>, ProcessSandbox>;
+    Session<Adapters<P, std::sync::Arc<Record>, std::sync::Arc<Record>, ProcessSandbox>>;
+
+/// The record a session writes: `cox.db`, the rollout and the archive,
+/// written on a thread of its own.
+pub type Record = Background<CoxStore>;
 
 /// What a surface shows besides the events: facts the driver read.
 #[derive(Debug, Clone)]
@@ -566,12 +568,17 @@ fn build_session<P: Provider>(
         .rules()
         .map(|(list, r)| format!("{list:<5} {}  ({})", r.text, r.origin))
         .collect();
+    // Written off the runtime, so a cox.db another process holds locked
+    // never stops the session (nor the TUI drawing it).
+    let record = std::sync::Arc::new(
+        Background::start(store).context("cannot start the record's writer thread")?,
+    );
     let session = Session::new(
         config,
         provider,
         // One record: the rollout and ledger, and the archive of outputs.
-        std::sync::Arc::clone(&store),
-        store,
+        std::sync::Arc::clone(&record),
+        record,
         ProcessSandbox::new(),
         cox_tools::builtin_tools(),
     )

@@ -67,7 +67,8 @@ pub fn find(home: &CoxHome, pick: &Pick, cwd: &Path) -> Result<Found> {
         warnings.push(format!(
             "session {}: turn {} did not finish; its partial answer is kept and calls that had \
              not finished are answered as not run",
-            resumed.session_id, resumed.turns
+            resumed.session_id,
+            resumed.turns()
         ));
     }
     Ok(Found {

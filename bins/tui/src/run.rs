@@ -21,9 +21,9 @@ use std::io;
 use std::pin::pin;
 use std::time::{Duration, Instant};
 
-use cox_core::Session;
+use cox_core::{Session, World};
+use cox_protocol::CallId;
 use cox_protocol::types::{Event, Submission};
-use cox_protocol::{Archive, CallId, Provider, Sandbox, Store};
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as Input, EventStream, KeyEventKind, KeyboardEnhancementFlags,
@@ -61,13 +61,10 @@ pub enum Start {
 /// Runs the TUI until the person quits. `make` builds a session and the
 /// facts for its status line; it is called again after `/clear` and
 /// `/resume`. Returns the exit code.
-pub fn run<P, S, A, X, M>(mut make: M) -> i32
+pub fn run<W, M>(mut make: M) -> i32
 where
-    P: Provider,
-    S: Store,
-    A: Archive + 'static,
-    X: Sandbox + 'static,
-    M: FnMut(Start) -> Result<(Session<P, S, A, X>, Facts), String>,
+    W: World,
+    M: FnMut(Start) -> Result<(Session<W>, Facts), String>,
 {
     let (session, facts) = match make(Start::First) {
         Ok(made) => made,
@@ -171,17 +168,11 @@ where
 }
 
 /// One session, from start to its end.
-async fn drive<P, S, A, X>(
-    session: Session<P, S, A, X>,
+async fn drive<W: World>(
+    session: Session<W>,
     app: &mut App,
     terminal: &mut DefaultTerminal,
-) -> io::Result<Ended>
-where
-    P: Provider,
-    S: Store,
-    A: Archive + 'static,
-    X: Sandbox + 'static,
-{
+) -> io::Result<Ended> {
     let (events_tx, mut events) = mpsc::unbounded::<(Event, Option<(CallId, Read)>)>();
     let (subs, subs_rx) = mpsc::unbounded::<Submission>();
     let mut running = pin!(

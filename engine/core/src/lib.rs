@@ -14,6 +14,7 @@
 //! - no filesystem, process or network call is made from this crate.
 
 pub mod context;
+pub mod history;
 pub mod own_tools;
 pub mod permission;
 pub mod prompt;
@@ -22,6 +23,9 @@ pub mod resume;
 pub mod session;
 pub mod tool_set;
 pub mod turn;
+pub mod world;
 
+pub use history::History;
 pub use resume::{ResumeError, Resumed, rebuild};
 pub use session::{Session, SessionConfig, SessionEnd};
+pub use world::{Adapters, World};

@@ -1,36 +1,16 @@
-//! Rebuilding a session's history from its rollout, to resume it.
+//! Rebuilding a session from its rollout, to resume it.
 //!
-//! The rollout holds every event a session emitted; the history the model
-//! was shown follows from them by the same rules the turn typestates use
-//! when they write it:
-//! - a `TurnStarted` puts the prompt in, unless the turn was refused before
-//!   the model saw anything (a `TurnDone { denied }` with nothing between);
-//! - text, thinking and requested calls make one assistant message per model
-//!   call, closed by its `Usage` (or by the first result, or the turn's end,
-//!   for a call cut short); a `ToolCallRequested` for a call already in that
-//!   message is a person's edit and replaces its input;
-//! - a `Retry { discarded }` voids the model call in progress;
-//! - the results of one assistant message go back in one user message, in
-//!   the order the calls were made, whatever order they finished in.
-//!
-//! A rollout that ends inside a turn (the process was killed) is resumed as
-//! far as it goes: the partial answer is kept, and a call that never got a
-//! result is answered as not run, so the history stays one the API takes.
-//! This module is pure: reading the file is the store's job.
+//! The rollout holds every event a session emitted; the conversation the
+//! model was shown follows from them by the one fold the live session uses
+//! ([`History`]), so nothing here interprets events itself: this module
+//! checks the rollout's start and format, folds it, and closes a turn the
+//! process died inside. Reading the file is the store's job.
 
-use std::collections::HashMap;
+use cox_protocol::SessionId;
+use cox_protocol::types::{Event, ROLLOUT_FORMAT};
 
-use cox_protocol::provider::Tier;
-use cox_protocol::provider::{ContentBlock, Message, Role};
-use cox_protocol::types::{Event, PermissionMode, ROLLOUT_FORMAT, StopReason};
-use cox_protocol::{CallId, SessionId};
-use serde_json::Value;
-
-use crate::context::{Compaction, ResultMeta};
-use crate::turn::History;
-
-/// What a call that never finished before the process died returns.
-pub const NOT_FINISHED: &str = "[not run: the session ended before this call finished]";
+use crate::history::History;
+pub use crate::history::NOT_FINISHED;
 
 /// A session as its rollout leaves it.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,20 +18,18 @@ pub struct Resumed {
     pub session_id: SessionId,
     /// The working folder the session ran in.
     pub cwd: String,
+    /// The conversation, folded from every event.
     pub history: History,
-    /// Turns started so far; the next one is `turns + 1`.
-    pub turns: u32,
     /// The rollout ends inside a turn (no `TurnDone`): it was cut short.
     pub unfinished_turn: bool,
-    /// Where each turn's messages start in `history`.
-    pub turn_starts: Vec<(u32, usize)>,
-    /// The last compaction, if the session was compacted.
-    pub compaction: Option<Compaction>,
-    /// What is known of each tool result (turn, archive, call).
-    pub results: HashMap<CallId, ResultMeta>,
-    /// The last `mode_changed`: permission mode, main tier, and the model
-    /// switched to, if any. A resumed session goes on in them.
-    pub mode: Option<(PermissionMode, Tier, Option<String>)>,
+}
+
+impl Resumed {
+    /// Turns started so far; the next one is `turns() + 1`.
+    #[must_use]
+    pub fn turns(&self) -> u32 {
+        self.history.turns()
+    }
 }
 
 /// The rollout cannot be resumed.
@@ -65,163 +43,7 @@ pub enum ResumeError {
     Newer { found: u32 },
 }
 
-/// The assistant message of the model call in progress.
-#[derive(Default)]
-struct Reply {
-    thinking: String,
-    text: String,
-    calls: Vec<(CallId, String, Value)>,
-}
-
-impl Reply {
-    fn is_empty(&self) -> bool {
-        self.thinking.is_empty() && self.text.is_empty() && self.calls.is_empty()
-    }
-}
-
-#[derive(Default)]
-struct Builder {
-    history: History,
-    /// The prompt of the turn, until the model is asked.
-    prompt: Option<String>,
-    /// The model call in progress.
-    reply: Option<Reply>,
-    /// The calls of the last closed assistant message, in order.
-    asked: Vec<CallId>,
-    /// Their results so far.
-    results: HashMap<CallId, (String, bool)>,
-    turns: u32,
-    in_turn: bool,
-    turn_starts: Vec<(u32, usize)>,
-    compaction: Option<Compaction>,
-    /// The call each id names: `read /repo/a.rs`.
-    calls: HashMap<CallId, String>,
-    metas: HashMap<CallId, ResultMeta>,
-}
-
-impl Builder {
-    fn prompt_in(&mut self) {
-        if let Some(text) = self.prompt.take() {
-            self.turn_starts.push((self.turns, self.history.len()));
-            self.history.push(Message::user_text(text));
-        }
-    }
-
-    /// The model call in progress, starting one (after the previous
-    /// round's results) when there is none.
-    fn reply(&mut self) -> &mut Reply {
-        self.prompt_in();
-        if self.reply.is_none() {
-            self.results_in();
-        }
-        self.reply.get_or_insert_with(Reply::default)
-    }
-
-    fn close_reply(&mut self) {
-        let Some(reply) = self.reply.take() else {
-            return;
-        };
-        if reply.is_empty() {
-            return;
-        }
-        let mut content = Vec::with_capacity(reply.calls.len() + 2);
-        if !reply.thinking.is_empty() {
-            content.push(ContentBlock::Thinking {
-                text: reply.thinking,
-            });
-        }
-        if !reply.text.is_empty() {
-            content.push(ContentBlock::Text { text: reply.text });
-        }
-        self.asked = reply.calls.iter().map(|(id, ..)| id.clone()).collect();
-        self.results.clear();
-        content.extend(
-            reply
-                .calls
-                .into_iter()
-                .map(|(id, name, input)| ContentBlock::ToolUse { id, name, input }),
-        );
-        self.history.push(Message {
-            role: Role::Assistant,
-            content,
-        });
-    }
-
-    /// The last assistant message's results, in call order; a call with
-    /// none is answered as not run.
-    fn results_in(&mut self) {
-        if self.asked.is_empty() {
-            return;
-        }
-        let content = std::mem::take(&mut self.asked)
-            .into_iter()
-            .map(|id| {
-                let (content, is_error) = self
-                    .results
-                    .remove(&id)
-                    .unwrap_or_else(|| (NOT_FINISHED.to_owned(), true));
-                ContentBlock::ToolResult {
-                    tool_use_id: id,
-                    content,
-                    is_error,
-                }
-            })
-            .collect();
-        self.results.clear();
-        self.history.push(Message {
-            role: Role::User,
-            content,
-        });
-    }
-
-    /// A person edited a call that was already asked for: the history holds
-    /// the input that ran.
-    fn edit(&mut self, id: &CallId, input: &Value) -> bool {
-        if let Some(reply) = &mut self.reply
-            && let Some(call) = reply.calls.iter_mut().find(|(c, ..)| c == id)
-        {
-            call.2.clone_from(input);
-            return true;
-        }
-        // An edit comes while its call waits for approval: asked, with no
-        // result yet. A finished call's id seen again (servers that reuse
-        // ids across rounds) is a new call.
-        if !self.asked.contains(id) || self.results.contains_key(id) {
-            return false;
-        }
-        if let Some(message) = self
-            .history
-            .iter_mut()
-            .rev()
-            .find(|m| m.role == Role::Assistant)
-        {
-            for block in &mut message.content {
-                if let ContentBlock::ToolUse {
-                    id: c, input: i, ..
-                } = block
-                    && c == id
-                {
-                    i.clone_from(input);
-                }
-            }
-        }
-        true
-    }
-
-    fn end_turn(&mut self, stop: StopReason) {
-        let refused = stop == StopReason::Denied && self.prompt.is_some();
-        if refused {
-            self.prompt = None;
-        } else {
-            self.prompt_in();
-            self.close_reply();
-            self.results_in();
-        }
-        self.in_turn = false;
-    }
-}
-
-/// Rebuilds the history the session had after the last event of `events`.
+/// Rebuilds the session as it was after the last event of `events`.
 ///
 /// # Errors
 /// The rollout does not start with a session, or was written by a newer
@@ -235,105 +57,29 @@ pub fn rebuild(events: &[Event]) -> Result<Resumed, ResumeError> {
     else {
         return Err(ResumeError::NoStart);
     };
-    let mut b = Builder::default();
-    let mut mode = None;
+    let mut history = History::new();
     for event in events {
-        match event {
-            Event::SessionStarted { format, .. } => {
-                if *format > ROLLOUT_FORMAT {
-                    return Err(ResumeError::Newer { found: *format });
-                }
-            }
-            Event::TurnStarted { turn, text } => {
-                if b.in_turn {
-                    // The previous turn never finished (a crash).
-                    b.end_turn(StopReason::Error);
-                }
-                b.turns = *turn;
-                b.in_turn = true;
-                b.prompt = Some(text.clone());
-            }
-            Event::TextDelta { text } => b.reply().text.push_str(text),
-            Event::ThinkingDelta { text } => b.reply().thinking.push_str(text),
-            Event::ToolCallRequested { call } => {
-                b.calls
-                    .insert(call.id.clone(), format!("{} {}", call.name, call.subject));
-                if !b.edit(&call.id, &call.input) {
-                    b.reply()
-                        .calls
-                        .push((call.id.clone(), call.name.clone(), call.input.clone()));
-                }
-            }
-            Event::Usage { .. } => {
-                b.prompt_in();
-                b.close_reply();
-            }
-            Event::Retry { discarded, .. } => {
-                if *discarded {
-                    b.reply = None;
-                }
-            }
-            Event::ToolCallDone { call_id, result } => {
-                b.close_reply();
-                let what = b.calls.get(call_id).cloned().unwrap_or_default();
-                b.metas.insert(
-                    call_id.clone(),
-                    ResultMeta {
-                        turn: b.turns,
-                        archive: result.archive.clone(),
-                        what,
-                    },
-                );
-                b.results
-                    .insert(call_id.clone(), (result.visible.clone(), !result.ok));
-            }
-            Event::TurnDone { stop } => b.end_turn(*stop),
-            Event::Compacted {
-                summary, dropped, ..
-            } => {
-                let last = dropped.iter().copied().max().unwrap_or(0);
-                let until = b
-                    .turn_starts
-                    .iter()
-                    .find(|(turn, _)| *turn > last)
-                    .map_or(b.history.len(), |(_, index)| *index);
-                b.compaction = Some(Compaction {
-                    until,
-                    summary: summary.clone(),
-                });
-            }
-            Event::ModeChanged {
-                permission_mode,
-                tier,
-                model,
-            } => mode = Some((*permission_mode, *tier, model.clone())),
-            Event::ApprovalRequired { .. }
-            | Event::ToolCallOutput { .. }
-            | Event::SessionTitled { .. }
-            | Event::Notice { .. } => {}
+        if let Event::SessionStarted { format, .. } = event
+            && *format > ROLLOUT_FORMAT
+        {
+            return Err(ResumeError::Newer { found: *format });
         }
+        history.apply(event);
     }
-    let unfinished_turn = b.in_turn;
-    if unfinished_turn {
-        b.end_turn(StopReason::Error);
-    }
+    let unfinished_turn = history.close_unfinished();
     Ok(Resumed {
         session_id: *session_id,
         cwd: cwd.clone(),
-        history: b.history,
-        turns: b.turns,
+        history,
         unfinished_turn,
-        turn_starts: b.turn_starts,
-        compaction: b.compaction,
-        results: b.metas,
-        mode,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cox_protocol::provider::Tier;
+    use cox_protocol::provider::{ContentBlock, Message, Role, Tier};
+    use cox_protocol::types::StopReason;
     use cox_protocol::types::{PermissionMode, Risk, ToolCall, ToolResult, Usage};
     use serde_json::json;
 
@@ -410,7 +156,7 @@ mod tests {
         ];
         let r = rebuild(&events).unwrap();
         assert_eq!(
-            r.history,
+            r.history.messages(),
             vec![
                 Message::user_text("hi"),
                 Message {
@@ -421,7 +167,7 @@ mod tests {
                 }
             ]
         );
-        assert_eq!(r.turns, 1);
+        assert_eq!(r.turns(), 1);
     }
 
     #[test]
@@ -440,9 +186,9 @@ mod tests {
             done(StopReason::EndTurn),
         ];
         let r = rebuild(&events).unwrap();
-        assert_eq!(r.history[0], Message::user_text("ok"));
-        assert_eq!(r.history.len(), 2);
-        assert_eq!(r.turns, 2);
+        assert_eq!(r.history.messages()[0], Message::user_text("ok"));
+        assert_eq!(r.history.messages().len(), 2);
+        assert_eq!(r.turns(), 2);
     }
 
     #[test]
@@ -460,7 +206,7 @@ mod tests {
         ];
         let r = rebuild(&events).unwrap();
         assert!(r.unfinished_turn);
-        let Some(Message { role, content }) = r.history.last() else {
+        let Some(Message { role, content }) = r.history.messages().last() else {
             panic!()
         };
         assert_eq!(*role, Role::User);
@@ -497,8 +243,8 @@ mod tests {
         ];
         let r = rebuild(&events).unwrap();
         assert_eq!(
-            r.mode,
-            Some((PermissionMode::Plan, Tier::Think, Some("m2".into())))
+            r.history.mode(),
+            Some(&(PermissionMode::Plan, Tier::Think, Some("m2".into())))
         );
     }
 

@@ -2,9 +2,13 @@
 //!
 //! Sorting by name and caching the specs keeps the tool block of every
 //! request byte-identical, which is what lets a provider cache the prefix.
+//! The list holds the adapters' tools and the session's own
+//! ([`OwnTool`]): `expand` always, `tool_search` when tools are deferred.
+//! Which deferred tools were found is session state, passed in when a
+//! request is built; the set itself never changes while a session runs.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cox_protocol::CallId;
 use cox_protocol::provider::ToolSpec;
@@ -12,111 +16,119 @@ use cox_protocol::tool::{Classified, Tool, Workspace};
 use cox_protocol::types::{Risk, ToolCall};
 use serde_json::Value;
 
+use crate::own_tools::OwnTool;
+
+/// One tool of the set.
+#[derive(Clone)]
+pub enum Entry {
+    /// A tool of the session's own, run by the driver.
+    Own(OwnTool),
+    /// A tool an adapter provides.
+    Tool(Arc<dyn Tool>),
+}
+
+impl Entry {
+    fn name(&self) -> &str {
+        match self {
+            Entry::Own(own) => own.name(),
+            Entry::Tool(tool) => tool.name(),
+        }
+    }
+}
+
 /// The tools a session offers the model.
 ///
 /// Past `max_tools`, the schemas of MCP tools (`mcp__…`) are deferred: not
 /// sent until the model finds them with `tool_search`, which this set then
 /// offers. Finding one changes the tool block once (and so the cached
-/// prefix); [`ToolSet::specs`] reports the set as it stands.
+/// prefix); [`ToolSet::specs`] reports the set for the tools found so far.
 #[derive(Clone)]
 pub struct ToolSet {
-    tools: Vec<Arc<dyn Tool>>,
+    entries: Vec<Entry>,
     specs: Vec<ToolSpec>,
-    deferred: BTreeSet<String>,
-    found: Arc<Mutex<BTreeSet<String>>>,
+    /// The deferred tools' schemas, for `tool_search`.
+    deferred: Vec<ToolSpec>,
+    deferred_names: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.tools.iter().map(|t| t.name()))
-            .finish()
+        f.debug_list().entries(self.names()).finish()
     }
 }
 
 impl ToolSet {
-    /// Sorts the tools by name; a later tool with a name already taken is
-    /// dropped. With more than `max_tools`, MCP tools are deferred behind a
+    /// Sorts the tools by name, with `expand`; a later tool with a name
+    /// already taken is dropped (an adapter's tool before the session's
+    /// own). With more than `max_tools`, MCP tools are deferred behind a
     /// `tool_search` tool.
     #[must_use]
-    pub fn new(mut tools: Vec<Arc<dyn Tool>>, max_tools: usize) -> Self {
-        tools.sort_by(|a, b| a.name().cmp(b.name()));
-        tools.dedup_by(|a, b| a.name() == b.name());
-        let found = Arc::new(Mutex::new(BTreeSet::new()));
-        let mut deferred = BTreeSet::new();
-        if tools.len() > max_tools {
-            let specs: Vec<ToolSpec> = tools
+    pub fn new(tools: Vec<Arc<dyn Tool>>, max_tools: usize) -> Self {
+        let mut entries: Vec<Entry> = tools.into_iter().map(Entry::Tool).collect();
+        entries.push(Entry::Own(OwnTool::Expand));
+        sort(&mut entries);
+        let mut deferred = Vec::new();
+        if entries.len() > max_tools {
+            deferred = entries
                 .iter()
-                .filter(|t| t.name().starts_with("mcp__"))
-                .map(|t| t.spec())
+                .filter_map(|e| match e {
+                    Entry::Tool(t) if t.name().starts_with("mcp__") => Some(t.spec()),
+                    _ => None,
+                })
                 .collect();
-            if !specs.is_empty() {
-                deferred = specs.iter().map(|s| s.name.clone()).collect();
-                let search = crate::own_tools::ToolSearch {
-                    deferred: crate::own_tools::Deferred {
-                        specs,
-                        found: Arc::clone(&found),
-                    },
-                };
-                tools.push(Arc::new(search));
-                tools.sort_by(|a, b| a.name().cmp(b.name()));
-                tools.dedup_by(|a, b| a.name() == b.name());
+            if !deferred.is_empty() {
+                entries.push(Entry::Own(OwnTool::ToolSearch));
+                sort(&mut entries);
             }
         }
-        let specs = tools.iter().map(|t| t.spec()).collect();
+        let specs = entries
+            .iter()
+            .map(|e| match e {
+                Entry::Own(own) => own.spec(deferred.len()),
+                Entry::Tool(tool) => tool.spec(),
+            })
+            .collect();
+        let deferred_names = deferred.iter().map(|s| s.name.clone()).collect();
         Self {
-            tools,
+            entries,
             specs,
             deferred,
-            found,
+            deferred_names,
         }
     }
 
     /// The schemas sent with a request, sorted by name: every tool but the
-    /// deferred ones not found yet.
+    /// deferred ones not in `found`.
     #[must_use]
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub fn specs(&self, found: &BTreeSet<String>) -> Vec<ToolSpec> {
         if self.deferred.is_empty() {
             return self.specs.clone();
         }
-        let found = self
-            .found
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.specs
             .iter()
-            .filter(|s| !self.deferred.contains(&s.name) || found.contains(&s.name))
+            .filter(|s| !self.deferred_names.contains(&s.name) || found.contains(&s.name))
             .cloned()
             .collect()
     }
 
-    /// How many deferred tools have been found so far.
+    /// The schemas of the tools deferred behind `tool_search`.
     #[must_use]
-    pub fn found_count(&self) -> usize {
-        self.found
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
-    }
-
-    /// The names of the tools deferred behind `tool_search`.
-    #[must_use]
-    pub fn deferred(&self) -> &BTreeSet<String> {
+    pub fn deferred(&self) -> &[ToolSpec] {
         &self.deferred
     }
 
     /// The tool names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|t| t.name())
+        self.entries.iter().map(Entry::name)
     }
 
     /// The tool called `name`.
     #[must_use]
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools
-            .binary_search_by(|t| t.name().cmp(name))
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries
+            .binary_search_by(|e| e.name().cmp(name))
             .ok()
-            .map(|i| &self.tools[i])
+            .map(|i| &self.entries[i])
     }
 
     /// Builds the classified call for what the model asked. An unknown tool
@@ -128,7 +140,8 @@ impl ToolSet {
             subject,
             segments,
         } = match self.get(&name) {
-            Some(tool) => tool.classify(&input, ws),
+            Some(Entry::Tool(tool)) => tool.classify(&input, ws),
+            Some(Entry::Own(own)) => own.classify(&input),
             None => Classified {
                 risk: Risk::Exec,
                 subject: name.clone(),
@@ -144,4 +157,10 @@ impl ToolSet {
             segments,
         }
     }
+}
+
+/// By name, the first of each name kept (the sort is stable).
+fn sort(entries: &mut Vec<Entry>) {
+    entries.sort_by(|a, b| a.name().cmp(b.name()));
+    entries.dedup_by(|a, b| a.name() == b.name());
 }

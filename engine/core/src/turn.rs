@@ -7,15 +7,15 @@
 //! generic: only the driver in [`crate::session`] knows the provider, store
 //! and sandbox, so their bounds stay in one place.
 //!
-//! This module is pure: it turns stream events into session events and
-//! writes the history; the driver does all awaiting.
+//! This module is pure: it turns stream events into session events; the
+//! conversation is written by folding those events ([`crate::history`]),
+//! and the driver does all awaiting.
 //!
 //! A turn that has not streamed has no calls to run:
 //!
 //! ```compile_fail
-//! use cox_core::turn::{History, Turn};
-//! let mut history = History::new();
-//! let turn = Turn::begin(1, "go", None, &mut history);
+//! use cox_core::turn::Turn;
+//! let turn = Turn::begin(1, None);
 //! let _ = turn.calls(); // only `Turn<RunningTools>` has calls
 //! ```
 //!
@@ -34,26 +34,22 @@
 //! each is this twin plus one line):
 //!
 //! ```
-//! use cox_core::turn::{History, Turn};
+//! use cox_core::turn::Turn;
 //! use cox_protocol::types::{Event, StopReason};
-//! let mut history = History::new();
-//! let turn = Turn::begin(1, "go", None, &mut history);
+//! let turn = Turn::begin(1, None);
 //! assert_eq!(turn.ctx().number, 1);
 //! let done = Turn::refused(1, StopReason::Denied);
 //! let closing = done.into_event();
 //! assert!(matches!(closing, Event::TurnDone { stop: StopReason::Denied }));
 //! ```
 
-use cox_protocol::provider::{
-    ContentBlock, Effort, Message, ModelStop, Request, Role, StreamEvent, SystemParts, Tier,
-};
+use std::collections::BTreeSet;
+
+use cox_protocol::provider::{Effort, Message, ModelStop, Request, StreamEvent, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{Event, StopReason, ToolCall, ToolResult, Usage};
 
 use crate::tool_set::ToolSet;
-
-/// What the model has been told so far in this session.
-pub type History = Vec<Message>;
 
 /// The parts of a request that do not change within a session.
 #[derive(Debug)]
@@ -93,9 +89,6 @@ pub struct Streaming {
     calls: Vec<ToolCall>,
     /// Calls the output limit cut off: in the history, never run.
     cut: Vec<ToolCall>,
-    /// For each call in the order it arrived, whether it was cut: the
-    /// history keeps that order, as a rebuild from the events does.
-    order: Vec<bool>,
     usage: Usage,
     stop: Option<ModelStop>,
     /// What a router said serves this call: provider, model, effort.
@@ -109,8 +102,6 @@ pub struct RunningTools {
     /// The calls the output limit cut off, answered [`CUT`] without
     /// running.
     cut: Vec<ToolCall>,
-    /// Both, in the order they arrived: `true` for a cut one.
-    order: Vec<bool>,
 }
 
 /// The turn is over.
@@ -167,10 +158,9 @@ impl Turn<Done> {
 }
 
 impl Turn<Assembling> {
-    /// Starts turn `number` with the user's text, which joins the history.
+    /// Starts turn `number` (its `TurnStarted` puts the prompt in).
     #[must_use]
-    pub fn begin(number: u32, text: &str, max_rounds: Option<u32>, history: &mut History) -> Self {
-        history.push(Message::user_text(text));
+    pub fn begin(number: u32, max_rounds: Option<u32>) -> Self {
         Self {
             ctx: TurnCtx {
                 number,
@@ -190,17 +180,24 @@ impl Turn<Assembling> {
         }
     }
 
-    /// Builds the provider-neutral request: stable parts first, then history.
+    /// Builds the provider-neutral request: stable parts first, then the
+    /// conversation; the tools are the set less the deferred ones not in
+    /// `found`.
     #[must_use]
-    pub fn request(self, history: &History, prefix: &Prefix<'_>) -> (Turn<Streaming>, Request) {
+    pub fn request(
+        self,
+        messages: &[Message],
+        prefix: &Prefix<'_>,
+        found: &BTreeSet<String>,
+    ) -> (Turn<Streaming>, Request) {
         let request = Request {
             model: prefix.model.to_owned(),
             tier: prefix.tier,
             effort: prefix.effort,
             model_override: None,
             system: prefix.system.clone(),
-            tools: prefix.tools.specs(),
-            messages: history.clone(),
+            tools: prefix.tools.specs(found),
+            messages: messages.to_vec(),
             max_output_tokens: prefix.max_output_tokens,
         };
         let ctx = TurnCtx {
@@ -233,7 +230,6 @@ impl Turn<Streaming> {
             StreamEvent::ToolUse { id, name, input } => {
                 let call = prefix.tools.classify(id, name, input, prefix.workspace);
                 phase.calls.push(call.clone());
-                phase.order.push(false);
                 Some(Event::ToolCallRequested { call })
             }
             StreamEvent::ToolUseCut { id, name } => {
@@ -242,7 +238,6 @@ impl Turn<Streaming> {
                 let input = serde_json::Value::Object(serde_json::Map::new());
                 let call = prefix.tools.classify(id, name, input, prefix.workspace);
                 phase.cut.push(call.clone());
-                phase.order.push(true);
                 Some(Event::ToolCallRequested { call })
             }
             StreamEvent::Usage(usage) => {
@@ -289,7 +284,6 @@ impl Turn<Streaming> {
                     phase.thinking.clear();
                     phase.calls.clear();
                     phase.cut.clear();
-                    phase.order.clear();
                     phase.stop = None;
                 }
                 Some(Event::Retry {
@@ -333,13 +327,13 @@ impl Turn<Streaming> {
         self.phase.stop.is_some()
     }
 
-    /// The response is complete: it joins the history, and its calls (if any)
-    /// are next. An answer with no call that stopped at the output limit
-    /// ends the turn with [`StopReason::MaxTokens`].
+    /// The response is complete: its calls (if any) are next. An answer
+    /// with no call that stopped at the output limit ends the turn with
+    /// [`StopReason::MaxTokens`].
     #[must_use]
-    pub fn finish(self, history: &mut History) -> Next {
+    pub fn finish(self) -> Next {
         let at_limit = self.phase.stop == Some(ModelStop::MaxTokens);
-        let running = self.into_reply(history);
+        let running = self.into_reply();
         if !running.phase.calls.is_empty() || !running.phase.cut.is_empty() {
             Next::Tools(running)
         } else if at_limit {
@@ -349,70 +343,31 @@ impl Turn<Streaming> {
         }
     }
 
-    /// What the model said joins the history; its calls (maybe none) are
-    /// what is left to answer.
-    fn into_reply(self, history: &mut History) -> Turn<RunningTools> {
-        let Streaming {
-            text,
-            thinking,
-            calls,
-            cut,
-            order,
-            ..
-        } = self.phase;
-        let running = RunningTools { calls, cut, order };
-        push_assistant(history, thinking, text, running.in_order());
+    /// The calls of what the model said (maybe none) are what is left to
+    /// answer.
+    fn into_reply(self) -> Turn<RunningTools> {
+        let Streaming { calls, cut, .. } = self.phase;
+        let running = RunningTools { calls, cut };
         Turn {
             ctx: self.ctx,
             phase: running,
         }
     }
 
-    /// The stream was interrupted: the partial answer joins the history, every
-    /// call it asked for is answered as not run, and the turn ends.
+    /// The stream was interrupted: every call the partial answer asked for
+    /// is answered as not run, and the turn ends.
     #[must_use]
-    pub fn interrupt(self, history: &mut History) -> (Vec<Event>, Turn<Done>) {
-        self.abandon(history, StopReason::Interrupted, INTERRUPTED)
+    pub fn interrupt(self) -> (Vec<Event>, Turn<Done>) {
+        self.abandon(StopReason::Interrupted, INTERRUPTED)
     }
 
-    /// The stream ended early (interrupted, or the provider failed): the
-    /// partial answer joins the history, every call it asked for is answered
-    /// `why`, and the turn ends with `stop`. The history stays valid: every
-    /// tool use has its result.
+    /// The stream ended early (interrupted, or the provider failed): every
+    /// call the partial answer asked for is answered `why`, and the turn
+    /// ends with `stop`. The conversation stays valid: every tool use has
+    /// its result.
     #[must_use]
-    pub fn abandon(
-        self,
-        history: &mut History,
-        stop: StopReason,
-        why: &str,
-    ) -> (Vec<Event>, Turn<Done>) {
-        self.into_reply(history).abandon_all(history, stop, why)
-    }
-}
-
-fn push_assistant<'a>(
-    history: &mut History,
-    thinking: String,
-    text: String,
-    calls: impl Iterator<Item = (&'a ToolCall, bool)>,
-) {
-    let mut content = Vec::with_capacity(calls.size_hint().0 + 2);
-    if !thinking.is_empty() {
-        content.push(ContentBlock::Thinking { text: thinking });
-    }
-    if !text.is_empty() {
-        content.push(ContentBlock::Text { text });
-    }
-    content.extend(calls.map(|(c, _)| ContentBlock::ToolUse {
-        id: c.id.clone(),
-        name: c.name.clone(),
-        input: c.input.clone(),
-    }));
-    if !content.is_empty() {
-        history.push(Message {
-            role: Role::Assistant,
-            content,
-        });
+    pub fn abandon(self, stop: StopReason, why: &str) -> (Vec<Event>, Turn<Done>) {
+        self.into_reply().abandon_all(stop, why)
     }
 }
 
@@ -422,17 +377,6 @@ pub const INTERRUPTED: &str = "[interrupted by the user before this call finishe
 /// What a call the output limit cut off returns to the model.
 pub const CUT: &str = "[not run: this call was cut off at the output limit before its input was \
                        complete. Make smaller calls: split large content across several calls.]";
-
-impl RunningTools {
-    /// Every call in the order it arrived, and whether it was cut.
-    fn in_order(&self) -> impl Iterator<Item = (&ToolCall, bool)> {
-        let (mut calls, mut cut) = (self.calls.iter(), self.cut.iter());
-        self.order.iter().filter_map(move |&was_cut| {
-            let call = if was_cut { cut.next() } else { calls.next() };
-            call.map(|call| (call, was_cut))
-        })
-    }
-}
 
 impl Turn<RunningTools> {
     /// The calls to run, in the order the model asked for them.
@@ -448,7 +392,7 @@ impl Turn<RunningTools> {
     }
 
     /// The result event of each cut call ([`CUT`]), for the surfaces; the
-    /// history gets the same results from [`Self::record`].
+    /// conversation gets the same results from these events.
     #[must_use]
     pub fn cut_events(&self) -> Vec<Event> {
         self.phase
@@ -461,63 +405,19 @@ impl Turn<RunningTools> {
             .collect()
     }
 
-    /// Replaces a call's input after a person edited it, re-classified. The
-    /// history's tool use changes with it, so the model reads the result of
-    /// the call that really ran.
-    pub fn replace_call(&mut self, index: usize, call: ToolCall, history: &mut History) {
-        if let Some(message) = history.iter_mut().rev().find(|m| m.role == Role::Assistant) {
-            for block in &mut message.content {
-                if let ContentBlock::ToolUse { id, input, .. } = block
-                    && *id == call.id
-                {
-                    input.clone_from(&call.input);
-                }
-            }
-        }
+    /// Replaces a call after a person edited its input, re-classified (its
+    /// `ToolCallRequested` again tells the conversation the input that
+    /// runs).
+    pub fn replace_call(&mut self, index: usize, call: ToolCall) {
         if let Some(slot) = self.phase.calls.get_mut(index) {
             *slot = call;
         }
     }
 
-    /// All results, in call order, go back in one user message (none when
-    /// there were no calls). Then the
-    /// model is asked again, unless the round limit is reached or `stop`
-    /// says the turn must end here.
-    ///
-    /// # Panics
-    /// Never in practice: `results` has one entry per call by construction;
-    /// a mismatch is answered as interrupted rather than panicking.
-    pub fn record(
-        self,
-        results: Vec<ToolResult>,
-        stop: Option<StopReason>,
-        history: &mut History,
-    ) -> Result<Turn<Assembling>, Turn<Done>> {
-        let mut results = results.into_iter();
-        let content = self
-            .phase
-            .in_order()
-            .map(|(call, cut)| {
-                let result = if cut {
-                    ToolResult::error(CUT)
-                } else {
-                    results
-                        .next()
-                        .unwrap_or_else(|| ToolResult::error(INTERRUPTED))
-                };
-                ContentBlock::ToolResult {
-                    tool_use_id: call.id.clone(),
-                    content: result.visible,
-                    is_error: !result.ok,
-                }
-            })
-            .collect();
-        if !self.phase.calls.is_empty() || !self.phase.cut.is_empty() {
-            history.push(Message {
-                role: Role::User,
-                content,
-            });
-        }
+    /// The calls are answered (their `ToolCallDone` events carry the
+    /// results). Then the model is asked again, unless the round limit is
+    /// reached or `stop` says the turn must end here.
+    pub fn record(self, stop: Option<StopReason>) -> Result<Turn<Assembling>, Turn<Done>> {
         if let Some(stop) = stop {
             return Err(Turn {
                 ctx: self.ctx,
@@ -538,14 +438,10 @@ impl Turn<RunningTools> {
         }
     }
 
-    /// Every call is answered `why`; the turn ends with `stop`.
+    /// Every call is answered `why` (a cut one [`CUT`]); the turn ends
+    /// with `stop`.
     #[must_use]
-    pub fn abandon_all(
-        self,
-        history: &mut History,
-        stop: StopReason,
-        why: &str,
-    ) -> (Vec<Event>, Turn<Done>) {
+    pub fn abandon_all(self, stop: StopReason, why: &str) -> (Vec<Event>, Turn<Done>) {
         let mut events: Vec<Event> = self
             .phase
             .calls
@@ -556,13 +452,7 @@ impl Turn<RunningTools> {
             })
             .collect();
         events.extend(self.cut_events());
-        let results = self
-            .phase
-            .calls
-            .iter()
-            .map(|_| ToolResult::error(why))
-            .collect();
-        let done = match self.record(results, Some(stop), history) {
+        let done = match self.record(Some(stop)) {
             Ok(next) => next.end(stop),
             Err(done) => done,
         };

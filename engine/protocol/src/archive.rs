@@ -10,6 +10,7 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::ids::{CallId, SessionId};
+use crate::provider::BoxFuture;
 
 /// Reading or writing the archive failed.
 ///
@@ -104,6 +105,17 @@ pub trait Archive: Send + Sync {
     /// Stores the bytes whole and returns their id. When this returns, the
     /// bytes can be read back, by this process or another.
     fn put(&self, meta: &ArchiveMeta, bytes: &[u8]) -> Result<String, ArchiveError>;
+    /// [`Archive::put`] as the session calls it: it resolves when the bytes
+    /// are kept. An archive that writes on a thread of its own does it
+    /// there, after the writes handed over before; this default puts inline.
+    fn put_async(
+        &self,
+        meta: ArchiveMeta,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'_, Result<String, ArchiveError>> {
+        let put = self.put(&meta, &bytes);
+        Box::pin(std::future::ready(put))
+    }
     /// The bytes stored under `id`.
     fn get(&self, id: &str) -> Result<Vec<u8>, ArchiveError>;
 }
@@ -111,6 +123,13 @@ pub trait Archive: Send + Sync {
 impl<A: Archive> Archive for std::sync::Arc<A> {
     fn put(&self, meta: &ArchiveMeta, bytes: &[u8]) -> Result<String, ArchiveError> {
         (**self).put(meta, bytes)
+    }
+    fn put_async(
+        &self,
+        meta: ArchiveMeta,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'_, Result<String, ArchiveError>> {
+        (**self).put_async(meta, bytes)
     }
     fn get(&self, id: &str) -> Result<Vec<u8>, ArchiveError> {
         (**self).get(id)

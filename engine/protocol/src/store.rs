@@ -18,6 +18,7 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::ids::SessionId;
+use crate::provider::BoxFuture;
 use crate::types::Event;
 
 /// Facts about a session the store records at its start.
@@ -134,9 +135,23 @@ pub trait Store: Send + Sync {
         Ok(())
     }
     /// What the ledger holds for the session and the month; zero for a
-    /// store without one.
+    /// store without one. It may wait on the disk: the session asks
+    /// [`Store::spend_async`].
     fn spend(&self, _session: SessionId) -> Result<Spend, StoreError> {
         Ok(Spend::default())
+    }
+    /// [`Store::spend`] as the session asks it, after every write handed
+    /// over before it. A store that writes on a thread of its own answers
+    /// from there; this default answers inline.
+    fn spend_async(&self, session: SessionId) -> BoxFuture<'_, Result<Spend, StoreError>> {
+        let spend = self.spend(session);
+        Box::pin(std::future::ready(spend))
+    }
+    /// Resolves once every write handed over so far is on disk, with the
+    /// error of one that failed and was not said yet. A store that writes
+    /// inline is always flushed.
+    fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(std::future::ready(Ok(())))
     }
 }
 
@@ -155,5 +170,11 @@ impl<S: Store> Store for std::sync::Arc<S> {
     }
     fn spend(&self, session: SessionId) -> Result<Spend, StoreError> {
         (**self).spend(session)
+    }
+    fn spend_async(&self, session: SessionId) -> BoxFuture<'_, Result<Spend, StoreError>> {
+        (**self).spend_async(session)
+    }
+    fn flush(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        (**self).flush()
     }
 }

@@ -19,12 +19,17 @@
 //! reported: the first line stands.
 
 use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
 
 use cox_protocol::provider::BoxFuture;
-use futures::FutureExt;
+use cox_protocol::types::{Event, Job};
+use cox_protocol::{CancelToken, Provider};
+use futures::{FutureExt, StreamExt};
 
-use super::economy::budget_reached;
-use super::*;
+use super::Fixed;
+use super::compaction::{SideReply, side_request};
+use crate::world::World;
 
 /// What the cheap model is asked.
 pub const TITLE_PROMPT: &str = "Write a title for the coding session that starts with the user's message below: a few words (at most eight) saying what the user wants, plain text, no quotes, no final full stop. Reply with the title alone.";
@@ -62,16 +67,14 @@ pub(super) struct Pending {
 
 impl Pending {
     /// Starts the title of a session whose first prompt is `prompt`.
-    pub(super) fn begin<P: Provider, S: Store, A, X>(
-        world: &World<P, S, A, X>,
-        prompt: &str,
-    ) -> Self {
+    pub(super) async fn begin<W: World>(fixed: &Fixed<W>, prompt: &str) -> Self {
         let cancel = CancelToken::new();
-        let asks = world.provider.has_cheap_tier()
-            && budget_reached(world, |_, _| {}).is_none()
+        let provider = fixed.world.provider();
+        let asks = provider.has_cheap_tier()
+            && fixed.over_budget(|_, _| {}).await.is_none()
             && !prompt.trim().is_empty();
         let call: BoxFuture<'static, Written> = if asks {
-            Box::pin(call(world, prompt, cancel.clone()))
+            Box::pin(call(provider, prompt, cancel.clone()))
         } else {
             Box::pin(std::future::ready(Written::default()))
         };
@@ -124,65 +127,35 @@ impl Pending {
 
 /// The title call on the cheap tier: the prompt and a short instruction,
 /// no tools, a few tokens.
-fn call<P: Provider, S, A, X>(
-    world: &World<P, S, A, X>,
+fn call<P: Provider>(
+    provider: &P,
     prompt: &str,
     cancel: CancelToken,
 ) -> impl Future<Output = Written> + Send + 'static {
-    let request = Request {
-        model: world.provider.model().to_owned(),
-        tier: Tier::Cheap,
-        effort: None,
-        model_override: None,
-        system: SystemParts {
-            prompt: TITLE_PROMPT.to_owned(),
-            instructions: String::new(),
-            volatile: String::new(),
-        },
-        tools: Vec::new(),
-        messages: vec![Message::user_text(
-            prompt.chars().take(PROMPT_CHARS).collect::<String>(),
-        )],
-        max_output_tokens: MAX_TOKENS,
-    };
-    let stream = world.provider.stream(request, cancel);
-    let mut served = (
-        world.provider.name().to_owned(),
-        world.provider.model().to_owned(),
-        None,
+    let request = side_request(
+        provider,
+        TITLE_PROMPT,
+        prompt.chars().take(PROMPT_CHARS).collect(),
+        MAX_TOKENS,
     );
+    let stream = provider.stream(request, cancel);
+    let mut reply = SideReply::new(provider, Job::Title);
     async move {
         let mut stream = pin!(stream);
-        let mut text = String::new();
         let mut usage = Vec::new();
         while let Some(item) = stream.next().await {
-            match item {
-                Ok(StreamEvent::TextDelta(piece)) => text.push_str(&piece),
-                Ok(StreamEvent::Routed {
-                    provider,
-                    model,
-                    effort,
-                }) => served = (provider, model, effort),
-                Ok(StreamEvent::Usage(spent)) => usage.push(Event::Usage {
-                    provider: served.0.clone(),
-                    model: served.1.clone(),
-                    tier: Tier::Cheap,
-                    job: Job::Title,
-                    effort: served.2,
-                    usage: spent,
-                }),
-                Ok(StreamEvent::Retrying { discarded, .. }) => {
-                    if discarded {
-                        text.clear();
-                    }
-                }
-                Ok(StreamEvent::Done(_)) => break,
+            let Ok(event) = item else {
+                return Written { title: None, usage };
+            };
+            match reply.apply(event) {
+                // Retries are not said: the title is no turn of the session.
+                Ok(Some(event @ Event::Usage { .. })) => usage.push(event),
                 Ok(_) => {}
-                Err(_) => return Written { title: None, usage },
+                Err(()) => break,
             }
         }
         Written {
-            title: cleaned(&text),
+            title: cleaned(&reply.text),
             usage,
         }
     }

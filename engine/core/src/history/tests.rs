@@ -1,0 +1,172 @@
+//! The fold on its own: what each event does to the conversation.
+
+use super::*;
+use cox_protocol::types::{Risk, ToolCall, ToolResult, Usage};
+use serde_json::json;
+
+fn turn(n: u32, text: &str) -> Event {
+    Event::TurnStarted {
+        turn: n,
+        text: text.into(),
+    }
+}
+
+fn call(id: &str, name: &str, input: Value) -> Event {
+    Event::ToolCallRequested {
+        call: ToolCall {
+            id: id.into(),
+            name: name.into(),
+            input,
+            risk: Risk::ReadOnly,
+            subject: "s".into(),
+            segments: None,
+        },
+    }
+}
+
+fn usage() -> Event {
+    Event::Usage {
+        provider: "p".into(),
+        model: "m".into(),
+        tier: Tier::Code,
+        job: Default::default(),
+        effort: None,
+        usage: Usage::default(),
+    }
+}
+
+fn result(id: &str, ok: bool, text: &str) -> Event {
+    Event::ToolCallDone {
+        call_id: id.into(),
+        result: if ok {
+            ToolResult::ok(text)
+        } else {
+            ToolResult::error(text)
+        },
+    }
+}
+
+fn fold(events: &[Event]) -> History {
+    let mut history = History::new();
+    for event in events {
+        history.apply(event);
+    }
+    history
+}
+
+#[test]
+fn settling_early_changes_nothing_the_events_would_not() {
+    let events = [
+        turn(1, "read"),
+        call("a", "read", json!({"path": "x"})),
+        usage(),
+        result("a", true, "X"),
+        Event::TextDelta {
+            text: "done".into(),
+        },
+        usage(),
+        Event::TurnDone {
+            stop: StopReason::EndTurn,
+        },
+    ];
+    let whole = fold(&events);
+    // The driver settles before each request: after the prompt, and after
+    // the results.
+    let mut live = History::new();
+    for (i, event) in events.iter().enumerate() {
+        live.apply(event);
+        if i == 0 || i == 3 {
+            live.settle();
+            live.settle();
+        }
+    }
+    assert_eq!(live, whole);
+    assert_eq!(whole.messages().len(), 4, "prompt, call, result, answer");
+    assert_eq!(whole.turn_starts(), &[(1, 0)]);
+}
+
+#[test]
+fn a_prompt_a_hook_refused_leaves_nothing_and_a_denied_call_keeps_its_turn() {
+    let refused = fold(&[
+        turn(1, "secret"),
+        Event::TurnDone {
+            stop: StopReason::Denied,
+        },
+    ]);
+    assert!(refused.messages().is_empty());
+    assert_eq!(refused.turns(), 1);
+    let denied = fold(&[
+        turn(1, "rm"),
+        call("a", "bash", json!({"command": "rm -rf x"})),
+        usage(),
+        result("a", false, "the user denied this call"),
+        Event::TurnDone {
+            stop: StopReason::Denied,
+        },
+    ]);
+    assert_eq!(denied.messages().len(), 3, "prompt, call, its result");
+}
+
+#[test]
+fn answered_tool_searches_are_kept_for_a_resume_to_run_again() {
+    let history = fold(&[
+        turn(1, "find"),
+        call("a", "tool_search", json!({"query": "weather"})),
+        call("b", "tool_search", json!({"query": "denied"})),
+        usage(),
+        result("a", true, "These tools can be called now:\n"),
+        result("b", false, "denied"),
+        Event::TurnDone {
+            stop: StopReason::EndTurn,
+        },
+    ]);
+    assert_eq!(history.searches(), ["weather"]);
+}
+
+#[test]
+fn results_are_pointed_at_by_turn_and_archive() {
+    let mut done = ToolResult::ok("X");
+    done.archive = Some("01ARCH".into());
+    let history = fold(&[
+        turn(3, "read"),
+        call("a", "read", json!({"path": "x"})),
+        usage(),
+        Event::ToolCallDone {
+            call_id: "a".into(),
+            result: done,
+        },
+    ]);
+    let meta = &history.results()[&CallId::from("a")];
+    assert_eq!(meta.turn, 3);
+    assert_eq!(meta.archive.as_deref(), Some("01ARCH"));
+    assert_eq!(meta.what, "read s");
+}
+
+#[test]
+fn a_compaction_names_the_first_kept_turn() {
+    let mut events = Vec::new();
+    for n in 1..=3 {
+        events.push(turn(n, &format!("p{n}")));
+        events.push(Event::TextDelta {
+            text: format!("a{n}"),
+        });
+        events.push(usage());
+        events.push(Event::TurnDone {
+            stop: StopReason::EndTurn,
+        });
+    }
+    events.push(Event::Compacted {
+        summary: "s".into(),
+        dropped: vec![1, 2],
+        before_tokens: 0,
+        after_tokens: 0,
+    });
+    let history = fold(&events);
+    let compaction = history.compaction().expect("compacted");
+    assert_eq!(compaction.until, 4, "turn 3 starts at message 4");
+    assert_eq!(
+        history.messages().len(),
+        6,
+        "the conversation is kept whole"
+    );
+}

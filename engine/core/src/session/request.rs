@@ -1,0 +1,62 @@
+//! What a request carries of the conversation: the summary in place of
+//! the compacted turns, pointers in place of old tool results, the model
+//! switched to, and the deferred tools found so far.
+//!
+//! The conversation itself is never rewritten: each of these works on the
+//! copy the request is built from, so the rollout, a resume and the next
+//! request all agree.
+
+use cox_protocol::provider::Request;
+use cox_protocol::types::{Event, NoticeLevel, Submission};
+use futures::Stream;
+
+use super::Driver;
+use crate::context;
+use crate::turn::{Assembling, Prefix, Streaming, Turn};
+use crate::world::World;
+
+impl<W, I, F> Driver<'_, W, I, F>
+where
+    W: World,
+    I: Stream<Item = Submission> + Unpin,
+    F: FnMut(&Event),
+{
+    /// The next request of `turn`, shaped: everything said so far goes in
+    /// first. Says so once when a found tool changed the tool block (and so
+    /// the cached prefix).
+    pub(super) fn next_request(
+        &mut self,
+        turn: Turn<Assembling>,
+        prefix: &Prefix<'_>,
+    ) -> (Turn<Streaming>, Request) {
+        self.out.history.settle();
+        let history = &self.out.history;
+        let (streaming, mut request) = turn.request(history.messages(), prefix, &self.state.found);
+        request.model_override = self.switched_model();
+        if let Some(compaction) = history.compaction() {
+            request.messages = compaction.apply(history.messages());
+        }
+        let after = self.fixed.config.context.microcompact_after_turns;
+        if after > 0 {
+            context::microcompact(
+                &mut request.messages,
+                history.results(),
+                history.turns(),
+                after,
+            );
+        }
+        let found = self.state.found.len();
+        if found != self.state.found_sent {
+            self.state.found_sent = found;
+            self.out.notice(
+                NoticeLevel::Info,
+                format!(
+                    "tool_search found {found} of the {} deferred tools: their schemas are sent from now on, \
+                     so the tool block changed and the prompt cache starts again once",
+                    self.fixed.tools.deferred().len()
+                ),
+            );
+        }
+        (streaming, request)
+    }
+}
