@@ -27,7 +27,7 @@ fn request() -> Request {
             ..SystemParts::default()
         },
         tools: Vec::new(),
-        messages: vec![Message::user_text("read two files")],
+        messages: vec![std::sync::Arc::new(Message::user_text("read two files"))],
         max_output_tokens: 1000,
     }
 }

@@ -33,7 +33,7 @@ fn request() -> Request {
             description: "Read a file.".into(),
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         }],
-        messages: vec![Message::user_text("read a and b")],
+        messages: vec![std::sync::Arc::new(Message::user_text("read a and b"))],
         max_output_tokens: 4000,
     }
 }

@@ -58,7 +58,7 @@ fn request(tier: Tier, effort: Option<Effort>) -> Request {
             ..SystemParts::default()
         },
         tools: Vec::new(),
-        messages: vec![Message::user_text("hi")],
+        messages: vec![std::sync::Arc::new(Message::user_text("hi"))],
         max_output_tokens: 100_000,
     }
 }

@@ -371,13 +371,17 @@ fn long(turns: usize) -> Result<(), String> {
     if turns < 20 {
         return Err("a long session needs at least 20 turns".into());
     }
+    // Usage as a model would report it: without it the scripted provider
+    // estimates tokens by serialising each whole request, which is its own
+    // cost (a real provider's body is built by the adapter), not the core's.
+    let usage = "{ input_tokens = 2000, output_tokens = 40 }";
     let mut toml = String::new();
     for turn in 1..=turns {
         let _ = writeln!(
             toml,
-            "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"notes.txt\" }}\n\
-             [[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"echo turn {turn}\" }}\n\
-             [[turn]]\ntext = \"Turn {turn}: the notes say what to do next, and the command ran.\""
+            "[[turn]]\nusage = {usage}\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"notes.txt\" }}\n\
+             [[turn]]\nusage = {usage}\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"echo turn {turn}\" }}\n\
+             [[turn]]\nusage = {usage}\ntext = \"Turn {turn}: the notes say what to do next, and the command ran.\""
         );
     }
     let scenario = Scenario::parse(&toml, "long bench").map_err(|e| e.to_string())?;

@@ -8,7 +8,9 @@
 //! - [`Seen`]: an identical read-only call whose output has not changed
 //!   within the dedup window is answered `unchanged since #<id>`;
 //! - [`microcompact`]: results older than a few turns are sent as a pointer
-//!   to their archived output (the history itself keeps them);
+//!   to their archived output (the history itself keeps them); [`Sent`]
+//!   keeps each message's final form, so a long session's request copies
+//!   pointers to shared messages rather than the messages;
 //! - [`Compaction`]: after a summary, the messages of the summarised turns
 //!   are skipped and the summary leads the first kept message.
 //!
@@ -18,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use cox_protocol::CallId;
 use cox_protocol::provider::{ContentBlock, Message, Role};
@@ -184,41 +187,95 @@ pub struct ResultMeta {
     pub what: String,
 }
 
-/// Results older than `after` turns (before `turn`) become pointers in
-/// `messages`: their archived output, the call that made it, and how to
-/// expand it. Results without an archive, and ones already shorter than
-/// their pointer, stay as they are.
+/// What the model is sent in place of one message: its results older than
+/// `after` turns (before `turn`) as pointers to their archived output, the
+/// call that made it, and how to expand it. Results without an archive,
+/// and ones already shorter than their pointer, stay as they are. `None`
+/// when nothing changes; the flag says whether the form is final (every
+/// result in it is old: it will never change again).
+#[must_use]
 pub fn microcompact(
-    messages: &mut [Message],
+    message: &Message,
     meta: &HashMap<CallId, ResultMeta>,
     turn: u32,
     after: u32,
-) {
-    for message in messages.iter_mut().filter(|m| m.role == Role::User) {
-        for block in &mut message.content {
-            let ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                ..
-            } = block
-            else {
-                continue;
-            };
-            let Some(info) = meta.get(tool_use_id) else {
-                continue;
-            };
-            let Some(id) = &info.archive else { continue };
-            if turn.saturating_sub(info.turn) < after {
-                continue;
-            }
-            let pointer = format!(
-                "[{}: output from turn {} archived as #{id}; expand #{id} to read it again]",
-                info.what, info.turn
-            );
-            if pointer.len() < content.len() {
+) -> (Option<Message>, bool) {
+    if message.role != Role::User {
+        // A person's edit may still change an assistant's call: never final.
+        return (None, false);
+    }
+    let mut changed: Option<Message> = None;
+    let mut last = true;
+    for (i, block) in message.content.iter().enumerate() {
+        let ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            ..
+        } = block
+        else {
+            continue;
+        };
+        let Some(info) = meta.get(tool_use_id) else {
+            continue;
+        };
+        if turn.saturating_sub(info.turn) < after {
+            last = false;
+            continue;
+        }
+        let Some(id) = &info.archive else { continue };
+        let pointer = format!(
+            "[{}: output from turn {} archived as #{id}; expand #{id} to read it again]",
+            info.what, info.turn
+        );
+        if pointer.len() < content.len() {
+            let copy = changed.get_or_insert_with(|| message.clone());
+            if let ContentBlock::ToolResult { content, .. } = &mut copy.content[i] {
                 *content = pointer;
             }
         }
+    }
+    (changed, last)
+}
+
+/// The conversation as requests carry it after microcompaction, with the
+/// final form of each message kept: a long session rewrites only the
+/// results that came of age since the last request, and copies pointers
+/// for the rest.
+#[derive(Clone, Debug, Default)]
+pub struct Sent {
+    /// By index in the history: the final form of a message, once known.
+    done: Vec<Option<Arc<Message>>>,
+}
+
+impl Sent {
+    /// The messages of `history` as sent at `turn`, results older than
+    /// `after` turns as pointers (`after` 0: as they are).
+    pub fn view(
+        &mut self,
+        history: &[Arc<Message>],
+        meta: &HashMap<CallId, ResultMeta>,
+        turn: u32,
+        after: u32,
+    ) -> Vec<Arc<Message>> {
+        if after == 0 {
+            return history.to_vec();
+        }
+        self.done.resize(history.len(), None);
+        history
+            .iter()
+            .zip(self.done.iter_mut())
+            .map(|(message, done)| {
+                if let Some(kept) = done {
+                    return Arc::clone(kept);
+                }
+                let (changed, last) = microcompact(message, meta, turn, after);
+                let sent = changed.map_or_else(|| Arc::clone(message), Arc::new);
+                if last {
+                    *done = Some(Arc::clone(&sent));
+                }
+                sent
+            })
+            .collect()
     }
 }
 
@@ -234,7 +291,7 @@ impl Compaction {
     /// The messages a request carries: the summary leads the first kept
     /// message (a prompt, so the roles still alternate).
     #[must_use]
-    pub fn apply(&self, history: &[Message]) -> Vec<Message> {
+    pub fn apply(&self, history: &[Arc<Message>]) -> Vec<Arc<Message>> {
         let mut kept = history[self.until.min(history.len())..].to_vec();
         let lead = ContentBlock::Text {
             text: format!(
@@ -243,13 +300,13 @@ impl Compaction {
             ),
         };
         match kept.first_mut() {
-            Some(first) if first.role == Role::User => first.content.insert(0, lead),
+            Some(first) if first.role == Role::User => Arc::make_mut(first).content.insert(0, lead),
             _ => kept.insert(
                 0,
-                Message {
+                Arc::new(Message {
                     role: Role::User,
                     content: vec![lead],
-                },
+                }),
             ),
         }
         kept
@@ -261,7 +318,7 @@ pub const SUMMARY_PROMPT: &str = "You summarise a coding session between a user 
 
 /// The transcript of `messages` as the summariser reads it.
 #[must_use]
-pub fn transcript(messages: &[Message], focus: Option<&str>) -> String {
+pub fn transcript(messages: &[Arc<Message>], focus: Option<&str>) -> String {
     let mut out = String::new();
     for message in messages {
         let who = match message.role {
@@ -346,13 +403,13 @@ mod tests {
             content: text.into(),
             is_error: false,
         };
-        let mut messages = vec![Message {
+        let message = Message {
             role: Role::User,
             content: vec![
                 result("old", &"o".repeat(500)),
                 result("new", &"n".repeat(500)),
             ],
-        }];
+        };
         let meta: HashMap<CallId, ResultMeta> = [("old", 1), ("new", 6)]
             .into_iter()
             .map(|(id, turn)| {
@@ -366,29 +423,42 @@ mod tests {
                 )
             })
             .collect();
-        microcompact(&mut messages, &meta, 7, 6);
-        let ContentBlock::ToolResult { content, .. } = &messages[0].content[0] else {
+        let (sent, last) = microcompact(&message, &meta, 7, 6);
+        assert!(!last, "the new result will come of age later");
+        let sent = sent.expect("the old result changed");
+        let ContentBlock::ToolResult { content, .. } = &sent.content[0] else {
             panic!()
         };
         assert_eq!(
             content,
             "[read a.rs: output from turn 1 archived as #Aold; expand #Aold to read it again]"
         );
-        let ContentBlock::ToolResult { content, .. } = &messages[0].content[1] else {
+        let ContentBlock::ToolResult { content, .. } = &sent.content[1] else {
             panic!()
         };
         assert_eq!(content.len(), 500);
+
+        // Once both are old the form is final, and kept: a later view is
+        // the same message, not a new copy.
+        let history = vec![Arc::new(message)];
+        let mut kept = Sent::default();
+        let first = kept.view(&history, &meta, 20, 6);
+        let again = kept.view(&history, &meta, 21, 6);
+        assert!(Arc::ptr_eq(&first[0], &again[0]));
+        assert!(!Arc::ptr_eq(&first[0], &history[0]), "a rewritten copy");
+        let (_, last) = microcompact(&history[0], &meta, 20, 6);
+        assert!(last);
     }
 
     #[test]
     fn a_compaction_leads_the_first_kept_prompt() {
         let history = vec![
-            Message::user_text("one"),
-            Message {
+            Arc::new(Message::user_text("one")),
+            Arc::new(Message {
                 role: Role::Assistant,
                 content: vec![ContentBlock::Text { text: "1".into() }],
-            },
-            Message::user_text("two"),
+            }),
+            Arc::new(Message::user_text("two")),
         ];
         let sent = Compaction {
             until: 2,

@@ -29,6 +29,7 @@
 //! and never fails: an event it has no use for is skipped.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cox_protocol::CallId;
 use cox_protocol::provider::{ContentBlock, Message, Role, Tier};
@@ -47,7 +48,7 @@ pub type Mode = (PermissionMode, Tier, Option<String>);
 /// The conversation so far, and what the driver shapes requests with.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
-    messages: Vec<Message>,
+    messages: Vec<Arc<Message>>,
     /// The prompt of the turn, until the model is asked.
     prompt: Option<String>,
     /// The model call in progress.
@@ -195,9 +196,10 @@ impl History {
         open
     }
 
-    /// What the model has been told, in order.
+    /// What the model has been told, in order; each message is shared
+    /// with the requests that carry it.
     #[must_use]
-    pub fn messages(&self) -> &[Message] {
+    pub fn messages(&self) -> &[Arc<Message>] {
         &self.messages
     }
 
@@ -253,7 +255,7 @@ impl History {
     fn prompt_in(&mut self) {
         if let Some(text) = self.prompt.take() {
             self.turn_starts.push((self.turns, self.messages.len()));
-            self.messages.push(Message::user_text(text));
+            self.messages.push(Arc::new(Message::user_text(text)));
         }
     }
 
@@ -291,10 +293,10 @@ impl History {
                 .into_iter()
                 .map(|(id, name, input)| ContentBlock::ToolUse { id, name, input }),
         );
-        self.messages.push(Message {
+        self.messages.push(Arc::new(Message {
             role: Role::Assistant,
             content,
-        });
+        }));
     }
 
     /// The last assistant message's results, in call order; a call with
@@ -318,10 +320,10 @@ impl History {
             })
             .collect();
         self.answered.clear();
-        self.messages.push(Message {
+        self.messages.push(Arc::new(Message {
             role: Role::User,
             content,
-        });
+        }));
     }
 
     /// A person edited a call that was already asked for: the history holds
@@ -345,7 +347,8 @@ impl History {
             .rev()
             .find(|m| m.role == Role::Assistant)
         {
-            for block in &mut message.content {
+            // A request may still hold the message as it was: it keeps that.
+            for block in &mut Arc::make_mut(message).content {
                 if let ContentBlock::ToolUse {
                     id: c, input: i, ..
                 } = block

@@ -155,8 +155,9 @@ mod tests {
             done(StopReason::EndTurn),
         ];
         let r = rebuild(&events).unwrap();
+        let messages: Vec<Message> = r.history.messages().iter().map(|m| (**m).clone()).collect();
         assert_eq!(
-            r.history.messages(),
+            messages,
             vec![
                 Message::user_text("hi"),
                 Message {
@@ -186,7 +187,7 @@ mod tests {
             done(StopReason::EndTurn),
         ];
         let r = rebuild(&events).unwrap();
-        assert_eq!(r.history.messages()[0], Message::user_text("ok"));
+        assert_eq!(*r.history.messages()[0], Message::user_text("ok"));
         assert_eq!(r.history.messages().len(), 2);
         assert_eq!(r.turns(), 2);
     }
@@ -206,7 +207,7 @@ mod tests {
         ];
         let r = rebuild(&events).unwrap();
         assert!(r.unfinished_turn);
-        let Some(Message { role, content }) = r.history.messages().last() else {
+        let Some(Message { role, content }) = r.history.messages().last().map(|m| &**m) else {
             panic!()
         };
         assert_eq!(*role, Role::User);

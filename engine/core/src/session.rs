@@ -37,7 +37,7 @@ use cox_protocol::types::{
 use cox_protocol::{CallId, Provider, SessionId, Store};
 use futures::{Stream, StreamExt};
 
-use crate::context::Seen;
+use crate::context::{Seen, Sent};
 use crate::history::History;
 use crate::permission::{Engine, Grant};
 use crate::resume::Resumed;
@@ -120,6 +120,8 @@ struct State {
     found: BTreeSet<String>,
     /// How many of them the last request was built with.
     found_sent: usize,
+    /// The conversation as requests carry it (microcompacted).
+    sent: Sent,
     /// The title was started (or the session had one before this run).
     titled: bool,
 }

@@ -44,6 +44,7 @@
 //! ```
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use cox_protocol::provider::{Effort, Message, ModelStop, Request, StreamEvent, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
@@ -186,7 +187,7 @@ impl Turn<Assembling> {
     #[must_use]
     pub fn request(
         self,
-        messages: &[Message],
+        messages: Vec<Arc<Message>>,
         prefix: &Prefix<'_>,
         found: &BTreeSet<String>,
     ) -> (Turn<Streaming>, Request) {
@@ -197,7 +198,7 @@ impl Turn<Assembling> {
             model_override: None,
             system: prefix.system.clone(),
             tools: prefix.tools.specs(found),
-            messages: messages.to_vec(),
+            messages,
             max_output_tokens: prefix.max_output_tokens,
         };
         let ctx = TurnCtx {

@@ -11,6 +11,7 @@
 //! the cancellation token it was given fires.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use futures::Stream;
 use serde::{Deserialize, Serialize};
@@ -172,7 +173,9 @@ pub struct Request {
     pub system: SystemParts,
     /// Sorted by name so the bytes are the same from call to call.
     pub tools: Vec<ToolSpec>,
-    pub messages: Vec<Message>,
+    /// The conversation, each message shared with the session's history
+    /// (a request of a long session copies pointers, not the messages).
+    pub messages: Vec<Arc<Message>>,
     pub max_output_tokens: u32,
 }
 

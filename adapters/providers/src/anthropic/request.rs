@@ -45,7 +45,7 @@ pub fn body(request: &Request) -> Value {
         .iter()
         .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
         .collect();
-    let mut messages: Vec<Value> = request.messages.iter().filter_map(message).collect();
+    let mut messages: Vec<Value> = request.messages.iter().filter_map(|m| message(m)).collect();
     let finished = last_finished_turn(&request.messages);
     if let Some(index) = finished {
         mark_last_block(&mut messages[index]);
@@ -81,8 +81,12 @@ fn mark_last_block(message: &mut Value) {
 /// The index (among sent messages) of the message that ends the last
 /// finished turn: the one before the last user message that carries text
 /// (a prompt, not tool results).
-fn last_finished_turn(messages: &[Message]) -> Option<usize> {
-    let sent: Vec<&Message> = messages.iter().filter(|m| message(m).is_some()).collect();
+fn last_finished_turn(messages: &[std::sync::Arc<Message>]) -> Option<usize> {
+    let sent: Vec<&Message> = messages
+        .iter()
+        .map(|m| &**m)
+        .filter(|m| message(m).is_some())
+        .collect();
     let prompt = sent.iter().rposition(|m| {
         m.role == Role::User
             && m.content
@@ -147,7 +151,7 @@ mod tests {
                 description: "Read a file.".into(),
                 input_schema: json!({"type": "object"}),
             }],
-            messages,
+            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
             max_output_tokens: 8000,
             tier: cox_protocol::provider::Tier::Code,
             effort: None,

@@ -143,7 +143,7 @@ mod tests {
                 description: "Read a file.".into(),
                 input_schema: json!({"type": "object"}),
             }],
-            messages,
+            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
             max_output_tokens: 8000,
         }
     }

@@ -9,6 +9,7 @@
 //! session's title) into its text and the events that book it.
 
 use std::pin::pin;
+use std::sync::Arc;
 
 use cox_protocol::provider::{Message, Request, StreamEvent, SystemParts, Tier};
 use cox_protocol::types::{Event, Job, NoticeLevel, Submission};
@@ -69,7 +70,7 @@ pub(super) fn side_request(
             volatile: String::new(),
         },
         tools: Vec::new(),
-        messages: vec![Message::user_text(text)],
+        messages: vec![Arc::new(Message::user_text(text))],
         max_output_tokens,
     }
 }
@@ -172,12 +173,12 @@ where
             .filter(|(turn, index)| *turn < first_kept && *index >= since)
             .map(|(turn, _)| *turn)
             .collect();
-        let mut earlier: Vec<Message> = Vec::new();
+        let mut earlier: Vec<Arc<Message>> = Vec::new();
         if let Some(previous) = history.compaction() {
-            earlier.push(Message::user_text(format!(
+            earlier.push(Arc::new(Message::user_text(format!(
                 "[Summary of what came before]\n{}",
                 previous.summary
-            )));
+            ))));
         }
         earlier.extend_from_slice(&history.messages()[since..until]);
         let provider = fixed.world.provider();

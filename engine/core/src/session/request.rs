@@ -11,7 +11,6 @@ use cox_protocol::types::{Event, NoticeLevel, Submission};
 use futures::Stream;
 
 use super::Driver;
-use crate::context;
 use crate::turn::{Assembling, Prefix, Streaming, Turn};
 use crate::world::World;
 
@@ -31,20 +30,21 @@ where
     ) -> (Turn<Streaming>, Request) {
         self.out.history.settle();
         let history = &self.out.history;
-        let (streaming, mut request) = turn.request(history.messages(), prefix, &self.state.found);
-        request.model_override = self.switched_model();
-        if let Some(compaction) = history.compaction() {
-            request.messages = compaction.apply(history.messages());
-        }
+        // Pointers for old results first (they touch only results), then
+        // the summary in place of the compacted turns (it leads a prompt).
         let after = self.fixed.config.context.microcompact_after_turns;
-        if after > 0 {
-            context::microcompact(
-                &mut request.messages,
-                history.results(),
-                history.turns(),
-                after,
-            );
-        }
+        let sent = self.state.sent.view(
+            history.messages(),
+            history.results(),
+            history.turns(),
+            after,
+        );
+        let messages = match history.compaction() {
+            Some(compaction) => compaction.apply(&sent),
+            None => sent,
+        };
+        let (streaming, mut request) = turn.request(messages, prefix, &self.state.found);
+        request.model_override = self.switched_model();
         let found = self.state.found.len();
         if found != self.state.found_sent {
             self.state.found_sent = found;

@@ -56,7 +56,7 @@ impl Live {
             text: text.into(),
         });
         self.history.settle();
-        Turn::begin(number, max).request(self.history.messages(), prefix, &BTreeSet::new())
+        Turn::begin(number, max).request(self.history.messages().to_vec(), prefix, &BTreeSet::new())
     }
 
     /// Streams `event` in, folding what it becomes.
@@ -76,7 +76,7 @@ impl Live {
         self.history.apply(&done.into_event());
     }
 
-    fn messages(&self) -> &[cox_protocol::provider::Message] {
+    fn messages(&self) -> &[std::sync::Arc<cox_protocol::provider::Message>] {
         self.history.messages()
     }
 }
