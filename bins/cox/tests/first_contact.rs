@@ -144,6 +144,104 @@ fn a_flag_given_on_both_sides_must_agree_and_strays_are_refused() {
     assert!(stderr(&out).contains("--no-mcp"), "{}", stderr(&out));
 }
 
+/// The `COX_*` variable of a flag is read by clap on that flag, but it is
+/// not a flag the person typed: it never trips the refusals above, a typed
+/// flag beats it on either side of `run`, and a bad one fails only the
+/// commands that read it.
+#[test]
+fn a_flag_s_variable_is_not_a_typed_flag() {
+    let env = Env::new();
+    let out = cox(&env)
+        .env("COX_MODEL", "from-env")
+        .env("COX_PERMISSION_MODE", "bogus")
+        .env("COX_EFFORT", "bogus")
+        .args(["sessions"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+
+    let model = |args: &[&str]| {
+        let out = scripted(&env, "hello")
+            .env("COX_MODEL", "from-env")
+            .args(args)
+            .args(["--output-format", "stream-json"])
+            .output()
+            .unwrap();
+        init(&out)["model"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(model(&["run", "-p", "x"]), "from-env");
+    assert_eq!(model(&["run", "-p", "x", "--model", "typed"]), "typed");
+    assert_eq!(model(&["--model", "typed", "run", "-p", "x"]), "typed");
+    assert_eq!(model(&["-p", "x", "--model", "typed"]), "typed");
+
+    let out = scripted(&env, "hello")
+        .env("COX_PERMISSION_MODE", "bogus")
+        .args(["run", "-p", "x"])
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "COX_PERMISSION_MODE: unknown permission mode `bogus`");
+
+    // `cox config show --sources` names the variable, or the flag typed
+    // over it.
+    let shown = |args: &[&str]| {
+        let out = cox(&env)
+            .env("COX_MODEL", "from-env")
+            .env("COX_PERMISSION_MODE", "plan")
+            .args(["config", "show", "--sources"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("tiers.code.model") || l.starts_with("permissions.mode"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        shown(&[]),
+        [
+            "permissions.mode = plan # COX_PERMISSION_MODE",
+            "tiers.code.model = from-env # COX_MODEL"
+        ]
+    );
+    assert_eq!(
+        shown(&["--model", "typed", "--permission-mode", "acceptEdits"]),
+        [
+            "permissions.mode = acceptEdits # --permission-mode",
+            "tiers.code.model = typed # --model"
+        ]
+    );
+}
+
+/// A resumed session goes on in the model and mode it was switched to
+/// unless the command line names others: a variable does not.
+#[test]
+fn a_variable_does_not_undo_a_resumed_session_s_switch() {
+    let env = Env::new();
+    let id = switched_session(
+        &env,
+        r#"{"type":"mode_changed","permission_mode":"plan","tier":"code","model":"switched"}"#,
+    );
+    let resumed = |flags: &[&str]| {
+        let out = scripted(&env, "hello")
+            .env("COX_MODEL", "from-env")
+            .env("COX_PERMISSION_MODE", "acceptEdits")
+            .args(["-p", "again", "-r", &id, "--output-format", "stream-json"])
+            .args(flags)
+            .output()
+            .unwrap();
+        let init = init(&out);
+        (init["model"].clone(), init["permissionMode"].clone())
+    };
+    assert_eq!(resumed(&[]), ("switched".into(), "plan".into()));
+    assert_eq!(
+        resumed(&["--model", "typed", "--permission-mode", "acceptEdits"]),
+        ("typed".into(), "acceptEdits".into())
+    );
+}
+
 #[test]
 fn claude_code_flags_mean_what_they_mean_there() {
     let env = Env::new();
@@ -572,25 +670,31 @@ fn permissions_check_resolves_the_mode_as_run_does() {
     }
 }
 
-#[test]
-fn skip_permissions_wins_over_a_resumed_session_s_mode() {
-    let env = Env::new();
-    let first = scripted(&env, "two_turns")
+/// A finished session whose rollout ends with `mode_changed`, a switch made
+/// before it ended; its id.
+fn switched_session(env: &Env, mode_changed: &str) -> String {
+    let first = scripted(env, "two_turns")
         .args(["-p", "first", "--output-format", "json"])
         .output()
         .unwrap();
     let id = result(&first)["session_id"].as_str().unwrap().to_owned();
-    // The session was switched to plan mode before it ended.
     let rollout = env.home.path().join("sessions").join(format!("{id}.jsonl"));
     let mut file = std::fs::OpenOptions::new()
         .append(true)
         .open(&rollout)
         .unwrap();
-    writeln!(
-        file,
-        r#"{{"type":"mode_changed","permission_mode":"plan","tier":"code"}}"#
-    )
-    .unwrap();
+    writeln!(file, "{mode_changed}").unwrap();
+    id
+}
+
+#[test]
+fn skip_permissions_wins_over_a_resumed_session_s_mode() {
+    let env = Env::new();
+    // The session was switched to plan mode before it ended.
+    let id = switched_session(
+        &env,
+        r#"{"type":"mode_changed","permission_mode":"plan","tier":"code"}"#,
+    );
     let out = scripted(&env, "hello")
         .args(["-p", "again", "-r", &id, "--dangerously-skip-permissions"])
         .args(["--output-format", "stream-json"])

@@ -14,6 +14,12 @@
 //! cannot (an empty prompt, a missing folder) before anything starts. A
 //! usage error prints clap's whole report and exits 1, never clap's 2,
 //! which scripts would read as "a call was denied".
+//!
+//! The `COX_*` variable of a flag (`COX_MODEL` for `--model`) is read here,
+//! by clap, on the flag's argument, and kept apart from a typed value
+//! ([`Given`]): it never counts as a flag given before a subcommand or on
+//! both sides of `run`, and it is checked where it is used, with a line
+//! naming the variable.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -23,6 +29,7 @@ use cox_protocol::provider::Effort;
 use cox_protocol::types::PermissionMode;
 
 use crate::config::ModeName;
+use crate::given::{self, FlagOrEnv, Given};
 
 /// The flags of a session: what plain `cox` (the terminal UI), `cox -p`
 /// and `cox run` share. Every field is an `Option` (or a list, or a switch
@@ -59,8 +66,14 @@ pub struct RunArgs {
     pub add_dir: Vec<PathBuf>,
 
     /// default, acceptEdits, auto, plan or bypassPermissions.
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
-    pub permission_mode: Option<PermissionMode>,
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "COX_PERMISSION_MODE",
+        hide_env = true,
+        value_parser = FlagOrEnv(parse_mode)
+    )]
+    pub permission_mode: Option<Given<PermissionMode>>,
 
     /// Same as --permission-mode bypassPermissions: every call runs
     /// without asking, deny rules still apply.
@@ -95,17 +108,35 @@ pub struct RunArgs {
 
     /// The provider: anthropic, openai (or any OpenAI-compatible server)
     /// or scripted; also COX_PROVIDER.
-    #[arg(long, value_name = "NAME", value_parser = non_empty)]
-    pub provider: Option<String>,
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "COX_PROVIDER",
+        hide_env = true,
+        value_parser = FlagOrEnv(non_empty)
+    )]
+    pub provider: Option<Given<String>>,
 
     /// The model main turns run on; also COX_MODEL.
-    #[arg(long, value_name = "MODEL", value_parser = non_empty)]
-    pub model: Option<String>,
+    #[arg(
+        long,
+        value_name = "MODEL",
+        env = "COX_MODEL",
+        hide_env = true,
+        value_parser = FlagOrEnv(non_empty)
+    )]
+    pub model: Option<Given<String>>,
 
     /// How hard main turns think: low, medium, high or xhigh (clamped to
     /// what the model supports); also COX_EFFORT.
-    #[arg(long, value_name = "EFFORT", value_parser = parse_effort)]
-    pub effort: Option<Effort>,
+    #[arg(
+        long,
+        value_name = "EFFORT",
+        env = "COX_EFFORT",
+        hide_env = true,
+        value_parser = FlagOrEnv(parse_effort)
+    )]
+    pub effort: Option<Given<Effort>>,
 
     /// architect (plan permissions, main turns on the think tier) or editor
     /// (your permissions, the code tier).
@@ -131,8 +162,14 @@ pub struct RunArgs {
     pub record: Option<PathBuf>,
 
     /// The scenario the scripted provider replays; also COX_SCENARIO.
-    #[arg(long, value_name = "FILE")]
-    pub scenario: Option<PathBuf>,
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "COX_SCENARIO",
+        hide_env = true,
+        value_parser = FlagOrEnv(clap::builder::PathBufValueParser::new())
+    )]
+    pub scenario: Option<Given<PathBuf>>,
 }
 
 impl RunArgs {
@@ -155,6 +192,21 @@ impl RunArgs {
                 (a, b) => Ok(a.or(b)),
             }
         }
+        // A typed value beats its variable's on either side (the
+        // variable is there on both); two typed ones must agree.
+        fn given<T: PartialEq + std::fmt::Debug>(
+            flag: &str,
+            inner: Option<Given<T>>,
+            outer: Option<Given<T>>,
+        ) -> Result<Option<Given<T>>, String> {
+            match (inner, outer) {
+                (Some(Given::Flag(a)), Some(Given::Flag(b))) if a != b => Err(format!(
+                    "{flag} is given twice, as {b:?} before the subcommand and as {a:?} after it: give it once"
+                )),
+                (None | Some(Given::Env(_)), Some(outer @ Given::Flag(_))) => Ok(Some(outer)),
+                (inner, outer) => Ok(inner.or(outer)),
+            }
+        }
         fn list<T>(mut outer: Vec<T>, inner: Vec<T>) -> Vec<T> {
             outer.extend(inner);
             outer
@@ -164,7 +216,7 @@ impl RunArgs {
             output_format: one("--output-format", self.output_format, outer.output_format)?,
             cwd: one("--cwd", self.cwd, outer.cwd)?,
             add_dir: list(outer.add_dir, self.add_dir),
-            permission_mode: one(
+            permission_mode: given(
                 "--permission-mode",
                 self.permission_mode,
                 outer.permission_mode,
@@ -191,15 +243,15 @@ impl RunArgs {
                 outer.append_system_prompt,
             )?,
             verbose: self.verbose || outer.verbose,
-            provider: one("--provider", self.provider, outer.provider)?,
-            model: one("--model", self.model, outer.model)?,
-            effort: one("--effort", self.effort, outer.effort)?,
+            provider: given("--provider", self.provider, outer.provider)?,
+            model: given("--model", self.model, outer.model)?,
+            effort: given("--effort", self.effort, outer.effort)?,
             mode: one("--mode", self.mode, outer.mode)?,
             deep: self.deep || outer.deep,
             resume: one("--resume", self.resume, outer.resume)?,
             continue_: self.continue_ || outer.continue_,
             record: one("--record", self.record, outer.record)?,
-            scenario: one("--scenario", self.scenario, outer.scenario)?,
+            scenario: given("--scenario", self.scenario, outer.scenario)?,
         };
         if merged.resume.is_some() && merged.continue_ {
             return Err("--resume and --continue cannot be used together".into());
@@ -227,12 +279,13 @@ impl RunArgs {
 
     /// The permission mode these flags ask for, before the environment and
     /// the config files: `--permission-mode`, or
-    /// `--dangerously-skip-permissions`.
+    /// `--dangerously-skip-permissions` (never `COX_PERMISSION_MODE`).
     ///
     /// # Errors
     /// Both given, naming different modes.
     pub fn mode_flag(&self) -> Result<Option<PermissionMode>, String> {
-        match (self.permission_mode, self.dangerously_skip_permissions) {
+        let typed = given::flag(self.permission_mode.as_ref()).copied();
+        match (typed, self.dangerously_skip_permissions) {
             (Some(mode), true) if mode != PermissionMode::BypassPermissions => Err(format!(
                 "--dangerously-skip-permissions means --permission-mode bypassPermissions, \
                  but --permission-mode {mode} was given too: give one"
@@ -370,7 +423,7 @@ impl Approve {
     }
 }
 
-fn non_empty(s: &str) -> Result<String, String> {
+pub(crate) fn non_empty(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
         Err("the value is empty".into())
     } else {
@@ -386,7 +439,7 @@ fn parse_usd(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("`{s}` is not an amount in US dollars above zero"))
 }
 
-fn parse_effort(s: &str) -> Result<Effort, String> {
+pub(crate) fn parse_effort(s: &str) -> Result<Effort, String> {
     Effort::parse(s).ok_or_else(|| format!("unknown effort `{s}` (low, medium, high, xhigh)"))
 }
 
@@ -589,7 +642,7 @@ mod tests {
             "--model", "a", "--allow", "Read", "run", "-p", "x", "--allow", "Edit",
         ])
         .expect("valid");
-        assert_eq!(args.model.as_deref(), Some("a"));
+        assert_eq!(args.model, Some(Given::Flag("a".into())));
         assert_eq!(args.prompt.as_deref(), Some("x"));
         assert_eq!(args.rules.allow, ["Read", "Edit"]);
     }
@@ -601,6 +654,33 @@ mod tests {
         assert!(cli(&["--model", "a", "run", "-p", "x", "--model", "a"]).is_ok());
         let err = cli(&["-c", "run", "-p", "x", "--resume", "abc"]).unwrap_err();
         assert!(err.contains("--resume and --continue"), "{err}");
+    }
+
+    #[test]
+    fn a_variable_yields_to_a_typed_flag_on_either_side_of_run() {
+        let env = |model: &str| RunArgs {
+            model: Some(Given::Env(model.into())),
+            permission_mode: Some(Given::Env("plan".into())),
+            ..RunArgs::default()
+        };
+        let typed = |model: &str| RunArgs {
+            model: Some(Given::Flag(model.into())),
+            ..env("from-env")
+        };
+        // `COX_MODEL=e cox run --model b` and `COX_MODEL=e cox --model b run`.
+        let after = typed("b").merge(env("e")).expect("not given twice");
+        let before = env("e").merge(typed("b")).expect("not given twice");
+        assert_eq!(after.model, Some(Given::Flag("b".into())));
+        assert_eq!(before.model, Some(Given::Flag("b".into())));
+        let neither = env("e").merge(env("e")).expect("valid");
+        assert_eq!(neither.model, Some(Given::Env("e".into())));
+        // A variable is not a typed mode: the flags ask for none.
+        assert_eq!(neither.mode_flag(), Ok(None));
+        let err = typed("a").merge(typed("b")).unwrap_err();
+        assert!(
+            err.starts_with("--model is given twice, as \"b\" before"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -674,7 +754,10 @@ mod tests {
         .expect("valid flags");
         assert_eq!(run.prompt.as_deref(), Some("hi"));
         assert_eq!(run.output_format, Some(OutputFormat::StreamJson));
-        assert_eq!(run.permission_mode, Some(PermissionMode::AcceptEdits));
+        assert_eq!(
+            run.permission_mode,
+            Some(Given::Flag(PermissionMode::AcceptEdits))
+        );
         assert_eq!(run.max_turns, Some(3));
         assert!(cli(&["run", "-p", "x", "--max-budget-usd", "-1"]).is_err());
         assert!(cli(&["run", "-p", "x", "--no-hooks"]).is_err());

@@ -32,8 +32,14 @@ pub struct CheckArgs {
     pub rules: crate::args::RuleFlags,
     /// The permission mode to decide in (default: as `cox run` would
     /// resolve it: `COX_PERMISSION_MODE`, then the config files).
-    #[arg(long, value_name = "MODE", value_parser = crate::args::parse_mode)]
-    pub permission_mode: Option<PermissionMode>,
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "COX_PERMISSION_MODE",
+        hide_env = true,
+        value_parser = crate::given::FlagOrEnv(crate::args::parse_mode)
+    )]
+    pub permission_mode: Option<crate::given::Given<PermissionMode>>,
     /// Decide as `cox run --dangerously-skip-permissions` would.
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
@@ -70,7 +76,7 @@ fn check(args: &CheckArgs) -> Result<String> {
     let home = cox_store::CoxHome::resolve(None)?;
     // The very flags `cox run` would get, through the same function.
     let run = crate::RunArgs {
-        permission_mode: args.permission_mode,
+        permission_mode: args.permission_mode.clone(),
         dangerously_skip_permissions: args.dangerously_skip_permissions,
         mode: args.mode,
         rules: args.rules.clone(),

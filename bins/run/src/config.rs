@@ -275,7 +275,7 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
 /// The user's config does not load, or `COX_LOG` is not a filter.
 pub fn log_filter_for(user_config: &Path) -> Result<tracing_subscriber::EnvFilter> {
     let configured = load_models(user_config)?.core.log_level;
-    let cox_log = std::env::var("COX_LOG").ok().filter(|v| !v.is_empty());
+    let cox_log = crate::env::cox_log().filter(|v| !v.is_empty());
     log_filter::choose(configured.as_deref(), cox_log.as_deref())
 }
 

@@ -1,10 +1,43 @@
-//! Facts the driver reads from the machine for the session: the time and
-//! the git branch. The core never reads them itself (it is told), so a test
-//! can pin them.
+//! Facts the driver reads from the machine for the session: the time, the
+//! git branch, and the `COX_*` variables that are no flag's. The core never
+//! reads them itself (it is told), so a test can pin them.
+//!
+//! Where each `COX_*` variable is read, once:
+//! - `COX_PROVIDER`, `COX_MODEL`, `COX_EFFORT`, `COX_PERMISSION_MODE` and
+//!   `COX_SCENARIO` by clap, on the flag each stands for (see
+//!   [`crate::given`]);
+//! - `COX_BUDGET_SESSION_USD`, `COX_BUDGET_MONTHLY_USD` ([`budget_vars`])
+//!   and `COX_LOG` ([`cox_log`]) here: the monthly cap and the log filter
+//!   have no flag, and the session cap's variable is a layer under
+//!   `--max-budget-usd` (it may be 0, the flag may not) that `cox config
+//!   show`, which takes no such flag, reports too;
+//! - `COX_HOME` by `cox_store::CoxHome::resolve`, the library every command
+//!   and test harness opens the record through;
+//! - `COX_TUI_EXIT_AFTER_FIRST_FRAME` by the terminal UI (`cox_tui::run`),
+//!   the launch benchmark's switch, which no person types.
 
 use std::path::Path;
 
 pub use cox_store::clock::{now_rfc3339, rfc3339};
+
+/// `COX_BUDGET_SESSION_USD` and `COX_BUDGET_MONTHLY_USD`, named, with their
+/// text as set (`None` when unset or not UTF-8): this run's `[budget]`
+/// caps, over both config files.
+#[must_use]
+pub fn budget_vars() -> [(&'static str, Option<String>); 2] {
+    ["COX_BUDGET_SESSION_USD", "COX_BUDGET_MONTHLY_USD"].map(|name| (name, var(name)))
+}
+
+/// `COX_LOG`, as set (`None` when unset or not UTF-8): the tracing filter
+/// of `logs/cox.log` for this run, over `core.log_level`.
+#[must_use]
+pub fn cox_log() -> Option<String> {
+    var("COX_LOG")
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
 
 /// The checked-out branch of the repository holding `cwd`, read from
 /// `.git/HEAD` without starting git. `None` outside a repository or on a

@@ -16,6 +16,7 @@ pub mod config;
 pub mod doctor;
 pub mod env;
 pub mod expand;
+pub mod given;
 mod grep;
 pub mod instructions;
 pub mod output;
@@ -43,6 +44,7 @@ use cox_sandbox::ProcessSandbox;
 use cox_store::{Background, CoxHome, CoxStore};
 
 pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
+use given::Given;
 
 /// What the flags, the environment and the user's config say about the
 /// provider.
@@ -62,10 +64,6 @@ pub struct ProviderChoice {
     pub models: config::ModelConfig,
 }
 
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 /// The mode the run is in, and the effort main turns ask for.
 struct Preset {
     tier: Tier,
@@ -81,10 +79,8 @@ fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> {
     if let Some(mode) = args.mode_flag().map_err(anyhow::Error::msg)? {
         return Ok(Some(mode));
     }
-    var("COX_PERMISSION_MODE")
-        .map(|name| {
-            args::parse_mode(&name).map_err(|e| anyhow::anyhow!("COX_PERMISSION_MODE: {e}"))
-        })
+    given::env(args.permission_mode.as_ref())
+        .map(|name| args::parse_mode(name).map_err(|e| anyhow::anyhow!("COX_PERMISSION_MODE: {e}")))
         .transpose()
 }
 
@@ -144,11 +140,12 @@ fn budget(
     caps.session_usd = lower(caps.session_usd, project.session_usd);
     caps.monthly_usd = lower(caps.monthly_usd, project.monthly_usd);
     // Variables come after both files, as every layer does.
-    for (name, slot) in [
-        ("COX_BUDGET_SESSION_USD", &mut caps.session_usd),
-        ("COX_BUDGET_MONTHLY_USD", &mut caps.monthly_usd),
+    let [session, monthly] = env::budget_vars();
+    for ((name, text), slot) in [
+        (session, &mut caps.session_usd),
+        (monthly, &mut caps.monthly_usd),
     ] {
-        if let Some(text) = var(name) {
+        if let Some(text) = text.filter(|v| !v.is_empty()) {
             let usd: f64 = text
                 .trim()
                 .parse()
@@ -188,10 +185,10 @@ fn preset(args: &RunArgs, models: &config::ModelConfig) -> Result<Preset> {
         }
         (None, _) => false,
     };
-    let effort = match args.effort {
-        Some(effort) => Some(effort),
-        None => match var("COX_EFFORT") {
-            Some(name) => Some(Effort::parse(&name).ok_or_else(|| {
+    let effort = match given::flag(args.effort.as_ref()) {
+        Some(effort) => Some(*effort),
+        None => match given::env(args.effort.as_ref()) {
+            Some(name) => Some(Effort::parse(name).ok_or_else(|| {
                 anyhow::anyhow!("COX_EFFORT={name}: unknown effort (low, medium, high, xhigh)")
             })?),
             None => models.core.effort,
@@ -359,12 +356,17 @@ where
         .collect();
     let context = models.context;
     let choice = ProviderChoice {
-        provider: args.provider.clone().or_else(|| var("COX_PROVIDER")),
-        model: args.model.clone().or_else(|| var("COX_MODEL")),
-        scenario: args
-            .scenario
-            .clone()
-            .or_else(|| var("COX_SCENARIO").map(PathBuf::from)),
+        provider: args
+            .provider
+            .as_ref()
+            .and_then(Given::text)
+            .map(str::to_owned),
+        model: args.model.as_ref().and_then(Given::text).map(str::to_owned),
+        scenario: match &args.scenario {
+            Some(Given::Flag(path)) => Some(path.clone()),
+            Some(env) => env.env().map(PathBuf::from),
+            None => None,
+        },
         record: args.record.clone(),
         main_tier: preset.tier,
         models,
@@ -384,13 +386,14 @@ where
         past: found.as_ref().map(|f| f.events.clone()).unwrap_or_default(),
         resumed: found.map(|f| {
             // A resumed session goes on in the mode and model it was
-            // switched to, unless this command line says otherwise.
+            // switched to, unless this command line says otherwise (a
+            // variable does not).
             let mut resumed = f.resumed;
-            let flags_mode = args.permission_mode.is_some()
+            let flags_mode = args.permission_mode.as_ref().is_some_and(Given::is_flag)
                 || args.dangerously_skip_permissions
                 || args.mode.is_some()
                 || args.deep;
-            if args.model.is_some() {
+            if args.model.as_ref().is_some_and(Given::is_flag) {
                 resumed.history.forget_model();
             }
             if flags_mode {

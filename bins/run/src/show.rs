@@ -23,12 +23,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use clap::builder::StringValueParser;
 use cox_protocol::types::PermissionMode;
 use serde_json::{Value, json};
 use toml::Table;
 
 use crate::args::RuleFlags;
 use crate::config::ModeName;
+use crate::given::{self, FlagOrEnv, Given};
 
 /// `cox config show`.
 #[derive(Args, Debug, Clone)]
@@ -43,16 +45,40 @@ pub struct ShowArgs {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// As with `cox run`: these flags are the last layer.
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
-    #[arg(long, value_name = "EFFORT")]
-    pub effort: Option<String>,
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "COX_PROVIDER",
+        hide_env = true,
+        value_parser = FlagOrEnv(StringValueParser::new())
+    )]
+    pub provider: Option<Given<String>>,
+    #[arg(
+        long,
+        value_name = "MODEL",
+        env = "COX_MODEL",
+        hide_env = true,
+        value_parser = FlagOrEnv(StringValueParser::new())
+    )]
+    pub model: Option<Given<String>>,
+    #[arg(
+        long,
+        value_name = "EFFORT",
+        env = "COX_EFFORT",
+        hide_env = true,
+        value_parser = FlagOrEnv(StringValueParser::new())
+    )]
+    pub effort: Option<Given<String>>,
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<ModeName>,
-    #[arg(long, value_name = "MODE", value_parser = crate::args::parse_mode)]
-    pub permission_mode: Option<PermissionMode>,
+    #[arg(
+        long,
+        value_name = "MODE",
+        env = "COX_PERMISSION_MODE",
+        hide_env = true,
+        value_parser = FlagOrEnv(crate::args::parse_mode)
+    )]
+    pub permission_mode: Option<Given<PermissionMode>>,
     #[command(flatten)]
     pub rules: RuleFlags,
 }
@@ -82,20 +108,20 @@ fn show(args: &ShowArgs) -> Result<String> {
     // The same variables `cox run` reads, refused the same way.
     // The mode from the flags or COX_PERMISSION_MODE, as `cox run` reads it.
     let asked_mode = crate::permission_mode(&crate::RunArgs {
-        permission_mode: args.permission_mode,
+        permission_mode: args.permission_mode.clone(),
         ..crate::RunArgs::default()
     })?;
-    for (name, value) in [
-        ("COX_EFFORT", std::env::var("COX_EFFORT").ok()),
-        ("--effort", args.effort.clone()),
-    ] {
-        if let Some(value) = value.filter(|v| !v.is_empty())
-            && cox_protocol::provider::Effort::parse(&value).is_none()
-        {
-            anyhow::bail!("{name}={value}: unknown effort (low, medium, high, xhigh)");
-        }
+    let effort = match &args.effort {
+        Some(Given::Flag(value)) => Some(("--effort", value.as_str())),
+        Some(variable) => variable.env().map(|value| ("COX_EFFORT", value)),
+        None => None,
+    };
+    if let Some((name, value)) = effort.filter(|(_, value)| !value.is_empty())
+        && cox_protocol::provider::Effort::parse(value).is_none()
+    {
+        anyhow::bail!("{name}={value}: unknown effort (low, medium, high, xhigh)");
     }
-    if let Ok(filter) = std::env::var("COX_LOG")
+    if let Some(filter) = crate::env::cox_log()
         && !filter.is_empty()
         && let Err(why) = crate::config::log_filter::check(&filter)
     {
@@ -164,8 +190,8 @@ fn show(args: &ShowArgs) -> Result<String> {
             }
         }
     }
-    for (var, key) in ENV {
-        if let Ok(value) = std::env::var(var)
+    for (var, key, value) in variables(args) {
+        if let Some(value) = value
             && !value.trim().is_empty()
         {
             let key = key.replace("<main>", main_tier(args));
@@ -183,11 +209,19 @@ fn show(args: &ShowArgs) -> Result<String> {
     let flags: [(&str, Option<String>, String); 5] = [
         (
             "--provider",
-            args.provider.clone(),
+            given::flag(args.provider.as_ref()).cloned(),
             "tiers.code.provider".into(),
         ),
-        ("--model", args.model.clone(), format!("tiers.{main}.model")),
-        ("--effort", args.effort.clone(), "core.effort".into()),
+        (
+            "--model",
+            given::flag(args.model.as_ref()).cloned(),
+            format!("tiers.{main}.model"),
+        ),
+        (
+            "--effort",
+            given::flag(args.effort.as_ref()).cloned(),
+            "core.effort".into(),
+        ),
         (
             "--mode",
             args.mode.map(|m| format!("{m:?}").to_ascii_lowercase()),
@@ -195,7 +229,7 @@ fn show(args: &ShowArgs) -> Result<String> {
         ),
         (
             "--permission-mode",
-            args.permission_mode.map(|m| m.to_string()),
+            given::flag(args.permission_mode.as_ref()).map(ToString::to_string),
             "permissions.mode".into(),
         ),
     ];
@@ -280,18 +314,49 @@ fn show(args: &ShowArgs) -> Result<String> {
     Ok(lines.join("\n"))
 }
 
-/// Variables and the key each sets (`<main>`: the tier main turns run on).
-const ENV: &[(&str, &str)] = &[
-    ("COX_PROVIDER", "tiers.code.provider"),
-    ("COX_MODEL", "tiers.<main>.model"),
-    ("COX_EFFORT", "core.effort"),
-    ("COX_PERMISSION_MODE", "permissions.mode"),
-    ("COX_BUDGET_SESSION_USD", "budget.session_usd"),
-    ("COX_BUDGET_MONTHLY_USD", "budget.monthly_usd"),
-    ("COX_LOG", "core.log_level"),
-    ("ANTHROPIC_BASE_URL", "providers.anthropic.base_url"),
-    ("OPENAI_BASE_URL", "providers.openai.base_url"),
-];
+/// The variables, the key each sets (`<main>`: the tier main turns run
+/// on) and its text: those that stand for a flag as clap read them (none
+/// when the flag was typed, which sets the key anyway), the others as
+/// `cox run` reads them.
+fn variables(args: &ShowArgs) -> Vec<(&'static str, &'static str, Option<String>)> {
+    let variable = |given: Option<&str>| given.map(str::to_owned);
+    let [(session_name, session_usd), (monthly_name, monthly_usd)] = crate::env::budget_vars();
+    vec![
+        (
+            "COX_PROVIDER",
+            "tiers.code.provider",
+            variable(given::env(args.provider.as_ref())),
+        ),
+        (
+            "COX_MODEL",
+            "tiers.<main>.model",
+            variable(given::env(args.model.as_ref())),
+        ),
+        (
+            "COX_EFFORT",
+            "core.effort",
+            variable(given::env(args.effort.as_ref())),
+        ),
+        (
+            "COX_PERMISSION_MODE",
+            "permissions.mode",
+            variable(given::env(args.permission_mode.as_ref())),
+        ),
+        (session_name, "budget.session_usd", session_usd),
+        (monthly_name, "budget.monthly_usd", monthly_usd),
+        ("COX_LOG", "core.log_level", crate::env::cox_log()),
+        (
+            "ANTHROPIC_BASE_URL",
+            "providers.anthropic.base_url",
+            std::env::var("ANTHROPIC_BASE_URL").ok(),
+        ),
+        (
+            "OPENAI_BASE_URL",
+            "providers.openai.base_url",
+            std::env::var("OPENAI_BASE_URL").ok(),
+        ),
+    ]
+}
 
 fn main_tier(args: &ShowArgs) -> &'static str {
     if args.mode == Some(ModeName::Architect) {
