@@ -40,13 +40,13 @@ use std::io::Write;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use cox_cli::OutputFormat;
+use cox_cli::output::Renderer;
 use cox_core::{Session, SessionConfig};
 use cox_protocol::SessionId;
 use cox_protocol::provider::SystemParts;
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, Event, PermissionMode, SandboxMode, Submission};
-use cox_run::OutputFormat;
-use cox_run::output::Renderer;
 use cox_sandbox::ProcessSandbox;
 use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};

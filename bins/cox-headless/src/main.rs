@@ -3,7 +3,7 @@
 //! scripts, CI and containers.
 
 fn main() {
-    std::process::exit(cox_run::args::headless_main(
-        cox_run::providers::any_provider,
+    std::process::exit(cox_cli::args::headless_main(
+        cox_cli::providers::any_provider,
     ));
 }

@@ -3,5 +3,5 @@
 //! through the real session, tools and rollout.
 
 fn main() {
-    std::process::exit(cox_run::args::headless_main(cox_run::scripted_provider));
+    std::process::exit(cox_cli::args::headless_main(cox_cli::scripted_provider));
 }

@@ -2,7 +2,7 @@
 //! run -p` runs one task headless; the other subcommands read the record.
 
 use clap::{Parser, Subcommand};
-use cox_run::{Parsed, RunArgs};
+use cox_cli::{Parsed, RunArgs};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run one task without a terminal UI, then exit.
-    #[command(after_help = cox_run::args::CLAUDE_CODE_FLAGS)]
+    #[command(after_help = cox_cli::args::CLAUDE_CODE_FLAGS)]
     Run(RunArgs),
     /// Inspect the permission rules.
     #[command(subcommand)]
@@ -34,14 +34,14 @@ enum Command {
     Config(ConfigCommand),
     /// Check keys, COX_HOME, cox.db, git, the sandbox and the price rows:
     /// one row each, exit 1 if any fails.
-    Doctor(cox_run::doctor::DoctorArgs),
+    Doctor(cox_cli::doctor::DoctorArgs),
     /// List the recorded sessions, show one, or search their rollouts.
-    Sessions(cox_run::sessions::SessionsArgs),
+    Sessions(cox_cli::sessions::SessionsArgs),
     /// The usage ledger: per month (the default), per day, the prompt
     /// cache, or one session's calls.
-    Stats(cox_run::stats::StatsArgs),
+    Stats(cox_cli::stats::StatsArgs),
     /// Print an archived tool output whole, or `--lines 60-90` of it.
-    Expand(cox_run::expand::ExpandArgs),
+    Expand(cox_cli::expand::ExpandArgs),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -61,13 +61,13 @@ struct RecordArgs {
 #[derive(Subcommand, Debug)]
 enum ConfigCommand {
     /// The effective config; with --sources, where each key came from.
-    Show(cox_run::show::ShowArgs),
+    Show(cox_cli::show::ShowArgs),
 }
 
 #[derive(Subcommand, Debug)]
 enum PermissionsCommand {
     /// Decide one call and say which rule or step decided it.
-    Check(cox_run::check::CheckArgs),
+    Check(cox_cli::check::CheckArgs),
 }
 
 /// Plain `cox`: the terminal UI over a session built as `cox run` builds
@@ -94,8 +94,8 @@ fn tui(args: RunArgs) -> i32 {
             }
         }
         let (session, facts) =
-            cox_run::interactive_session(&args, cox_run::providers::any_provider)
-                .map_err(|e| cox_run::error_chain(&e))?;
+            cox_cli::interactive_session(&args, cox_cli::providers::any_provider)
+                .map_err(|e| cox_cli::error_chain(&e))?;
         Ok((
             session,
             cox_tui::app::Facts {
@@ -116,7 +116,7 @@ fn tui(args: RunArgs) -> i32 {
 /// before it.
 fn headless(args: RunArgs, before: RunArgs) -> i32 {
     match args.merge(before) {
-        Ok(args) => cox_run::execute(args, cox_run::providers::any_provider),
+        Ok(args) => cox_cli::execute(args, cox_cli::providers::any_provider),
         Err(err) => {
             eprintln!("cox: error: {err}");
             1
@@ -165,7 +165,7 @@ fn main() {
         let written = std::io::stdout().write_all(VERSION.as_bytes());
         std::process::exit(i32::from(written.is_err()));
     }
-    let code = match cox_run::args::parse_top::<Cli>(std::env::args_os()) {
+    let code = match cox_cli::args::parse_top::<Cli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
         Parsed::Args((cli, typed)) => {
             let name = match &cli.command {
@@ -191,15 +191,15 @@ fn main() {
 fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Run(args)) => headless(args, cli.session),
-        Some(Command::Permissions(PermissionsCommand::Check(args))) => cox_run::check::run(&args),
-        Some(Command::Config(ConfigCommand::Show(args))) => cox_run::show::run(&args),
-        Some(Command::Doctor(args)) => cox_run::doctor::run(&args),
-        Some(Command::Sessions(args)) => cox_run::sessions::run(&args),
-        Some(Command::Stats(args)) => cox_run::stats::run(&args),
-        Some(Command::Expand(args)) => cox_run::expand::run(&args),
+        Some(Command::Permissions(PermissionsCommand::Check(args))) => cox_cli::check::run(&args),
+        Some(Command::Config(ConfigCommand::Show(args))) => cox_cli::show::run(&args),
+        Some(Command::Doctor(args)) => cox_cli::doctor::run(&args),
+        Some(Command::Sessions(args)) => cox_cli::sessions::run(&args),
+        Some(Command::Stats(args)) => cox_cli::stats::run(&args),
+        Some(Command::Expand(args)) => cox_cli::expand::run(&args),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);
-            match cox_run::parse::<Cli>(argv) {
+            match cox_cli::parse::<Cli>(argv) {
                 Parsed::Exit(code) => code,
                 Parsed::Args(Cli {
                     command: Some(Command::Run(args)),

@@ -292,7 +292,7 @@ fn core_log_level_filters_the_log_file_and_cox_log_wins() {
 
     // A directive list works as tracing reads it.
     let s = Setup::new();
-    s.user_config("[core]\nlog_level = \"warn,cox_run::config=debug\"\n");
+    s.user_config("[core]\nlog_level = \"warn,cox_cli::config=debug\"\n");
     assert_eq!(s.run().status.code(), Some(0));
     let mixed = levels(&s.log());
     assert!(mixed.iter().any(|l| l == "DEBUG"), "{mixed:?}");

@@ -100,7 +100,7 @@ mod tests {
             "DEBUG",
             "cox_core=trace,info",
             "warn,hyper=debug",
-            "cox_run",
+            "cox_cli",
         ] {
             assert_eq!(check(good), Ok(()), "{good}");
         }

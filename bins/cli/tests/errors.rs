@@ -32,7 +32,7 @@ fn the_chain_is_kept_and_said_once() {
     let plain = format!("{error:#}");
     assert!(plain.starts_with(&format!("{line}: ")), "{plain}");
     // The line printed says each thing once: exactly the message.
-    assert_eq!(cox_run::error_chain(&error), line);
+    assert_eq!(cox_cli::error_chain(&error), line);
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn context_above_a_typed_error_reads_as_before() {
         .context("cannot list the sessions")
         .unwrap_err();
     assert_eq!(
-        cox_run::error_chain(&error),
+        cox_cli::error_chain(&error),
         format!("cannot list the sessions: {line}")
     );
 }
