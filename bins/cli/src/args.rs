@@ -10,7 +10,7 @@
 //! sessions`) is refused, never dropped.
 //!
 //! Parsing happens in two stages: clap turns the command line into
-//! [`RunArgs`] (raw, as typed), and [`crate::execute`] checks what clap
+//! [`RunArgs`] (raw, as typed), and [`crate::commands::run::execute`] checks what clap
 //! cannot (an empty prompt, a missing folder) before anything starts. A
 //! usage error prints clap's whole report and exits 1, never clap's 2,
 //! which scripts would read as "a call was denied".
@@ -489,12 +489,12 @@ impl HeadlessCli {
 pub fn headless_main<P, M>(make_provider: M) -> i32
 where
     P: cox_protocol::Provider,
-    M: FnOnce(&crate::ProviderChoice) -> anyhow::Result<P>,
+    M: FnOnce(&crate::providers::ProviderChoice) -> anyhow::Result<P>,
 {
     match parse::<HeadlessCli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
         Parsed::Args(cli) => match cli.into_run() {
-            Ok(args) => crate::execute(args, make_provider),
+            Ok(args) => crate::commands::run::execute(args, make_provider),
             Err(err) => {
                 eprintln!("cox: error: {err}");
                 1

@@ -1,5 +1,6 @@
 //! Facts the driver reads from the machine for the session: the time, the
-//! git branch, and the `COX_*` variables that are no flag's. The core never
+//! git branch, the person's home folder, and the `COX_*` variables that are
+//! no flag's. The core never
 //! reads them itself (it is told), so a test can pin them.
 //!
 //! Where each `COX_*` variable is read, once:
@@ -16,7 +17,7 @@
 //! - `COX_TUI_EXIT_AFTER_FIRST_FRAME` by the terminal UI (`cox_tui::run`),
 //!   the launch benchmark's switch, which no person types.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use cox_store::clock::{now_rfc3339, rfc3339};
 
@@ -37,6 +38,14 @@ pub fn cox_log() -> Option<String> {
 
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok()
+}
+
+/// The person's home folder, for `~/` in rules.
+#[must_use]
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 /// The checked-out branch of the repository holding `cwd`, read from

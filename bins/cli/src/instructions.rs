@@ -59,7 +59,7 @@ pub struct Instructions {
 /// returns the text.
 #[must_use]
 pub fn load(cox_home: &Path, cwd: &Path) -> String {
-    let found = gather(cox_home, crate::home_dir().as_deref(), cwd);
+    let found = gather(cox_home, crate::env::home_dir().as_deref(), cwd);
     for warning in &found.warnings {
         eprintln!("cox: warning: {warning}");
         tracing::warn!(%warning, "instructions");

@@ -17,6 +17,7 @@
 //! model, so one must be named.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
@@ -30,11 +31,28 @@ use cox_scripted::ScriptedProvider;
 use futures::Stream;
 use futures::future::Either;
 
-use crate::ProviderChoice;
 use crate::config::{ModelConfig, TierName};
 
 /// The model main turns run on when none is named (Anthropic).
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5";
+
+/// What the flags, the environment and the user's config say about the
+/// provider.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderChoice {
+    /// `--provider`, else `COX_PROVIDER`.
+    pub provider: Option<String>,
+    /// `--model`, else `COX_MODEL`: the main tier's model.
+    pub model: Option<String>,
+    /// `--scenario`, else `COX_SCENARIO`.
+    pub scenario: Option<PathBuf>,
+    /// `--record`: where the cassette goes.
+    pub record: Option<PathBuf>,
+    /// The tier main turns run on.
+    pub main_tier: Tier,
+    /// `[core]`, `[tiers]`, `[providers]`, `[models]` of the user's config.
+    pub models: ModelConfig,
+}
 
 /// What a session of `cox run` talks to.
 pub type SessionProvider = Recorder<Router<AnyProvider>>;
@@ -115,7 +133,7 @@ pub fn any_provider(choice: &ProviderChoice) -> Result<SessionProvider> {
         },
     };
     let router = if main == "scripted" {
-        let scripted = Arc::new(AnyProvider::Scripted(crate::scripted_provider(choice)?));
+        let scripted = Arc::new(AnyProvider::Scripted(scripted_provider(choice)?));
         let model = scripted.model().to_owned();
         let route = |_| Route {
             provider: Arc::clone(&scripted),
@@ -321,4 +339,21 @@ fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
         }
         other => bail!("unknown provider `{other}` (this build has: anthropic, openai, scripted)"),
     }
+}
+
+/// Builds the scripted provider from a [`ProviderChoice`]: the one provider
+/// every binary has. Errors name the variable to set.
+pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::ScriptedProvider> {
+    let Some(path) = &choice.scenario else {
+        bail!(
+            "the scripted provider needs a scenario: set COX_SCENARIO=<file.toml> or pass --scenario <file.toml>"
+        );
+    };
+    let mut scenario = cox_scripted::Scenario::load(path)?;
+    // `--model` (or COX_MODEL) names the model the scenario plays, so it
+    // prices and reports as that model.
+    if let Some(model) = &choice.model {
+        scenario = scenario.played_as(model.clone());
+    }
+    Ok(cox_scripted::ScriptedProvider::new(scenario))
 }

@@ -3,5 +3,7 @@
 //! through the real session, tools and rollout.
 
 fn main() {
-    std::process::exit(cox_cli::args::headless_main(cox_cli::scripted_provider));
+    std::process::exit(cox_cli::args::headless_main(
+        cox_cli::providers::scripted_provider,
+    ));
 }

@@ -2,7 +2,7 @@
 //! run -p` runs one task headless; the other subcommands read the record.
 
 use clap::{Parser, Subcommand};
-use cox_cli::{Parsed, RunArgs};
+use cox_cli::{Parsed, RunArgs, commands};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -34,14 +34,14 @@ enum Command {
     Config(ConfigCommand),
     /// Check keys, COX_HOME, cox.db, git, the sandbox and the price rows:
     /// one row each, exit 1 if any fails.
-    Doctor(cox_cli::doctor::DoctorArgs),
+    Doctor(commands::doctor::DoctorArgs),
     /// List the recorded sessions, show one, or search their rollouts.
-    Sessions(cox_cli::sessions::SessionsArgs),
+    Sessions(commands::sessions::SessionsArgs),
     /// The usage ledger: per month (the default), per day, the prompt
     /// cache, or one session's calls.
-    Stats(cox_cli::stats::StatsArgs),
+    Stats(commands::stats::StatsArgs),
     /// Print an archived tool output whole, or `--lines 60-90` of it.
-    Expand(cox_cli::expand::ExpandArgs),
+    Expand(commands::expand::ExpandArgs),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -61,13 +61,13 @@ struct RecordArgs {
 #[derive(Subcommand, Debug)]
 enum ConfigCommand {
     /// The effective config; with --sources, where each key came from.
-    Show(cox_cli::show::ShowArgs),
+    Show(commands::config::ShowArgs),
 }
 
 #[derive(Subcommand, Debug)]
 enum PermissionsCommand {
     /// Decide one call and say which rule or step decided it.
-    Check(cox_cli::check::CheckArgs),
+    Check(commands::permissions::CheckArgs),
 }
 
 /// Plain `cox`: the terminal UI over a session built as `cox run` builds
@@ -94,7 +94,7 @@ fn tui(args: RunArgs) -> i32 {
             }
         }
         let (session, facts) =
-            cox_cli::interactive_session(&args, cox_cli::providers::any_provider)
+            cox_cli::session::interactive_session(&args, cox_cli::providers::any_provider)
                 .map_err(|e| cox_cli::error_chain(&e))?;
         Ok((
             session,
@@ -116,7 +116,7 @@ fn tui(args: RunArgs) -> i32 {
 /// before it.
 fn headless(args: RunArgs, before: RunArgs) -> i32 {
     match args.merge(before) {
-        Ok(args) => cox_cli::execute(args, cox_cli::providers::any_provider),
+        Ok(args) => commands::run::execute(args, cox_cli::providers::any_provider),
         Err(err) => {
             eprintln!("cox: error: {err}");
             1
@@ -191,12 +191,14 @@ fn main() {
 fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Run(args)) => headless(args, cli.session),
-        Some(Command::Permissions(PermissionsCommand::Check(args))) => cox_cli::check::run(&args),
-        Some(Command::Config(ConfigCommand::Show(args))) => cox_cli::show::run(&args),
-        Some(Command::Doctor(args)) => cox_cli::doctor::run(&args),
-        Some(Command::Sessions(args)) => cox_cli::sessions::run(&args),
-        Some(Command::Stats(args)) => cox_cli::stats::run(&args),
-        Some(Command::Expand(args)) => cox_cli::expand::run(&args),
+        Some(Command::Permissions(PermissionsCommand::Check(args))) => {
+            commands::permissions::run(&args)
+        }
+        Some(Command::Config(ConfigCommand::Show(args))) => commands::config::run(&args),
+        Some(Command::Doctor(args)) => commands::doctor::run(&args),
+        Some(Command::Sessions(args)) => commands::sessions::run(&args),
+        Some(Command::Stats(args)) => commands::stats::run(&args),
+        Some(Command::Expand(args)) => commands::expand::run(&args),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);
             match cox_cli::parse::<Cli>(argv) {

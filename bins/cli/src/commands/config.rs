@@ -107,7 +107,7 @@ fn show(args: &ShowArgs) -> Result<String> {
     // Load as `cox run` does, so what it refuses is refused here too.
     // The same variables `cox run` reads, refused the same way.
     // The mode from the flags or COX_PERMISSION_MODE, as `cox run` reads it.
-    let asked_mode = crate::permission_mode(&crate::RunArgs {
+    let asked_mode = crate::session::permission_mode(&crate::RunArgs {
         permission_mode: args.permission_mode.clone(),
         ..crate::RunArgs::default()
     })?;
@@ -129,7 +129,7 @@ fn show(args: &ShowArgs) -> Result<String> {
     }
     let permissions = crate::config::load_permissions(
         &user_path,
-        crate::home_dir().as_deref(),
+        crate::env::home_dir().as_deref(),
         &cwd,
         &args.rules.with_mode(asked_mode),
     )?;

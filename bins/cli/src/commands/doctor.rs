@@ -192,7 +192,7 @@ fn config(home: &CoxHome) -> (Row, ModelConfig) {
         }
     };
     let flags = PermissionFlags::default();
-    let row = match load_permissions(&path, crate::home_dir().as_deref(), &cwd, &flags) {
+    let row = match load_permissions(&path, crate::env::home_dir().as_deref(), &cwd, &flags) {
         Err(err) => Row::new(Status::Fail, NAME, crate::one_line(&err)),
         Ok(perms) if !perms.warnings.is_empty() => {
             Row::new(Status::Warn, NAME, perms.warnings.join("; "))

@@ -7,13 +7,15 @@
 //!                              its tokens per provider, model and effort
 //! cox sessions [<id>] --json   the same, as JSON with stable field names
 //! cox sessions --grep TEXT     where the sessions mention TEXT (see
-//!                              grep.rs); exit 1 when nothing does
+//!                              sessions/grep.rs); exit 1 when nothing does
 //! ```
 //!
 //! Nothing here writes: the database is opened only if it exists and only
 //! to read (see [`crate::report::Record`]). A home with no database lists
 //! no sessions and exits 0; naming a session there is an error, as is an
 //! id that matches no session or several.
+
+mod grep;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -23,7 +25,6 @@ use clap::Args;
 use cox_store::{ModelTotals, SessionRow};
 use serde::Serialize;
 
-use crate::grep;
 use crate::report::{Record, age, clip, duration, finish, micro_usd, now_millis, span_ms, usd};
 use crate::table::{
     Cell, Column, ESTIMATED_NOTE, TOTALS_COLUMNS, Table, col, table_only, totals_cells,

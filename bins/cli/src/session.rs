@@ -1,0 +1,524 @@
+//! The session every surface runs, built from the command line.
+//!
+//! `cox run`, the terminal UI and `cox permissions check` start here, so
+//! they cannot disagree about what a command line means: `prepare` checks
+//! the flags, prepares `COX_HOME`, opens the log, finds the session to
+//! resume, loads the permissions and the models, and builds the provider;
+//! `build_session` then opens the record and assembles the session with
+//! the approval policy of the surface (`never` headless, `on-request` where
+//! a person can answer). Anything that fails here fails before the session
+//! starts, as one error the surface prints on one line.
+//!
+//! The layers, weakest first: built-in defaults, the user's config, the
+//! project's (which may only narrow), the `COX_*` variables, then the flags.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use cox_core::{Adapters, Session, SessionConfig};
+use cox_protocol::config::{BudgetConfig, ContextConfig};
+use cox_protocol::provider::{Effort, SystemParts, Tier};
+use cox_protocol::tool::Workspace;
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode};
+use cox_protocol::{Provider, SessionId};
+use cox_sandbox::ProcessSandbox;
+use cox_store::{Background, CoxHome, CoxStore};
+
+use crate::args::{self, RunArgs};
+use crate::given::{self, Given};
+use crate::providers::ProviderChoice;
+use crate::{config, env, instructions, providers, resume};
+
+/// The mode the run is in, and the effort main turns ask for.
+struct Preset {
+    tier: Tier,
+    /// Architect: the permission mode is plan, whatever the config says.
+    plan: bool,
+    effort: Option<Effort>,
+}
+
+/// The permission mode the command line asks for (`--permission-mode`,
+/// `--dangerously-skip-permissions`), else `COX_PERMISSION_MODE`; `None`
+/// leaves it to the config files.
+pub(crate) fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> {
+    if let Some(mode) = args.mode_flag().map_err(anyhow::Error::msg)? {
+        return Ok(Some(mode));
+    }
+    given::env(args.permission_mode.as_ref())
+        .map(|name| args::parse_mode(name).map_err(|e| anyhow::anyhow!("COX_PERMISSION_MODE: {e}")))
+        .transpose()
+}
+
+/// The permissions a session with these flags runs under, in `cwd`: the
+/// config files, the rules on the command line, the mode from the flags,
+/// `COX_PERMISSION_MODE` or the files, and architect's plan mode over all
+/// of them. `cox run`, the terminal UI and `cox permissions check` all
+/// come through here, so they cannot disagree.
+///
+/// # Errors
+/// A config file that does not load, a bad mode, or architect asked for by
+/// the config alone.
+pub fn session_permissions(
+    home: &CoxHome,
+    cwd: &std::path::Path,
+    args: &RunArgs,
+) -> Result<(config::Permissions, config::ModelConfig)> {
+    let mut permissions = config::load_permissions(
+        &home.root().join("config.toml"),
+        env::home_dir().as_deref(),
+        cwd,
+        &args.rules.with_mode(permission_mode(args)?),
+    )?;
+    let models = config::load_models(&home.root().join("config.toml"))?;
+    if preset(args, &models)?.plan {
+        let architect = if args.deep {
+            "--deep"
+        } else {
+            "--mode architect"
+        };
+        if let Some(asked) = args.mode_flag().map_err(anyhow::Error::msg)?
+            && asked != PermissionMode::Plan
+        {
+            bail!(
+                "{architect} decides in plan mode, but the command line asks for {asked}: give one"
+            );
+        }
+        permissions.mode = PermissionMode::Plan;
+        permissions.mode_source = architect.into();
+    }
+    Ok((permissions, models))
+}
+
+/// The `[budget]` caps: the user's config, lowered (never raised or
+/// removed) by the project's, then `COX_BUDGET_SESSION_USD` and
+/// `COX_BUDGET_MONTHLY_USD` for this run, then `--max-budget-usd`.
+fn budget(
+    models: &config::ModelConfig,
+    project: BudgetConfig,
+    flag: Option<f64>,
+) -> Result<BudgetConfig> {
+    let lower = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let mut caps = models.budget;
+    caps.session_usd = lower(caps.session_usd, project.session_usd);
+    caps.monthly_usd = lower(caps.monthly_usd, project.monthly_usd);
+    // Variables come after both files, as every layer does.
+    let [session, monthly] = env::budget_vars();
+    for ((name, text), slot) in [
+        (session, &mut caps.session_usd),
+        (monthly, &mut caps.monthly_usd),
+    ] {
+        if let Some(text) = text.filter(|v| !v.is_empty()) {
+            let usd: f64 = text
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| anyhow::anyhow!("{name}={text}: not an amount in US dollars"))?;
+            *slot = Some(usd);
+        }
+    }
+    // The flag is this run's own, over every file and variable.
+    if let Some(usd) = flag {
+        caps.session_usd = Some(usd);
+    }
+    Ok(caps)
+}
+
+/// Works out the mode. Architect's think tier costs more, so in `cox run`
+/// only the flag counts as consent: a config asking for it alone is refused
+/// with the flag to pass.
+fn preset(args: &RunArgs, models: &config::ModelConfig) -> Result<Preset> {
+    let flag = if args.deep {
+        Some(config::ModeName::Architect)
+    } else {
+        args.mode
+    };
+    let architect = match (flag, models.core.mode) {
+        (Some(mode), _) => mode == config::ModeName::Architect,
+        (None, Some(config::ModeName::Architect)) => {
+            let from = models
+                .path
+                .as_ref()
+                .map_or_else(String::new, |p| format!(" in {}", p.display()));
+            bail!(
+                "core.mode = architect{from} runs main turns on the think tier, which costs more: \
+                 pass --mode architect (or --deep) to agree to it for this run, or --mode editor"
+            );
+        }
+        (None, _) => false,
+    };
+    let effort = match given::flag(args.effort.as_ref()) {
+        Some(effort) => Some(*effort),
+        None => match given::env(args.effort.as_ref()) {
+            Some(name) => Some(Effort::parse(name).ok_or_else(|| {
+                anyhow::anyhow!("COX_EFFORT={name}: unknown effort (low, medium, high, xhigh)")
+            })?),
+            None => models.core.effort,
+        },
+    };
+    Ok(Preset {
+        tier: if architect { Tier::Think } else { Tier::Code },
+        plan: architect,
+        effort,
+    })
+}
+
+/// What [`prepare`] found out: everything a session needs but its record.
+pub(crate) struct Prepared<P> {
+    provider: P,
+    home: CoxHome,
+    cwd: PathBuf,
+    /// The working folder and every `--add-dir`.
+    workspace: Workspace,
+    append_system_prompt: Option<String>,
+    permissions: config::Permissions,
+    preset: Preset,
+    resumed: Option<cox_core::Resumed>,
+    /// The resumed session's events so far.
+    past: Vec<cox_protocol::types::Event>,
+    pub(crate) catalog: cox_protocol::catalog::Catalog,
+    /// Models the config names in `[tiers]`, priced or not.
+    tier_models: Vec<String>,
+    budget: BudgetConfig,
+    context: ContextConfig,
+}
+
+/// Everything before the session: see the module doc.
+pub(crate) fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
+where
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    let home = CoxHome::resolve(None)?;
+    home.prepare()?;
+    init_log(
+        home.logs_dir(),
+        config::log_filter_for(&home.root().join("config.toml"))?,
+    );
+    let pick = match (&args.resume, args.continue_) {
+        (Some(id), _) => Some(resume::Pick::Id(id.clone())),
+        (None, true) => Some(resume::Pick::Latest),
+        (None, false) => None,
+    };
+    let here = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let found = match &pick {
+        Some(pick) => {
+            let at = std::fs::canonicalize(&here).unwrap_or_else(|_| here.clone());
+            Some(resume::find(&home, pick, &at)?)
+        }
+        None => None,
+    };
+    // A resumed session runs where it ran, unless --cwd says otherwise.
+    let cwd = match (&found, &args.cwd) {
+        (Some(found), None) => PathBuf::from(&found.resumed.cwd),
+        _ => here,
+    };
+    let cwd = std::fs::canonicalize(&cwd).with_context(|| match (&found, &args.cwd) {
+        (Some(found), None) => format!(
+            "session {} ran in {}, which cannot be opened now: pass --cwd to resume it elsewhere",
+            found.resumed.session_id,
+            cwd.display()
+        ),
+        _ => format!("--cwd {}: cannot open the folder", cwd.display()),
+    })?;
+    if !cwd.is_dir() {
+        bail!("--cwd {}: not a folder", cwd.display());
+    }
+    if let Some(found) = &found {
+        for warning in &found.warnings {
+            eprintln!("cox: warning: {warning}");
+            tracing::warn!(%warning, "resume");
+        }
+        tracing::info!(session = %found.resumed.session_id, rollout = %found.rollout.display(), turns = found.resumed.turns(), "resume");
+    }
+    let mut roots = vec![cwd.clone()];
+    for dir in &args.add_dir {
+        let root = std::fs::canonicalize(dir)
+            .with_context(|| format!("--add-dir {}: cannot open the folder", dir.display()))?;
+        if !root.is_dir() {
+            bail!("--add-dir {}: not a folder", dir.display());
+        }
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    let (permissions, models) = session_permissions(&home, &cwd, args)?;
+    for warning in &permissions.warnings {
+        eprintln!("cox: warning: {warning}");
+        tracing::warn!(%warning, "permissions");
+    }
+    let preset = preset(args, &models)?;
+    let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
+    let catalog = providers::full_catalog(&models);
+    let tier_models = models
+        .tiers
+        .values()
+        .filter_map(|tier| tier.model.clone())
+        .collect();
+    let context = models.context;
+    let choice = ProviderChoice {
+        provider: args
+            .provider
+            .as_ref()
+            .and_then(Given::text)
+            .map(str::to_owned),
+        model: args.model.as_ref().and_then(Given::text).map(str::to_owned),
+        scenario: match &args.scenario {
+            Some(Given::Flag(path)) => Some(path.clone()),
+            Some(env) => env.env().map(PathBuf::from),
+            None => None,
+        },
+        record: args.record.clone(),
+        main_tier: preset.tier,
+        models,
+    };
+    let provider = make_provider(&choice)?;
+    Ok(Prepared {
+        provider,
+        home,
+        workspace: Workspace {
+            cwd: cwd.clone(),
+            roots,
+        },
+        append_system_prompt: args.append_system_prompt.clone(),
+        cwd,
+        permissions,
+        preset,
+        past: found.as_ref().map(|f| f.events.clone()).unwrap_or_default(),
+        resumed: found.map(|f| {
+            // A resumed session goes on in the mode and model it was
+            // switched to, unless this command line says otherwise (a
+            // variable does not).
+            let mut resumed = f.resumed;
+            let flags_mode = args.permission_mode.as_ref().is_some_and(Given::is_flag)
+                || args.dangerously_skip_permissions
+                || args.mode.is_some()
+                || args.deep;
+            if args.model.as_ref().is_some_and(Given::is_flag) {
+                resumed.history.forget_model();
+            }
+            if flags_mode {
+                resumed.history.forget_mode();
+            }
+            resumed
+        }),
+        catalog,
+        tier_models,
+        budget,
+        context,
+    })
+}
+
+/// JSON lines to `logs/cox.log` through `filter` (see
+/// [`config::log_filter_for`]); a log that cannot be opened is skipped.
+fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter) {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("cox.log"))
+    else {
+        return;
+    };
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+}
+
+/// The session every surface runs: cox's own store, archive, sandbox and
+/// tools over the provider `P`.
+pub type CoxSession<P> =
+    Session<Adapters<P, std::sync::Arc<Record>, std::sync::Arc<Record>, ProcessSandbox>>;
+
+/// The record a session writes: `cox.db`, the rollout and the archive,
+/// written on a thread of its own.
+pub type Record = Background<CoxStore>;
+
+/// What a surface shows besides the events: facts the driver read.
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub cwd: PathBuf,
+    pub branch: Option<String>,
+    /// The main model's window and prices, when the catalog knows them.
+    pub window: Option<u64>,
+    pub prices: Option<cox_protocol::catalog::Prices>,
+    /// The permission mode the config asked for.
+    pub permission_mode: PermissionMode,
+    /// The rules in effect, one line each, with where each came from.
+    pub rules: Vec<String>,
+    /// A resumed session's events so far (empty for a new one).
+    pub past: Vec<cox_protocol::types::Event>,
+    /// Recent sessions, newest first: id and a one-line description.
+    pub recent: Vec<(String, String)>,
+    /// Every catalog row: model, prices, window (for a model switched to),
+    /// then each `[tiers]` model without a row (no prices, window 0).
+    pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
+}
+
+/// How long a session's end waits for a title the cheap tier is still
+/// writing, before it settles for the first line of the prompt. The call
+/// runs alongside the first turn, so it is nearly always done by then.
+const TITLE_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Builds the session `prepared` describes, with `approval` as its policy
+/// (`never` headless; `on-request` where a person can answer).
+pub(crate) fn build_session<P: Provider>(
+    prepared: Prepared<P>,
+    max_turns: Option<u32>,
+    approval: ApprovalPolicy,
+) -> Result<(CoxSession<P>, SessionFacts)> {
+    let Prepared {
+        provider,
+        home,
+        cwd,
+        workspace,
+        append_system_prompt,
+        permissions,
+        preset,
+        resumed,
+        past,
+        catalog,
+        tier_models,
+        budget,
+        context,
+    } = prepared;
+    let info = catalog.get(provider.model()).cloned();
+    let mut models: Vec<_> = catalog
+        .models()
+        .iter()
+        .map(|m| (m.id.clone(), m.prices, m.context_window))
+        .collect();
+    // A model set in `[tiers]` without a row is configured too: known to
+    // `/model`, with no price and no window.
+    for id in tier_models {
+        if !models.iter().any(|(known, ..)| *known == id) {
+            models.push((id, None, 0));
+        }
+    }
+    let context_window = info.as_ref().map(|m| m.context_window);
+    // Architect's plan mode is already in `permissions`.
+    let mode = permissions.mode;
+    let id = resumed
+        .as_ref()
+        .map_or_else(SessionId::generate, |r| r.session_id);
+    let started_at = env::now_rfc3339();
+    let cwd_text = cwd.display().to_string();
+    let branch = env::git_branch(&cwd);
+    let config = SessionConfig {
+        id,
+        workspace,
+        permission_mode: mode,
+        approval,
+        sandbox_mode: SandboxMode::WorkspaceWrite,
+        max_turns,
+        system: SystemParts {
+            prompt: match &append_system_prompt {
+                Some(text) => format!("{}\n\n{text}", cox_core::prompt::SYSTEM_PROMPT),
+                None => cox_core::prompt::SYSTEM_PROMPT.to_owned(),
+            },
+            instructions: instructions::load(home.root(), &cwd),
+            volatile: cox_core::prompt::volatile_block(
+                &started_at[..10],
+                &cwd_text,
+                branch.as_deref(),
+            ),
+        },
+        started_at,
+        max_output_tokens: 32_000,
+        tier: preset.tier,
+        effort: preset.effort,
+        budget,
+        context,
+        context_window,
+    };
+    tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
+    let store = std::sync::Arc::new(CoxStore::open(&home, catalog)?);
+    let recent = store
+        .db()
+        .sessions()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|row| row.id != id.to_string())
+        .take(20)
+        .map(|row| {
+            let day = row
+                .updated_at
+                .get(..16)
+                .unwrap_or(&row.updated_at)
+                .replace('T', " ");
+            let place = row.cwd.rsplit('/').next().unwrap_or_default().to_owned();
+            // The title first: a narrow list cuts the end of the line.
+            let title = row.title.as_ref().map(|t| format!("{t} · "));
+            let label = format!(
+                "{}{day} · {place} · {} turns · ${:.4}",
+                title.unwrap_or_default(),
+                row.turns,
+                row.cost_usd
+            );
+            (row.id, label)
+        })
+        .collect();
+    let rules = permissions
+        .engine
+        .rules()
+        .map(|(list, r)| format!("{list:<5} {}  ({})", r.text, r.origin))
+        .collect();
+    // Written off the runtime, so a cox.db another process holds locked
+    // never stops the session (nor the TUI drawing it).
+    let record = std::sync::Arc::new(
+        Background::start(store).context("cannot start the record's writer thread")?,
+    );
+    let session = Session::new(
+        config,
+        provider,
+        // One record: the rollout and ledger, and the archive of outputs.
+        std::sync::Arc::clone(&record),
+        record,
+        ProcessSandbox::new(),
+        cox_tools::builtin_tools(),
+    )
+    .with_engine(permissions.engine)
+    .with_title_grace(std::sync::Arc::new(|| {
+        Box::pin(tokio::time::sleep(TITLE_GRACE)) as cox_protocol::provider::BoxFuture<'static, ()>
+    }));
+    let session = match resumed {
+        Some(resumed) => session.resume(resumed),
+        None => session,
+    };
+    let facts = SessionFacts {
+        cwd,
+        branch,
+        window: context_window,
+        prices: info.and_then(|m| m.prices),
+        permission_mode: mode,
+        rules,
+        past,
+        recent,
+        models,
+    };
+    Ok((session, facts))
+}
+
+/// Prepares a session for an interactive surface (the TUI): the same
+/// config, provider choice, resume and record as `cox run`, with approvals
+/// asked of the person.
+///
+/// # Errors
+/// Anything `cox run` would refuse before starting, as one line.
+pub fn interactive_session<P, M>(
+    args: &RunArgs,
+    make_provider: M,
+) -> Result<(CoxSession<P>, SessionFacts)>
+where
+    P: Provider,
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    let prepared = prepare(args, make_provider)?;
+    build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest)
+}
