@@ -27,7 +27,9 @@ fn request() -> Request {
             ..SystemParts::default()
         },
         tools: Vec::new(),
-        messages: vec![std::sync::Arc::new(Message::user_text("read two files"))],
+        messages: std::sync::Arc::new(vec![std::sync::Arc::new(Message::user_text(
+            "read two files",
+        ))]),
         max_output_tokens: 1000,
     }
 }

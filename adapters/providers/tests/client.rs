@@ -21,7 +21,7 @@ fn request() -> Request {
         model_override: None,
         system: SystemParts::default(),
         tools: Vec::new(),
-        messages: vec![std::sync::Arc::new(Message::user_text("hi"))],
+        messages: std::sync::Arc::new(vec![std::sync::Arc::new(Message::user_text("hi"))]),
         max_output_tokens: 100,
     }
 }

@@ -42,7 +42,7 @@ fn request() -> Request {
         model_override: None,
         system: SystemParts::default(),
         tools: Vec::new(),
-        messages: vec![std::sync::Arc::new(Message::user_text("go"))],
+        messages: std::sync::Arc::new(vec![std::sync::Arc::new(Message::user_text("go"))]),
         max_output_tokens: 4000,
     }
 }

@@ -33,7 +33,9 @@ fn request() -> Request {
             description: "Read a file.".into(),
             input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         }],
-        messages: vec![std::sync::Arc::new(Message::user_text("read a and b"))],
+        messages: std::sync::Arc::new(vec![std::sync::Arc::new(Message::user_text(
+            "read a and b",
+        ))]),
         max_output_tokens: 4000,
     }
 }

@@ -58,7 +58,7 @@ fn request(tier: Tier, effort: Option<Effort>) -> Request {
             ..SystemParts::default()
         },
         tools: Vec::new(),
-        messages: vec![std::sync::Arc::new(Message::user_text("hi"))],
+        messages: std::sync::Arc::new(vec![std::sync::Arc::new(Message::user_text("hi"))]),
         max_output_tokens: 100_000,
     }
 }

@@ -28,7 +28,7 @@ fn request(messages: Vec<Message>) -> Request {
         model: "scripted".into(),
         system: SystemParts::default(),
         tools: vec![tool("read"), tool("write")],
-        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
+        messages: std::sync::Arc::new(messages.into_iter().map(std::sync::Arc::new).collect()),
         max_output_tokens: 1000,
         tier: cox_protocol::provider::Tier::Code,
         effort: None,

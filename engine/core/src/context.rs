@@ -237,45 +237,49 @@ pub fn microcompact(
     (changed, last)
 }
 
-/// The conversation as requests carry it after microcompaction, with the
-/// final form of each message kept: a long session rewrites only the
-/// results that came of age since the last request, and copies pointers
-/// for the rest.
+/// The conversation as requests carry it after microcompaction, kept from
+/// request to request: the messages whose form can no longer change stay
+/// as they are, and only the rest (the last few turns) is redone, so a
+/// long session's request costs what changed, not its length.
 #[derive(Clone, Debug, Default)]
 pub struct Sent {
-    /// By index in the history: the final form of a message, once known.
-    done: Vec<Option<Arc<Message>>>,
+    view: Arc<Vec<Arc<Message>>>,
+    /// `view[..settled]` is final.
+    settled: usize,
 }
 
 impl Sent {
     /// The messages of `history` as sent at `turn`, results older than
-    /// `after` turns as pointers (`after` 0: as they are).
+    /// `after` turns as pointers (`after` 0: as they are). The list is
+    /// shared with the request; it is copied only if a request still holds
+    /// the last one when the next is built.
     pub fn view(
         &mut self,
         history: &[Arc<Message>],
         meta: &HashMap<CallId, ResultMeta>,
         turn: u32,
         after: u32,
-    ) -> Vec<Arc<Message>> {
-        if after == 0 {
-            return history.to_vec();
+    ) -> Arc<Vec<Arc<Message>>> {
+        let settled = self.settled.min(history.len());
+        let view = Arc::make_mut(&mut self.view);
+        view.truncate(settled);
+        let mut still_final = true;
+        for (index, message) in history.iter().enumerate().skip(settled) {
+            let (changed, last) = if after == 0 {
+                (None, message.role == Role::User)
+            } else {
+                microcompact(message, meta, turn, after)
+            };
+            // An assistant's message is final once something follows it:
+            // its calls are answered, so no edit can change it any more.
+            let last = last || (message.role == Role::Assistant && index + 1 < history.len());
+            view.push(changed.map_or_else(|| Arc::clone(message), Arc::new));
+            still_final &= last;
+            if still_final {
+                self.settled = index + 1;
+            }
         }
-        self.done.resize(history.len(), None);
-        history
-            .iter()
-            .zip(self.done.iter_mut())
-            .map(|(message, done)| {
-                if let Some(kept) = done {
-                    return Arc::clone(kept);
-                }
-                let (changed, last) = microcompact(message, meta, turn, after);
-                let sent = changed.map_or_else(|| Arc::clone(message), Arc::new);
-                if last {
-                    *done = Some(Arc::clone(&sent));
-                }
-                sent
-            })
-            .collect()
+        Arc::clone(&self.view)
     }
 }
 
@@ -442,12 +446,57 @@ mod tests {
         // the same message, not a new copy.
         let history = vec![Arc::new(message)];
         let mut kept = Sent::default();
-        let first = kept.view(&history, &meta, 20, 6);
-        let again = kept.view(&history, &meta, 21, 6);
-        assert!(Arc::ptr_eq(&first[0], &again[0]));
-        assert!(!Arc::ptr_eq(&first[0], &history[0]), "a rewritten copy");
+        let first = kept.view(&history, &meta, 20, 6)[0].clone();
+        let again = kept.view(&history, &meta, 21, 6)[0].clone();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(!Arc::ptr_eq(&first, &history[0]), "a rewritten copy");
         let (_, last) = microcompact(&history[0], &meta, 20, 6);
         assert!(last);
+    }
+
+    #[test]
+    fn the_sent_list_redoes_only_what_may_still_change() {
+        let call = |n: u32| {
+            Arc::new(Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "c".into(),
+                    name: "read".into(),
+                    input: serde_json::json!({ "n": n }),
+                }],
+            })
+        };
+        let none = HashMap::new();
+        let mut history = vec![Arc::new(Message::user_text("p")), call(1)];
+        let mut sent = Sent::default();
+        let first = sent.view(&history, &none, 1, 0);
+        assert_eq!(sent.settled, 1, "the last call may still be edited");
+        drop(first);
+        // A person edits the call before it runs: the next request has it.
+        history[1] = call(2);
+        let second = sent.view(&history, &none, 1, 0);
+        assert!(Arc::ptr_eq(&second[1], &history[1]));
+        history.push(Arc::new(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: "c".into(),
+                content: "r".into(),
+                is_error: false,
+            }],
+        }));
+        let third = sent.view(&history, &none, 1, 0);
+        assert_eq!(sent.settled, 3, "answered, so final");
+        assert_eq!(third.len(), 3);
+        assert_eq!(
+            second.len(),
+            2,
+            "a list a request still holds is not changed under it"
+        );
+        drop((second, third));
+        history.push(Arc::new(Message::user_text("q")));
+        let fourth = sent.view(&history, &none, 2, 0);
+        assert_eq!(fourth.len(), 4);
+        assert!(Arc::ptr_eq(&fourth[0], &history[0]));
     }
 
     #[test]

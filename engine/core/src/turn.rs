@@ -187,7 +187,7 @@ impl Turn<Assembling> {
     #[must_use]
     pub fn request(
         self,
-        messages: Vec<Arc<Message>>,
+        messages: Arc<Vec<Arc<Message>>>,
         prefix: &Prefix<'_>,
         found: &BTreeSet<String>,
     ) -> (Turn<Streaming>, Request) {

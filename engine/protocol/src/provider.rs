@@ -173,9 +173,11 @@ pub struct Request {
     pub system: SystemParts,
     /// Sorted by name so the bytes are the same from call to call.
     pub tools: Vec<ToolSpec>,
-    /// The conversation, each message shared with the session's history
-    /// (a request of a long session copies pointers, not the messages).
-    pub messages: Vec<Arc<Message>>,
+    /// The conversation, shared with the session: each message with its
+    /// history, the list with the next request's, so building a request
+    /// of a long session costs what changed since the last one, not the
+    /// length of the conversation.
+    pub messages: Arc<Vec<Arc<Message>>>,
     pub max_output_tokens: u32,
 }
 

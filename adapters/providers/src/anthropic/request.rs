@@ -151,7 +151,7 @@ mod tests {
                 description: "Read a file.".into(),
                 input_schema: json!({"type": "object"}),
             }],
-            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
+            messages: std::sync::Arc::new(messages.into_iter().map(std::sync::Arc::new).collect()),
             max_output_tokens: 8000,
             tier: cox_protocol::provider::Tier::Code,
             effort: None,

@@ -23,7 +23,7 @@ fn request(last: Message) -> Request {
             volatile: String::new(),
         },
         tools: Vec::new(),
-        messages: vec![std::sync::Arc::new(last)],
+        messages: std::sync::Arc::new(vec![std::sync::Arc::new(last)]),
         max_output_tokens: 8000,
         tier: Tier::Code,
         effort: None,

@@ -69,7 +69,7 @@ pub fn body(request: &Request, limit: LimitField) -> Value {
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system.join("\n\n")}));
     }
-    for message in &request.messages {
+    for message in request.messages.iter() {
         push_message(&mut messages, message);
     }
     body.insert("messages".into(), Value::Array(messages));
@@ -143,7 +143,7 @@ mod tests {
                 description: "Read a file.".into(),
                 input_schema: json!({"type": "object"}),
             }],
-            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
+            messages: std::sync::Arc::new(messages.into_iter().map(std::sync::Arc::new).collect()),
             max_output_tokens: 8000,
         }
     }

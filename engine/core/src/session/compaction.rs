@@ -70,7 +70,7 @@ pub(super) fn side_request(
             volatile: String::new(),
         },
         tools: Vec::new(),
-        messages: vec![Arc::new(Message::user_text(text))],
+        messages: Arc::new(vec![Arc::new(Message::user_text(text))]),
         max_output_tokens,
     }
 }

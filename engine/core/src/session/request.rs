@@ -40,7 +40,7 @@ where
             after,
         );
         let messages = match history.compaction() {
-            Some(compaction) => compaction.apply(&sent),
+            Some(compaction) => std::sync::Arc::new(compaction.apply(&sent)),
             None => sent,
         };
         let (streaming, mut request) = turn.request(messages, prefix, &self.state.found);

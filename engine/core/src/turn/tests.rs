@@ -56,7 +56,11 @@ impl Live {
             text: text.into(),
         });
         self.history.settle();
-        Turn::begin(number, max).request(self.history.messages().to_vec(), prefix, &BTreeSet::new())
+        Turn::begin(number, max).request(
+            std::sync::Arc::new(self.history.messages().to_vec()),
+            prefix,
+            &BTreeSet::new(),
+        )
     }
 
     /// Streams `event` in, folding what it becomes.
