@@ -141,10 +141,30 @@ fn store_error(error: DbError) -> StoreError {
     }
 }
 
-impl Store for CoxStore {
-    fn session_started(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+/// What the database must do for an event, decided when the event came.
+#[derive(Debug)]
+pub(crate) enum Booking {
+    Title(String),
+    Usage(Box<UsageRow>),
+}
+
+impl CoxStore {
+    /// The part of a session's start that is quick: its rollout created (or
+    /// reopened) and its clock started. Its row is [`Self::start_row`].
+    pub(crate) fn start_now(&self, meta: &SessionMeta) -> Result<(), StoreError> {
         self.rollout.session_started(meta)?;
-        let now = clock::now_rfc3339();
+        self.live().insert(
+            meta.id,
+            Watch {
+                turn: 0,
+                call_began: Instant::now(),
+            },
+        );
+        Ok(())
+    }
+
+    /// The session's row in `cox.db`; `now` is when it started.
+    pub(crate) fn start_row(&self, meta: &SessionMeta, now: String) -> Result<(), StoreError> {
         let row = SessionRow {
             id: meta.id.to_string(),
             created_at: meta.created_at.clone(),
@@ -169,25 +189,20 @@ impl Store for CoxStore {
         } else {
             self.db.start_session(&row)
         }
-        .map_err(store_error)?;
-        self.live().insert(
-            meta.id,
-            Watch {
-                turn: 0,
-                call_began: Instant::now(),
-            },
-        );
-        Ok(())
+        .map_err(store_error)
     }
 
-    fn rollout_append(&self, session: SessionId, event: &Event) -> Result<(), StoreError> {
+    /// The quick part of an event: its rollout line, and what the database
+    /// must book for it (timed and priced now, as the event comes).
+    pub(crate) fn append_now(
+        &self,
+        session: SessionId,
+        event: &Event,
+    ) -> Result<Option<Booking>, StoreError> {
         self.rollout.rollout_append(session, event)?;
         let (turn, latency_ms) = self.observe(session, event);
         if let Event::SessionTitled { title } = event {
-            return self
-                .db
-                .set_title(&session.to_string(), title)
-                .map_err(store_error);
+            return Ok(Some(Booking::Title(title.clone())));
         }
         let Event::Usage {
             provider,
@@ -198,10 +213,10 @@ impl Store for CoxStore {
             usage,
         } = event
         else {
-            return Ok(());
+            return Ok(None);
         };
         let cost = catalog::cost(self.catalog.get(model), usage);
-        let row = UsageRow {
+        Ok(Some(Booking::Usage(Box::new(UsageRow {
             id: 0,
             session_id: session.to_string(),
             turn,
@@ -222,22 +237,68 @@ impl Store for CoxStore {
             cost_usd: cost.usd,
             latency_ms,
             created_at: clock::now_rfc3339(),
-        };
-        self.db.insert_usage(&row).map_err(store_error)?;
-        Ok(())
+        }))))
+    }
+
+    /// Books what [`Self::append_now`] decided.
+    pub(crate) fn book(&self, session: SessionId, booking: &Booking) -> Result<(), StoreError> {
+        match booking {
+            Booking::Title(title) => self.db.set_title(&session.to_string(), title),
+            Booking::Usage(row) => self.db.insert_usage(row).map(|_| ()),
+        }
+        .map_err(store_error)
+    }
+
+    /// The turn count and cost after a turn, as of `now`.
+    pub(crate) fn finish_turn(
+        &self,
+        session: SessionId,
+        turns: u32,
+        now: &str,
+    ) -> Result<(), StoreError> {
+        self.db
+            .finish_turn(&session.to_string(), turns, now)
+            .map_err(store_error)
+    }
+
+    /// The session's clock stops; its row's state is [`Self::end_row`].
+    pub(crate) fn end_now(&self, session: SessionId) {
+        self.live().remove(&session);
+    }
+
+    /// The session's final state, as of `now`.
+    pub(crate) fn end_row(
+        &self,
+        session: SessionId,
+        state: SessionState,
+        now: &str,
+    ) -> Result<(), StoreError> {
+        self.db
+            .set_state(&session.to_string(), state, now)
+            .map_err(store_error)
+    }
+}
+
+impl Store for CoxStore {
+    fn session_started(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        self.start_now(meta)?;
+        self.start_row(meta, clock::now_rfc3339())
+    }
+
+    fn rollout_append(&self, session: SessionId, event: &Event) -> Result<(), StoreError> {
+        match self.append_now(session, event)? {
+            Some(booking) => self.book(session, &booking),
+            None => Ok(()),
+        }
     }
 
     fn turn_finished(&self, session: SessionId, turns: u32) -> Result<(), StoreError> {
-        self.db
-            .finish_turn(&session.to_string(), turns, &clock::now_rfc3339())
-            .map_err(store_error)
+        self.finish_turn(session, turns, &clock::now_rfc3339())
     }
 
     fn session_ended(&self, session: SessionId, state: SessionState) -> Result<(), StoreError> {
-        self.live().remove(&session);
-        self.db
-            .set_state(&session.to_string(), state, &clock::now_rfc3339())
-            .map_err(store_error)
+        self.end_now(session);
+        self.end_row(session, state, &clock::now_rfc3339())
     }
 
     fn spend(&self, session: SessionId) -> Result<Spend, StoreError> {

@@ -1,12 +1,16 @@
-//! [`Background`]: a record written on a thread of its own, so the async
-//! runtime never waits on SQLite or the disk.
+//! [`Background`]: the [`CoxStore`] a session writes, with `cox.db` written
+//! on a thread of its own, so the async runtime never waits on SQLite.
 //!
-//! Every write the session hands over (a rollout line, a ledger row, an
-//! archived output) becomes a job on one bounded queue, run in order by one
-//! writer thread; the caller goes on at once. The queue keeps the order the
-//! events were emitted in, so the rollout stays append-only and in event
-//! order, and a read made after writes (the spend a budget check asks for)
-//! runs after them. A job that fails keeps its error, and the next call
+//! An event's rollout line is appended at once, before the surface hears
+//! of the event (an append to an open file: it waits on no lock), so a
+//! process killed at any point leaves a rollout holding everything any
+//! surface was shown. Everything that goes to `cox.db` (the session's row,
+//! a usage row, the title, the turn's booking, an archived output and its
+//! index row) becomes a job on one bounded queue, run in order by one
+//! writer thread; the caller goes on at once. A usage row is timed, priced
+//! and stamped when its event comes, not when the job runs. The queue keeps
+//! the order the events came in, and a read made after writes (the spend a
+//! budget check asks for) runs after them. A job that fails keeps its error, and the next call
 //! returns it: the session learns of a broken record one event late, never
 //! not at all. [`Store::flush`] resolves once every job handed over before
 //! it has run, which is how the session has a turn's events on disk before
@@ -28,33 +32,37 @@ use cox_protocol::types::Event;
 use cox_protocol::{Archive, SessionId, Store};
 use futures::channel::oneshot;
 
+use crate::clock;
+use crate::ledger::CoxStore;
+
 /// Jobs waiting at most; past this a write waits for room.
 pub const QUEUE: usize = 4096;
 
-type Job<T> = Box<dyn FnOnce(&T) + Send>;
+type Job = Box<dyn FnOnce(&CoxStore) + Send>;
 
-/// A [`Store`] and [`Archive`] whose writes run on a writer thread.
-pub struct Background<T: Send + Sync + 'static> {
-    inner: Arc<T>,
-    jobs: Option<SyncSender<Job<T>>>,
+/// A [`Store`] and [`Archive`] whose database writes run on a writer
+/// thread.
+pub struct Background {
+    inner: Arc<CoxStore>,
+    jobs: Option<SyncSender<Job>>,
     /// The first error of a job nobody waited for, until it is returned.
     failed: Arc<Mutex<Option<StoreError>>>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl<T: Send + Sync + 'static> std::fmt::Debug for Background<T> {
+impl std::fmt::Debug for Background {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Background").finish_non_exhaustive()
     }
 }
 
-impl<T: Store + Archive + 'static> Background<T> {
+impl Background {
     /// Starts the writer thread for `inner`.
     ///
     /// # Errors
     /// The thread could not be started.
-    pub fn start(inner: Arc<T>) -> std::io::Result<Self> {
-        let (jobs, queue) = mpsc::sync_channel::<Job<T>>(QUEUE);
+    pub fn start(inner: Arc<CoxStore>) -> std::io::Result<Self> {
+        let (jobs, queue) = mpsc::sync_channel::<Job>(QUEUE);
         let worker = Arc::clone(&inner);
         let thread = std::thread::Builder::new()
             .name("cox-record".into())
@@ -73,12 +81,12 @@ impl<T: Store + Archive + 'static> Background<T> {
 
     /// What the writer wraps, for reads that need no ordering.
     #[must_use]
-    pub fn inner(&self) -> &Arc<T> {
+    pub fn inner(&self) -> &Arc<CoxStore> {
         &self.inner
     }
 
     /// Hands `job` to the writer. A writer that is gone runs it here.
-    fn send(&self, job: Job<T>) {
+    fn send(&self, job: Job) {
         let job = match &self.jobs {
             Some(jobs) => match jobs.send(job) {
                 Ok(()) => return,
@@ -90,7 +98,7 @@ impl<T: Store + Archive + 'static> Background<T> {
     }
 
     /// Hands over a write whose error is kept for the next call.
-    fn write(&self, write: impl FnOnce(&T) -> Result<(), StoreError> + Send + 'static) {
+    fn write(&self, write: impl FnOnce(&CoxStore) -> Result<(), StoreError> + Send + 'static) {
         let failed = Arc::clone(&self.failed);
         self.send(Box::new(move |inner| {
             if let Err(err) = write(inner) {
@@ -110,7 +118,7 @@ impl<T: Store + Archive + 'static> Background<T> {
     /// it returned.
     fn after<R: Send + 'static>(
         &self,
-        read: impl FnOnce(&T) -> R + Send + 'static,
+        read: impl FnOnce(&CoxStore) -> R + Send + 'static,
     ) -> oneshot::Receiver<R> {
         let (tx, rx) = oneshot::channel();
         self.send(Box::new(move |inner| {
@@ -127,30 +135,35 @@ fn gone() -> StoreError {
     }
 }
 
-impl<T: Store + Archive + 'static> Store for Background<T> {
+impl Store for Background {
     fn session_started(&self, meta: &SessionMeta) -> Result<(), StoreError> {
         self.earlier()?;
-        let meta = meta.clone();
-        self.write(move |inner| inner.session_started(&meta));
+        self.inner.start_now(meta)?;
+        let (meta, now) = (meta.clone(), clock::now_rfc3339());
+        self.write(move |inner| inner.start_row(&meta, now));
         Ok(())
     }
 
     fn rollout_append(&self, session: SessionId, event: &Event) -> Result<(), StoreError> {
         self.earlier()?;
-        let event = event.clone();
-        self.write(move |inner| inner.rollout_append(session, &event));
+        if let Some(booking) = self.inner.append_now(session, event)? {
+            self.write(move |inner| inner.book(session, &booking));
+        }
         Ok(())
     }
 
     fn turn_finished(&self, session: SessionId, turns: u32) -> Result<(), StoreError> {
         self.earlier()?;
-        self.write(move |inner| inner.turn_finished(session, turns));
+        let now = clock::now_rfc3339();
+        self.write(move |inner| inner.finish_turn(session, turns, &now));
         Ok(())
     }
 
     fn session_ended(&self, session: SessionId, state: SessionState) -> Result<(), StoreError> {
         self.earlier()?;
-        self.write(move |inner| inner.session_ended(session, state));
+        self.inner.end_now(session);
+        let now = clock::now_rfc3339();
+        self.write(move |inner| inner.end_row(session, state, &now));
         Ok(())
     }
 
@@ -173,7 +186,7 @@ impl<T: Store + Archive + 'static> Store for Background<T> {
     }
 }
 
-impl<T: Store + Archive + 'static> Archive for Background<T> {
+impl Archive for Background {
     /// Blocks until the bytes are kept: for callers off the runtime.
     fn put(&self, meta: &ArchiveMeta, bytes: &[u8]) -> Result<String, ArchiveError> {
         futures::executor::block_on(self.put_async(meta.clone(), bytes.to_vec()))
@@ -200,7 +213,7 @@ impl<T: Store + Archive + 'static> Archive for Background<T> {
     }
 }
 
-impl<T: Send + Sync + 'static> Drop for Background<T> {
+impl Drop for Background {
     fn drop(&mut self) {
         // The queue ends; the writer runs what is left, then stops.
         drop(self.jobs.take());

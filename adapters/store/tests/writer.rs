@@ -114,20 +114,48 @@ fn a_spend_read_comes_after_the_writes_before_it() {
 }
 
 #[test]
-fn a_failed_write_is_said_by_the_next_call() {
+fn a_rollout_line_is_written_at_once_and_its_failure_said_at_once() {
     let (_dir, home) = prepared();
     let store = Arc::new(CoxStore::open(&home, Catalog::default()).unwrap());
     let record = Background::start(Arc::clone(&store)).unwrap();
     let id = SessionId::generate();
-    // This session was never started here, and its rollout folder is a
-    // file: the append cannot open it.
+    record.session_started(&meta(id)).unwrap();
+    // Another connection holds cox.db: the line is on disk all the same,
+    // before the writer has booked anything.
+    let locker = rusqlite::Connection::open(home.db_path()).unwrap();
+    locker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    record.rollout_append(id, &usage(7)).unwrap();
+    let rollout = read_rollout(&home.rollout_path(id)).unwrap();
+    assert_eq!(rollout.events, vec![usage(7)]);
+    locker.execute_batch("COMMIT").unwrap();
+    futures::executor::block_on(record.flush()).unwrap();
+
+    // A session whose rollout cannot be opened: said by the append itself.
+    let other = SessionId::generate();
     std::fs::remove_dir_all(home.sessions_dir()).unwrap();
     std::fs::write(home.sessions_dir(), b"not a folder").unwrap();
+    let err = record.rollout_append(other, &usage(1)).unwrap_err();
+    assert!(matches!(err, StoreError::OpenRollout { .. }), "{err}");
+}
+
+#[test]
+fn a_failed_database_write_is_said_by_the_next_call() {
+    let (_dir, home) = prepared();
+    let store = Arc::new(CoxStore::open(&home, Catalog::default()).unwrap());
+    let record = Background::start(Arc::clone(&store)).unwrap();
+    let id = SessionId::generate();
+    record.session_started(&meta(id)).unwrap();
+    futures::executor::block_on(record.flush()).unwrap();
+    // The ledger's table is gone (another process broke the file): the
+    // row cannot be booked, which the writer finds later.
+    let other = rusqlite::Connection::open(home.db_path()).unwrap();
+    other.execute_batch("DROP TABLE usage").unwrap();
     record.rollout_append(id, &usage(1)).unwrap();
-    let err = futures::executor::block_on(record.flush()).expect_err("the append failed");
+    let err = futures::executor::block_on(record.flush()).expect_err("the row failed");
+    assert!(matches!(err, StoreError::Ledger { .. }), "{err}");
     assert!(
-        matches!(err, StoreError::OpenRollout { .. }),
-        "the append's own error: {err}"
+        err.to_string().contains("usage"),
+        "the database's own words: {err}"
     );
     assert!(
         futures::executor::block_on(record.flush()).is_ok(),

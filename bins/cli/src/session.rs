@@ -338,7 +338,7 @@ pub type CoxSession<P> =
 
 /// The record a session writes: `cox.db`, the rollout and the archive,
 /// written on a thread of its own.
-pub type Record = Background<CoxStore>;
+pub type Record = Background;
 
 /// What a surface shows besides the events: facts the driver read.
 #[derive(Debug, Clone)]
