@@ -1,7 +1,9 @@
-//! The default [`Sandbox`]: runs `bash -c` in its own process group.
+//! Where cox runs shell commands: [`OsSandbox`] confines them with the OS
+//! (bubblewrap, Landlock, seccomp; see [`os`]), [`ProcessSandbox`] only
+//! supervises them.
 //!
-//! It confines nothing beyond what the user's account may do; what it
-//! guarantees is that a command ends when the call ends. Whatever way the
+//! Both spawn through [`run`], which guarantees that a command ends when
+//! the call ends. Whatever way the
 //! call ends (the command exits, its timeout passes, the turn is cancelled,
 //! or the future running it is dropped), the command's whole process group
 //! is killed, so no `&` job or pipeline member is left behind.
@@ -18,17 +20,32 @@
 //! - the leader is always reaped: by `wait` on the normal paths, by tokio's
 //!   orphan reaper (`kill_on_drop`) when the future is dropped.
 
+mod bwrap;
 mod group;
+// The helper and Landlock set process attributes through libc before exec.
+#[allow(unsafe_code)]
+pub mod helper;
+#[allow(unsafe_code)]
+mod landlock;
+pub mod os;
+pub mod policy;
+pub mod probe;
+mod proxy;
+mod seccomp;
 
+pub use os::OsSandbox;
+pub use policy::{DomainPattern, Network, SandboxPolicy};
+
+use std::ffi::OsString;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use cox_protocol::CancelToken;
 use cox_protocol::provider::BoxFuture;
-use cox_protocol::sandbox::{ExecOutput, ExecRequest, Sandbox, SandboxError};
+use cox_protocol::sandbox::{Confinement, ExecOutput, ExecRequest, Sandbox, SandboxError};
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::process::Command;
@@ -104,25 +121,62 @@ impl Sandbox for ProcessSandbox {
         "process"
     }
 
+    fn confinement(&self) -> Confinement {
+        Confinement::Off
+    }
+
     fn exec<'a>(
         &'a self,
         request: ExecRequest,
         cancel: CancelToken,
         on_output: &'a (dyn Fn(&[u8]) + Send + Sync),
     ) -> BoxFuture<'a, Result<ExecOutput, SandboxError>> {
-        Box::pin(run(request, cancel, on_output))
+        Box::pin(run(
+            Launch::shell(&request.command),
+            request,
+            cancel,
+            on_output,
+        ))
+    }
+}
+
+/// The program that runs a request: bash itself, or a sandbox around it.
+pub(crate) struct Launch {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// The read end of a lifeline pipe the program inherits (its number is
+    /// in the arguments); the write end is held until the call ends, and
+    /// closing it asks the program to end its whole tree.
+    pub lifeline: Option<(OwnedFd, OwnedFd)>,
+}
+
+impl Launch {
+    /// `bash -c LINE`, unconfined.
+    pub fn shell(line: &str) -> Self {
+        Self {
+            program: SHELL.into(),
+            args: vec!["-c".into(), line.into()],
+            lifeline: None,
+        }
+    }
+
+    /// The words of `bash -c LINE`, for a wrapper to run.
+    pub fn shell_words(line: &str) -> Vec<OsString> {
+        vec![SHELL.into(), "-c".into(), line.into()]
     }
 }
 
 /// Spawns the command and supervises it to its end.
-async fn run(
+pub(crate) async fn run(
+    launch: Launch,
     request: ExecRequest,
     cancel: CancelToken,
     on_output: &(dyn Fn(&[u8]) + Send + Sync),
 ) -> Result<ExecOutput, SandboxError> {
+    let program_name = launch.program.to_string_lossy().into_owned();
     let pipe_failed = |source| SandboxError::Pipe { source };
     let wait_failed = |source| SandboxError::Wait {
-        program: SHELL.to_owned(),
+        program: program_name.clone(),
         source,
     };
     // One pipe behind both stdout and stderr: the kernel then keeps the
@@ -132,9 +186,28 @@ async fn run(
     let mut pipe = Some(pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(pipe_failed)?);
     // The `Command` is a temporary: it drops our copies of the write end as
     // soon as the child has them, so EOF comes when the group is gone.
-    let mut child = Command::new(SHELL)
-        .arg("-c")
-        .arg(&request.command)
+    let (inherited, mut lifeline) = match launch.lifeline {
+        Some((read, write)) => (Some(read), Some(write)),
+        None => (None, None),
+    };
+    let mut command = Command::new(&launch.program);
+    #[allow(unsafe_code)]
+    if let Some(read) = &inherited {
+        let fd = read.as_raw_fd();
+        // SAFETY: fcntl is async-signal-safe; it only clears close-on-exec
+        // on the lifeline, so the program inherits it.
+        unsafe {
+            command.pre_exec(move || {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags == -1 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = command
+        .args(&launch.args)
         .current_dir(&request.cwd)
         .envs(request.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
@@ -144,12 +217,14 @@ async fn run(
         .kill_on_drop(true)
         .spawn()
         .map_err(|source| SandboxError::Spawn {
-            program: SHELL.to_owned(),
+            program: program_name.clone(),
             cwd: request.cwd.clone(),
             source,
         })?;
+    drop(command);
+    drop(inherited);
     let leader = child.id().ok_or_else(|| SandboxError::Vanished {
-        program: SHELL.to_owned(),
+        program: program_name.clone(),
     })?;
     // Declared after `child`, so it is dropped first: the group is killed
     // while the leader is not yet reaped and the group id is still ours.
@@ -180,6 +255,7 @@ async fn run(
                 status = Some(waited.map_err(wait_failed)?);
                 if !stopping {
                     // Anything still running is an `&` job holding the pipe.
+                    lifeline = None;
                     group.kill();
                     stopping = true;
                     deadline.as_mut().reset(Instant::now() + DRAIN_GRACE);
@@ -187,7 +263,9 @@ async fn run(
             }
             () = &mut deadline => {
                 if stopping {
-                    // Something outside the group still holds the pipe.
+                    // Something outside the group still holds the pipe, or
+                    // a supervisor did not end its tree in time.
+                    group.kill();
                     pipe = None;
                     if status.is_none() {
                         // The leader got SIGKILL; this returns promptly.
@@ -195,14 +273,14 @@ async fn run(
                     }
                 } else {
                     result.timed_out = true;
-                    group.kill();
+                    stop(&mut lifeline, &group);
                     stopping = true;
                     deadline.as_mut().reset(Instant::now() + DRAIN_GRACE);
                 }
             }
             () = cancel.cancelled(), if !stopping => {
                 result.cancelled = true;
-                group.kill();
+                stop(&mut lifeline, &group);
                 stopping = true;
                 deadline.as_mut().reset(Instant::now() + DRAIN_GRACE);
             }
@@ -216,6 +294,14 @@ async fn run(
         result.signal = status.signal();
     }
     Ok(result)
+}
+
+/// Ends a running command: a supervisor is asked (its lifeline closes) so
+/// it can end the processes that left the group; anything else is killed.
+fn stop(lifeline: &mut Option<OwnedFd>, group: &ProcessGroup) {
+    if lifeline.take().is_none() {
+        group.kill();
+    }
 }
 
 /// One read from the pipe, or never, once it is closed.

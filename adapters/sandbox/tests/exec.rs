@@ -16,6 +16,7 @@ fn request(command: &str, cwd: &Path, timeout: Duration) -> ExecRequest {
         cwd: cwd.to_path_buf(),
         timeout,
         env: Vec::new(),
+        unconfined: false,
     }
 }
 

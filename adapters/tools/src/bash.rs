@@ -38,6 +38,12 @@ pub(crate) struct Input {
     command: String,
     /// Max 600000 (default 120000)
     timeout_ms: Option<u64>,
+    /// Ask the user to run this command outside the OS sandbox. Only after a
+    /// result said the sandbox blocked it.
+    // Read from the raw input by `classify` (the core decides on it); here
+    // so the schema offers it and unknown fields stay refused.
+    #[allow(dead_code)]
+    unsandboxed: Option<bool>,
 }
 
 /// Runs a shell command in the workspace.
@@ -52,7 +58,8 @@ impl Tool for BashTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Run a bash command in the working directory.".into(),
+            description: "Run a bash command in the working directory, confined by the OS sandbox."
+                .into(),
             input_schema: input_schema::<Input>(),
         }
     }
@@ -78,6 +85,7 @@ impl Tool for BashTool {
         let mut segments = cox_bash::segments(&split);
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         segments.paths = crate::shell_paths::resolve(&split, workspace, home.as_deref());
+        segments.unsandboxed = input.get("unsandboxed").and_then(Value::as_bool) == Some(true);
         Classified {
             risk: cox_bash::line_risk(&split),
             subject: command.to_owned(),
@@ -97,7 +105,13 @@ impl Tool for BashTool {
                 cwd: cx.workspace.cwd.clone(),
                 timeout: Duration::from_millis(timeout_ms),
                 env: Vec::new(),
+                unconfined: cx.unconfined,
             };
+            let confined = !cx.unconfined
+                && matches!(
+                    cx.sandbox.confinement(),
+                    cox_protocol::sandbox::Confinement::Confined { .. }
+                );
             let stream = Utf8Stream::new(cx.output.clone());
             let on_output = |chunk: &[u8]| stream.push(chunk);
             let outcome = cx
@@ -106,7 +120,7 @@ impl Tool for BashTool {
                 .await;
             stream.finish();
             match outcome {
-                Ok(out) => render(&out, timeout_ms),
+                Ok(out) => render(&out, timeout_ms, confined),
                 Err(e) => ToolResult::error(e.to_string()),
             }
         })
@@ -118,8 +132,44 @@ fn effective_timeout_ms(asked: Option<u64>) -> u64 {
     asked.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS)
 }
 
+/// Words in a failed command's output that a confinement refusal prints.
+const SANDBOX_SIGNS: &[&str] = &[
+    "Read-only file system",
+    "Operation not permitted",
+    "Permission denied",
+    "Bad system call",
+    "Network is unreachable",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "not in [sandbox] allowed_domains",
+];
+
+/// Signal number of a seccomp kill.
+const SIGSYS: i32 = 31;
+
+/// What the model is told when a confined command failed the way the
+/// sandbox makes commands fail, or `None` when nothing points at it.
+fn sandbox_hint(out: &ExecOutput, text: &str) -> Option<&'static str> {
+    if text.starts_with("bwrap: ") || text.starts_with("cox sandbox: ") {
+        return Some(
+            "[sandbox: the OS sandbox could not start this command (the line above says why); \
+             it did not run. Call bash again with \"unsandboxed\": true to ask the user to run it \
+             outside the sandbox, or tell the user what to fix]",
+        );
+    }
+    let failed = out.exit_code.is_some_and(|c| c != 0) || out.signal == Some(SIGSYS);
+    (failed && (out.signal == Some(SIGSYS) || SANDBOX_SIGNS.iter().any(|s| text.contains(s)))).then_some(
+        "[sandbox: this command ran inside the OS sandbox (writes only in the workspace roots and \
+         a private /tmp, .git read-only, secret folders hidden, network only as configured), and \
+         the failure above looks like its refusal. Do not retry it unchanged: find another way, \
+         or call bash again with \"unsandboxed\": true, which asks the user to run it outside the \
+         sandbox]",
+    )
+}
+
 /// The answer the model reads for a finished command.
-fn render(out: &ExecOutput, timeout_ms: u64) -> ToolResult {
+fn render(out: &ExecOutput, timeout_ms: u64, confined: bool) -> ToolResult {
     // The whole output (the sandbox already bounds what it keeps): the core
     // archives it and shows the model head and tail of a big one.
     let mut visible = String::from_utf8_lossy(&out.output).into_owned();
@@ -151,6 +201,18 @@ fn render(out: &ExecOutput, timeout_ms: u64) -> ToolResult {
         visible.push_str(&status);
     } else if visible.is_empty() {
         visible.push_str("(no output)");
+    }
+    let hint = confined.then(|| sandbox_hint(out, &visible)).flatten();
+    for line in out
+        .notes
+        .iter()
+        .map(|n| format!("[sandbox: {n}]"))
+        .chain(hint.map(str::to_owned))
+    {
+        if !visible.ends_with('\n') {
+            visible.push('\n');
+        }
+        visible.push_str(&line);
     }
     let ok = out.exit_code == Some(0) && !out.timed_out && !out.cancelled;
     let result = if ok {

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, ValueEnum};
 use cox_protocol::provider::Effort;
-use cox_protocol::types::PermissionMode;
+use cox_protocol::types::{PermissionMode, SandboxMode};
 
 use crate::config::ModeName;
 use crate::given::{self, FlagOrEnv, Given};
@@ -79,6 +79,12 @@ pub struct RunArgs {
     /// without asking, deny rules still apply.
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
+
+    /// How far shell commands reach: read-only, workspace-write (writes in
+    /// the workspace only, no network; the default) or danger-full-access
+    /// (no OS sandbox). Wins over `[sandbox] mode`.
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode)]
+    pub sandbox: Option<SandboxMode>,
 
     #[command(flatten)]
     pub rules: RuleFlags,
@@ -223,6 +229,7 @@ impl RunArgs {
             )?,
             dangerously_skip_permissions: self.dangerously_skip_permissions
                 || outer.dangerously_skip_permissions,
+            sandbox: one("--sandbox", self.sandbox, outer.sandbox)?,
             rules: RuleFlags {
                 allow: list(outer.rules.allow, self.rules.allow),
                 ask: list(outer.rules.ask, self.rules.ask),
@@ -443,6 +450,17 @@ pub(crate) fn parse_effort(s: &str) -> Result<Effort, String> {
     Effort::parse(s).ok_or_else(|| format!("unknown effort `{s}` (low, medium, high, xhigh)"))
 }
 
+pub(crate) fn parse_sandbox_mode(s: &str) -> Result<SandboxMode, String> {
+    match s {
+        "read-only" => Ok(SandboxMode::ReadOnly),
+        "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
+        "danger-full-access" => Ok(SandboxMode::DangerFullAccess),
+        _ => Err(format!(
+            "unknown sandbox mode `{s}` (read-only, workspace-write, danger-full-access)"
+        )),
+    }
+}
+
 pub(crate) fn parse_mode(s: &str) -> Result<PermissionMode, String> {
     s.parse()
         .map_err(|e: cox_protocol::config::UnknownMode| e.to_string())
@@ -491,6 +509,7 @@ where
     P: cox_protocol::Provider,
     M: FnOnce(&crate::providers::ProviderChoice) -> anyhow::Result<P>,
 {
+    crate::sandbox::run_helper_if_asked();
     match parse::<HeadlessCli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
         Parsed::Args(cli) => match cli.into_run() {

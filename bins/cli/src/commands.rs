@@ -16,5 +16,6 @@ pub mod doctor;
 pub mod expand;
 pub mod permissions;
 pub mod run;
+pub mod sandbox;
 pub mod sessions;
 pub mod stats;

@@ -33,7 +33,7 @@ use cox_permission::{Engine, Layer, Origin};
 use cox_protocol::catalog::ModelInfo;
 use cox_protocol::config::{BudgetConfig, ContextConfig, PermissionsConfig};
 use cox_protocol::provider::{Effort, Tier};
-use cox_protocol::types::PermissionMode;
+use cox_protocol::types::{PermissionMode, SandboxMode};
 use serde::Deserialize;
 
 /// Rules and a mode given on the command line.
@@ -56,6 +56,8 @@ pub struct Permissions {
     pub warnings: Vec<String>,
     /// The project config's `[budget]`, which may only lower the user's.
     pub project_budget: BudgetConfig,
+    /// `[sandbox]` of both files (a project's may only narrow it).
+    pub sandbox: SandboxSettings,
 }
 
 /// One config file as serde reads it, once [`names::check`] has passed
@@ -76,6 +78,34 @@ struct ConfigFile {
     budget: BudgetConfig,
     #[serde(default)]
     context: ContextConfig,
+    #[serde(default)]
+    sandbox: SandboxConfig,
+}
+
+/// `[sandbox]` as written: how far shell commands reach.
+#[derive(Deserialize, Default, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `read-only`, `workspace-write` or `danger-full-access`.
+    pub mode: Option<SandboxMode>,
+    /// `true`: the machine's network, unfiltered.
+    pub network: Option<bool>,
+    /// More folders commands may write (absolute, or under `~/`).
+    #[serde(default)]
+    pub writable_roots: Vec<String>,
+    /// Hosts reachable through cox's proxy (`example.com`, `*.example.org`).
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+}
+
+/// The sandbox a session's config files ask for, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxSettings {
+    pub mode: SandboxMode,
+    /// Where the mode came from, for `cox config show`.
+    pub mode_source: String,
+    pub network: cox_sandbox::Network,
+    pub writable_roots: Vec<PathBuf>,
 }
 
 /// `[core]`: what a session runs as.
@@ -413,13 +443,160 @@ pub fn load_permissions(
             }
         }
     }
+    let sandbox = sandbox_settings(user.as_ref(), project.as_ref(), home_dir, &mut warnings)?;
     Ok(Permissions {
         engine,
         mode,
         mode_source,
         warnings,
         project_budget,
+        sandbox,
     })
+}
+
+/// How far a mode lets commands reach, to compare two.
+fn reach(mode: SandboxMode) -> u8 {
+    match mode {
+        SandboxMode::ReadOnly => 0,
+        SandboxMode::WorkspaceWrite => 1,
+        SandboxMode::DangerFullAccess => 2,
+    }
+}
+
+/// `[sandbox]` of the user's config, narrowed by the project's: a project
+/// may lower the mode and turn the network off; what would widen the reach
+/// (a wider mode, network, writable roots, domains) is dropped with a
+/// warning. Roots that do not exist and malformed domains are errors naming
+/// the file and line.
+fn sandbox_settings(
+    user: Option<&Source>,
+    project: Option<&Source>,
+    home_dir: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> Result<SandboxSettings> {
+    let mut out = SandboxSettings {
+        mode_source: "the default".into(),
+        ..SandboxSettings::default()
+    };
+    for source in [user, project].into_iter().flatten() {
+        check_sandbox(source, home_dir)?;
+    }
+    if let Some(user) = user {
+        let cfg = &user.file.sandbox;
+        if let Some(mode) = cfg.mode {
+            out.mode = mode;
+            out.mode_source = format!("user config {}", user.path.display());
+        }
+        if cfg.network == Some(true) && !cfg.allowed_domains.is_empty() {
+            let line = line_of(&user.text, "allowed_domains");
+            return Err(anyhow!(
+                "{}:{line}: [sandbox] sets both network = true (every host) and allowed_domains \
+                 (only those hosts): keep one",
+                user.path.display()
+            ));
+        }
+        if cfg.network == Some(true) {
+            out.network = cox_sandbox::Network::On;
+        } else if !cfg.allowed_domains.is_empty() {
+            out.network = cox_sandbox::Network::Domains(
+                cfg.allowed_domains
+                    .iter()
+                    .filter_map(|d| cox_sandbox::DomainPattern::parse(d).ok())
+                    .collect(),
+            );
+        }
+        out.writable_roots = cfg
+            .writable_roots
+            .iter()
+            .filter_map(|r| expand_root(r, home_dir))
+            .collect();
+    }
+    if let Some(project) = project {
+        let cfg = &project.file.sandbox;
+        let at = project.path.display();
+        if let Some(mode) = cfg.mode {
+            if reach(mode) <= reach(out.mode) {
+                out.mode = mode;
+                out.mode_source = format!("project config {at}");
+            } else {
+                warnings.push(format!(
+                    "ignoring [sandbox] mode `{}` from project config {at}: a project config can \
+                     only narrow the sandbox (now {})",
+                    sandbox_mode_name(mode),
+                    sandbox_mode_name(out.mode)
+                ));
+            }
+        }
+        match cfg.network {
+            Some(false) => out.network = cox_sandbox::Network::Off,
+            Some(true) => warnings.push(format!(
+                "ignoring [sandbox] network = true from project config {at}: only your own config \
+                 opens the network"
+            )),
+            None => {}
+        }
+        for (key, set) in [
+            ("writable_roots", !cfg.writable_roots.is_empty()),
+            ("allowed_domains", !cfg.allowed_domains.is_empty()),
+        ] {
+            if set {
+                warnings.push(format!(
+                    "ignoring [sandbox] {key} from project config {at}: only your own config \
+                     widens the sandbox"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses a `[sandbox]` entry that cannot take effect.
+fn check_sandbox(source: &Source, home_dir: Option<&Path>) -> Result<()> {
+    let cfg = &source.file.sandbox;
+    for root in &cfg.writable_roots {
+        let line = line_of(&source.text, root);
+        let Some(path) = expand_root(root, home_dir) else {
+            return Err(anyhow!(
+                "{}:{line}: [sandbox] writable_roots: `{root}` must be an absolute path (or start with ~/)",
+                source.path.display()
+            ));
+        };
+        if !path.is_dir() {
+            return Err(anyhow!(
+                "{}:{line}: [sandbox] writable_roots: `{root}` is not a folder that exists",
+                source.path.display()
+            ));
+        }
+    }
+    for domain in &cfg.allowed_domains {
+        if let Err(why) = cox_sandbox::DomainPattern::parse(domain) {
+            let line = line_of(&source.text, domain);
+            return Err(anyhow!(
+                "{}:{line}: [sandbox] allowed_domains: {why}",
+                source.path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An absolute root, or one under `~/`; `None` for a relative one.
+fn expand_root(root: &str, home_dir: Option<&Path>) -> Option<PathBuf> {
+    if let Some(rest) = root.strip_prefix("~/") {
+        return home_dir.map(|h| h.join(rest));
+    }
+    let path = PathBuf::from(root);
+    path.is_absolute().then_some(path)
+}
+
+/// A sandbox mode as the config and `--sandbox` spell it.
+#[must_use]
+pub fn sandbox_mode_name(mode: SandboxMode) -> &'static str {
+    match mode {
+        SandboxMode::ReadOnly => "read-only",
+        SandboxMode::WorkspaceWrite => "workspace-write",
+        SandboxMode::DangerFullAccess => "danger-full-access",
+    }
 }
 
 /// Reads one config file; `None` when it does not exist.

@@ -35,6 +35,7 @@ pub mod output;
 pub mod providers;
 mod report;
 pub mod resume;
+pub mod sandbox;
 pub mod session;
 mod table;
 

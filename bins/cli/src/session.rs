@@ -19,9 +19,9 @@ use cox_core::{Adapters, Session, SessionConfig};
 use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode};
+use cox_protocol::types::{ApprovalPolicy, PermissionMode};
 use cox_protocol::{Provider, SessionId};
-use cox_sandbox::ProcessSandbox;
+use cox_sandbox::{OsSandbox, SandboxPolicy};
 use cox_store::{Background, CoxHome, CoxStore};
 
 use crate::args::{self, RunArgs};
@@ -184,6 +184,8 @@ pub(crate) struct Prepared<P> {
     tier_models: Vec<String>,
     budget: BudgetConfig,
     context: ContextConfig,
+    /// What shell commands may reach.
+    sandbox: SandboxPolicy,
 }
 
 /// Everything before the session: see the module doc.
@@ -254,6 +256,18 @@ where
     }
     let preset = preset(args, &models)?;
     let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
+    let workspace = Workspace {
+        cwd: cwd.clone(),
+        roots,
+    };
+    let sandbox = crate::sandbox::policy(
+        &permissions.sandbox,
+        args.sandbox,
+        &workspace,
+        env::home_dir().as_deref(),
+        home.root(),
+        &permissions.engine,
+    );
     let catalog = providers::full_catalog(&models);
     let tier_models = models
         .tiers
@@ -281,10 +295,7 @@ where
     Ok(Prepared {
         provider,
         home,
-        workspace: Workspace {
-            cwd: cwd.clone(),
-            roots,
-        },
+        workspace,
         append_system_prompt: args.append_system_prompt.clone(),
         cwd,
         permissions,
@@ -311,6 +322,7 @@ where
         tier_models,
         budget,
         context,
+        sandbox,
     })
 }
 
@@ -334,7 +346,7 @@ fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter) {
 /// The session every surface runs: cox's own store, archive, sandbox and
 /// tools over the provider `P`.
 pub type CoxSession<P> =
-    Session<Adapters<P, std::sync::Arc<Record>, std::sync::Arc<Record>, ProcessSandbox>>;
+    Session<Adapters<P, std::sync::Arc<Record>, std::sync::Arc<Record>, OsSandbox>>;
 
 /// The record a session writes: `cox.db`, the rollout and the archive,
 /// written on a thread of its own.
@@ -387,6 +399,7 @@ pub(crate) fn build_session<P: Provider>(
         tier_models,
         budget,
         context,
+        sandbox,
     } = prepared;
     let info = catalog.get(provider.model()).cloned();
     let mut models: Vec<_> = catalog
@@ -415,7 +428,7 @@ pub(crate) fn build_session<P: Provider>(
         workspace,
         permission_mode: mode,
         approval,
-        sandbox_mode: SandboxMode::WorkspaceWrite,
+        sandbox_mode: sandbox.mode,
         max_turns,
         system: SystemParts {
             prompt: match &append_system_prompt {
@@ -480,7 +493,7 @@ pub(crate) fn build_session<P: Provider>(
         // One record: the rollout and ledger, and the archive of outputs.
         std::sync::Arc::clone(&record),
         record,
-        ProcessSandbox::new(),
+        OsSandbox::new(sandbox),
         cox_tools::builtin_tools(),
     )
     .with_engine(permissions.engine)

@@ -42,6 +42,9 @@ enum Command {
     Stats(commands::stats::StatsArgs),
     /// Print an archived tool output whole, or `--lines 60-90` of it.
     Expand(commands::expand::ExpandArgs),
+    /// Run one command confined as a session here would confine it:
+    /// `cox sandbox [--mode M] -- CMD ARGS…`.
+    Sandbox(commands::sandbox::SandboxArgs),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -157,6 +160,8 @@ fn stray(typed: &[String], command: &str) -> Option<i32> {
 const VERSION: &str = concat!("cox ", env!("CARGO_PKG_VERSION"), "\n");
 
 fn main() {
+    // A confined command's last step runs before anything else starts.
+    cox_cli::sandbox::run_helper_if_asked();
     let mut args = std::env::args_os().skip(1);
     if let (Some(flag), None) = (args.next(), args.next())
         && (flag == "--version" || flag == "-V")
@@ -176,6 +181,7 @@ fn main() {
                 Some(Command::Sessions(_)) => Some("sessions"),
                 Some(Command::Stats(_)) => Some("stats"),
                 Some(Command::Expand(_)) => Some("expand"),
+                Some(Command::Sandbox(_)) => Some("sandbox"),
                 // `cox record` takes its flags after `--`.
                 Some(Command::Record(_)) => Some("record"),
             };
@@ -198,6 +204,7 @@ fn dispatch(cli: Cli) -> i32 {
         Some(Command::Doctor(args)) => commands::doctor::run(&args),
         Some(Command::Sessions(args)) => commands::sessions::run(&args),
         Some(Command::Stats(args)) => commands::stats::run(&args),
+        Some(Command::Sandbox(args)) => commands::sandbox::run(&args),
         Some(Command::Expand(args)) => commands::expand::run(&args),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);

@@ -625,6 +625,7 @@ pub fn segments(split: &Split) -> Segments {
                 outside: false,
             })
             .collect(),
+        unsandboxed: false,
     }
 }
 

@@ -110,6 +110,8 @@ struct Fixed<W> {
 #[derive(Default)]
 struct State {
     grants: Vec<Grant>,
+    /// A person allowed commands outside the OS sandbox for the session.
+    unconfined_granted: bool,
     /// The session existed before this run.
     resumed: bool,
     /// Recent read-only calls, for dedup.

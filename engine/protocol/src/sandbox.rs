@@ -1,9 +1,13 @@
-//! The `Sandbox` trait: where shell commands run.
+//! The `Sandbox` trait: where shell commands run, and how far they reach.
 //!
-//! The default adapter spawns a process in its own process group with a
-//! timeout; stronger adapters (namespaces, seccomp) can confine it further.
-//! Whatever the adapter, a cancelled or timed-out command leaves no process
-//! of its group behind.
+//! An adapter runs each command confined by the OS (namespaces, seccomp,
+//! Landlock) as the session's sandbox mode asks, or says it cannot
+//! ([`Confinement::Unavailable`]). Invariants every adapter keeps:
+//! - a confined request never runs unconfined: when confinement is not
+//!   possible the answer is [`SandboxError::Unavailable`], never a quiet
+//!   downgrade; only a request with `unconfined` set (which the core sets
+//!   after a person said yes) runs outside it;
+//! - a cancelled or timed-out command leaves no process behind.
 
 use std::io;
 use std::path::PathBuf;
@@ -21,6 +25,9 @@ pub struct ExecRequest {
     pub timeout: Duration,
     /// Extra variables, set on top of the inherited environment.
     pub env: Vec<(String, String)>,
+    /// Run outside the sandbox. Only the core sets it, and only for a call a
+    /// person approved running unconfined.
+    pub unconfined: bool,
 }
 
 /// How a command ended.
@@ -38,6 +45,9 @@ pub struct ExecOutput {
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub cancelled: bool,
+    /// What the sandbox has to say about this run (a refused connection, a
+    /// limit of the mechanism), one line each, for the model and the user.
+    pub notes: Vec<String>,
 }
 
 /// The command could not be run at all (a command that ran and failed is
@@ -65,12 +75,36 @@ pub enum SandboxError {
     /// Waiting for the program to end failed.
     #[error("could not run the command: waiting for {program}: {source}")]
     Wait { program: String, source: io::Error },
+    /// The sandbox cannot confine commands on this machine, and the request
+    /// was not approved to run unconfined.
+    #[error(
+        "not run: the sandbox cannot confine commands here ({why}); \
+         the command runs only unsandboxed, which a person must approve"
+    )]
+    Unavailable { why: String },
+}
+
+/// How an adapter confines the commands it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Confinement {
+    /// Every command is confined; `mechanism` says how, for `cox doctor`
+    /// and the status line ("bubblewrap", "landlock").
+    Confined { mechanism: String },
+    /// Commands run with the user's own rights: the session chose
+    /// `danger-full-access`, or this adapter confines nothing by design.
+    Off,
+    /// Confinement was asked for and is not possible here; `why` names what
+    /// is missing. Commands then run only when approved unconfined.
+    Unavailable { why: String },
 }
 
 /// Somewhere to run shell commands.
 pub trait Sandbox: Send + Sync {
     /// A short name for `cox doctor` and the logs.
     fn name(&self) -> &str;
+    /// How commands are confined. May probe the machine the first time
+    /// (once per adapter); later calls answer from the cached result.
+    fn confinement(&self) -> Confinement;
     /// Runs the command to its end, its timeout, or `cancel`. Output chunks
     /// are passed to `on_output` as they arrive.
     fn exec<'a>(

@@ -108,6 +108,9 @@ pub struct ToolContext<'a> {
     /// The path rules a tool checks for every path it opens on its own. An
     /// `Arc` so the check can travel into blocking work (a walk).
     pub rules: Arc<dyn PathRules>,
+    /// A person approved running this call outside the sandbox (see
+    /// [`crate::sandbox::ExecRequest::unconfined`]).
+    pub unconfined: bool,
 }
 
 impl ToolContext<'_> {

@@ -128,6 +128,11 @@ pub struct Segments {
     /// them against the workspace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<ShellPath>,
+    /// The call asks to run outside the OS sandbox (bash's `unsandboxed`
+    /// input): it always asks a person, in every permission mode, unless
+    /// the session runs with `danger-full-access`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsandboxed: bool,
 }
 
 /// A path a shell line names, for the permission engine.

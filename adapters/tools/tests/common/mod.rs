@@ -120,6 +120,7 @@ impl Fixture {
             sandbox: &sandbox,
             output,
             rules: Arc::clone(&self.rules),
+            unconfined: false,
         };
         tool.run(input, cx).await
     }

@@ -113,6 +113,7 @@ fn var(name: &str) -> Option<String> {
 
 fn checks() -> Vec<Row> {
     let today = clock::now_rfc3339();
+    let resolved = CoxHome::resolve(None).ok();
     let (config_row, models, home_row, db_row) = match CoxHome::resolve(None) {
         Ok(home) => {
             let (config_row, models) = config(&home);
@@ -146,16 +147,10 @@ fn checks() -> Vec<Row> {
     } else {
         unpriced_models(&models, &catalog, &var, local_openai)
     };
-    vec![
-        config_row,
-        api_keys(&models, &var),
-        home_row,
-        db_row,
-        git(),
-        sandbox(),
-        dates,
-        prices,
-    ]
+    let mut rows = vec![config_row, api_keys(&models, &var), home_row, db_row, git()];
+    rows.extend(sandbox(resolved.as_ref()));
+    rows.extend([dates, prices]);
+    rows
 }
 
 /// The rows as an aligned table.
@@ -396,10 +391,126 @@ fn git() -> Row {
     }
 }
 
-/// Runs `true` through the sandbox the session uses, as a tool call would.
-fn sandbox() -> Row {
+/// The sandbox a session here would use: the mechanism the probe found,
+/// Landlock's ABI, user namespaces, the proxy, and `true` run through it
+/// exactly as a tool call would run.
+fn sandbox(home: Option<&CoxHome>) -> Vec<Row> {
+    use cox_protocol::sandbox::Confinement;
+    use cox_sandbox::probe::{Mechanism, probe};
+    let found = probe();
+    let ms = found.took.as_secs_f64() * 1000.0;
+    let landlock = if found.landlock_abi > 0 {
+        Row::new(
+            Status::Ok,
+            "landlock",
+            format!("ABI {}", found.landlock_abi),
+        )
+    } else {
+        Row::new(
+            Status::Warn,
+            "landlock",
+            "not offered by this kernel (or COX_SANDBOX_LANDLOCK=off)",
+        )
+    };
+    let userns = match (&found.bwrap, &found.bwrap_failure) {
+        (Some(bwrap), None) => Row::new(
+            Status::Ok,
+            "user namespaces",
+            format!("work ({} starts; probe {ms:.1} ms)", bwrap.display()),
+        ),
+        (Some(bwrap), Some(why)) => Row::new(
+            Status::Warn,
+            "user namespaces",
+            format!("{} cannot start: {why}", bwrap.display()),
+        ),
+        (None, _) => Row::new(
+            Status::Warn,
+            "user namespaces",
+            "not tried: bwrap is not on PATH (apt install bubblewrap)",
+        ),
+    };
+    let cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .unwrap_or_else(|_| std::env::temp_dir());
+    let settings = home
+        .and_then(|home| {
+            load_permissions(
+                &home.root().join("config.toml"),
+                crate::env::home_dir().as_deref(),
+                &cwd,
+                &PermissionFlags::default(),
+            )
+            .ok()
+        })
+        .map(|p| (p.sandbox, p.engine));
+    // A config that does not load has its own row; the defaults are shown.
+    let Some((settings, engine)) = settings.or_else(|| {
+        let built_in =
+            cox_permission::Engine::compile_layers(&[], crate::env::home_dir().as_deref(), &cwd);
+        built_in
+            .ok()
+            .map(|e| (crate::config::SandboxSettings::default(), e))
+    }) else {
+        return vec![Row::new(
+            Status::Fail,
+            "sandbox",
+            "cannot compile the built-in rules",
+        )];
+    };
+    let policy = crate::sandbox::policy(
+        &settings,
+        None,
+        &cox_protocol::tool::Workspace::single(cwd.clone()),
+        crate::env::home_dir().as_deref(),
+        home.map_or_else(|| std::path::Path::new("/nonexistent"), |h| h.root()),
+        &engine,
+    );
+    let proxy = match &policy.network {
+        cox_sandbox::Network::Domains(list) => Row::new(
+            Status::Ok,
+            "sandbox proxy",
+            format!(
+                "admits {} (and their subdomains){}",
+                list.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if matches!(found.mechanism, Mechanism::Bubblewrap { .. }) {
+                    ""
+                } else {
+                    "; without bwrap it cannot run, so commands get no network"
+                }
+            ),
+        ),
+        cox_sandbox::Network::On => Row::new(
+            Status::Ok,
+            "sandbox proxy",
+            "not used: [sandbox] network = true",
+        ),
+        cox_sandbox::Network::Off => Row::new(
+            Status::Ok,
+            "sandbox proxy",
+            "not used: no [sandbox] allowed_domains, commands get no network",
+        ),
+    };
+    let sandbox = cox_sandbox::OsSandbox::new(policy);
+    let confinement = sandbox.confinement();
+    let kind = crate::sandbox::describe(sandbox.policy(), &confinement);
+    let main = if let Confinement::Unavailable { .. } = confinement {
+        Row::new(
+            Status::Fail,
+            "sandbox",
+            format!("{kind}; every command will ask to run unsandboxed (denied headless)"),
+        )
+    } else {
+        run_true(&sandbox, &cwd, &kind)
+    };
+    vec![main, landlock, userns, proxy]
+}
+
+/// Runs `true` through `sandbox` and says how that went.
+fn run_true(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path, kind: &str) -> Row {
     const NAME: &str = "sandbox";
-    let sandbox = cox_sandbox::ProcessSandbox::new();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -415,32 +526,33 @@ fn sandbox() -> Row {
     };
     let request = ExecRequest {
         command: "true".to_owned(),
-        cwd: std::env::temp_dir(),
+        cwd: cwd.to_path_buf(),
         timeout: Duration::from_secs(10),
         env: Vec::new(),
+        unconfined: false,
     };
+    let started = std::time::Instant::now();
     let ran = runtime.block_on(sandbox.exec(request, cox_protocol::CancelToken::new(), &|_| {}));
-    let kind = format!("{} (process groups, no namespaces)", sandbox.name());
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
     match ran {
-        Ok(out) if out.exit_code == Some(0) => {
-            Row::new(Status::Ok, NAME, format!("{kind}: `bash -c true` ran"))
-        }
+        Ok(out) if out.exit_code == Some(0) => Row::new(
+            Status::Ok,
+            NAME,
+            format!("{kind}: `true` ran confined in {ms:.1} ms"),
+        ),
         Ok(out) => Row::new(
             Status::Fail,
             NAME,
             format!(
-                "{kind}: `bash -c true` ended with {}: shell commands will fail",
+                "{kind}: `true` ended with {}: {}",
                 out.exit_code.map_or_else(
                     || format!("signal {}", out.signal.unwrap_or_default()),
                     |c| format!("exit code {c}")
-                )
+                ),
+                String::from_utf8_lossy(&out.output).trim()
             ),
         ),
-        Err(err) => Row::new(
-            Status::Fail,
-            NAME,
-            format!("{kind}: {err}: the bash tool needs bash on PATH"),
-        ),
+        Err(err) => Row::new(Status::Fail, NAME, format!("{kind}: {err}")),
     }
 }
 

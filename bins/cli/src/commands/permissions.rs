@@ -15,7 +15,7 @@ use clap::Args;
 use cox_permission::Outcome;
 use cox_protocol::CallId;
 use cox_protocol::tool::Workspace;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, SandboxMode, ToolCall};
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, ToolCall};
 use serde_json::{Value, json};
 
 /// `cox permissions check --tool NAME --input JSON`.
@@ -90,7 +90,7 @@ fn check(args: &CheckArgs) -> Result<String> {
         &call,
         permissions.mode,
         ApprovalPolicy::OnRequest,
-        SandboxMode::WorkspaceWrite,
+        permissions.sandbox.mode,
         &[],
     );
     let rows = engine.explain(&call);

@@ -128,7 +128,15 @@ pub(super) const ROOT: Shape = Table(&[
     ),
     ("mcp_servers", Later("MCP servers come in a later release")),
     ("hooks", Later("hooks come in a later release")),
-    ("sandbox", Later("sandbox settings come in a later release")),
+    (
+        "sandbox",
+        Table(&[
+            ("mode", Value),
+            ("network", Value),
+            ("writable_roots", Value),
+            ("allowed_domains", Value),
+        ]),
+    ),
     ("telemetry", Later("telemetry comes in a later release")),
     ("tools", Later("tool settings come in a later release")),
     ("tui", Later("TUI settings come in a later release")),

@@ -29,7 +29,7 @@ fn a_misspelt_table_names_its_line_and_the_nearest_table() {
     assert_eq!(
         refused("[settings]\n").unwrap().1,
         "unknown table `[settings]` (known: [permissions], [core], [tiers], [providers], \
-         [models], [budget], [context])"
+         [models], [budget], [context], [sandbox])"
     );
 }
 
@@ -47,7 +47,7 @@ fn a_key_outside_its_table_points_where_it_belongs() {
         (
             3,
             "unknown key `mode` at the top level, did you mean `[permissions] mode` or \
-             `[core] mode`?"
+             `[core] mode` or `[sandbox] mode`?"
                 .into()
         )
     );
@@ -133,7 +133,7 @@ fn a_table_of_a_later_release_is_refused_not_ignored() {
             )
         )
     );
-    for table in ["hooks", "telemetry", "sandbox", "tools", "tui"] {
+    for table in ["hooks", "telemetry", "tools", "tui"] {
         let (_, message) = refused(&format!("[{table}]\nx = 1\n")).unwrap();
         assert!(
             message.contains("not supported by this version"),
@@ -326,4 +326,8 @@ fn the_schema_is_the_structs_serde_fills() {
     assert_eq!(names_of(child(model, "prices")), fields_of::<Prices>());
     assert_eq!(names_of(at("budget")), fields_of::<BudgetConfig>());
     assert_eq!(names_of(at("context")), fields_of::<ContextConfig>());
+    assert_eq!(
+        names_of(at("sandbox")),
+        fields_of::<crate::config::SandboxConfig>()
+    );
 }

@@ -16,10 +16,11 @@ use std::sync::Arc;
 use cox_protocol::CancelToken;
 use cox_protocol::hook::{HookPoint, HookVerdict};
 use cox_protocol::provider::BoxFuture;
+use cox_protocol::sandbox::{Confinement, Sandbox as _};
 use cox_protocol::tool::{OutputSink, PathRules, ToolContext};
 use cox_protocol::types::{
-    Decision, Event, NoticeLevel, PermissionMode, Risk, StopReason, Submission, ToolCall,
-    ToolResult,
+    ApprovalPolicy, Decision, Event, NoticeLevel, PermissionMode, Risk, SandboxMode, StopReason,
+    Submission, ToolCall, ToolResult,
 };
 use futures::channel::mpsc;
 use futures::stream::FuturesUnordered;
@@ -49,6 +50,7 @@ where
         let count = running.calls().len();
         let mut results: Vec<Option<ToolResult>> = vec![None; count];
         let mut asked = vec![Asked::Nobody; count];
+        let mut unconfined = vec![false; count];
         let mut stop = None;
 
         // Decide every call first, in order; people answer approvals one by one.
@@ -61,7 +63,7 @@ where
                 continue;
             }
             match self.decide_call(running, index).await {
-                Decided::Run(how) => asked[index] = how,
+                Decided::Run(how, outside) => (asked[index], unconfined[index]) = (how, outside),
                 Decided::Result(result) => results[index] = Some(result),
                 Decided::Stop(result) => {
                     results[index] = Some(result);
@@ -105,6 +107,7 @@ where
                             sandbox: fixed.world.sandbox(),
                             output: OutputSink::new(call.id.clone(), tx.clone()),
                             rules: asked[slot].rules(&fixed.engine, &call.subject),
+                            unconfined: unconfined[slot],
                         };
                         tool.run(call.input.clone(), cx)
                     }
@@ -207,18 +210,31 @@ where
                 cfg.sandbox_mode,
                 &self.state.grants,
             );
-            let reason = match outcome {
-                Outcome::Allow { .. } => {
+            let outside = self.unconfined_reason(call);
+            let reason = match (outcome, &outside) {
+                (Outcome::Deny { reason }, _) => {
+                    return Decided::Result(ToolResult::denied(reason));
+                }
+                (Outcome::Allow { .. }, None) => {
                     let how = if mode == PermissionMode::BypassPermissions {
                         Asked::Bypassed
                     } else {
                         Asked::Nobody
                     };
-                    return self.pre_tool_hooks(call, how).await;
+                    return self.pre_tool_hooks(call, how, false).await;
                 }
-                Outcome::Deny { reason } => return Decided::Result(ToolResult::denied(reason)),
-                Outcome::Ask { reason } => reason,
+                // Running outside the sandbox is always a person's call, in
+                // every mode; a session nobody can answer refuses it.
+                (_, Some(why)) if cfg.approval == ApprovalPolicy::Never => {
+                    return Decided::Result(ToolResult::denied(format!(
+                        "not run: {why}, which needs a person's approval, and this session cannot ask"
+                    )));
+                }
+                (Outcome::Allow { .. }, Some(why)) => why.clone(),
+                (Outcome::Ask { reason }, Some(why)) => format!("{reason}; {why}"),
+                (Outcome::Ask { reason }, None) => reason,
             };
+            let outside = outside.is_some();
             let call_id = call.id.clone();
             self.out.emit(Event::ApprovalRequired {
                 call_id: call_id.clone(),
@@ -242,10 +258,13 @@ where
                 }
             };
             match decision {
-                Decision::Allow => return self.pre_tool_hooks(call, Asked::Approved).await,
+                Decision::Allow => {
+                    return self.pre_tool_hooks(call, Asked::Approved, outside).await;
+                }
                 Decision::AllowForSession => {
                     self.state.grants.extend(Grant::for_call(call));
-                    return self.pre_tool_hooks(call, Asked::Approved).await;
+                    self.state.unconfined_granted |= outside;
+                    return self.pre_tool_hooks(call, Asked::Approved, outside).await;
                 }
                 Decision::Deny {
                     reason: Some(reason),
@@ -271,11 +290,33 @@ where
         }
     }
 
+    /// Why `call` would run outside the OS sandbox, when it would and no
+    /// person has allowed that for the session: it asks to (bash's
+    /// `unsandboxed`), or the sandbox cannot confine anything here. Never in
+    /// `danger-full-access`, where nothing is confined to begin with.
+    fn unconfined_reason(&self, call: &ToolCall) -> Option<String> {
+        let fixed = self.fixed;
+        let segments = call.segments.as_ref()?;
+        if fixed.config.sandbox_mode == SandboxMode::DangerFullAccess
+            || self.state.unconfined_granted
+        {
+            return None;
+        }
+        if let Confinement::Unavailable { why } = fixed.world.sandbox().confinement() {
+            return Some(format!(
+                "it would run outside the OS sandbox, which cannot confine commands here ({why})"
+            ));
+        }
+        segments
+            .unsandboxed
+            .then(|| "it asks to run outside the OS sandbox".to_owned())
+    }
+
     /// Runs the `PreToolUse` hooks on an allowed call.
-    async fn pre_tool_hooks(&mut self, call: &ToolCall, how: Asked) -> Decided {
+    async fn pre_tool_hooks(&mut self, call: &ToolCall, how: Asked, outside: bool) -> Decided {
         let fixed = self.fixed;
         if fixed.hooks.is_empty() {
-            return Decided::Run(how);
+            return Decided::Run(how, outside);
         }
         let payload = serde_json::json!({
             "hook_event_name": "PreToolUse",
@@ -298,7 +339,7 @@ where
                 ),
             }
         }
-        Decided::Run(how)
+        Decided::Run(how, outside)
     }
 }
 
@@ -330,8 +371,9 @@ impl Asked {
 
 /// What deciding one call led to.
 enum Decided {
-    /// Allowed: it runs.
-    Run(Asked),
+    /// Allowed: it runs; outside the OS sandbox when the flag is set (a
+    /// person approved that).
+    Run(Asked, bool),
     /// Not run; this is its result.
     Result(ToolResult),
     /// Not run, and the turn stops after this message.

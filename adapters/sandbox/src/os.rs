@@ -1,0 +1,181 @@
+//! [`OsSandbox`]: every command confined by the OS, or not run.
+//!
+//! The mechanism is the probe's ([`crate::probe`]): bubblewrap with the
+//! seccomp helper inside, or, without bwrap, the helper alone applying
+//! Landlock and seccomp and supervising the command's tree. Invariants:
+//! - `danger-full-access`, or a request a person approved unconfined, runs
+//!   as [`crate::ProcessSandbox`] would; nothing else ever does;
+//! - when no mechanism works, the answer is [`SandboxError::Unavailable`]
+//!   naming what is missing, and nothing runs;
+//! - what a mechanism cannot enforce is narrowed, never widened, and said in
+//!   the call's notes: Landlock keeps no `.git` read-only inside a writable
+//!   root (said once per session), and has no namespace to hold the domain
+//!   proxy, so `allowed_domains` becomes no network there.
+
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cox_protocol::CancelToken;
+use cox_protocol::provider::BoxFuture;
+use cox_protocol::sandbox::{Confinement, ExecOutput, ExecRequest, Sandbox, SandboxError};
+use cox_protocol::types::SandboxMode;
+
+use crate::helper::{HelperSpec, LandlockSpec, PROXY_SOCKET_INSIDE};
+use crate::policy::{Network, SandboxPolicy};
+use crate::probe::{Mechanism, probe};
+use crate::proxy::Proxy;
+use crate::{Launch, run};
+
+/// Confines every command as `policy` says.
+#[derive(Debug)]
+pub struct OsSandbox {
+    policy: SandboxPolicy,
+    /// Whether the Landlock limits were already said this session.
+    told_limits: AtomicBool,
+}
+
+impl OsSandbox {
+    #[must_use]
+    pub fn new(policy: SandboxPolicy) -> Self {
+        Self {
+            policy,
+            told_limits: AtomicBool::new(false),
+        }
+    }
+
+    /// The policy commands run under.
+    #[must_use]
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.policy
+    }
+
+    /// The program and arguments one confined command runs as, with the
+    /// notes to add to its result, or why it cannot be confined.
+    fn launch(
+        &self,
+        line: &str,
+        cwd: &std::path::Path,
+        proxy: Option<&Proxy>,
+    ) -> Result<(Launch, Vec<String>), SandboxError> {
+        let policy = &self.policy;
+        let command = Launch::shell_words(line);
+        match &probe().mechanism {
+            Mechanism::Unavailable { why } => Err(SandboxError::Unavailable { why: why.clone() }),
+            Mechanism::Bubblewrap { bwrap } => {
+                let spec = HelperSpec {
+                    network_off: policy.network == Network::Off,
+                    proxy_socket: proxy.map(|_| PROXY_SOCKET_INSIDE.into()),
+                    landlock: None,
+                    lifeline: None,
+                };
+                let spec = serde_json::to_string(&spec).unwrap_or_default();
+                let args =
+                    crate::bwrap::args(policy, cwd, &spec, proxy.map(Proxy::socket), &command);
+                Ok((
+                    Launch {
+                        program: bwrap.into(),
+                        args,
+                        lifeline: None,
+                    },
+                    Vec::new(),
+                ))
+            }
+            Mechanism::Landlock { abi } => {
+                let mut notes = Vec::new();
+                if !self.told_limits.swap(true, Ordering::Relaxed) {
+                    notes.push(format!(
+                        "the sandbox runs on Landlock (ABI {abi}) because bubblewrap is missing: \
+                         .git and $COX_HOME inside a writable root are not protected, /tmp is shared, \
+                         and allowed_domains means no network; install bubblewrap for the full sandbox"
+                    ));
+                }
+                let (read, write) =
+                    std::io::pipe().map_err(|source| SandboxError::Pipe { source })?;
+                let (read, write) = (
+                    std::os::fd::OwnedFd::from(read),
+                    std::os::fd::OwnedFd::from(write),
+                );
+                let spec = HelperSpec {
+                    network_off: policy.network != Network::On,
+                    proxy_socket: None,
+                    landlock: Some(LandlockSpec {
+                        writable: if policy.writes_roots() {
+                            policy.writable_roots.clone()
+                        } else {
+                            Vec::new()
+                        },
+                        hidden: policy.hidden.clone(),
+                    }),
+                    lifeline: Some(std::os::fd::AsRawFd::as_raw_fd(&read)),
+                };
+                let spec = serde_json::to_string(&spec).unwrap_or_default();
+                let mut args: Vec<OsString> =
+                    vec![crate::helper::HELPER_ARG.into(), spec.into(), "--".into()];
+                args.extend(command);
+                Ok((
+                    Launch {
+                        program: policy.helper.clone().into(),
+                        args,
+                        lifeline: Some((read, write)),
+                    },
+                    notes,
+                ))
+            }
+        }
+    }
+}
+
+impl Sandbox for OsSandbox {
+    fn name(&self) -> &str {
+        "os"
+    }
+
+    fn confinement(&self) -> Confinement {
+        if self.policy.mode == SandboxMode::DangerFullAccess {
+            return Confinement::Off;
+        }
+        match &probe().mechanism {
+            Mechanism::Bubblewrap { .. } => Confinement::Confined {
+                mechanism: "bubblewrap".into(),
+            },
+            Mechanism::Landlock { abi } => Confinement::Confined {
+                mechanism: format!("landlock (ABI {abi})"),
+            },
+            Mechanism::Unavailable { why } => Confinement::Unavailable { why: why.clone() },
+        }
+    }
+
+    fn exec<'a>(
+        &'a self,
+        request: ExecRequest,
+        cancel: CancelToken,
+        on_output: &'a (dyn Fn(&[u8]) + Send + Sync),
+    ) -> BoxFuture<'a, Result<ExecOutput, SandboxError>> {
+        Box::pin(async move {
+            if request.unconfined || self.policy.mode == SandboxMode::DangerFullAccess {
+                return run(Launch::shell(&request.command), request, cancel, on_output).await;
+            }
+            let bwrap = matches!(probe().mechanism, Mechanism::Bubblewrap { .. });
+            let proxy = match &self.policy.network {
+                Network::Domains(_) if bwrap => Some(Proxy::start(&self.policy).map_err(
+                    |source| SandboxError::Spawn {
+                        program: "the sandbox's domain proxy".into(),
+                        cwd: request.cwd.clone(),
+                        source,
+                    },
+                )?),
+                _ => None,
+            };
+            let (launch, mut notes) =
+                self.launch(&request.command, &request.cwd, proxy.as_ref())?;
+            let mut out = run(launch, request, cancel, on_output).await?;
+            if let Some(proxy) = &proxy {
+                notes.extend(proxy.refused().into_iter().map(|host| {
+                    format!("the sandbox refused a connection to {host}: not in [sandbox] allowed_domains")
+                }));
+            }
+            out.notes = notes;
+            Ok(out)
+        })
+    }
+}

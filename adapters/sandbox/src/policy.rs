@@ -1,0 +1,294 @@
+//! What a confined command may reach: the session's sandbox policy.
+//!
+//! The policy is data the CLI builds once per session from the mode, the
+//! workspace roots, `[sandbox]` and the `Read(...)` deny rules; the
+//! mechanisms ([`crate::bwrap`], [`crate::helper`]) turn it into mounts,
+//! Landlock rules and a seccomp filter. Invariants:
+//! - every path is absolute and exists (the CLI refuses a writable root that
+//!   does not; a hidden path that does not exist has nothing to hide);
+//! - a read-only re-bind or a hidden path always wins over a writable root
+//!   that contains it (they are mounted after the roots);
+//! - a domain pattern is a plain host name, optionally behind `*.`; anything
+//!   else is refused when parsed, never matched loosely.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use cox_protocol::types::SandboxMode;
+
+/// How far a confined command's network reaches.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Network {
+    /// No network at all (loopback of an empty namespace only).
+    #[default]
+    Off,
+    /// The machine's network, unfiltered (`[sandbox] network = true`).
+    On,
+    /// Only through cox's proxy, to hosts these patterns admit.
+    Domains(Vec<DomainPattern>),
+}
+
+/// A host pattern of `[sandbox] allowed_domains`: `example.com` admits the
+/// host and its subdomains, `*.example.com` only its subdomains.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomainPattern {
+    host: String,
+    subdomains_only: bool,
+}
+
+impl DomainPattern {
+    /// Parses one entry, saying what is wrong with a bad one.
+    ///
+    /// # Errors
+    /// An empty entry, a scheme, a path, a port, whitespace, or a `*` other
+    /// than a leading `*.`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (subdomains_only, host) = match text.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let bad = |why: &str| Err(format!("`{text}` is not a domain: {why}"));
+        if host.is_empty() {
+            return bad("it is empty");
+        }
+        if host.contains("://") {
+            return bad("write the host alone, without a scheme");
+        }
+        if host.contains('/') {
+            return bad("write the host alone, without a path");
+        }
+        if host.contains(':') {
+            return bad("write the host alone, without a port");
+        }
+        if host.contains('*') {
+            return bad("a `*` may only start the pattern, as `*.example.com`");
+        }
+        if host.starts_with('.') || host.ends_with('.') || host.contains("..") {
+            return bad("a label is empty");
+        }
+        if !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+        {
+            return bad("only letters, digits, `-`, `_` and `.` may appear in a host");
+        }
+        Ok(Self {
+            host: host.to_ascii_lowercase(),
+            subdomains_only,
+        })
+    }
+
+    /// Whether `host` (a name or an address, as a client asked for it) is
+    /// admitted. An address matches only a pattern that spells it.
+    #[must_use]
+    pub fn admits(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let below = host
+            .strip_suffix(self.host.as_str())
+            .is_some_and(|rest| rest.ends_with('.') && rest.len() > 1);
+        below || (!self.subdomains_only && host == self.host)
+    }
+}
+
+impl fmt::Display for DomainPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.subdomains_only {
+            f.write_str("*.")?;
+        }
+        f.write_str(&self.host)
+    }
+}
+
+/// Everything the mechanisms need to confine one session's commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    pub mode: SandboxMode,
+    /// Folders a command may write (the workspace roots, `--add-dir`,
+    /// `[sandbox] writable_roots`); ignored in `read-only` mode.
+    pub writable_roots: Vec<PathBuf>,
+    /// Paths inside a writable root that stay read-only (`.git`, the folder
+    /// a `gitdir:` file names, `$COX_HOME`).
+    pub read_only: Vec<PathBuf>,
+    /// Paths nobody inside may read (secret folders, `Read(...)` denies).
+    pub hidden: Vec<PathBuf>,
+    pub network: Network,
+    /// Hosts refused even when a pattern admits them (`WebFetch(domain:…)`
+    /// deny rules).
+    pub denied_domains: Vec<DomainPattern>,
+    /// The program whose `__sandbox-exec` mode applies the seccomp filter
+    /// (the cox binary itself).
+    pub helper: PathBuf,
+}
+
+impl SandboxPolicy {
+    /// A policy for `mode` with nothing writable, hidden or reachable yet.
+    #[must_use]
+    pub fn new(mode: SandboxMode, helper: PathBuf) -> Self {
+        Self {
+            mode,
+            writable_roots: Vec::new(),
+            read_only: Vec::new(),
+            hidden: Vec::new(),
+            network: Network::Off,
+            denied_domains: Vec::new(),
+            helper,
+        }
+    }
+
+    /// Adds a writable root and the read-only re-binds it needs: its `.git`
+    /// (a folder, or a `gitdir:` file with the folder it names and that
+    /// folder's `commondir`).
+    pub fn add_writable_root(&mut self, root: &Path) {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        for protected in git_paths(&root) {
+            self.add_read_only(&protected);
+        }
+        if !self.writable_roots.contains(&root) {
+            self.writable_roots.push(root);
+        }
+    }
+
+    /// Keeps `path` read-only even inside a writable root. Paths that do not
+    /// exist are left out: there is nothing to protect or to bind.
+    pub fn add_read_only(&mut self, path: &Path) {
+        if let Ok(path) = path.canonicalize()
+            && !self.read_only.contains(&path)
+        {
+            self.read_only.push(path);
+        }
+    }
+
+    /// Hides `path` (a folder becomes an empty tmpfs, a file `/dev/null`).
+    /// A path that does not exist is left out.
+    pub fn add_hidden(&mut self, path: &Path) {
+        if let Ok(path) = path.canonicalize()
+            && !self.hidden.contains(&path)
+        {
+            self.hidden.push(path);
+        }
+    }
+
+    /// The built-in secret locations under `home`: SSH and GnuPG keys, cloud
+    /// credentials, `.netrc`.
+    pub fn hide_home_secrets(&mut self, home: &Path) {
+        for rel in [".ssh", ".gnupg", ".aws", ".config/gcloud", ".netrc"] {
+            self.add_hidden(&home.join(rel));
+        }
+    }
+
+    /// Whether the writable roots apply (every mode but `read-only`).
+    #[must_use]
+    pub fn writes_roots(&self) -> bool {
+        self.mode != SandboxMode::ReadOnly
+    }
+
+    /// Whether a connection to `host` may pass the proxy.
+    #[must_use]
+    pub fn admits_host(&self, host: &str) -> bool {
+        let Network::Domains(allowed) = &self.network else {
+            return false;
+        };
+        allowed.iter().any(|p| p.admits(host))
+            && !self.denied_domains.iter().any(|p| p.admits(host))
+    }
+}
+
+/// The git state of `root` to keep read-only: its `.git` folder, or for a
+/// worktree or submodule the `.git` file, the folder it points to, and that
+/// folder's common dir.
+fn git_paths(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    let mut out = Vec::new();
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return out;
+    };
+    out.push(dot_git.clone());
+    if meta.is_file()
+        && let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
+    {
+        let target = root.join(target.trim());
+        if let Ok(common) = std::fs::read_to_string(target.join("commondir")) {
+            out.push(target.join(common.trim()));
+        }
+        out.push(target);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_domain_admits_itself_and_its_subdomains_only() {
+        let p = DomainPattern::parse("Example.com").unwrap();
+        assert!(p.admits("example.com"));
+        assert!(p.admits("api.example.com"));
+        assert!(p.admits("API.Example.COM."));
+        assert!(!p.admits("badexample.com"));
+        assert!(!p.admits("example.com.evil.net"));
+        assert!(!p.admits("com"));
+        let sub = DomainPattern::parse("*.example.org").unwrap();
+        assert!(!sub.admits("example.org"));
+        assert!(sub.admits("a.b.example.org"));
+        assert_eq!(sub.to_string(), "*.example.org");
+    }
+
+    #[test]
+    fn malformed_domains_are_refused_with_the_reason() {
+        for (bad, why) in [
+            ("", "empty"),
+            ("*.", "empty"),
+            ("https://example.com", "scheme"),
+            ("example.com/path", "path"),
+            ("example.com:443", "port"),
+            ("ex*ample.com", "`*`"),
+            ("*example.com", "`*`"),
+            ("exa mple.com", "letters"),
+            ("example..com", "label"),
+        ] {
+            let err = DomainPattern::parse(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_denied_domain_wins_over_an_allowed_one() {
+        let mut policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, PathBuf::from("/x"));
+        policy.network = Network::Domains(vec![DomainPattern::parse("example.com").unwrap()]);
+        policy.denied_domains = vec![DomainPattern::parse("secret.example.com").unwrap()];
+        assert!(policy.admits_host("www.example.com"));
+        assert!(!policy.admits_host("secret.example.com"));
+        assert!(!policy.admits_host("x.secret.example.com"));
+        assert!(!policy.admits_host("127.0.0.1"));
+        policy.network = Network::On;
+        assert!(!policy.admits_host("www.example.com"), "no proxy, no hosts");
+    }
+
+    #[test]
+    fn a_worktree_protects_its_gitdir_and_the_common_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        let git = main.join(".git");
+        std::fs::create_dir_all(git.join("worktrees/wt")).unwrap();
+        std::fs::write(git.join("worktrees/wt/commondir"), "../..\n").unwrap();
+        let wt = dir.path().join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", git.join("worktrees/wt").display()),
+        )
+        .unwrap();
+        let mut policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, PathBuf::from("/x"));
+        policy.add_writable_root(&wt);
+        let canon = |p: &Path| p.canonicalize().unwrap();
+        assert!(policy.read_only.contains(&canon(&wt.join(".git"))));
+        assert!(policy.read_only.contains(&canon(&git.join("worktrees/wt"))));
+        assert!(
+            policy.read_only.contains(&canon(&git)),
+            "{:?}",
+            policy.read_only
+        );
+    }
+}

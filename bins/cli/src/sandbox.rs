@@ -1,0 +1,148 @@
+//! The session's sandbox policy, from the flags, `[sandbox]` and the rules.
+//!
+//! `--sandbox` wins over the config files; the workspace roots (the working
+//! folder and each `--add-dir`) and `[sandbox] writable_roots` are the
+//! writable roots; the built-in secret folders and every plain path of a
+//! `Read(...)` deny rule are hidden; `WebFetch(domain:…)` deny rules bind
+//! the domain proxy too. `cox run`, the terminal UI and `cox sandbox` all
+//! build their policy here, so a command confined by `cox sandbox` is
+//! confined exactly as a session would confine it.
+
+use std::path::{Path, PathBuf};
+
+use cox_permission::Engine;
+use cox_protocol::tool::Workspace;
+use cox_protocol::types::SandboxMode;
+use cox_sandbox::{DomainPattern, SandboxPolicy};
+
+use crate::config::SandboxSettings;
+
+/// The policy a session with these settings confines its commands under.
+#[must_use]
+pub fn policy(
+    settings: &SandboxSettings,
+    flag: Option<SandboxMode>,
+    workspace: &Workspace,
+    home_dir: Option<&Path>,
+    cox_home: &Path,
+    engine: &Engine,
+) -> SandboxPolicy {
+    let mode = flag.unwrap_or(settings.mode);
+    let mut policy = SandboxPolicy::new(mode, helper());
+    for root in workspace.roots.iter().chain(&settings.writable_roots) {
+        policy.add_writable_root(root);
+    }
+    // cox's own record: a command must not rewrite the ledger or rollouts.
+    policy.add_read_only(cox_home);
+    // Project settings (hooks, rules) a command must not rewrite for the
+    // next session to obey.
+    for root in &workspace.roots {
+        policy.add_read_only(&root.join(".cox"));
+        policy.add_read_only(&root.join(".claude"));
+    }
+    if let Some(home) = home_dir {
+        policy.hide_home_secrets(home);
+    }
+    for (list, rule) in engine.rules() {
+        if list != "deny" {
+            continue;
+        }
+        if let Some(path) = plain_read_path(&rule.text, home_dir, &workspace.cwd) {
+            policy.add_hidden(&path);
+        }
+        if let Some(domain) = rule
+            .text
+            .strip_prefix("WebFetch(domain:")
+            .and_then(|r| r.strip_suffix(')'))
+            .and_then(|d| DomainPattern::parse(d).ok())
+        {
+            policy.denied_domains.push(domain);
+        }
+    }
+    policy.network = settings.network.clone();
+    policy
+}
+
+/// The `__sandbox-exec` mode, when this process was started for it: every
+/// binary that runs sessions calls this first thing in `main`.
+pub fn run_helper_if_asked() {
+    cox_sandbox::helper::run_if_asked();
+}
+
+/// The program that runs the `__sandbox-exec` helper: this binary.
+#[must_use]
+pub fn helper() -> PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("cox"))
+}
+
+/// The path a `Read(...)` deny rule names when it is one folder or file
+/// (a trailing `/**` or `/*` covers the folder; any other pattern is left
+/// to the permission engine, which still applies it to every file tool).
+fn plain_read_path(rule: &str, home: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
+    let inner = rule.strip_prefix("Read(")?.strip_suffix(')')?;
+    let inner = inner
+        .strip_suffix("/**")
+        .or_else(|| inner.strip_suffix("/*"))
+        .unwrap_or(inner);
+    if inner.is_empty() || inner.contains(['*', '?', '[', '{']) {
+        return None;
+    }
+    let path = if let Some(rest) = inner.strip_prefix("//") {
+        PathBuf::from("/").join(rest)
+    } else if let Some(rest) = inner.strip_prefix("~/") {
+        home?.join(rest)
+    } else if inner.starts_with('/') {
+        PathBuf::from(inner)
+    } else {
+        cwd.join(inner.strip_prefix("./").unwrap_or(inner))
+    };
+    Some(path)
+}
+
+/// One line for `cox config show`, `cox doctor` and the status line: the
+/// mode, and how it is enforced.
+#[must_use]
+pub fn describe(
+    policy: &SandboxPolicy,
+    confinement: &cox_protocol::sandbox::Confinement,
+) -> String {
+    use cox_protocol::sandbox::Confinement;
+    let mode = crate::config::sandbox_mode_name(policy.mode);
+    let network = match &policy.network {
+        cox_sandbox::Network::Off => "no network".to_owned(),
+        cox_sandbox::Network::On => "network on".to_owned(),
+        cox_sandbox::Network::Domains(list) => format!(
+            "network via proxy to {}",
+            list.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    match confinement {
+        Confinement::Off => format!("{mode} (commands run unconfined)"),
+        Confinement::Confined { mechanism } => format!("{mode} via {mechanism}, {network}"),
+        Confinement::Unavailable { why } => {
+            format!("{mode}, but nothing can confine commands here: {why}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_read_denies_become_paths_and_patterns_do_not() {
+        let home = Path::new("/home/u");
+        let cwd = Path::new("/w");
+        let p = |r: &str| plain_read_path(r, Some(home), cwd);
+        assert_eq!(p("Read(~/.kube/**)"), Some(PathBuf::from("/home/u/.kube")));
+        assert_eq!(p("Read(//etc/shadow)"), Some(PathBuf::from("/etc/shadow")));
+        assert_eq!(p("Read(./secrets/*)"), Some(PathBuf::from("/w/secrets")));
+        assert_eq!(p("Read(.env)"), Some(PathBuf::from("/w/.env")));
+        assert_eq!(p("Read(**/*.pem)"), None);
+        assert_eq!(p("Read(src/*.key)"), None);
+        assert_eq!(p("Bash(cat:*)"), None);
+    }
+}
