@@ -224,6 +224,9 @@ fn json_is_an_array_of_status_check_detail() {
             "cox.db",
             "git",
             "sandbox",
+            "landlock",
+            "user namespaces",
+            "sandbox proxy",
             "price dates",
             "model prices"
         ]

@@ -1,0 +1,660 @@
+//! The OS sandbox from outside: `cox sandbox -- CMD` and `cox run`, with
+//! real bubblewrap, Landlock and seccomp, as root and as an unprivileged
+//! user (uid 65534 through `setpriv`). HOME and COX_HOME are temporary.
+//!
+//! A test that needs what this machine lacks (bwrap, Landlock, setpriv)
+//! says so and skips.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// Who runs cox: root (these machines' default) or nobody.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum As {
+    Root,
+    Nobody,
+}
+
+const BOTH: [As; 2] = [As::Root, As::Nobody];
+
+/// A fake home with a key, a COX_HOME, a git work folder, and a folder
+/// outside every root (not under /tmp, which the sandbox makes private).
+struct Lab {
+    home: TempDir,
+    cox_home: TempDir,
+    work: TempDir,
+    outside: TempDir,
+    /// A PATH without bwrap, for the fallbacks.
+    no_bwrap: TempDir,
+}
+
+fn open_to_all(path: &Path) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+}
+
+impl Lab {
+    fn new() -> Self {
+        let lab = Self {
+            home: tempfile::tempdir().unwrap(),
+            cox_home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+            outside: tempfile::tempdir_in("/var/tmp").unwrap(),
+            no_bwrap: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir(lab.home.path().join(".ssh")).unwrap();
+        std::fs::write(lab.home.path().join(".ssh/id_ed25519"), "PRIVATE KEY\n").unwrap();
+        std::fs::create_dir(lab.work.path().join(".git")).unwrap();
+        std::fs::write(lab.work.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        for dir in [
+            lab.home.path().to_path_buf(),
+            lab.home.path().join(".ssh"),
+            lab.cox_home.path().to_path_buf(),
+            lab.work.path().to_path_buf(),
+            lab.work.path().join(".git"),
+            lab.outside.path().to_path_buf(),
+        ] {
+            open_to_all(&dir);
+        }
+        open_to_all(&lab.home.path().join(".ssh/id_ed25519"));
+        for tool in [
+            "bash", "cat", "echo", "ls", "sleep", "setsid", "touch", "true", "umount", "mount",
+        ] {
+            if let Some(found) = which(tool) {
+                std::os::unix::fs::symlink(found, lab.no_bwrap.path().join(tool)).unwrap();
+            }
+        }
+        lab
+    }
+
+    fn cox(&self, who: As) -> Command {
+        let cox = env!("CARGO_BIN_EXE_cox");
+        let mut cmd = match who {
+            As::Root => Command::new(cox),
+            As::Nobody => {
+                let mut c = Command::new("/usr/bin/setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", cox]);
+                c
+            }
+        };
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("COX_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("HOME", self.home.path())
+            .env("COX_HOME", self.cox_home.path())
+            .current_dir(self.work.path());
+        cmd
+    }
+
+    /// `cox sandbox [--mode M] -- bash -c SCRIPT`.
+    fn sandbox(&self, who: As, mode: Option<&str>, script: &str) -> Output {
+        let mut cmd = self.cox(who);
+        cmd.arg("sandbox");
+        if let Some(mode) = mode {
+            cmd.args(["--mode", mode]);
+        }
+        cmd.args(["--", "bash", "-c", script]).output().unwrap()
+    }
+
+    fn config(&self, text: &str) {
+        let path = self.cox_home.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        open_to_all(&path);
+    }
+
+    fn key(&self) -> PathBuf {
+        self.home.path().join(".ssh/id_ed25519")
+    }
+}
+
+fn which(tool: &str) -> Option<PathBuf> {
+    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+        .iter()
+        .map(|d| Path::new(d).join(tool))
+        .find(|p| p.exists())
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Whether this machine can run the test at all, saying why not.
+fn can_run(who: As) -> bool {
+    if which("bwrap").is_none() {
+        eprintln!("skipped: bwrap is not installed (apt install bubblewrap)");
+        return false;
+    }
+    if who == As::Nobody {
+        // SAFETY: geteuid has no preconditions.
+        #[allow(unsafe_code)]
+        let root = unsafe { libc::geteuid() } == 0;
+        if !root || which("setpriv").is_none() {
+            eprintln!("skipped: running as another user needs root and setpriv");
+            return false;
+        }
+        let cox = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_cox"))
+            .arg("--version")
+            .output();
+        if !cox.is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped: uid 65534 cannot run the cox binary from this build folder");
+            return false;
+        }
+    }
+    true
+}
+
+#[test]
+fn writes_land_inside_and_nowhere_else() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let outside = lab.outside.path().join("escaped");
+        let script = format!(
+            "echo ok > inside.txt; echo x > {out}; echo x > .git/config; echo x > \"$COX_HOME/x\"; \
+             echo x > /etc/cox-test",
+            out = outside.display()
+        );
+        let out = lab.sandbox(who, None, &script);
+        let all = text(&out);
+        assert_eq!(
+            std::fs::read_to_string(lab.work.path().join("inside.txt")).unwrap(),
+            "ok\n",
+            "{who:?}: {all}"
+        );
+        assert!(!outside.exists(), "{who:?}: {all}");
+        assert!(
+            !lab.work.path().join(".git/config").exists(),
+            "{who:?}: {all}"
+        );
+        assert!(!lab.cox_home.path().join("x").exists(), "{who:?}: {all}");
+        assert!(!Path::new("/etc/cox-test").exists(), "{who:?}: {all}");
+        assert!(all.contains("Read-only file system"), "{who:?}: {all}");
+        // read-only mode: not even the workspace.
+        let out = lab.sandbox(who, Some("read-only"), "echo x > ro.txt");
+        assert!(
+            !lab.work.path().join("ro.txt").exists(),
+            "{who:?}: {}",
+            text(&out)
+        );
+        assert_ne!(out.status.code(), Some(0));
+    }
+}
+
+#[test]
+fn the_secret_folders_are_unreadable_in_every_mode_but_danger() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let key = lab.key();
+        let home = lab.home.path().display().to_string();
+        for mode in ["read-only", "workspace-write"] {
+            for spelling in [
+                key.display().to_string(),
+                "~/.ssh/id_ed25519".to_owned(),
+                format!("{home}/./.ssh/../.ssh/id_ed25519"),
+                format!("/proc/self/root{}", key.display()),
+            ] {
+                let script = format!("cat {spelling}");
+                let out = lab.sandbox(who, Some(mode), &script);
+                assert!(
+                    !String::from_utf8_lossy(&out.stdout).contains("PRIVATE KEY"),
+                    "{who:?} {mode} {spelling}: {}",
+                    text(&out)
+                );
+            }
+        }
+        let out = lab.sandbox(
+            who,
+            Some("danger-full-access"),
+            &format!("cat {}", key.display()),
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("PRIVATE KEY"),
+            "danger-full-access reads as the user does: {}",
+            text(&out)
+        );
+    }
+}
+
+#[test]
+fn a_read_deny_rule_hides_its_folder_too() {
+    if !can_run(As::Root) {
+        return;
+    }
+    let lab = Lab::new();
+    let private = lab.outside.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::write(private.join("notes"), "CONFIDENTIAL\n").unwrap();
+    lab.config(&format!(
+        "[permissions]\ndeny = [\"Read(/{}/**)\"]\n",
+        private.display()
+    ));
+    let out = lab.sandbox(
+        As::Root,
+        None,
+        &format!("cat {}/notes; ls {}", private.display(), private.display()),
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("CONFIDENTIAL"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn mounts_cannot_be_undone_from_inside() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let out = lab.sandbox(
+            who,
+            None,
+            "umount /tmp; umount -l /; mount -o remount,rw /; touch /usr/cox-test; echo done",
+        );
+        let all = text(&out);
+        assert!(all.contains("done"), "{all}");
+        assert!(!Path::new("/usr/cox-test").exists(), "{who:?}: {all}");
+    }
+}
+
+#[test]
+fn symlinks_and_proc_paths_do_not_escape() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let out_dir = lab.outside.path();
+        let script = format!(
+            "ln -s {o} link; echo x > link/via-link; echo x > /proc/self/root{o}/via-root; \
+             cd {o} 2>/dev/null; echo x > /proc/self/cwd/via-cwd; echo x > /proc/$$/cwd/via-pid; \
+             ls /proc | grep -c '^[0-9]'",
+            o = out_dir.display()
+        );
+        let out = lab.sandbox(who, None, &script);
+        for name in ["via-link", "via-root", "via-cwd", "via-pid"] {
+            assert!(
+                !out_dir.join(name).exists(),
+                "{who:?} {name}: {}",
+                text(&out)
+            );
+        }
+    }
+}
+
+/// A loopback server that answers one line to each connection.
+fn server() -> (u16, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming().take(4) {
+            let Ok(mut stream) = stream else { return };
+            let _ = stream.set_nodelay(true);
+            let mut buf = [0u8; 4096];
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = stream.read(&mut buf);
+            let body = "hello from the test server\n";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn the_network_is_off_unless_the_config_opens_it() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let (port, _server) = server();
+        let probe = format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3"
+        );
+        let out = lab.sandbox(who, None, &probe);
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("hello from"),
+            "{}",
+            text(&out)
+        );
+        assert_ne!(out.status.code(), Some(0));
+        // An AF_INET socket is refused by the seccomp filter itself.
+        let out = lab.sandbox(
+            who,
+            None,
+            "/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET)'",
+        );
+        assert!(
+            text(&out).contains("Operation not permitted"),
+            "{}",
+            text(&out)
+        );
+        lab.config("[sandbox]\nnetwork = true\n");
+        let out = lab.sandbox(who, None, &probe);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("hello from"),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
+#[test]
+fn allowed_domains_pass_the_proxy_and_others_are_refused() {
+    if which("curl").is_none() {
+        eprintln!("skipped: curl is not installed");
+        return;
+    }
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let (port, _server) = server();
+        lab.config("[sandbox]\nallowed_domains = [\"localhost\"]\n");
+        let out = lab.sandbox(who, None, &format!("curl -sS http://localhost:{port}/"));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("hello from"),
+            "{who:?}: {}",
+            text(&out)
+        );
+        let out = lab.sandbox(who, None, &format!("curl -sS http://127.0.0.1:{port}/"));
+        let all = text(&out);
+        assert!(!all.contains("hello from"), "{all}");
+        assert!(all.contains("not in [sandbox] allowed_domains"), "{all}");
+        assert!(
+            all.contains(&format!("refused a connection to 127.0.0.1:{port}")),
+            "{all}"
+        );
+        // HTTPS goes through CONNECT, refused the same way before any TLS.
+        let out = lab.sandbox(who, None, "curl -sS https://example.com/");
+        assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(
+            text(&out).contains("refused a connection to example.com:443"),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
+fn running(tag: &str) -> Vec<String> {
+    let out = Command::new("pgrep").args(["-f", tag]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn wait_until(what: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if what() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn nothing_outlives_the_command_or_a_killed_cox() {
+    for (i, fallback) in [false, true].into_iter().enumerate() {
+        let lab = Lab::new();
+        if !can_run(As::Root) {
+            return;
+        }
+        let path = if fallback {
+            lab.no_bwrap.path().display().to_string()
+        } else {
+            std::env::var("PATH").unwrap()
+        };
+        // The command ends: its background jobs go with it.
+        let tag = format!("30{i}1");
+        let out = lab
+            .cox(As::Root)
+            .env("PATH", &path)
+            .args(["sandbox", "--", "bash", "-c"])
+            .arg(format!("sleep {tag}1 & setsid sleep {tag}2 & echo started"))
+            .output()
+            .unwrap();
+        assert!(text(&out).contains("started"), "{}", text(&out));
+        assert!(
+            wait_until(|| running(&format!("sleep {tag}")).is_empty()),
+            "fallback {fallback}: left {:?}",
+            running(&format!("sleep {tag}"))
+        );
+        // cox is killed with SIGKILL mid-command: the command goes too.
+        let tag = format!("30{i}2");
+        let mut cox = lab
+            .cox(As::Root)
+            .env("PATH", &path)
+            .args(["sandbox", "--", "bash", "-c"])
+            .arg(format!("sleep {tag}1 & setsid sleep {tag}2 & sleep {tag}3"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(wait_until(|| running(&format!("sleep {tag}")).len() >= 3));
+        cox.kill().unwrap();
+        cox.wait().unwrap();
+        assert!(
+            wait_until(|| running(&format!("sleep {tag}")).is_empty()),
+            "fallback {fallback}: left {:?}",
+            running(&format!("sleep {tag}"))
+        );
+    }
+}
+
+#[test]
+fn without_bwrap_landlock_confines_and_says_what_it_cannot() {
+    if crate_landlock_abi() == 0 {
+        eprintln!("skipped: this kernel offers no Landlock");
+        return;
+    }
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let outside = lab.outside.path().join("escaped");
+        let out = lab
+            .cox(who)
+            .env("PATH", lab.no_bwrap.path())
+            .args(["sandbox", "--", "bash", "-c"])
+            .arg(format!(
+                "echo ok > inside.txt; echo x > {}; cat {}",
+                outside.display(),
+                lab.key().display()
+            ))
+            .output()
+            .unwrap();
+        let all = text(&out);
+        assert!(all.contains("Landlock"), "{all}");
+        assert!(
+            all.contains(".git"),
+            "the notice says .git is not protected: {all}"
+        );
+        assert!(lab.work.path().join("inside.txt").exists(), "{all}");
+        assert!(!outside.exists(), "{all}");
+        assert!(!all.contains("PRIVATE KEY"), "{all}");
+    }
+}
+
+#[allow(unsafe_code)]
+fn crate_landlock_abi() -> i64 {
+    // SAFETY: the version query of landlock_create_ruleset takes no pointer.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    }
+}
+
+#[test]
+fn with_nothing_to_confine_it_nothing_runs() {
+    let lab = Lab::new();
+    let out = lab
+        .cox(As::Root)
+        .env("PATH", lab.no_bwrap.path())
+        .env("COX_SANDBOX_LANDLOCK", "off")
+        .args(["sandbox", "--", "bash", "-c", "echo ran > ran.txt"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("not run"), "{all}");
+    assert!(all.contains("apt install bubblewrap"), "{all}");
+    assert!(!lab.work.path().join("ran.txt").exists());
+    // A session asks to run unconfined; headless nobody can say yes.
+    let out = lab
+        .cox(As::Root)
+        .env("PATH", lab.no_bwrap.path())
+        .env("COX_SANDBOX_LANDLOCK", "off")
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", common::scenario("rm_line"))
+        .args([
+            "run",
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allow",
+            "Bash",
+        ])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(all.contains("cannot confine commands here"), "{all}");
+    assert!(all.contains("this session cannot ask"), "{all}");
+}
+
+#[test]
+fn unsandboxed_always_asks_and_headless_refuses_it() {
+    let lab = Lab::new();
+    let run = |extra: &[&str]| {
+        lab.cox(As::Root)
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", common::scenario("unsandboxed"))
+            .args([
+                "run",
+                "-p",
+                "go",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--allow",
+                "Bash(echo:*)",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--permission-mode", "bypassPermissions"]);
+    let all = text(&out);
+    assert!(all.contains("asks to run outside the OS sandbox"), "{all}");
+    assert!(all.contains("this session cannot ask"), "{all}");
+    assert!(!all.contains("ran-outside\\n"), "{all}");
+    // danger-full-access confines nothing, so there is nothing to lift.
+    let out = run(&["--sandbox", "danger-full-access"]);
+    assert!(text(&out).contains("ran-outside"), "{}", text(&out));
+}
+
+#[test]
+fn bad_sandbox_settings_name_the_file_and_line() {
+    let lab = Lab::new();
+    let config = lab.cox_home.path().join("config.toml");
+    for (body, line, says) in [
+        (
+            "[sandbox]\nwritable_roots = [\"/no/such/dir\"]\n",
+            2,
+            "is not a folder that exists",
+        ),
+        (
+            "[sandbox]\n\nallowed_domains = [\"https://x.com\"]\n",
+            3,
+            "without a scheme",
+        ),
+        ("[sandbox]\nmode = \"wide-open\"\n", 2, "unknown variant"),
+        (
+            "[sandbox]\nnetwork = true\nallowed_domains = [\"x.com\"]\n",
+            3,
+            "keep one",
+        ),
+        ("[sandbox]\nnetowrk = true\n", 2, "network"),
+    ] {
+        lab.config(body);
+        let out = lab.sandbox(As::Root, None, "echo ran");
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{all}");
+        assert!(
+            all.contains(&format!("{}:{line}:", config.display())),
+            "{body}: {all}"
+        );
+        assert!(all.contains(says), "{body}: {all}");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("ran"),
+            "{all}"
+        );
+    }
+    let out = lab
+        .cox(As::Root)
+        .args(["sandbox", "--mode", "open", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&out).contains("unknown sandbox mode `open`"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn doctor_names_the_mechanism_landlock_and_the_proxy() {
+    if !can_run(As::Root) {
+        return;
+    }
+    let lab = Lab::new();
+    lab.config("[sandbox]\nallowed_domains = [\"example.com\"]\n");
+    let out = lab.cox(As::Root).arg("doctor").output().unwrap();
+    let all = text(&out);
+    assert!(all.contains("workspace-write via bubblewrap"), "{all}");
+    assert!(all.contains("`true` ran confined"), "{all}");
+    assert!(all.contains("user namespaces  work"), "{all}");
+    assert!(all.contains("admits example.com"), "{all}");
+    if crate_landlock_abi() > 0 {
+        assert!(
+            all.contains(&format!("ABI {}", crate_landlock_abi())),
+            "{all}"
+        );
+    }
+}
