@@ -52,6 +52,25 @@ echo "== TUI: one frame with a long answer on screen (criterion)"
 cargo bench -q -p cox-tui --bench frame 2>/dev/null | grep -E 'frame with|time:'
 
 echo
+echo "== the sandbox: \`true\` unconfined, under bwrap and under the Landlock helper; the probe"
+"$bin/cox-bench" sandbox 100
+
+echo
+echo "== a 100-command scripted session (bash \`true\` x 100), sandboxed and not"
+{
+  for _ in $(seq 100); do
+    printf '[[turn]]\n[[turn.tool_call]]\nname = "bash"\ninput = { command = "true" }\n\n'
+  done
+  printf '[[turn]]\ntext = "done"\n'
+} > "$scratch/hundred.toml"
+for mode in workspace-write danger-full-access; do
+  echo "-- --sandbox $mode"
+  COX_HOME="$scratch/home" COX_PROVIDER=scripted COX_SCENARIO="$scratch/hundred.toml" \
+    "$bin/cox-bench" exec 5 -- "$bin/cox" run -p "run true a hundred times" --cwd "$scratch/work" \
+    --permission-mode bypassPermissions --sandbox "$mode" --output-format json
+done
+
+echo
 echo "== binary sizes"
 for b in cox cox-headless; do
   printf '%-14s %8d bytes\n' "$b" "$(stat -c %s "$bin/$b")"

@@ -30,6 +30,8 @@ use crate::{Launch, run};
 #[derive(Debug)]
 pub struct OsSandbox {
     policy: SandboxPolicy,
+    /// The mechanism, when not the probe's (benchmarks compare them).
+    forced: Option<Mechanism>,
     /// Whether the Landlock limits were already said this session.
     told_limits: AtomicBool,
 }
@@ -39,8 +41,24 @@ impl OsSandbox {
     pub fn new(policy: SandboxPolicy) -> Self {
         Self {
             policy,
+            forced: None,
             told_limits: AtomicBool::new(false),
         }
+    }
+
+    /// A sandbox on `mechanism` whatever the probe found, to measure one
+    /// against another. Fails closed like the probe's: `Unavailable` runs
+    /// nothing.
+    #[must_use]
+    pub fn with_mechanism(policy: SandboxPolicy, mechanism: Mechanism) -> Self {
+        Self {
+            forced: Some(mechanism),
+            ..Self::new(policy)
+        }
+    }
+
+    fn mechanism(&self) -> &Mechanism {
+        self.forced.as_ref().unwrap_or(&probe().mechanism)
     }
 
     /// The policy commands run under.
@@ -59,7 +77,7 @@ impl OsSandbox {
     ) -> Result<(Launch, Vec<String>), SandboxError> {
         let policy = &self.policy;
         let command = Launch::shell_words(line);
-        match &probe().mechanism {
+        match self.mechanism() {
             Mechanism::Unavailable { why } => Err(SandboxError::Unavailable { why: why.clone() }),
             Mechanism::Bubblewrap { bwrap } => {
                 let spec = HelperSpec {
@@ -134,7 +152,7 @@ impl Sandbox for OsSandbox {
         if self.policy.mode == SandboxMode::DangerFullAccess {
             return Confinement::Off;
         }
-        match &probe().mechanism {
+        match self.mechanism() {
             Mechanism::Bubblewrap { .. } => Confinement::Confined {
                 mechanism: "bubblewrap".into(),
             },
@@ -155,7 +173,7 @@ impl Sandbox for OsSandbox {
             if request.unconfined || self.policy.mode == SandboxMode::DangerFullAccess {
                 return run(Launch::shell(&request.command), request, cancel, on_output).await;
             }
-            let bwrap = matches!(probe().mechanism, Mechanism::Bubblewrap { .. });
+            let bwrap = matches!(self.mechanism(), Mechanism::Bubblewrap { .. });
             let proxy = match &self.policy.network {
                 Network::Domains(_) if bwrap => Some(Proxy::start(&self.policy).map_err(
                     |source| SandboxError::Spawn {

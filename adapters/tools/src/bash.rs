@@ -38,8 +38,9 @@ pub(crate) struct Input {
     command: String,
     /// Max 600000 (default 120000)
     timeout_ms: Option<u64>,
-    /// Ask the user to run this command outside the OS sandbox. Only after a
-    /// result said the sandbox blocked it.
+    // Run outside the OS sandbox, which asks the user; the result of a
+    // command the sandbox blocked says so (no description: the bytes go
+    // with every request, and the hint arrives when it is needed).
     // Read from the raw input by `classify` (the core decides on it); here
     // so the schema offers it and unknown fields stay refused.
     #[allow(dead_code)]

@@ -19,7 +19,7 @@ use cox_core::{Adapters, Session, SessionConfig};
 use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::tool::Workspace;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode};
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::{OsSandbox, SandboxPolicy};
 use cox_store::{Background, CoxHome, CoxStore};
@@ -356,6 +356,8 @@ pub type Record = Background;
 #[derive(Debug, Clone)]
 pub struct SessionFacts {
     pub cwd: PathBuf,
+    /// The sandbox mode shell commands run in, for the status line.
+    pub sandbox: String,
     pub branch: Option<String>,
     /// The main model's window and prices, when the catalog knows them.
     pub window: Option<u64>,
@@ -423,6 +425,13 @@ pub(crate) fn build_session<P: Provider>(
     let started_at = env::now_rfc3339();
     let cwd_text = cwd.display().to_string();
     let branch = env::git_branch(&cwd);
+    // Short: the status line is one row.
+    let sandbox_label = match sandbox.mode {
+        SandboxMode::ReadOnly => "read-only",
+        SandboxMode::WorkspaceWrite => "sandboxed",
+        SandboxMode::DangerFullAccess => "no sandbox",
+    }
+    .to_owned();
     let config = SessionConfig {
         id,
         workspace,
@@ -506,6 +515,7 @@ pub(crate) fn build_session<P: Provider>(
     };
     let facts = SessionFacts {
         cwd,
+        sandbox: sandbox_label,
         branch,
         window: context_window,
         prices: info.and_then(|m| m.prices),

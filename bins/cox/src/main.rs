@@ -103,6 +103,7 @@ fn tui(args: RunArgs) -> i32 {
             session,
             cox_tui::app::Facts {
                 branch: facts.branch,
+                sandbox: facts.sandbox,
                 window: facts.window,
                 prices: facts.prices,
                 permissions: facts.rules,

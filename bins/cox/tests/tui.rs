@@ -202,12 +202,16 @@ fn esc_interrupts_a_long_command() {
     tmux.keys(&["Escape"]);
     tmux.wait_for("interrupted");
     assert!(began.elapsed() < Duration::from_secs(5));
-    let pid = std::fs::read_to_string(env.work.path().join("sleep.pid")).unwrap();
+    // The sandbox gives the command its own pid namespace, so the pid it
+    // wrote is not the host's: look for a sleep still working in the
+    // session's folder instead.
+    let work = env.work.path().canonicalize().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while Path::new(&format!("/proc/{}", pid.trim())).exists() {
+    while let Some(pid) = process_in(&work) {
         assert!(
             Instant::now() < deadline,
-            "the background sleep outlived Esc"
+            "process {pid} in the work folder outlived Esc: {}",
+            describe(&pid)
         );
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -358,4 +362,46 @@ fn a_locked_cox_db_does_not_freeze_the_screen_and_loses_no_row() {
         .parse()
         .unwrap();
     assert_eq!(rows, usage_events, "one ledger row per usage event");
+}
+
+/// A live `sleep 31` whose working folder is `dir` (the command's
+/// background job), if any.
+fn process_in(dir: &Path) -> Option<String> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'));
+            // The scenario's `sleep 31` (the tmux shell here ends in `sleep 30`).
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let sleep = cmdline == b"sleep\x0031\x00";
+            (name.parse::<u32>().is_ok() && cwd == dir && sleep && !zombie).then_some(name)
+        })
+}
+
+fn describe(pid: &str) -> String {
+    let mut out = String::new();
+    let mut pid = pid.to_owned();
+    for _ in 0..6 {
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let ppid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:"))
+            .unwrap_or("0")
+            .trim()
+            .to_owned();
+        out.push_str(&format!("{pid}: {:?}\n", String::from_utf8_lossy(&cmd)));
+        if ppid == "0" {
+            break;
+        }
+        pid = ppid;
+    }
+    out
 }

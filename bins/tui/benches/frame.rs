@@ -14,6 +14,7 @@ use ratatui::backend::TestBackend;
 fn app_with_answer(tokens: usize) -> App {
     let mut app = App::new(
         Facts {
+            sandbox: "sandboxed".into(),
             base_mode: PermissionMode::Default,
             ..Facts::default()
         },

@@ -81,6 +81,9 @@ pub enum Answering {
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
     pub branch: Option<String>,
+    /// The sandbox mode, as the status line shows it ("sandboxed" for
+    /// workspace-write, "read-only", "no sandbox").
+    pub sandbox: String,
     /// The main model's context window.
     pub window: Option<u64>,
     /// USD per million tokens: input, output, cache read, cache write.

@@ -396,8 +396,11 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         format!("{} ({})", t.model, app.tier.as_str()),
         mode.to_owned(),
         app.permission_mode.to_string(),
-        format!("{} tok", human(tokens)),
     ];
+    if !app.facts.sandbox.is_empty() {
+        parts.push(app.facts.sandbox.clone());
+    }
+    parts.push(format!("{} tok", human(tokens)));
     if let Some(usd) = app.cost() {
         parts.push(format!("${usd:.2}"));
     }

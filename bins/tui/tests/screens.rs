@@ -20,6 +20,7 @@ use serde_json::json;
 fn app() -> App {
     let mut app = App::new(
         Facts {
+            sandbox: "sandboxed".into(),
             branch: Some("main".into()),
             window: Some(200_000),
             prices: None,
@@ -374,6 +375,7 @@ fn a_resumed_session_shows_its_conversation_and_recalls_its_prompts() {
     ];
     let mut app = App::new(
         Facts {
+            sandbox: "sandboxed".into(),
             base_mode: PermissionMode::Default,
             past,
             ..Facts::default()
@@ -426,6 +428,7 @@ fn long_notices_and_wide_prompts_wrap_by_display_width() {
 fn a_list_keeps_its_selection_in_view() {
     let mut app = App::new(
         Facts {
+            sandbox: "sandboxed".into(),
             base_mode: PermissionMode::Default,
             recent: (0..30)
                 .map(|i| (format!("01JSESSION{i:02}"), format!("session {i}")))
@@ -638,6 +641,7 @@ fn a_continued_session_reusing_call_0_keeps_both_calls() {
     ];
     let mut app = App::new(
         Facts {
+            sandbox: "sandboxed".into(),
             past,
             ..Facts::default()
         },

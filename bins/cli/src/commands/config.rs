@@ -8,7 +8,8 @@
 //!
 //! The rules here are the ones `cox run` applies when it loads the config,
 //! restated for display: a project config may deny and ask, narrow the mode
-//! to `default` or `plan` and lower a `[budget]` cap, and nothing else (its
+//! to `default` or `plan`, lower a `[budget]` cap, narrow `[sandbox] mode` and
+//! turn its network off, and nothing else (its
 //! other keys are listed as ignored). The values are read with the same
 //! loaders `cox run` uses, so a file that `cox run` refuses is refused here
 //! with the same line.
@@ -172,6 +173,16 @@ fn show(args: &ShowArgs) -> Result<String> {
                 "permissions.mode" if matches!(value.as_str(), Some("default" | "plan")) => {
                     set(&mut keys, &key, value, &source);
                 }
+                // A project may narrow the sandbox, never widen it.
+                "sandbox.mode"
+                    if permissions
+                        .sandbox
+                        .mode_source
+                        .starts_with("project config") =>
+                {
+                    set(&mut keys, &key, value, &source);
+                }
+                "sandbox.network" if value == json!(false) => set(&mut keys, &key, value, &source),
                 "budget.session_usd" | "budget.monthly_usd" => {
                     let lower = match (
                         keys.get(&key).and_then(|e| e.value.as_f64()),
@@ -258,6 +269,10 @@ fn show(args: &ShowArgs) -> Result<String> {
         } else {
             entry.value = json!(permissions.mode.to_string());
         }
+    }
+
+    if let Some(entry) = keys.get_mut("sandbox.mode") {
+        entry.value = json!(crate::config::sandbox_mode_name(permissions.sandbox.mode));
     }
 
     if args.json {
@@ -373,6 +388,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("core.mode", json!("editor")),
         ("core.log_level", json!("info")),
         ("permissions.mode", json!("default")),
+        ("sandbox.mode", json!("workspace-write")),
         (
             "tiers.cheap.model",
             json!("claude-haiku-4-5 (anthropic), gpt-5-mini (openai)"),
