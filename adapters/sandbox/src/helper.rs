@@ -308,8 +308,34 @@ fn kill_tree() {
     }
 }
 
-/// Live (non-zombie) descendants of `root`, read from `/proc`.
+/// Live descendants of `root`: through the kernel's lists of children
+/// (`/proc/<pid>/task/<tid>/children`), which cost a read per process of
+/// the tree, or by a scan of all of `/proc` where the kernel keeps none.
 fn descendants_of(root: i32) -> Vec<i32> {
+    let mut found = Vec::new();
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            match std::fs::read_to_string(task.path().join("children")) {
+                Ok(list) => {
+                    for child in list.split_whitespace().filter_map(|c| c.parse().ok()) {
+                        found.push(child);
+                        queue.push(child);
+                    }
+                }
+                Err(_) if pid == root => return scan_descendants_of(root),
+                Err(_) => {}
+            }
+        }
+    }
+    found
+}
+
+/// Live (non-zombie) descendants of `root`, from a scan of `/proc`.
+fn scan_descendants_of(root: i32) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
