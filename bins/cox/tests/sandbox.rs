@@ -658,3 +658,34 @@ fn doctor_names_the_mechanism_landlock_and_the_proxy() {
         );
     }
 }
+
+#[test]
+fn an_added_dir_is_writable_and_its_git_is_not() {
+    if !can_run(As::Root) {
+        return;
+    }
+    let lab = Lab::new();
+    let extra = lab.outside.path().join("extra");
+    std::fs::create_dir_all(extra.join(".git")).unwrap();
+    let script = format!(
+        "echo ok > {e}/added.txt; echo x > {e}/.git/config",
+        e = extra.display()
+    );
+    let out = lab
+        .cox(As::Root)
+        .args(["sandbox", "--add-dir"])
+        .arg(&extra)
+        .args(["--", "bash", "-c", &script])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(extra.join("added.txt").exists(), "{all}");
+    assert!(!extra.join(".git/config").exists(), "{all}");
+    // Without --add-dir the same folder is outside.
+    let out = lab.sandbox(
+        As::Root,
+        None,
+        &format!("echo ok > {}/again.txt", extra.display()),
+    );
+    assert!(!extra.join("again.txt").exists(), "{}", text(&out));
+}
