@@ -221,7 +221,9 @@ fn render(out: &ExecOutput, timeout_ms: u64, confined: bool) -> ToolResult {
     } else {
         ToolResult::error(visible)
     };
-    result.with_bytes(out.output.len() as u64 + out.dropped_bytes)
+    let mut result = result.with_bytes(out.output.len() as u64 + out.dropped_bytes);
+    result.notices.clone_from(&out.notes);
+    result
 }
 
 /// Forwards output chunks as text, holding back an incomplete UTF-8

@@ -689,3 +689,45 @@ fn an_added_dir_is_writable_and_its_git_is_not() {
     );
     assert!(!extra.join("again.txt").exists(), "{}", text(&out));
 }
+
+#[test]
+fn a_refused_connection_is_a_notice_and_in_the_result() {
+    if which("curl").is_none() || !can_run(As::Root) {
+        eprintln!("skipped: needs curl and bwrap");
+        return;
+    }
+    let lab = Lab::new();
+    lab.config("[sandbox]\nallowed_domains = [\"localhost\"]\n");
+    let out = lab
+        .cox(As::Root)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", common::scenario("proxy_refused"))
+        .args([
+            "run",
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .args(["--allow", "Bash(curl:*)"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let notice = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "notice");
+    let notice = notice.unwrap_or_else(|| panic!("no notice: {}", text(&out)));
+    assert!(
+        notice
+            .to_string()
+            .contains("refused a connection to example.com:443"),
+        "{notice}"
+    );
+    assert!(
+        stdout.contains("not in [sandbox] allowed_domains"),
+        "the model reads it too: {}",
+        text(&out)
+    );
+}

@@ -235,6 +235,12 @@ pub struct ToolResult {
     /// ran and produced one; `visible` may be a shortened view of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive: Option<String>,
+    /// What the person should hear about the run besides the result (a
+    /// connection the sandbox refused, a limit of its mechanism). The core
+    /// takes them out and emits each as a `Notice`; the text the model
+    /// reads says them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 impl ToolResult {
@@ -247,6 +253,7 @@ impl ToolResult {
             bytes: None,
             denied: false,
             archive: None,
+            notices: Vec::new(),
         }
     }
 
@@ -259,6 +266,7 @@ impl ToolResult {
             bytes: None,
             denied: false,
             archive: None,
+            notices: Vec::new(),
         }
     }
 
@@ -271,6 +279,7 @@ impl ToolResult {
             bytes: None,
             denied: true,
             archive: None,
+            notices: Vec::new(),
         }
     }
 

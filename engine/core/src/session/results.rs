@@ -31,6 +31,7 @@ where
         notices: &mut Vec<String>,
     ) -> ToolResult {
         let fixed = self.fixed;
+        notices.append(&mut result.notices);
         let expand = matches!(
             fixed.tools.get(&call.name),
             Some(Entry::Own(OwnTool::Expand))
