@@ -208,6 +208,7 @@ fn supervise(lifeline: i32, network_off: bool, argv: &[CString]) -> Result<Never
     // SAFETY: prctl with integer arguments only. Orphans of the command's
     // tree are reparented here, so none escapes the final sweep.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
+    let filters = crate::seccomp::build(network_off)?;
     // SIGCHLD arrives through a descriptor, so one poll waits for either
     // end: the command's exit or the lifeline's.
     // SAFETY: plain signal-set manipulation on a local set.
@@ -241,10 +242,10 @@ fn supervise(lifeline: i32, network_off: bool, argv: &[CString]) -> Result<Never
             libc::sigprocmask(libc::SIG_UNBLOCK, &raw const chld, std::ptr::null_mut());
             libc::close(lifeline);
         }
-        crate::seccomp::install(network_off)?;
+        crate::seccomp::apply(&filters)?;
         return exec(argv);
     }
-    crate::seccomp::install(network_off)?;
+    crate::seccomp::apply(&filters)?;
     let mut status = 0;
     loop {
         // SAFETY: non-blocking waitpid of our own child.
