@@ -731,3 +731,91 @@ fn a_refused_connection_is_a_notice_and_in_the_result() {
         text(&out)
     );
 }
+
+#[test]
+fn config_writable_roots_and_mode_take_effect_and_a_project_only_narrows() {
+    if !can_run(As::Root) {
+        return;
+    }
+    let lab = Lab::new();
+    let extra = lab.outside.path().join("scratch");
+    std::fs::create_dir(&extra).unwrap();
+    lab.config(&format!(
+        "[sandbox]\nwritable_roots = [\"{}\"]\n",
+        extra.display()
+    ));
+    let out = lab.sandbox(
+        As::Root,
+        None,
+        &format!("echo ok > {}/w.txt", extra.display()),
+    );
+    assert!(extra.join("w.txt").exists(), "{}", text(&out));
+    // The user's mode applies; --mode wins over it.
+    lab.config("[sandbox]\nmode = \"read-only\"\n");
+    lab.sandbox(As::Root, None, "echo x > user-ro.txt");
+    assert!(!lab.work.path().join("user-ro.txt").exists());
+    lab.sandbox(As::Root, Some("workspace-write"), "echo x > flag-ww.txt");
+    assert!(lab.work.path().join("flag-ww.txt").exists());
+    // A project narrows to read-only, and cannot open the network.
+    lab.config("");
+    std::fs::create_dir(lab.work.path().join(".cox")).unwrap();
+    std::fs::write(
+        lab.work.path().join(".cox/config.toml"),
+        "[sandbox]\nmode = \"read-only\"\nnetwork = true\n",
+    )
+    .unwrap();
+    let out = lab.sandbox(As::Root, None, "echo x > project-ro.txt");
+    assert!(
+        !lab.work.path().join("project-ro.txt").exists(),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("ignoring [sandbox] network = true from project config"),
+        "{}",
+        text(&out)
+    );
+    // …and a project cannot widen the user's mode.
+    std::fs::write(
+        lab.work.path().join(".cox/config.toml"),
+        "[sandbox]\nmode = \"danger-full-access\"\n",
+    )
+    .unwrap();
+    let out = lab.sandbox(As::Root, None, &format!("cat {}", lab.key().display()));
+    assert!(!text(&out).contains("PRIVATE KEY"), "{}", text(&out));
+    assert!(
+        text(&out).contains("can only narrow the sandbox"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn config_show_says_the_sandbox_mode_and_where_it_came_from() {
+    let lab = Lab::new();
+    let show = |lab: &Lab| {
+        let out = lab
+            .cox(As::Root)
+            .args(["config", "show", "--sources"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let line = |all: &str| {
+        all.lines()
+            .find(|l| l.starts_with("sandbox.mode"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line(&show(&lab)).contains("workspace-write"),
+        "{}",
+        show(&lab)
+    );
+    lab.config("[sandbox]\nmode = \"read-only\"\n");
+    let shown = line(&show(&lab));
+    assert!(
+        shown.contains("read-only") && shown.contains("config.toml"),
+        "{shown}"
+    );
+}
