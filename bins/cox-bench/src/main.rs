@@ -52,6 +52,7 @@ use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};
 
 mod mock;
+mod sandbox;
 
 /// The figures cox promises (see the module docs for each).
 #[derive(clap::Parser, Debug)]
@@ -140,7 +141,7 @@ fn main() {
         Job::Context { turns } => context_bytes(turns),
         Job::Mock(args) => mock::run(args),
         Job::Db { n } => db_create(n),
-        Job::Sandbox { n } => sandbox_overhead(n),
+        Job::Sandbox { n } => sandbox::overhead(n),
     };
     match result {
         Ok(()) => {
@@ -691,92 +692,6 @@ fn deltas(n: usize) -> Result<(), String> {
         ms(elapsed)
     );
     println!("deltas/s: {:.0}", deltas as f64 / elapsed.as_secs_f64());
-    Ok(())
-}
-
-fn sandbox_overhead(n: usize) -> Result<(), String> {
-    use cox_protocol::sandbox::{ExecRequest, Sandbox};
-    use cox_sandbox::probe::{Mechanism, probe};
-    let found = probe();
-    println!(
-        "probe (once per process): {:.2} ms -> {:?}",
-        ms(found.took),
-        found.mechanism
-    );
-    let work = tempdir::Dir::new("sandbox").map_err(|e| e.to_string())?;
-    let mut policy = cox_sandbox::SandboxPolicy::new(
-        cox_protocol::types::SandboxMode::WorkspaceWrite,
-        std::env::current_exe().map_err(|e| e.to_string())?,
-    );
-    policy.add_writable_root(&work.0);
-    let mut runs: Vec<(&str, cox_sandbox::OsSandbox)> = vec![(
-        "unconfined",
-        cox_sandbox::OsSandbox::new(cox_sandbox::SandboxPolicy {
-            mode: cox_protocol::types::SandboxMode::DangerFullAccess,
-            ..policy.clone()
-        }),
-    )];
-    if let Mechanism::Bubblewrap { bwrap } = &found.mechanism {
-        runs.push((
-            "bwrap + seccomp helper",
-            cox_sandbox::OsSandbox::with_mechanism(
-                policy.clone(),
-                Mechanism::Bubblewrap {
-                    bwrap: bwrap.clone(),
-                },
-            ),
-        ));
-    }
-    if found.landlock_abi > 0 {
-        runs.push((
-            "landlock + seccomp helper",
-            cox_sandbox::OsSandbox::with_mechanism(
-                policy.clone(),
-                Mechanism::Landlock {
-                    abi: found.landlock_abi,
-                },
-            ),
-        ));
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let mut base = None;
-    for (name, sandbox) in &runs {
-        let mut walls = Vec::with_capacity(n);
-        for _ in 0..n {
-            let request = ExecRequest {
-                command: "true".into(),
-                cwd: work.0.clone(),
-                timeout: Duration::from_secs(10),
-                env: Vec::new(),
-                unconfined: false,
-            };
-            let start = Instant::now();
-            let out = runtime
-                .block_on(sandbox.exec(request, cox_protocol::CancelToken::new(), &|_| {}))
-                .map_err(|e| e.to_string())?;
-            walls.push(start.elapsed());
-            if out.exit_code != Some(0) {
-                return Err(format!(
-                    "{name}: `true` failed: {}",
-                    String::from_utf8_lossy(&out.output)
-                ));
-            }
-        }
-        walls.sort();
-        let median = walls[n / 2];
-        let over = base.map_or(String::new(), |b: Duration| {
-            format!(", overhead {:.2} ms", ms(median.saturating_sub(b)))
-        });
-        println!(
-            "{name}: {n} runs of `true`, min {:.2} ms, median {:.2} ms{over}",
-            ms(walls[0]),
-            ms(median)
-        );
-        base.get_or_insert(median);
-    }
     Ok(())
 }
 
