@@ -72,6 +72,6 @@ done
 
 echo
 echo "== binary sizes"
-for b in cox cox-headless; do
+for b in cox cox-headless cox-sandbox-exec; do
   printf '%-14s %8d bytes\n' "$b" "$(stat -c %s "$bin/$b")"
 done

@@ -1,8 +1,11 @@
-//! The `__sandbox-exec` mode of the cox binary: the last step before a
-//! confined command runs.
+//! The `__sandbox-exec` mode: the last step before a confined command runs.
 //!
-//! bwrap (or, without it, the OS sandbox directly) starts
-//! `cox __sandbox-exec SPEC -- PROGRAM ARGS…`; this mode, still single
+//! It lives in two binaries: `cox-sandbox-exec`, a small one installed
+//! beside `cox` that does nothing else (it starts in about a millisecond
+//! less than the full binary, whose relocations dominate a cold start), and
+//! every binary that runs sessions, as a fallback when the small one is
+//! absent ([`program`] picks). bwrap (or, without it, the OS sandbox
+//! directly) starts `HELPER __sandbox-exec SPEC -- PROGRAM ARGS…`; this mode, still single
 //! threaded and before any runtime exists, applies what the spec asks and
 //! then becomes the command:
 //! 1. starts the proxy relay when the network goes through cox's proxy
@@ -35,6 +38,21 @@ pub const PROXY_SOCKET_INSIDE: &str = "/tmp/.cox-proxy.sock";
 /// Exit status when the sandbox could not be set up (as a shell's "found
 /// but could not run").
 pub const SETUP_FAILED: i32 = 126;
+
+/// The small helper binary's name, looked for beside the running one.
+pub const HELPER_BINARY: &str = "cox-sandbox-exec";
+
+/// The program to start as the helper: `cox-sandbox-exec` beside the
+/// running binary when it is there, else the running binary itself (which
+/// must call [`run_if_asked`] first thing in `main`).
+#[must_use]
+pub fn program() -> PathBuf {
+    let Ok(exe) = std::env::current_exe() else {
+        return PathBuf::from("cox");
+    };
+    let small = exe.with_file_name(HELPER_BINARY);
+    if small.is_file() { small } else { exe }
+}
 
 /// What the helper applies, passed as one JSON argument.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -208,7 +226,6 @@ fn supervise(lifeline: i32, network_off: bool, argv: &[CString]) -> Result<Never
     // SAFETY: prctl with integer arguments only. Orphans of the command's
     // tree are reparented here, so none escapes the final sweep.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
-    let filters = crate::seccomp::build(network_off)?;
     // SIGCHLD arrives through a descriptor, so one poll waits for either
     // end: the command's exit or the lifeline's.
     // SAFETY: plain signal-set manipulation on a local set.
@@ -227,6 +244,10 @@ fn supervise(lifeline: i32, network_off: bool, argv: &[CString]) -> Result<Never
             io::Error::last_os_error()
         ));
     }
+    // One installation covers both processes: the forked command inherits
+    // the supervisor's filters (and keeps them across its exec), and the
+    // supervisor itself never needs what they refuse.
+    crate::seccomp::install(network_off)?;
     // SAFETY: single-threaded.
     let child = unsafe { libc::fork() };
     if child == -1 {
@@ -242,10 +263,8 @@ fn supervise(lifeline: i32, network_off: bool, argv: &[CString]) -> Result<Never
             libc::sigprocmask(libc::SIG_UNBLOCK, &raw const chld, std::ptr::null_mut());
             libc::close(lifeline);
         }
-        crate::seccomp::apply(&filters)?;
         return exec(argv);
     }
-    crate::seccomp::apply(&filters)?;
     let mut status = 0;
     loop {
         // SAFETY: non-blocking waitpid of our own child.

@@ -22,40 +22,16 @@ use seccompiler::{
     SeccompRule, TargetArch, sock_filter,
 };
 
-/// Builds and installs both filters on the calling thread.
+/// Builds and installs both filters on the calling thread; every process
+/// it forks afterwards inherits them.
 ///
 /// # Errors
 /// The filter could not be built for this architecture, or the kernel
 /// refused it.
 pub fn install(network_off: bool) -> Result<(), String> {
-    apply(&build(network_off)?)
-}
-
-/// Both filters, compiled: build once, apply in as many processes as need
-/// them (the supervisor and the command it forks).
-pub struct Filters {
-    guard: BpfProgram,
-    main: BpfProgram,
-}
-
-/// Compiles both filters.
-///
-/// # Errors
-/// No filter for this architecture.
-pub fn build(network_off: bool) -> Result<Filters, String> {
-    Ok(Filters {
-        guard: guard_filter(),
-        main: main_filter(network_off)?,
-    })
-}
-
-/// Installs compiled filters on the calling thread.
-///
-/// # Errors
-/// The kernel refused them.
-pub fn apply(filters: &Filters) -> Result<(), String> {
-    seccompiler::apply_filter(&filters.guard).map_err(|e| format!("seccomp: {e}"))?;
-    seccompiler::apply_filter(&filters.main).map_err(|e| format!("seccomp: {e}"))
+    let main = main_filter(network_off)?;
+    seccompiler::apply_filter(&guard_filter()).map_err(|e| format!("seccomp: {e}"))?;
+    seccompiler::apply_filter(&main).map_err(|e| format!("seccomp: {e}"))
 }
 
 fn arch() -> Result<TargetArch, String> {

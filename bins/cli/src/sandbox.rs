@@ -69,10 +69,11 @@ pub fn run_helper_if_asked() {
     cox_sandbox::helper::run_if_asked();
 }
 
-/// The program that runs the `__sandbox-exec` helper: this binary.
+/// The program that runs the `__sandbox-exec` helper: `cox-sandbox-exec`
+/// beside this binary, or this binary itself.
 #[must_use]
 pub fn helper() -> PathBuf {
-    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("cox"))
+    cox_sandbox::helper::program()
 }
 
 /// The path a `Read(...)` deny rule names when it is one folder or file

@@ -1,6 +1,7 @@
 //! `cox-bench sandbox N`: what confining a command costs. `true` runs N
 //! times unconfined, under bubblewrap and under the Landlock helper (each
-//! that this machine has), and the probe's own time is printed once.
+//! that this machine has), in interleaved rounds; the probe's own time is
+//! printed once.
 
 use std::time::{Duration, Instant};
 
@@ -16,10 +17,10 @@ pub(crate) fn overhead(n: usize) -> Result<(), String> {
         found.mechanism
     );
     let work = tempdir::Dir::new("sandbox").map_err(|e| e.to_string())?;
-    let mut policy = cox_sandbox::SandboxPolicy::new(
-        cox_protocol::types::SandboxMode::WorkspaceWrite,
-        std::env::current_exe().map_err(|e| e.to_string())?,
-    );
+    let helper = cox_sandbox::helper::program();
+    println!("helper: {}", helper.display());
+    let mut policy =
+        cox_sandbox::SandboxPolicy::new(cox_protocol::types::SandboxMode::WorkspaceWrite, helper);
     policy.add_writable_root(&work.0);
     let mut runs: Vec<(&str, cox_sandbox::OsSandbox)> = vec![(
         "unconfined",
@@ -54,10 +55,11 @@ pub(crate) fn overhead(n: usize) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let mut base = None;
-    for (name, sandbox) in &runs {
-        let mut walls = Vec::with_capacity(n);
-        for _ in 0..n {
+    // Rounds interleave the mechanisms, so a burst of noise from the
+    // machine lands on all of them alike instead of on one.
+    let mut walls: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); runs.len()];
+    for _ in 0..n {
+        for ((name, sandbox), walls) in runs.iter().zip(&mut walls) {
             let request = ExecRequest {
                 command: "true".into(),
                 cwd: work.0.clone(),
@@ -77,17 +79,24 @@ pub(crate) fn overhead(n: usize) -> Result<(), String> {
                 ));
             }
         }
+    }
+    let mut base = None;
+    for ((name, _), walls) in runs.iter().zip(&mut walls) {
         walls.sort();
         let median = walls[n / 2];
-        let over = base.map_or(String::new(), |b: Duration| {
-            format!(", overhead {:.2} ms", ms(median.saturating_sub(b)))
+        let over = base.map_or(String::new(), |(b, b_min): (Duration, Duration)| {
+            format!(
+                ", overhead {:.2} ms (median), {:.2} ms (min)",
+                ms(median.saturating_sub(b)),
+                ms(walls[0].saturating_sub(b_min))
+            )
         });
         println!(
             "{name}: {n} runs of `true`, min {:.2} ms, median {:.2} ms{over}",
             ms(walls[0]),
             ms(median)
         );
-        base.get_or_insert(median);
+        base.get_or_insert((median, walls[0]));
     }
     Ok(())
 }

@@ -75,12 +75,17 @@ impl Lab {
     }
 
     fn cox(&self, who: As) -> Command {
-        let cox = env!("CARGO_BIN_EXE_cox");
+        self.cox_at(who, Path::new(env!("CARGO_BIN_EXE_cox")))
+    }
+
+    /// [`Lab::cox`] with another copy of the binary.
+    fn cox_at(&self, who: As, cox: &Path) -> Command {
         let mut cmd = match who {
             As::Root => Command::new(cox),
             As::Nobody => {
                 let mut c = Command::new("/usr/bin/setpriv");
-                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", cox]);
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                    .arg(cox);
                 c
             }
         };
@@ -817,5 +822,78 @@ fn config_show_says_the_sandbox_mode_and_where_it_came_from() {
     assert!(
         shown.contains("read-only") && shown.contains("config.toml"),
         "{shown}"
+    );
+}
+
+/// The command's parent under the Landlock helper is the helper itself,
+/// its supervisor; `comm` names which binary that is.
+fn helper_name(lab: &Lab, cox: &Path) -> (String, Output) {
+    let outside = lab.outside.path().join("escaped");
+    let out = lab
+        .cox_at(As::Root, cox)
+        .env("PATH", lab.no_bwrap.path())
+        .args(["sandbox", "--", "bash", "-c"])
+        .arg(format!(
+            "cat /proc/$PPID/comm; echo ok > inside.txt; echo x > {}",
+            outside.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        lab.work.path().join("inside.txt").exists(),
+        "{}",
+        text(&out)
+    );
+    assert!(!outside.exists(), "{}", text(&out));
+    let first = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    (first, out)
+}
+
+#[test]
+fn the_small_helper_runs_when_installed_and_cox_alone_still_confines() {
+    if crate_landlock_abi() == 0 || !can_run(As::Root) {
+        eprintln!("skipped: this kernel offers no Landlock");
+        return;
+    }
+    let cox = Path::new(env!("CARGO_BIN_EXE_cox"));
+    assert!(
+        cox.with_file_name("cox-sandbox-exec").is_file(),
+        "the build puts the helper beside cox"
+    );
+    let lab = Lab::new();
+    let (name, out) = helper_name(&lab, cox);
+    assert_eq!(name, "cox-sandbox-exe", "{}", text(&out));
+
+    // The same binary alone in a folder: it is its own helper.
+    let alone = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let lone = alone.path().join("cox");
+    if std::fs::hard_link(cox, &lone).is_err() {
+        std::fs::copy(cox, &lone).unwrap();
+    }
+    let lab = Lab::new();
+    let (name, out) = helper_name(&lab, &lone);
+    assert_eq!(name, "cox", "{}", text(&out));
+}
+
+#[test]
+fn the_helper_run_by_hand_says_what_it_is() {
+    let helper = Path::new(env!("CARGO_BIN_EXE_cox")).with_file_name("cox-sandbox-exec");
+    let out = Command::new(&helper).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("internal helper of cox"), "{err}");
+    let out = Command::new(&helper)
+        .args(["__sandbox-exec", "not json", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("cox sandbox: the sandbox spec is not valid"),
+        "{err}"
     );
 }
