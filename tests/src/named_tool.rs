@@ -31,6 +31,7 @@ impl Tool for NamedTool {
             risk: Risk::ReadOnly,
             subject: self.name.clone(),
             segments: None,
+            writes: Vec::new(),
         }
     }
 

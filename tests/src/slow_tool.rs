@@ -41,6 +41,7 @@ impl Tool for SlowEcho {
             risk: Risk::ReadOnly,
             subject,
             segments: None,
+            writes: Vec::new(),
         }
     }
 

@@ -80,6 +80,7 @@ impl Tool for BashTool {
                     opaque: Some("the input has no command string".to_owned()),
                     ..Default::default()
                 }),
+                writes: Vec::new(),
             };
         };
         let split = cox_bash::split(command);
@@ -91,6 +92,7 @@ impl Tool for BashTool {
             risk: cox_bash::line_risk(&split),
             subject: command.to_owned(),
             segments: Some(segments),
+            writes: Vec::new(),
         }
     }
 

@@ -49,10 +49,16 @@ pub(crate) fn path_subject(raw: Option<&str>, workspace: &Workspace, fallback: &
 /// Classification of a file tool from its `path` field.
 pub(crate) fn classify_path(tool: &str, risk: Risk, input: &Value, ws: &Workspace) -> Classified {
     let subject = path_subject(str_field(input, "path"), ws, tool);
+    let writes = if risk == Risk::Write && str_field(input, "path").is_some() {
+        vec![subject.clone()]
+    } else {
+        Vec::new()
+    };
     Classified {
         risk,
         subject,
         segments: None,
+        writes,
     }
 }
 
@@ -63,6 +69,7 @@ pub(crate) fn classify_search(input: &Value, ws: &Workspace) -> Classified {
         risk: Risk::ReadOnly,
         subject,
         segments: None,
+        writes: Vec::new(),
     }
 }
 

@@ -456,6 +456,7 @@ mod tests {
             risk: Risk::Write,
             subject: "a".into(),
             segments: None,
+            writes: Vec::new(),
         }
     }
 

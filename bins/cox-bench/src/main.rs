@@ -330,6 +330,7 @@ fn resume(n: usize) -> Result<(), String> {
                     risk: Risk::ReadOnly,
                     subject: format!("/repo/src/file{call}.rs"),
                     segments: None,
+                    writes: Vec::new(),
                 },
             });
             events.push(usage());

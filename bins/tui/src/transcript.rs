@@ -315,6 +315,7 @@ mod tests {
             risk: Risk::Exec,
             subject: "ls\u{1b}[2J".into(),
             segments: None,
+            writes: Vec::new(),
         }
     }
 

@@ -104,6 +104,7 @@ fn write_call() -> ToolCall {
         risk: Risk::Write,
         subject: "/work/repo/src/lib.rs".into(),
         segments: None,
+        writes: Vec::new(),
     }
 }
 
@@ -470,6 +471,7 @@ fn new_file(lines: usize) -> ToolCall {
         risk: Risk::Write,
         subject: "/work/repo/notes.txt".into(),
         segments: None,
+        writes: Vec::new(),
     }
 }
 
@@ -622,6 +624,7 @@ fn a_continued_session_reusing_call_0_keeps_both_calls() {
         risk: Risk::Exec,
         subject: command.into(),
         segments: None,
+        writes: Vec::new(),
     };
     let past = vec![
         Event::TurnStarted {

@@ -94,6 +94,7 @@ impl OwnTool {
             risk: Risk::ReadOnly,
             subject,
             segments: None,
+            writes: Vec::new(),
         }
     }
 }

@@ -106,6 +106,7 @@ mod tests {
                 risk: Risk::ReadOnly,
                 subject: path.into(),
                 segments: None,
+                writes: Vec::new(),
             },
         }
     }

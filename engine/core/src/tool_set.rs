@@ -139,6 +139,7 @@ impl ToolSet {
             risk,
             subject,
             segments,
+            writes,
         } = match self.get(&name) {
             Some(Entry::Tool(tool)) => tool.classify(&input, ws),
             Some(Entry::Own(own)) => own.classify(&input),
@@ -146,6 +147,7 @@ impl ToolSet {
                 risk: Risk::Exec,
                 subject: name.clone(),
                 segments: None,
+                writes: Vec::new(),
             },
         };
         ToolCall {
@@ -155,6 +157,7 @@ impl ToolSet {
             risk,
             subject,
             segments,
+            writes,
         }
     }
 }

@@ -50,6 +50,7 @@ fn bench(c: &mut Criterion) {
         risk: Risk::ReadOnly,
         subject: "/repo/src/lib.rs".into(),
         segments: None,
+        writes: Vec::new(),
     };
     let commands = [
         "git status --short",
@@ -67,6 +68,7 @@ fn bench(c: &mut Criterion) {
         // As the bash tool attaches it: commands, and the paths they name.
         segments: Some(cox_bash::segments(&cox_bash::split(&line))),
         subject: line,
+        writes: Vec::new(),
     };
     let mut group = c.benchmark_group("decide");
     group.throughput(Throughput::Elements(1));

@@ -309,7 +309,7 @@ impl Engine {
     ///     input: json!({"path": "/home/alice/.ssh/id_ed25519"}),
     ///     risk: Risk::ReadOnly, subject: "/home/alice/.ssh/id_ed25519".into(),
     ///     segments: None, // only `bash` fills it
-    /// };
+    ///, writes: Vec::new()  };
     /// // The default config denies this, despite the ReadOnly risk:
     /// assert!(matches!(
     ///     engine.decide(&ssh, PermissionMode::Default, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &[]),
@@ -683,6 +683,7 @@ impl Engine {
                         ..Default::default()
                     })
                     .filter(|_| is_shell(call)),
+                    writes: Vec::new(),
                 };
                 let found = |list: &List, strict: bool| -> Option<String> {
                     if is_shell(call) && strict {

@@ -44,6 +44,7 @@ fn bash(line: &str, commands: &[&str], opaque: bool, risk: Risk) -> ToolCall {
             opaque: opaque.then(|| "a command substitution $(…)".to_owned()),
             ..Default::default()
         }),
+        writes: Vec::new(),
     }
 }
 
@@ -55,6 +56,7 @@ fn file(name: &str, path: &str, risk: Risk) -> ToolCall {
         risk,
         subject: path.into(),
         segments: None,
+        writes: Vec::new(),
     }
 }
 
@@ -375,6 +377,7 @@ fn cloud_agent_asks_in_every_mode_unless_the_user_allows_that_repository() {
         risk: Risk::Destructive,
         subject: "Acme/Widgets".into(),
         segments: None,
+        writes: Vec::new(),
     };
     let none = engine(&[], &[], &[]);
     for mode in [
@@ -473,6 +476,7 @@ fn mcp_rules_cover_a_server_or_one_tool() {
         risk: Risk::Write,
         subject: name.into(),
         segments: None,
+        writes: Vec::new(),
     };
     let e = engine(&["mcp__github"], &[], &["mcp__github__delete_repo"]);
     assert_eq!(verdict(&e, &call("mcp__github__create_issue")), "allow");

@@ -82,6 +82,7 @@ fn calls() -> impl Strategy<Value = ToolCall> {
                     opaque: opaque.then(|| "opaque".to_owned()),
                     ..Default::default()
                 }),
+                writes: Vec::new(),
             }
         });
     let other = (
@@ -101,6 +102,7 @@ fn calls() -> impl Strategy<Value = ToolCall> {
             risk,
             subject: path.into(),
             segments: None,
+            writes: Vec::new(),
         });
     prop_oneof![shell, other]
 }

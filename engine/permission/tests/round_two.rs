@@ -38,6 +38,7 @@ fn bash(line: &str) -> ToolCall {
         risk: cox_bash::line_risk(&split),
         subject: line.into(),
         segments: Some(cox_bash::segments(&split)),
+        writes: Vec::new(),
     }
 }
 

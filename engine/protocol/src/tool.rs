@@ -46,6 +46,11 @@ pub struct Classified {
     pub subject: String,
     /// For shell commands: the commands the line splits into.
     pub segments: Option<crate::types::Segments>,
+    /// The files the call writes, confined, in the form of `subject`: the
+    /// permission engine checks `Edit(...)` rules against each, and the
+    /// session archives each one's pre-image before the call runs. Empty
+    /// for a call that names no file it writes (a read, a shell command).
+    pub writes: Vec<String>,
 }
 
 /// Streams pieces of a running call's output to the surfaces.

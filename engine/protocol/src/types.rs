@@ -98,6 +98,9 @@ pub struct ToolCall {
     /// For `bash`: the commands the line splits into. `None` for other tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segments: Option<Segments>,
+    /// The files the call writes (see `Classified::writes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
 }
 
 /// How a shell line splits into commands, for the permission engine.
@@ -497,6 +500,7 @@ mod tests {
             risk: Risk::Write,
             subject: "hello.txt".into(),
             segments: None,
+            writes: Vec::new(),
         };
         let requested = serde_json::to_value(Event::ToolCallRequested { call }).unwrap();
         assert_eq!(requested["type"], "tool_call_requested");

@@ -172,6 +172,7 @@ fn classify(tool: &str, input: Value, workspace: &Workspace) -> ToolCall {
             risk: classified.risk,
             subject: classified.subject,
             segments: classified.segments,
+            writes: Vec::new(),
         };
     }
     let subject = input
@@ -185,6 +186,7 @@ fn classify(tool: &str, input: Value, workspace: &Workspace) -> ToolCall {
         risk: Risk::Write,
         subject,
         segments: None,
+        writes: Vec::new(),
     }
 }
 

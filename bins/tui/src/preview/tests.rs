@@ -12,6 +12,7 @@ fn call(name: &str, input: Value) -> ToolCall {
         risk: Risk::Write,
         subject: "/w/src/lib.rs".into(),
         segments: None,
+        writes: Vec::new(),
     }
 }
 

@@ -20,6 +20,7 @@ fn call(id: &str, name: &str, input: Value) -> Event {
             risk: Risk::ReadOnly,
             subject: "s".into(),
             segments: None,
+            writes: Vec::new(),
         },
     }
 }
