@@ -126,7 +126,10 @@ fn between_calls(event: &Event) -> bool {
         | Event::Compacted { .. }
         | Event::ModeChanged { .. }
         | Event::SessionTitled { .. }
-        | Event::TurnDone { .. } => true,
+        | Event::TurnDone { .. }
+        | Event::Checkpoint { .. }
+        | Event::Rewound { .. }
+        | Event::RewindConflict { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
         | Event::ToolCallRequested { .. }

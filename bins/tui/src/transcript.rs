@@ -236,7 +236,46 @@ impl Transcript {
                 dropped: dropped.len(),
                 summary: sanitize(summary).into_owned(),
             }),
-            Event::ModeChanged { .. } | Event::SessionTitled { .. } => {}
+            Event::ModeChanged { .. } | Event::SessionTitled { .. } | Event::Checkpoint { .. } => {}
+            Event::Rewound {
+                to_turn,
+                turn,
+                what,
+                files,
+                unkept,
+            } => {
+                self.turns = *turn;
+                let mut text = match (what.code(), what.conversation()) {
+                    (true, true) => {
+                        format!("rewound the code and the conversation to before T{to_turn}")
+                    }
+                    (true, false) => format!("rewound the code to before T{to_turn}"),
+                    _ => format!("rewound the conversation to before T{to_turn}"),
+                };
+                if what.code() {
+                    text.push_str(&format!(": {} file(s) restored", files.len()));
+                }
+                for path in unkept {
+                    text.push_str(&format!(
+                        "; {} was too large to keep and is as it was",
+                        sanitize(path)
+                    ));
+                }
+                self.entries.push(Entry::Notice {
+                    level: NoticeLevel::Info,
+                    text,
+                });
+            }
+            Event::RewindConflict { to_turn, files } => {
+                let names: Vec<String> = files.iter().map(|f| sanitize(f).into_owned()).collect();
+                self.entries.push(Entry::Notice {
+                    level: NoticeLevel::Warn,
+                    text: format!(
+                        "not rewound to before T{to_turn}: changed since cox wrote them: {}",
+                        names.join(", ")
+                    ),
+                });
+            }
             Event::TurnDone { stop } => {
                 self.busy = false;
                 self.pending = None;

@@ -6,8 +6,11 @@
 //! tool result was, the mode switched to, the tool searches answered). The
 //! same fold runs live (the driver's emitter applies every event it emits),
 //! on resume (over the rollout) and under compaction (which reads its
-//! spans), so a resumed session is exactly the live one. A rewind will be a
-//! cut of this fold, and a subagent's conversation another instance of it.
+//! spans), so a resumed session is exactly the live one. A rewind of the
+//! conversation is a cut of this fold (`Rewound`: every turn from the one
+//! named on is forgotten, and the turn count keeps the rewind's own
+//! number, so numbers never repeat); a subagent's conversation will be
+//! another instance of it.
 //!
 //! The rules:
 //! - a `TurnStarted` holds the prompt back until the model is asked (or
@@ -169,12 +172,45 @@ impl History {
                 tier,
                 model,
             } => self.mode = Some((*permission_mode, *tier, model.clone())),
+            Event::Rewound {
+                to_turn,
+                turn,
+                what,
+                ..
+            } => {
+                self.turns = self.turns.max(*turn);
+                if what.conversation() {
+                    self.cut(*to_turn);
+                }
+            }
             Event::SessionStarted { .. }
             | Event::ApprovalRequired { .. }
             | Event::ToolCallOutput { .. }
             | Event::SessionTitled { .. }
-            | Event::Notice { .. } => {}
+            | Event::Notice { .. }
+            | Event::Checkpoint { .. }
+            | Event::RewindConflict { .. } => {}
         }
+    }
+
+    /// Forgets every turn from `to_turn` on: the conversation is as it was
+    /// before that turn started. A compaction that summarised any of those
+    /// turns goes too (its summary tells of them), so the earlier turns are
+    /// sent whole again until the next one.
+    fn cut(&mut self, to_turn: u32) {
+        self.settle();
+        let at = self
+            .turn_starts
+            .iter()
+            .find(|(turn, _)| *turn >= to_turn)
+            .map_or(self.messages.len(), |(_, index)| *index);
+        self.messages.truncate(at);
+        self.turn_starts.retain(|(turn, _)| *turn < to_turn);
+        if self.compaction.as_ref().is_some_and(|c| c.until > at) {
+            self.compaction = None;
+        }
+        self.asked.clear();
+        self.answered.clear();
     }
 
     /// Puts in now what the next model call would: the held-back prompt,

@@ -25,6 +25,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
+use cox_protocol::Checkpoints;
 use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::hook::Hook;
 use cox_protocol::provider::{Effort, SystemParts, Tier};
@@ -47,6 +48,7 @@ use crate::world::{Adapters, World};
 
 mod budget;
 mod calls;
+mod checkpoints;
 mod compaction;
 mod modes;
 mod request;
@@ -98,6 +100,8 @@ struct Fixed<W> {
     world: W,
     tools: ToolSet,
     hooks: Vec<Arc<dyn Hook>>,
+    /// Where pre-images are kept; `None` runs without checkpoints.
+    checkpoints: Option<Arc<dyn Checkpoints>>,
     /// Shared with each running call, which checks the paths it opens.
     engine: Arc<Engine>,
     config: SessionConfig,
@@ -126,6 +130,8 @@ struct State {
     sent: Sent,
     /// The title was started (or the session had one before this run).
     titled: bool,
+    /// A checkpoint failure was said (it is said once a session).
+    checkpoint_warned: bool,
 }
 
 /// What a session left behind when it ended.
@@ -175,6 +181,7 @@ impl<W: World> Session<W> {
             world,
             tools: ToolSet::new(tools, max_tools),
             hooks: Vec::new(),
+            checkpoints: None,
             engine: Arc::new(Engine::default()),
             config,
             title_grace: None,
@@ -201,6 +208,14 @@ impl<W: World> Session<W> {
     #[must_use]
     pub fn with_title_grace(mut self, grace: Grace) -> Self {
         self.fixed.title_grace = Some(grace);
+        self
+    }
+
+    /// Keeps a pre-image of every write in `checkpoints`, and lets
+    /// [`Submission::Rewind`] undo turns.
+    #[must_use]
+    pub fn with_checkpoints(mut self, checkpoints: Arc<dyn Checkpoints>) -> Self {
+        self.fixed.checkpoints = Some(checkpoints);
         self
     }
 
@@ -347,6 +362,11 @@ where
                 NoticeLevel::Warn,
                 format!("no call {call_id} is waiting for approval; the answer was ignored"),
             ),
+            Submission::Rewind {
+                to_turn,
+                what,
+                force,
+            } => self.rewind(to_turn, what, force).await,
             Submission::Compact { focus } => {
                 let keep = self.fixed.config.context.keep_turns.max(1);
                 if self.compact(focus.as_deref(), keep).await == CompactOutcome::Nothing {
@@ -403,6 +423,7 @@ where
             }
             sub @ (Submission::UserTurn { .. }
             | Submission::Compact { .. }
+            | Submission::Rewind { .. }
             | Submission::SetMode { .. }
             | Submission::Shutdown) => {
                 self.inbox.queue.push_back(sub);

@@ -5,7 +5,8 @@
 //! tests) renders that same sequence. This crate holds those two enums, the
 //! values they carry, the provider-neutral request the core sends a model, and
 //! the traits through which the core reaches the outside world:
-//! [`Provider`], [`Tool`], [`Store`], [`Archive`], [`Sandbox`] and [`Hook`],
+//! [`Provider`], [`Tool`], [`Store`], [`Archive`], [`Sandbox`], [`Hook`] and
+//! [`Checkpoints`],
 //! with the typed errors they fail with ([`error`] says how those are said
 //! and printed).
 //!
@@ -17,6 +18,7 @@
 pub mod archive;
 pub mod cancel;
 pub mod catalog;
+pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod hook;
@@ -29,6 +31,7 @@ pub mod types;
 
 pub use archive::Archive;
 pub use cancel::CancelToken;
+pub use checkpoint::Checkpoints;
 pub use hook::Hook;
 pub use ids::{CallId, SessionId};
 pub use provider::Provider;

@@ -52,6 +52,16 @@ pub enum Submission {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// Undo: the files as they were before turn `to_turn`, the
+    /// conversation cut before it, or both. Sent during a turn, it waits for
+    /// the turn's end. Files changed outside cox since then are named in an
+    /// [`Event::RewindConflict`] and left alone unless `force` is set.
+    Rewind {
+        to_turn: u32,
+        what: crate::checkpoint::RewindWhat,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        force: bool,
+    },
     /// Finish: the session ends once what came before it is done.
     Shutdown,
 }
@@ -460,6 +470,32 @@ pub enum Event {
     Notice { level: NoticeLevel, text: String },
     /// The turn is over. Nothing of this turn follows it.
     TurnDone { stop: StopReason },
+    /// The pre-images of what call `call_id` changed are kept (said after
+    /// its result, and only once they are on disk).
+    Checkpoint {
+        turn: u32,
+        call_id: CallId,
+        files: Vec<crate::checkpoint::CheckpointFile>,
+    },
+    /// A rewind happened, as turn `turn` (numbers never repeat): with
+    /// `what` naming the code, `files` were restored to what they were
+    /// before turn `to_turn`; naming the conversation, every turn from
+    /// `to_turn` on is out of the history (the rollout keeps them, and a
+    /// resume cuts the same way).
+    Rewound {
+        to_turn: u32,
+        turn: u32,
+        what: crate::checkpoint::RewindWhat,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<crate::checkpoint::CheckpointFile>,
+        /// Files whose pre-images were too large to keep, left as they are.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unkept: Vec<String>,
+    },
+    /// A rewind of the code was not done: these files changed since cox
+    /// last wrote them. Send the rewind again with `force` to overwrite
+    /// them.
+    RewindConflict { to_turn: u32, files: Vec<String> },
 }
 
 impl Event {
@@ -482,6 +518,9 @@ impl Event {
             Event::SessionTitled { .. } => "session_titled",
             Event::Notice { .. } => "notice",
             Event::TurnDone { .. } => "turn_done",
+            Event::Checkpoint { .. } => "checkpoint",
+            Event::Rewound { .. } => "rewound",
+            Event::RewindConflict { .. } => "rewind_conflict",
         }
     }
 }

@@ -26,6 +26,7 @@ use futures::channel::mpsc;
 use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
 
+use super::checkpoints::{Kept, bracket};
 use super::{Driver, MidTurn};
 use crate::own_tools::{self, OwnTool};
 use crate::permission::{CallRules, Engine, Grant, Outcome};
@@ -51,6 +52,8 @@ where
         let mut results: Vec<Option<ToolResult>> = vec![None; count];
         let mut asked = vec![Asked::Nobody; count];
         let mut unconfined = vec![false; count];
+        let mut kept: Vec<Option<Kept>> = (0..count).map(|_| None).collect();
+        let turn = self.out.history.turns();
         let mut stop = None;
 
         // Decide every call first, in order; people answer approvals one by one.
@@ -96,9 +99,12 @@ where
             let group = FuturesUnordered::new();
             for slot in index..end {
                 let call = &calls[slot];
-                let run: BoxFuture<'_, ToolResult> = match fixed.tools.get(&call.name) {
+                let run: BoxFuture<'_, (ToolResult, Kept)> = match fixed.tools.get(&call.name) {
                     None => continue,
-                    Some(Entry::Own(own)) => Box::pin(std::future::ready(self.run_own(*own, call))),
+                    Some(Entry::Own(own)) => Box::pin(std::future::ready((
+                        self.run_own(*own, call),
+                        Kept::Nothing,
+                    ))),
                     Some(Entry::Tool(tool)) => {
                         let cx = ToolContext {
                             call_id: &call.id,
@@ -109,7 +115,13 @@ where
                             rules: asked[slot].rules(&fixed.engine, &call.subject),
                             unconfined: unconfined[slot],
                         };
-                        tool.run(call.input.clone(), cx)
+                        Box::pin(bracket(
+                            fixed.checkpoints.clone(),
+                            fixed.config.id,
+                            turn,
+                            call,
+                            tool.run(call.input.clone(), cx),
+                        ))
                     }
                 };
                 group.push(async move { (slot, run.await) });
@@ -130,7 +142,8 @@ where
                         }
                     }
                     Some((call_id, chunk)) = rx.next() => self.out.emit(Event::ToolCallOutput { call_id, chunk }),
-                    Some((slot, result)) = group.next() => {
+                    Some((slot, (result, done))) = group.next() => {
+                        kept[slot] = Some(done);
                         let mut notices = Vec::new();
                         let shaped = self.shape_result(&calls[slot], result, &mut notices).await;
                         for text in notices {
@@ -157,6 +170,9 @@ where
                     call_id: call.id.clone(),
                     result,
                 });
+                if let Some(done) = kept[emitted].take() {
+                    self.say_kept(call, done);
+                }
                 emitted += 1;
             }
             index = end;

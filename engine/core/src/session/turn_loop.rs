@@ -79,6 +79,7 @@ where
             turn: number,
             text: text.clone(),
         });
+        self.mark_turn(number, &text).await;
         let mut title = match self.state.titled {
             false => Some(Pending::begin(fixed, &text).await),
             true => None,
