@@ -24,6 +24,8 @@
 #[macro_use]
 mod rows;
 mod archive;
+mod checkpoints;
+pub use checkpoints::CheckpointRow;
 mod read;
 mod report;
 mod schema;

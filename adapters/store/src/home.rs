@@ -117,6 +117,13 @@ impl CoxHome {
         self.root.join("archive")
     }
 
+    /// Where the private repositories of checkpoint snapshots live, one
+    /// per workspace root.
+    #[must_use]
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.root.join("checkpoints")
+    }
+
     /// Where diagnostic logs live.
     #[must_use]
     pub fn logs_dir(&self) -> PathBuf {

@@ -30,8 +30,8 @@ mod writer;
 
 pub use archive::{ArchiveReader, FileArchive, INLINE_MAX};
 pub use db::{
-    ArchiveRow, CacheDay, Db, DbError, Kept, ModelTotals, PeriodTotals, SCHEMA_VERSION, SessionRow,
-    TierJobTotals, Totals, UsageRow, project_slug,
+    ArchiveRow, CacheDay, CheckpointRow, Db, DbError, Kept, ModelTotals, PeriodTotals,
+    SCHEMA_VERSION, SessionRow, TierJobTotals, Totals, UsageRow, project_slug,
 };
 pub use home::{CoxHome, HomeError};
 pub use ledger::CoxStore;

@@ -15,6 +15,7 @@ pub mod config;
 pub mod doctor;
 pub mod expand;
 pub mod permissions;
+pub mod rewind;
 pub mod run;
 pub mod sandbox;
 pub mod sessions;

@@ -432,6 +432,11 @@ pub(crate) fn build_session<P: Provider>(
         SandboxMode::DangerFullAccess => "no sandbox",
     }
     .to_owned();
+    let checkpoint_root = workspace
+        .roots
+        .first()
+        .cloned()
+        .unwrap_or_else(|| cwd.clone());
     let config = SessionConfig {
         id,
         workspace,
@@ -506,6 +511,10 @@ pub(crate) fn build_session<P: Provider>(
         cox_tools::builtin_tools(),
     )
     .with_engine(permissions.engine)
+    .with_checkpoints(std::sync::Arc::new(
+        cox_checkpoints::GitCheckpoints::open(&home, &checkpoint_root)
+            .context("cannot open the checkpoint store")?,
+    ))
     .with_title_grace(std::sync::Arc::new(|| {
         Box::pin(tokio::time::sleep(TITLE_GRACE)) as cox_protocol::provider::BoxFuture<'static, ()>
     }));

@@ -45,6 +45,10 @@ enum Command {
     /// Run one command confined as a session here would confine it:
     /// `cox sandbox [--mode M] -- CMD ARGS…`.
     Sandbox(commands::sandbox::SandboxArgs),
+    /// Undo turns: `cox rewind SESSION --list`, or `--to N` with `--code`,
+    /// `--conversation` or `--both` (`--force` overwrites files changed
+    /// outside cox since).
+    Rewind(commands::rewind::RewindArgs),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -183,6 +187,7 @@ fn main() {
                 Some(Command::Stats(_)) => Some("stats"),
                 Some(Command::Expand(_)) => Some("expand"),
                 Some(Command::Sandbox(_)) => Some("sandbox"),
+                Some(Command::Rewind(_)) => Some("rewind"),
                 // `cox record` takes its flags after `--`.
                 Some(Command::Record(_)) => Some("record"),
             };
@@ -206,6 +211,7 @@ fn dispatch(cli: Cli) -> i32 {
         Some(Command::Sessions(args)) => commands::sessions::run(&args),
         Some(Command::Stats(args)) => commands::stats::run(&args),
         Some(Command::Sandbox(args)) => commands::sandbox::run(&args),
+        Some(Command::Rewind(args)) => commands::rewind::run(&args),
         Some(Command::Expand(args)) => commands::expand::run(&args),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);

@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1];
+pub(super) const STEPS: &[&str] = &[V1, V2];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -83,4 +83,18 @@ CREATE TABLE checkpoints (
 CREATE INDEX checkpoints_by_session ON checkpoints (session_id, turn);
 
 CREATE VIRTUAL TABLE memory USING fts5 (project, text, created_at UNINDEXED);
+";
+
+/// Version 2: what a checkpoint row needs to restore a file and to notice
+/// that someone changed it since: the file's mode before the call (with
+/// its type bits: a symlink's pre-image is its target), whether the bytes
+/// were kept (not past the size limit), the file's state after the call
+/// (`post`: a SHA-256 of its bytes, `-` when it was gone, NULL while not
+/// known), and a marker's prompt.
+const V2: &str = "
+ALTER TABLE checkpoints ADD COLUMN mode INTEGER;
+ALTER TABLE checkpoints ADD COLUMN kept INTEGER NOT NULL DEFAULT 1 CHECK (kept IN (0, 1));
+ALTER TABLE checkpoints ADD COLUMN post TEXT;
+ALTER TABLE checkpoints ADD COLUMN prompt TEXT;
+CREATE INDEX checkpoints_by_created_at ON checkpoints (created_at);
 ";

@@ -1,0 +1,370 @@
+//! Snapshots of a workspace in a private git repository.
+//!
+//! The repository is bare and lives under `$COX_HOME/checkpoints/<hash of
+//! the root>`; every command runs with `GIT_DIR` and `GIT_INDEX_FILE`
+//! pointing there and `GIT_WORK_TREE` at the workspace root, so the user's
+//! `.git` (index, config, refs, hooks) is never opened for writing. A
+//! snapshot is `git add -A` and `git write-tree`: the private index is the
+//! stat cache, so a warm snapshot stats each file once and hashes only what
+//! changed. When the workspace is a git repository, its object folder is an
+//! alternate, so blobs it already holds are not copied; `.gitignore` keeps
+//! ignored files (`target/`) out as it does for the user.
+//!
+//! Invariants: no variable of the caller's git environment reaches a
+//! command (a `GIT_DIR` of the user's cannot redirect it); hooks, fsmonitor
+//! and line-ending conversion are off, so the bytes kept are the bytes on
+//! disk; every failure is one line naming the command and what git said.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A git object id, as git prints it.
+pub type Oid = String;
+
+/// One file a diff between two snapshots names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Relative to the root, as git spells it (`/` separated).
+    pub path: String,
+    /// Mode and blob before; `None` when the file did not exist.
+    pub before: Option<(u32, Oid)>,
+    /// Mode after; `None` when the file is gone.
+    pub after: Option<u32>,
+}
+
+/// The private repository of one workspace root.
+#[derive(Clone, Debug)]
+pub struct Snapshots {
+    git: PathBuf,
+    repo: PathBuf,
+    root: PathBuf,
+    alternates: Option<PathBuf>,
+}
+
+/// Where `git` is on `PATH`, if it is.
+#[must_use]
+pub fn find_git() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("git"))
+        .find(|candidate| candidate.is_file())
+}
+
+impl Snapshots {
+    /// The repository for `root` under `dir`, created when missing.
+    ///
+    /// # Errors
+    /// It cannot be created, or `git init` failed.
+    pub fn open(git: PathBuf, dir: &Path, root: &Path) -> Result<Self, String> {
+        let repo = dir.join(root_key(root));
+        let snapshots = Snapshots {
+            git,
+            alternates: user_objects(root),
+            repo,
+            root: root.to_path_buf(),
+        };
+        if !snapshots.repo.join("HEAD").is_file() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let out = Command::new(&snapshots.git)
+                .args(["init", "--bare", "--quiet"])
+                .arg(&snapshots.repo)
+                .env_clear()
+                .envs(kept_env())
+                .output()
+                .map_err(|e| format!("cannot run git init: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "git init {} failed: {}",
+                    snapshots.repo.display(),
+                    one_line(&out.stderr)
+                ));
+            }
+        }
+        Ok(snapshots)
+    }
+
+    /// The repository's folder.
+    #[must_use]
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.git);
+        cmd.env_clear()
+            .envs(kept_env())
+            .env("GIT_DIR", &self.repo)
+            .env("GIT_WORK_TREE", &self.root)
+            .env("GIT_INDEX_FILE", self.repo.join("index"))
+            .current_dir(&self.root)
+            .args([
+                "-c",
+                "core.autocrlf=false",
+                "-c",
+                "core.safecrlf=false",
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "core.quotepath=false",
+                "-c",
+                "core.symlinks=true",
+                "-c",
+                "core.filemode=true",
+                "-c",
+                "safe.directory=*",
+                "-c",
+                "gc.auto=0",
+                "-c",
+                "core.bare=false",
+            ]);
+        if let Some(objects) = &self.alternates {
+            cmd.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects);
+        }
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Result<Vec<u8>, String> {
+        let out = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run git {}: {e}", args[0]))?;
+        if out.status.success() {
+            Ok(out.stdout)
+        } else {
+            Err(format!(
+                "git {} in {} failed: {}",
+                args[0],
+                self.repo.display(),
+                one_line(&out.stderr)
+            ))
+        }
+    }
+
+    /// The workspace as it is now: the id of its tree.
+    ///
+    /// # Errors
+    /// git failed (a corrupt repository, a full disk).
+    pub fn snapshot(&self) -> Result<Oid, String> {
+        self.run(&["add", "--all", "--ignore-errors", "--", "."])
+            .or_else(|e| {
+                // `--ignore-errors` still exits 1 when a file was unreadable;
+                // the index holds everything else, which is what counts.
+                if e.contains("unable to index") || e.contains("Permission denied") {
+                    Ok(Vec::new())
+                } else {
+                    Err(e)
+                }
+            })?;
+        let tree = self.run(&["write-tree"])?;
+        Ok(String::from_utf8_lossy(&tree).trim().to_owned())
+    }
+
+    /// The files that differ between two snapshots.
+    ///
+    /// # Errors
+    /// git failed, or printed what this cannot read.
+    pub fn diff(&self, before: &str, after: &str) -> Result<Vec<Change>, String> {
+        if before == after {
+            return Ok(Vec::new());
+        }
+        let out = self.run(&["diff-tree", "-r", "-z", "--no-renames", before, after])?;
+        parse_diff(&out)
+    }
+
+    /// The sizes of blobs, by id.
+    ///
+    /// # Errors
+    /// git failed.
+    pub fn sizes(&self, oids: &[&str]) -> Result<HashMap<Oid, u64>, String> {
+        let out = self.batch("--batch-check", oids)?;
+        let mut sizes = HashMap::new();
+        for line in String::from_utf8_lossy(&out).lines() {
+            let mut parts = line.split(' ');
+            if let (Some(oid), Some(_), Some(size)) = (parts.next(), parts.next(), parts.next())
+                && let Ok(size) = size.parse()
+            {
+                sizes.insert(oid.to_owned(), size);
+            }
+        }
+        Ok(sizes)
+    }
+
+    /// The bytes of blobs, by id.
+    ///
+    /// # Errors
+    /// git failed, or a blob is missing.
+    pub fn blobs(&self, oids: &[&str]) -> Result<HashMap<Oid, Vec<u8>>, String> {
+        let out = self.batch("--batch", oids)?;
+        let mut blobs = HashMap::new();
+        let mut rest = out.as_slice();
+        while !rest.is_empty() {
+            let Some(end) = rest.iter().position(|b| *b == b'\n') else {
+                break;
+            };
+            let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+            rest = &rest[end + 1..];
+            let mut parts = header.split(' ');
+            let (Some(oid), Some(kind), Some(size)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(format!("git cat-file: {header}"));
+            };
+            let size: usize = size
+                .parse()
+                .map_err(|_| format!("git cat-file printed {header:?}"))?;
+            if kind != "blob" || rest.len() < size {
+                return Err(format!("git cat-file: {header}"));
+            }
+            blobs.insert(oid.to_owned(), rest[..size].to_vec());
+            rest = rest.get(size + 1..).unwrap_or_default();
+        }
+        Ok(blobs)
+    }
+
+    fn batch(&self, how: &str, oids: &[&str]) -> Result<Vec<u8>, String> {
+        if oids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut child = self
+            .command()
+            .args(["cat-file", how])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run git cat-file: {e}"))?;
+        let input: String = oids.iter().map(|oid| format!("{oid}\n")).collect();
+        let mut stdin = child.stdin.take();
+        let writer = std::thread::spawn(move || {
+            if let Some(stdin) = stdin.as_mut() {
+                let _ = stdin.write_all(input.as_bytes());
+            }
+        });
+        let mut out = Vec::new();
+        if let Some(mut stdout) = child.stdout.take() {
+            stdout
+                .read_to_end(&mut out)
+                .map_err(|e| format!("cannot read git cat-file: {e}"))?;
+        }
+        let _ = writer.join();
+        let status = child
+            .wait_with_output()
+            .map_err(|e| format!("git cat-file: {e}"))?;
+        if !status.status.success() {
+            return Err(format!("git cat-file failed: {}", one_line(&status.stderr)));
+        }
+        Ok(out)
+    }
+}
+
+/// The variables a git command keeps from cox's environment: where to find
+/// programs, the home (for the user's global excludes), the locale. Every
+/// `GIT_*` variable is dropped.
+fn kept_env() -> Vec<(String, String)> {
+    [
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "XDG_CONFIG_HOME",
+        "TMPDIR",
+    ]
+    .iter()
+    .filter_map(|key| std::env::var(key).ok().map(|v| ((*key).to_owned(), v)))
+    .collect()
+}
+
+/// The folder name of a root's repository: a hash of its path.
+fn root_key(root: &Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    crate::hex(&digest[..8])
+}
+
+/// The object folder of the user's repository at `root`, when it is one:
+/// `.git/objects`, or, for a `.git` file (a worktree, a submodule), the
+/// objects of the repository it points to.
+fn user_objects(root: &Path) -> Option<PathBuf> {
+    let dot_git = root.join(".git");
+    let gitdir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let target = text.strip_prefix("gitdir:")?.trim();
+        let target = root.join(target);
+        match std::fs::read_to_string(target.join("commondir")) {
+            Ok(common) => target.join(common.trim()),
+            Err(_) => target,
+        }
+    };
+    let objects = gitdir.join("objects");
+    objects.is_dir().then_some(objects)
+}
+
+fn parse_diff(out: &[u8]) -> Result<Vec<Change>, String> {
+    let mut changes = Vec::new();
+    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let Some(meta) = fields.next() {
+        let meta = String::from_utf8_lossy(meta);
+        let Some(path) = fields.next() else {
+            return Err(format!(
+                "git diff-tree printed a record without a path: {meta}"
+            ));
+        };
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old_oid, _new_oid, _status] = parts.as_slice() else {
+            return Err(format!("git diff-tree printed {meta:?}"));
+        };
+        let mode = |m: &str| u32::from_str_radix(m, 8).ok().filter(|m| *m != 0);
+        let old = mode(old_mode);
+        let new = mode(new_mode);
+        // A submodule (160000) has no bytes of its own to keep.
+        if old == Some(0o160_000) || new == Some(0o160_000) {
+            continue;
+        }
+        changes.push(Change {
+            path: String::from_utf8_lossy(path).into_owned(),
+            before: old.map(|m| (m, (*old_oid).to_owned())),
+            after: new,
+        });
+    }
+    Ok(changes)
+}
+
+fn one_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if line.is_empty() {
+        "no message".to_owned()
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_raw_diff_reads_as_changes() {
+        let out = b":100644 100755 aaaa bbbb M\0src/a.rs\0:000000 100644 0000 cccc A\0new\0:120000 000000 dddd 0000 D\0link\0";
+        let changes = parse_diff(out).unwrap();
+        assert_eq!(changes.len(), 3);
+        assert_eq!(changes[0].before, Some((0o100_644, "aaaa".into())));
+        assert_eq!(changes[0].after, Some(0o100_755));
+        assert_eq!(changes[1].before, None);
+        assert_eq!(changes[2].before, Some((0o120_000, "dddd".into())));
+        assert_eq!(changes[2].after, None);
+    }
+}

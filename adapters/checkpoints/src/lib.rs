@@ -1,0 +1,582 @@
+//! cox's checkpoint store: a pre-image of every file a session changes,
+//! and the rewind that writes them back.
+//!
+//! [`GitCheckpoints`] implements the protocol's `Checkpoints`:
+//! - a call that names its files (edit, write, apply_patch) has each file
+//!   read and its bytes put in the archive, with a `checkpoints` row
+//!   (`pre`, or `created` when it did not exist), before the tool runs;
+//! - any other call that can write (bash, an MCP tool) is bracketed by two
+//!   snapshots of the workspace root in a private git repository
+//!   ([`git::Snapshots`]); every file that differs has its earlier bytes
+//!   put in the archive with a row (`pre`, `created` or `deleted`), modes
+//!   and symlinks included;
+//! - after the call, each row gets the file's state (`post`, a SHA-256),
+//!   and a row whose file is as it was is removed;
+//! - a rewind to turn N finds, for each file a row of turn N or later
+//!   names, its earliest row (what the file was before turn N) and its
+//!   latest (what cox last left there); a file whose bytes now differ from
+//!   that is a conflict. Unforced, a conflict stops the rewind before
+//!   anything is written; otherwise each file's present state is
+//!   checkpointed under the rewind's own turn and the earliest pre-image
+//!   written back, so a rewind can itself be undone.
+//!
+//! Invariants: a pre-image over [`KEEP_MAX`] is recorded without bytes
+//! (and a rewind says it left that file alone); the user's repository is
+//! only ever read (its objects serve as alternates); without git, files the
+//! call names are still kept, and only snapshots are missing, said once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cox_protocol::archive::{Archive, ArchiveMeta};
+use cox_protocol::checkpoint::{
+    CheckpointError, CheckpointFile, Checkpoints, FileChange, RewindReport, Scope, TurnCheckpoint,
+};
+use cox_protocol::provider::BoxFuture;
+use cox_protocol::{CallId, SessionId};
+use cox_store::{CheckpointRow, CoxHome, Db, FileArchive};
+
+pub mod git;
+
+/// The largest pre-image whose bytes are kept: 8 MiB.
+pub const KEEP_MAX: u64 = 8 * 1024 * 1024;
+
+/// The `post` of a file that is gone.
+const GONE: &str = "-";
+
+const S_IFMT: u32 = 0o170_000;
+const S_IFLNK: u32 = 0o120_000;
+const S_IFREG: u32 = 0o100_000;
+
+/// The checkpoint store of one workspace.
+#[derive(Clone)]
+pub struct GitCheckpoints {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Db,
+    archive: FileArchive,
+    root: PathBuf,
+    /// The private repository; `Err` says why there is none.
+    snapshots: Result<git::Snapshots, String>,
+    /// What each running call's `before` left for its `after`.
+    pending: Mutex<HashMap<CallId, Pending>>,
+}
+
+enum Pending {
+    /// Rows of named files.
+    Files(Vec<FileRow>),
+    /// The tree before a pathless call.
+    Tree(git::Oid),
+    /// The snapshot could not be taken.
+    Nothing,
+}
+
+/// A named file's row, until its call is done.
+struct FileRow {
+    id: i64,
+    path: PathBuf,
+    /// It did not exist before the call.
+    created: bool,
+    /// Its state before (`None` when it did not exist, or was too large to
+    /// read).
+    before: Option<String>,
+}
+
+fn fail(e: impl std::fmt::Display) -> CheckpointError {
+    CheckpointError(e.to_string())
+}
+
+impl GitCheckpoints {
+    /// The store for the workspace rooted at `root`, its rows in `home`'s
+    /// `cox.db`, its bytes in `home`'s archive. Without git (or when the
+    /// private repository cannot be made), calls that name no file are not
+    /// snapshotted, and [`GitCheckpoints::without_snapshots`] says why.
+    ///
+    /// # Errors
+    /// `cox.db` cannot be opened.
+    pub fn open(home: &CoxHome, root: &Path) -> Result<Self, CheckpointError> {
+        let db = Db::open(&home.db_path()).map_err(fail)?;
+        let snapshots = match git::find_git() {
+            None => Err("git is not on PATH".to_owned()),
+            Some(git) => git::Snapshots::open(git, &home.checkpoints_dir(), root),
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                archive: FileArchive::new(home),
+                root: root.to_path_buf(),
+                snapshots,
+                pending: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// Why shell commands are not snapshotted, when they are not.
+    #[must_use]
+    pub fn without_snapshots(&self) -> Option<&str> {
+        self.inner.snapshots.as_ref().err().map(String::as_str)
+    }
+
+    /// The private repository, when there is one.
+    #[must_use]
+    pub fn repo(&self) -> Option<&Path> {
+        self.inner.snapshots.as_ref().ok().map(git::Snapshots::repo)
+    }
+
+    /// Runs blocking work off the async runtime.
+    fn blocking<T, F>(&self, work: F) -> BoxFuture<'static, Result<T, CheckpointError>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, CheckpointError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => handle
+                    .spawn_blocking(move || work(&inner))
+                    .await
+                    .map_err(|e| fail(format!("the checkpoint task failed: {e}")))?,
+                Err(_) => work(&inner),
+            }
+        })
+    }
+}
+
+impl Checkpoints for GitCheckpoints {
+    fn turn_started<'a>(
+        &'a self,
+        session: SessionId,
+        turn: u32,
+        prompt: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        let prompt = prompt.lines().next().unwrap_or_default().to_owned();
+        self.blocking(move |inner| inner.marker(session, turn, &prompt))
+    }
+
+    fn before<'a>(
+        &'a self,
+        session: SessionId,
+        turn: u32,
+        call: &'a CallId,
+        scope: Scope<'a>,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        let call = call.clone();
+        let files: Option<Vec<PathBuf>> = match scope {
+            Scope::Files(paths) => Some(paths.iter().map(PathBuf::from).collect()),
+            Scope::Workspace => None,
+        };
+        self.blocking(move |inner| {
+            let pending = match files {
+                Some(paths) => Pending::Files(inner.keep_files(session, turn, &call, &paths)?),
+                None => match &inner.snapshots {
+                    Ok(snapshots) => Pending::Tree(snapshots.snapshot().map_err(fail)?),
+                    Err(why) => {
+                        inner.set_pending(&call, Pending::Nothing);
+                        return Err(fail(format!("shell commands are not snapshotted: {why}")));
+                    }
+                },
+            };
+            inner.set_pending(&call, pending);
+            Ok(())
+        })
+    }
+
+    fn after<'a>(
+        &'a self,
+        session: SessionId,
+        turn: u32,
+        call: &'a CallId,
+    ) -> BoxFuture<'a, Result<Vec<CheckpointFile>, CheckpointError>> {
+        let call = call.clone();
+        self.blocking(move |inner| {
+            let pending = inner
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&call);
+            match pending {
+                None | Some(Pending::Nothing) => Ok(Vec::new()),
+                Some(Pending::Files(rows)) => inner.finish_files(rows),
+                Some(Pending::Tree(before)) => inner.keep_changes(session, turn, &call, &before),
+            }
+        })
+    }
+
+    fn list(
+        &self,
+        session: SessionId,
+    ) -> BoxFuture<'_, Result<Vec<TurnCheckpoint>, CheckpointError>> {
+        self.blocking(move |inner| inner.list(session))
+    }
+
+    fn rewind(
+        &self,
+        session: SessionId,
+        to_turn: u32,
+        as_turn: u32,
+        force: bool,
+    ) -> BoxFuture<'_, Result<RewindReport, CheckpointError>> {
+        self.blocking(move |inner| inner.rewind(session, to_turn, as_turn, force))
+    }
+}
+
+impl Inner {
+    fn set_pending(&self, call: &CallId, pending: Pending) {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(call.clone(), pending);
+    }
+
+    fn row(
+        &self,
+        session: SessionId,
+        turn: u32,
+        call: Option<&CallId>,
+        kind: &str,
+    ) -> CheckpointRow {
+        CheckpointRow {
+            id: 0,
+            session_id: session.to_string(),
+            turn,
+            call_id: call.map(ToString::to_string),
+            kind: kind.to_owned(),
+            path: None,
+            archive_id: None,
+            mode: None,
+            kept: true,
+            post: None,
+            prompt: None,
+            created_at: cox_store::clock::now_rfc3339(),
+        }
+    }
+
+    fn marker(&self, session: SessionId, turn: u32, prompt: &str) -> Result<(), CheckpointError> {
+        let mut row = self.row(session, turn, None, "marker");
+        row.prompt = Some(prompt.to_owned());
+        self.db.insert_checkpoint(&row).map_err(fail)?;
+        Ok(())
+    }
+
+    fn archive(
+        &self,
+        session: SessionId,
+        call: &CallId,
+        bytes: &[u8],
+    ) -> Result<String, CheckpointError> {
+        self.archive
+            .put(
+                &ArchiveMeta {
+                    session,
+                    call: Some(call.clone()),
+                },
+                bytes,
+            )
+            .map_err(fail)
+    }
+
+    /// Keeps the files a call names, before it runs.
+    fn keep_files(
+        &self,
+        session: SessionId,
+        turn: u32,
+        call: &CallId,
+        paths: &[PathBuf],
+    ) -> Result<Vec<FileRow>, CheckpointError> {
+        let mut rows: Vec<FileRow> = Vec::new();
+        for path in paths {
+            if rows.iter().any(|r| &r.path == path) {
+                continue;
+            }
+            let mut row = self.row(session, turn, Some(call), "created");
+            row.path = Some(path.display().to_string());
+            let mut hash = None;
+            match std::fs::symlink_metadata(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(fail(format!("cannot read {}: {e}", path.display()))),
+                Ok(meta) if meta.is_dir() => continue,
+                Ok(meta) => {
+                    row.kind = "pre".to_owned();
+                    row.mode = Some(meta.mode());
+                    if meta.len() > KEEP_MAX && !meta.file_type().is_symlink() {
+                        row.kept = false;
+                    } else {
+                        let bytes = read_state(path)
+                            .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?
+                            .unwrap_or_default();
+                        hash = Some(state_hash(&bytes, meta.file_type().is_symlink()));
+                        row.archive_id = Some(self.archive(session, call, &bytes)?);
+                    }
+                }
+            }
+            let id = self.db.insert_checkpoint(&row).map_err(fail)?;
+            rows.push(FileRow {
+                id,
+                path: path.clone(),
+                created: row.kind == "created",
+                before: hash,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// Finishes the rows of named files: their state after, or no row when
+    /// the file is as it was.
+    fn finish_files(&self, rows: Vec<FileRow>) -> Result<Vec<CheckpointFile>, CheckpointError> {
+        let mut files = Vec::new();
+        for row in rows {
+            let now = current_hash(&row.path);
+            let unchanged = match (&row.before, &now) {
+                (Some(before), Some(now)) => before == now,
+                (None, None) => row.created,
+                _ => false,
+            };
+            if unchanged {
+                self.db.drop_checkpoint(row.id).map_err(fail)?;
+                continue;
+            }
+            self.db
+                .finish_checkpoint(row.id, now.as_deref().unwrap_or(GONE))
+                .map_err(fail)?;
+            let change = match (&now, row.created) {
+                (None, _) => FileChange::Deleted,
+                (Some(_), true) => FileChange::Created,
+                (Some(_), false) => FileChange::Pre,
+            };
+            files.push(CheckpointFile {
+                path: row.path.display().to_string(),
+                change,
+            });
+        }
+        Ok(files)
+    }
+
+    /// After a pathless call: snapshot again and keep what changed.
+    fn keep_changes(
+        &self,
+        session: SessionId,
+        turn: u32,
+        call: &CallId,
+        before: &str,
+    ) -> Result<Vec<CheckpointFile>, CheckpointError> {
+        let Ok(snapshots) = &self.snapshots else {
+            return Ok(Vec::new());
+        };
+        let after = snapshots.snapshot().map_err(fail)?;
+        let changes = snapshots.diff(before, &after).map_err(fail)?;
+        if changes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let olds: Vec<&str> = changes
+            .iter()
+            .filter_map(|c| c.before.as_ref().map(|(_, oid)| oid.as_str()))
+            .collect();
+        let sizes = snapshots.sizes(&olds).map_err(fail)?;
+        let small: Vec<&str> = olds
+            .iter()
+            .copied()
+            .filter(|oid| sizes.get(*oid).is_some_and(|s| *s <= KEEP_MAX))
+            .collect();
+        let blobs = snapshots.blobs(&small).map_err(fail)?;
+        let mut files = Vec::new();
+        for change in changes {
+            let path = self.root.join(&change.path);
+            let mut row = self.row(session, turn, Some(call), "created");
+            row.path = Some(path.display().to_string());
+            let kind = match (&change.before, change.after) {
+                (None, _) => FileChange::Created,
+                (Some(_), None) => FileChange::Deleted,
+                (Some(_), Some(_)) => FileChange::Pre,
+            };
+            row.kind = kind.as_str().to_owned();
+            if let Some((mode, oid)) = &change.before {
+                row.mode = Some(*mode);
+                match blobs.get(oid) {
+                    Some(bytes) => row.archive_id = Some(self.archive(session, call, bytes)?),
+                    None => row.kept = false,
+                }
+            }
+            row.post = Some(current_hash(&path).unwrap_or_else(|| GONE.to_owned()));
+            self.db.insert_checkpoint(&row).map_err(fail)?;
+            files.push(CheckpointFile {
+                path: path.display().to_string(),
+                change: kind,
+            });
+        }
+        Ok(files)
+    }
+
+    fn list(&self, session: SessionId) -> Result<Vec<TurnCheckpoint>, CheckpointError> {
+        let rows = self.db.checkpoints_of(&session.to_string()).map_err(fail)?;
+        let mut turns: BTreeMap<u32, TurnCheckpoint> = BTreeMap::new();
+        for row in rows {
+            let entry = turns.entry(row.turn).or_insert_with(|| TurnCheckpoint {
+                turn: row.turn,
+                prompt: String::new(),
+                files: Vec::new(),
+                unkept: Vec::new(),
+            });
+            match (row.kind.as_str(), row.path) {
+                ("marker", _) => entry.prompt = row.prompt.unwrap_or_default(),
+                (_, Some(path)) => {
+                    if !row.kept && !entry.unkept.contains(&path) {
+                        entry.unkept.push(path.clone());
+                    }
+                    if !entry.files.contains(&path) {
+                        entry.files.push(path);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(turns.into_values().rev().collect())
+    }
+
+    fn rewind(
+        &self,
+        session: SessionId,
+        to_turn: u32,
+        as_turn: u32,
+        force: bool,
+    ) -> Result<RewindReport, CheckpointError> {
+        let rows = self.db.checkpoints_of(&session.to_string()).map_err(fail)?;
+        // Per file: its earliest row from `to_turn` on, and its latest.
+        let mut files: BTreeMap<String, (CheckpointRow, Option<String>)> = BTreeMap::new();
+        for row in rows {
+            if row.kind == "marker" || row.turn < to_turn {
+                continue;
+            }
+            let Some(path) = row.path.clone() else {
+                continue;
+            };
+            let post = row.post.clone();
+            files
+                .entry(path)
+                .and_modify(|(_, last)| *last = post.clone())
+                .or_insert((row, post));
+        }
+        let mut report = RewindReport::default();
+        for (path, (_, last)) in &files {
+            if let Some(expected) = last {
+                let now = current_hash(Path::new(path)).unwrap_or_else(|| GONE.to_owned());
+                if &now != expected {
+                    report.conflicts.push(path.clone());
+                }
+            }
+        }
+        if !report.conflicts.is_empty() && !force {
+            return Ok(report);
+        }
+        self.marker(
+            session,
+            as_turn,
+            &format!("rewind to before turn {to_turn}"),
+        )?;
+        let call = CallId::from(format!("rewind-{as_turn}"));
+        for (path, (first, _)) in files {
+            if !first.kept {
+                report.unkept.push(path);
+                continue;
+            }
+            let target = PathBuf::from(&path);
+            let bytes = match &first.archive_id {
+                Some(id) => Some(self.archive.get(id).map_err(fail)?),
+                None => None,
+            };
+            let kept = self.keep_files(session, as_turn, &call, std::slice::from_ref(&target))?;
+            restore(&target, first.mode, bytes.as_deref())
+                .map_err(|e| fail(format!("cannot restore {path}: {e}")))?;
+            self.finish_files(kept)?;
+            let change = match first.kind.as_str() {
+                "created" => FileChange::Created,
+                "deleted" => FileChange::Deleted,
+                _ => FileChange::Pre,
+            };
+            report.restored.push(CheckpointFile { path, change });
+        }
+        Ok(report)
+    }
+}
+
+/// A file's bytes as a pre-image keeps them: a symlink's target, a file's
+/// contents; `None` when it does not exist.
+fn read_state(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+        Ok(meta) if meta.file_type().is_symlink() => Ok(Some(
+            std::fs::read_link(path)?
+                .as_os_str()
+                .as_encoded_bytes()
+                .to_vec(),
+        )),
+        Ok(meta) if meta.is_dir() => Ok(None),
+        Ok(_) => std::fs::read(path).map(Some),
+    }
+}
+
+/// What a file is now, as `post` records it: `None` when it is gone (or a
+/// folder).
+fn current_hash(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let bytes = read_state(path).ok()??;
+    Some(state_hash(&bytes, meta.file_type().is_symlink()))
+}
+
+fn state_hash(bytes: &[u8], symlink: bool) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(if symlink { b"l" } else { b"f" });
+    hasher.update(bytes);
+    hex(&hasher.finalize())
+}
+
+/// Lower-case hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Puts `path` back as a pre-image says: absent (`bytes` is `None`), a
+/// symlink, or a file with its mode.
+fn restore(path: &Path, mode: Option<u32>, bytes: Option<&[u8]>) -> std::io::Result<()> {
+    let Some(bytes) = bytes else {
+        return match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => Ok(()),
+            Ok(_) => std::fs::remove_file(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mode = mode.unwrap_or(S_IFREG | 0o644);
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && (meta.file_type().is_symlink() || mode & S_IFMT == S_IFLNK)
+    {
+        std::fs::remove_file(path)?;
+    }
+    if mode & S_IFMT == S_IFLNK {
+        let target = std::ffi::OsStr::from_bytes(bytes);
+        return std::os::unix::fs::symlink(target, path);
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.cox-rewind"));
+    std::fs::write(&temp, bytes)?;
+    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode & 0o7777))?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
