@@ -1,0 +1,463 @@
+//! Checkpoints and rewind from outside, with real git: a session's edits,
+//! writes and shell commands, then `cox rewind`, and the bytes, modes and
+//! symlinks that come back; the user's own repository is byte-identical
+//! before and after everything.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{Env, lines};
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// The bytes of the user's repository a checkpoint must never change.
+fn git_state(work: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for rel in ["index", "config", "HEAD", "packed-refs"] {
+        let path = work.join(".git").join(rel);
+        if let Ok(bytes) = std::fs::read(&path) {
+            files.push((path, bytes));
+        }
+    }
+    let mut stack = vec![work.join(".git/refs")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn scenario(env: &Env, name: &str, text: &str) -> PathBuf {
+    let path = env.home.path().join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(env: &Env, scenario: &Path, extra: &[&str]) -> Output {
+    env.cox()
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario)
+        .args([
+            "run",
+            "-p",
+            "do the task",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args([
+            "--sandbox",
+            "danger-full-access",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn session_of(out: &Output) -> String {
+    let events = lines(out);
+    events[0]["session_id"].as_str().unwrap().to_owned()
+}
+
+fn rewind(env: &Env, scenario: &Path, args: &[&str]) -> Output {
+    env.cox()
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario)
+        .arg("rewind")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+const BIG: usize = 9 * 1024 * 1024;
+
+/// A repository with text, binary, executable, symlinked and large files,
+/// one change staged and not committed.
+fn repo(env: &Env) {
+    let w = env.work.path();
+    std::fs::create_dir(w.join("src")).unwrap();
+    std::fs::write(w.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+    std::fs::write(w.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(w.join("bin.dat"), [0u8, 1, 2, 255, 0, 10]).unwrap();
+    std::fs::write(w.join("script.sh"), "echo hi\n").unwrap();
+    std::fs::set_permissions(w.join("script.sh"), PermissionsExt::from_mode(0o644)).unwrap();
+    std::fs::write(w.join("big.bin"), vec![b'x'; BIG]).unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", w.join("link")).unwrap();
+    std::fs::write(w.join(".gitignore"), "target/\n").unwrap();
+    git(w, &["init", "-q", "."]);
+    git(w, &["add", "."]);
+    git(w, &["commit", "-qm", "init"]);
+    std::fs::write(w.join("staged.txt"), "staged\n").unwrap();
+    git(w, &["add", "staged.txt"]);
+}
+
+const TWO_TURNS: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+name = "edit"
+input = { path = "src/lib.rs", old_string = "pub fn a() {}", new_string = "pub fn b() {}" }
+[[turn.tool_call]]
+name = "write"
+input = { path = "src/new.rs", content = "// new\n" }
+[[turn]]
+text = "turn one done"
+"#;
+
+const SHELL_TURN: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "rm -rf src && mv script.sh run.sh && chmod +x run.sh && ln -sfn elsewhere link && head -c 300 /dev/urandom > blob.bin && printf y >> big.bin && mkdir -p target && echo junk > target/out" }
+[[turn]]
+text = "turn two done"
+"#;
+
+#[test]
+fn a_rewind_restores_bytes_modes_and_links_and_the_users_git_is_untouched() {
+    let env = Env::new();
+    repo(&env);
+    let w = env.work.path();
+    let before = git_state(w);
+    let one = scenario(&env, "one", TWO_TURNS);
+    let out = run(&env, &one, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = session_of(&out);
+    let checkpoints: Vec<_> = lines(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "checkpoint")
+        .collect();
+    assert_eq!(checkpoints.len(), 2, "{}", text(&out));
+    assert_eq!(checkpoints[1]["files"][0]["change"], "created");
+    assert_eq!(git_state(w), before, "the first turn left .git as it was");
+
+    let two = scenario(&env, "two", SHELL_TURN);
+    let out = run(&env, &two, &["--resume", &id]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!w.join("src").exists());
+    assert_eq!(git_state(w), before, "the shell turn left .git as it was");
+    let shell = lines(&out)
+        .into_iter()
+        .find(|e| e["type"] == "checkpoint")
+        .unwrap();
+    let named: Vec<&str> = shell["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        !named.iter().any(|p| p.contains("target/")),
+        ".gitignore keeps target/ out: {named:?}"
+    );
+
+    let list = rewind(&env, &one, &[&id, "--list"]);
+    assert!(list.status.success(), "{}", text(&list));
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.starts_with("T2 · "), "{listed}");
+    assert!(
+        listed.contains("T1 · 2 files · \"do the task\""),
+        "{listed}"
+    );
+    assert!(listed.contains("big.bin (too large: not kept)"), "{listed}");
+
+    let back = rewind(&env, &one, &[&id, "--to", "1", "--code"]);
+    assert!(back.status.success(), "{}", text(&back));
+    let said = String::from_utf8_lossy(&back.stdout);
+    assert!(said.contains("too large"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(w.join("src/lib.rs")).unwrap(),
+        "pub fn a() {}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert!(!w.join("src/new.rs").exists(), "a created file is removed");
+    assert_eq!(
+        std::fs::read(w.join("bin.dat")).unwrap(),
+        [0u8, 1, 2, 255, 0, 10]
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.join("script.sh")).unwrap(),
+        "echo hi\n"
+    );
+    assert_eq!(mode(&w.join("script.sh")), 0o644);
+    assert!(!w.join("run.sh").exists());
+    assert!(!w.join("blob.bin").exists());
+    assert_eq!(
+        std::fs::read_link(w.join("link")).unwrap(),
+        PathBuf::from("src/lib.rs")
+    );
+    assert_eq!(
+        std::fs::metadata(w.join("big.bin")).unwrap().len() as usize,
+        BIG + 1,
+        "a file past 8 MiB is left as it is"
+    );
+    assert_eq!(git_state(w), before, "the rewind left .git as it was");
+
+    // The rewind was turn 3; undoing it brings the shell turn's work back.
+    let again = rewind(&env, &one, &[&id, "--to", "3", "--code"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(!w.join("src").join("lib.rs").exists());
+    assert_eq!(mode(&w.join("run.sh")), 0o755);
+    assert_eq!(
+        std::fs::read_link(w.join("link")).unwrap(),
+        PathBuf::from("elsewhere")
+    );
+    assert_eq!(git_state(w), before);
+}
+
+#[test]
+fn a_file_the_user_changed_since_is_named_and_only_forced_over() {
+    let env = Env::new();
+    repo(&env);
+    let w = env.work.path();
+    let one = scenario(&env, "one", TWO_TURNS);
+    let out = run(&env, &one, &[]);
+    let id = session_of(&out);
+    std::fs::write(w.join("src/new.rs"), "// mine now\n").unwrap();
+
+    let refused = rewind(&env, &one, &[&id, "--to", "1", "--code"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("src/new.rs") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(w.join("src/lib.rs")).unwrap(),
+        "pub fn b() {}\n",
+        "nothing is restored while a conflict stands"
+    );
+
+    let forced = rewind(&env, &one, &[&id, "--to", "1", "--code", "--force"]);
+    assert!(forced.status.success(), "{}", text(&forced));
+    assert!(!w.join("src/new.rs").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.join("src/lib.rs")).unwrap(),
+        "pub fn a() {}\n"
+    );
+}
+
+#[test]
+fn a_workspace_that_is_not_a_repository_is_checkpointed_too() {
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::write(w.join("notes.txt"), "keep me\n").unwrap();
+    let s = scenario(
+        &env,
+        "s",
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "rm notes.txt && echo other > other.txt" }
+[[turn]]
+text = "done"
+"#,
+    );
+    let out = run(&env, &s, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!w.join("notes.txt").exists());
+    let id = session_of(&out);
+    let back = rewind(&env, &s, &[&id, "--to", "1", "--code"]);
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(
+        std::fs::read_to_string(w.join("notes.txt")).unwrap(),
+        "keep me\n"
+    );
+    assert!(!w.join("other.txt").exists());
+    assert!(
+        !w.join(".git").exists(),
+        "no repository appears in the workspace"
+    );
+}
+
+#[test]
+fn without_git_file_tools_are_still_kept_and_shells_warn_once() {
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::write(w.join("a.txt"), "first\n").unwrap();
+    let bin = env.home.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for tool in ["bash", "sh", "true", "echo", "cat"] {
+        for dir in ["/usr/bin", "/bin"] {
+            let found = Path::new(dir).join(tool);
+            if found.exists() {
+                let _ = std::os::unix::fs::symlink(&found, bin.join(tool));
+                break;
+            }
+        }
+    }
+    let s = scenario(
+        &env,
+        "s",
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "a.txt", content = "second\n" }
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "echo one > one.txt" }
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "echo two > two.txt" }
+[[turn]]
+text = "done"
+"#,
+    );
+    let out = env
+        .cox()
+        .env("HOME", env.home.path())
+        .env("PATH", &bin)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &s)
+        .args([
+            "run",
+            "-p",
+            "do the task",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args([
+            "--sandbox",
+            "danger-full-access",
+            "--output-format",
+            "stream-json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let warnings: Vec<String> = lines(&out)
+        .into_iter()
+        .filter(|e| {
+            e["type"] == "notice" && e["text"].as_str().unwrap().contains("git is not on PATH")
+        })
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", text(&out));
+    let id = session_of(&out);
+    let back = env
+        .cox()
+        .env("HOME", env.home.path())
+        .env("PATH", &bin)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &s)
+        .args(["rewind", &id, "--to", "1", "--code"])
+        .output()
+        .unwrap();
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(std::fs::read_to_string(w.join("a.txt")).unwrap(), "first\n");
+}
+
+#[test]
+fn a_conversation_rewind_holds_across_a_resume_and_numbers_go_on() {
+    let env = Env::new();
+    let first = scenario(&env, "first", "[[turn]]\ntext = \"noted\"\n");
+    let out = env
+        .cox()
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &first)
+        .args([
+            "run",
+            "-p",
+            "remember ALPHA-7",
+            "--output-format",
+            "stream-json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let id = session_of(&out);
+    let cut = rewind(&env, &first, &[&id, "--to", "1", "--conversation"]);
+    assert!(cut.status.success(), "{}", text(&cut));
+
+    let next = scenario(
+        &env,
+        "next",
+        "[[turn]]\ntext = \"fresh\"\n[turn.expect]\nrequest_lacks = [\"ALPHA-7\"]\n",
+    );
+    let out = env
+        .cox()
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &next)
+        .args([
+            "run",
+            "-p",
+            "what now",
+            "--resume",
+            &id,
+            "--output-format",
+            "stream-json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let started = lines(&out)
+        .into_iter()
+        .find(|e| e["type"] == "turn_started")
+        .unwrap();
+    assert_eq!(started["turn"], 3, "turn 2 was the rewind: {}", text(&out));
+}
+
+#[test]
+fn a_rewind_to_a_turn_that_never_was_is_one_line() {
+    let env = Env::new();
+    let first = scenario(&env, "first", "[[turn]]\ntext = \"ok\"\n");
+    let out = run(&env, &first, &[]);
+    let id = session_of(&out);
+    let bad = rewind(&env, &first, &[&id, "--to", "5", "--code"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("cannot rewind to turn 5: the session has only turn 1"),
+        "{err}"
+    );
+    let none = rewind(&env, &first, &[&id, "--to", "1"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("--code, --conversation or --both"));
+}
