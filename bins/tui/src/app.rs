@@ -11,8 +11,10 @@
 //! PgUp/PgDn and the wheel (and Up/Down, Home/End while no answer is being
 //! typed) scroll what the call would do, so a long diff is read whole
 //! before it is answered. Esc interrupts a running turn (the
-//! partial answer stays); Esc Esc on an empty composer opens the list of
-//! earlier prompts; Ctrl+C clears the composer, or interrupts a turn, and
+//! partial answer stays); Esc Esc on an empty composer (or `/rewind`)
+//! opens the list of earlier turns to rewind to, the code, the
+//! conversation or both, asking before it overwrites files changed outside
+//! cox; Ctrl+C clears the composer, or interrupts a turn, and
 //! quits when pressed twice.
 
 use std::cell::Cell;
@@ -20,6 +22,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use cox_protocol::CallId;
+use cox_protocol::checkpoint::RewindWhat;
 use cox_protocol::provider::Tier;
 use cox_protocol::types::{Decision, Event, PermissionMode, Submission};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
@@ -56,10 +59,19 @@ pub enum Action {
 pub enum Overlay {
     /// Lines of text under a title (`/help`, `/permissions`, `/cost`).
     Text { title: String, lines: Vec<String> },
-    /// Earlier prompts, newest first; Enter puts one back in the composer.
+    /// Earlier turns, newest first, each with its prompt and the count of
+    /// files it changed: Enter rewinds the code and the conversation, `c`
+    /// the code, `v` the conversation, `e` puts the prompt back in the
+    /// composer.
     Rewind {
-        prompts: Vec<(u32, String)>,
+        prompts: Vec<(u32, String, usize)>,
         selected: usize,
+    },
+    /// A rewind found files changed outside cox: `y` overwrites them.
+    RewindConflict {
+        to_turn: u32,
+        what: RewindWhat,
+        files: Vec<String>,
     },
     /// Recent sessions; Enter picks one up.
     Sessions {
@@ -133,6 +145,8 @@ pub struct App {
     pub preview_max: Cell<usize>,
     /// How many of the preview's lines the last frame showed (a page).
     pub preview_page: Cell<usize>,
+    /// The rewind sent last and not yet done: its turn, prompt and what.
+    rewinding: Option<(u32, String, RewindWhat)>,
 }
 
 impl App {
@@ -164,6 +178,7 @@ impl App {
             ctrl_c_at: None,
             quit: false,
             queued: VecDeque::new(),
+            rewinding: None,
             approval_since: None,
             max_scroll: Cell::new(usize::MAX),
             compacting: false,
@@ -209,6 +224,22 @@ impl App {
                 }
             }
             Event::TurnDone { .. } => self.answering = None,
+            Event::RewindConflict { to_turn, files } => {
+                let what = self
+                    .rewinding
+                    .as_ref()
+                    .map_or(RewindWhat::Code, |(_, _, what)| *what);
+                if what.conversation() {
+                    // Nothing was rewound: the prompt put back goes away.
+                    self.composer.set_text("");
+                }
+                self.overlay = Some(Overlay::RewindConflict {
+                    to_turn: *to_turn,
+                    what,
+                    files: files.clone(),
+                });
+            }
+            Event::Rewound { .. } => self.rewinding = None,
             Event::ApprovalRequired { .. } => {
                 self.approval_since = Some(Instant::now());
                 self.preview_scroll = 0;
@@ -347,23 +378,45 @@ impl App {
             .is_some_and(|at| now.duration_since(at) < DOUBLE);
         self.esc_at = if double { None } else { Some(now) };
         if double {
-            let mut prompts: Vec<(u32, String)> = self
-                .transcript
-                .prompts()
-                .into_iter()
-                .map(|(turn, text)| (turn, text.to_owned()))
-                .collect();
-            prompts.reverse();
-            if prompts.is_empty() {
-                self.flash = Some("no earlier prompts yet".into());
-            } else {
-                self.overlay = Some(Overlay::Rewind {
-                    prompts,
-                    selected: 0,
-                });
-            }
+            self.open_rewind();
         }
         Vec::new()
+    }
+
+    /// The rewind list (Esc Esc on an empty composer, `/rewind`).
+    fn open_rewind(&mut self) {
+        let mut prompts: Vec<(u32, String, usize)> = self
+            .transcript
+            .prompts()
+            .into_iter()
+            .map(|(turn, text)| (turn, text.to_owned(), self.transcript.files_of(turn)))
+            .collect();
+        prompts.reverse();
+        if prompts.is_empty() {
+            self.flash = Some("no earlier prompts yet".into());
+        } else {
+            self.overlay = Some(Overlay::Rewind {
+                prompts,
+                selected: 0,
+            });
+        }
+    }
+
+    /// Sends a rewind, remembering it in case it meets a conflict; a rewind
+    /// of the conversation puts its prompt back in the composer.
+    fn rewind(&mut self, to_turn: u32, prompt: &str, what: RewindWhat, force: bool) -> Vec<Action> {
+        if self.transcript.busy {
+            self.flash = Some("a rewind waits for the turn to end".into());
+        }
+        if what.conversation() && !prompt.is_empty() {
+            self.composer.set_text(prompt);
+        }
+        self.rewinding = Some((to_turn, prompt.to_owned(), what));
+        vec![Action::Submit(Submission::Rewind {
+            to_turn,
+            what,
+            force,
+        })]
     }
 
     /// Shift+Tab: default → acceptEdits → plan → default. A session started
@@ -397,21 +450,49 @@ impl App {
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Action> {
         match (&mut self.overlay, key.code) {
             (_, KeyCode::Esc | KeyCode::Char('q')) => self.overlay = None,
-            (Some(Overlay::Rewind { prompts, selected }), code) => match code {
-                KeyCode::Up => *selected = selected.saturating_sub(1),
-                KeyCode::Down => *selected = (*selected + 1).min(prompts.len().saturating_sub(1)),
-                KeyCode::Enter => {
-                    if let Some((_, text)) = prompts.get(*selected) {
-                        let text = text.clone();
-                        self.composer.set_text(&text);
-                        self.flash = Some(
-                            "the prompt is back in the composer: edit it and press Enter".into(),
-                        );
+            (Some(Overlay::Rewind { prompts, selected }), code) => {
+                let chosen = prompts.get(*selected).map(|(t, p, _)| (*t, p.clone()));
+                let what = match code {
+                    KeyCode::Up => {
+                        *selected = selected.saturating_sub(1);
+                        None
                     }
+                    KeyCode::Down => {
+                        *selected = (*selected + 1).min(prompts.len().saturating_sub(1));
+                        None
+                    }
+                    KeyCode::Enter | KeyCode::Char('b') => Some(RewindWhat::Both),
+                    KeyCode::Char('c') => Some(RewindWhat::Code),
+                    KeyCode::Char('v') => Some(RewindWhat::Conversation),
+                    KeyCode::Char('e') => {
+                        if let Some((_, text)) = &chosen {
+                            self.composer.set_text(text);
+                            self.flash = Some(
+                                "the prompt is back in the composer: edit it and press Enter"
+                                    .into(),
+                            );
+                        }
+                        self.overlay = None;
+                        None
+                    }
+                    _ => None,
+                };
+                if let (Some(what), Some((turn, prompt))) = (what, chosen) {
                     self.overlay = None;
+                    return self.rewind(turn, &prompt, what, false);
                 }
-                _ => {}
-            },
+            }
+            (Some(Overlay::RewindConflict { to_turn, what, .. }), KeyCode::Char('y')) => {
+                let (turn, what) = (*to_turn, *what);
+                self.overlay = None;
+                let prompt = self
+                    .rewinding
+                    .as_ref()
+                    .map(|(_, p, _)| p.clone())
+                    .unwrap_or_default();
+                return self.rewind(turn, &prompt, what, true);
+            }
+            (Some(Overlay::RewindConflict { .. }), KeyCode::Char('n')) => self.overlay = None,
             (Some(Overlay::Sessions { items, selected }), code) => match code {
                 KeyCode::Up => *selected = selected.saturating_sub(1),
                 KeyCode::Down => *selected = (*selected + 1).min(items.len().saturating_sub(1)),
@@ -634,6 +715,10 @@ impl App {
                 }
                 Vec::new()
             }
+            Command::Rewind => {
+                self.open_rewind();
+                Vec::new()
+            }
             Command::Clear => {
                 self.transcript = Transcript::new();
                 vec![Action::NewSession]
@@ -646,8 +731,7 @@ impl App {
                 lines.extend([
                     String::new(),
                     "Enter send · Shift+Enter or Alt+Enter newline · Esc interrupt".into(),
-                    "Esc Esc earlier prompts · Shift+Tab permission mode · Ctrl+C twice quit"
-                        .into(),
+                    "Esc Esc rewind · Shift+Tab permission mode · Ctrl+C twice quit".into(),
                     "PgUp/PgDn or the wheel scroll · Up/Down earlier prompts · Ctrl+R search"
                         .into(),
                     "approvals: y allow · s allow for the session · n deny · e edit".into(),

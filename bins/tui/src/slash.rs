@@ -48,6 +48,8 @@ pub enum Command {
     Cost,
     /// `/resume [id]`: pick a recorded session (list them without an id).
     Resume(Option<String>),
+    /// `/rewind` (or `/undo`): pick a turn to undo.
+    Rewind,
     /// `/clear`: start a new conversation.
     Clear,
     /// `/help`: the commands and keys.
@@ -125,6 +127,12 @@ const COMMANDS: &[Spec] = &[
         },
     },
     Spec {
+        name: "/rewind",
+        usage: "/rewind",
+        help: "undo turns: the code, the conversation or both (also /undo, Esc Esc)",
+        arg: Arg::Nothing(Command::Rewind),
+    },
+    Spec {
         name: "/clear",
         usage: "/clear",
         help: "start a new conversation",
@@ -145,7 +153,7 @@ const COMMANDS: &[Spec] = &[
 ];
 
 /// Other names, and the command they stand for.
-const ALIASES: &[(&str, &str)] = &[("/exit", "/quit")];
+const ALIASES: &[(&str, &str)] = &[("/exit", "/quit"), ("/undo", "/rewind")];
 
 /// The choices of `/mode`, with their help.
 const MODES: &[(&str, &str)] = &[

@@ -79,6 +79,10 @@ pub struct Transcript {
     reply_start: usize,
     /// Turns seen, this transcript's own count: the key of a tool entry.
     seq: u32,
+    /// The files each turn changed (from its checkpoints).
+    changed: std::collections::BTreeMap<u32, std::collections::BTreeSet<String>>,
+    /// Turns a rewind took out of the conversation.
+    cut: std::collections::BTreeSet<u32>,
 }
 
 impl Transcript {
@@ -236,7 +240,11 @@ impl Transcript {
                 dropped: dropped.len(),
                 summary: sanitize(summary).into_owned(),
             }),
-            Event::ModeChanged { .. } | Event::SessionTitled { .. } | Event::Checkpoint { .. } => {}
+            Event::ModeChanged { .. } | Event::SessionTitled { .. } => {}
+            Event::Checkpoint { turn, files, .. } => {
+                let changed = self.changed.entry(*turn).or_default();
+                changed.extend(files.iter().map(|f| f.path.clone()));
+            }
             Event::Rewound {
                 to_turn,
                 turn,
@@ -245,6 +253,9 @@ impl Transcript {
                 unkept,
             } => {
                 self.turns = *turn;
+                if what.conversation() {
+                    self.cut.extend(*to_turn..*turn);
+                }
                 let mut text = match (what.code(), what.conversation()) {
                     (true, true) => {
                         format!("rewound the code and the conversation to before T{to_turn}")
@@ -327,16 +338,27 @@ impl Transcript {
         }
     }
 
-    /// The prompts of this session, oldest first (for `/rewind`'s list).
+    /// The prompts of this session still in its conversation, oldest
+    /// first (for `/rewind`'s list).
     #[must_use]
     pub fn prompts(&self) -> Vec<(u32, &str)> {
         self.entries
             .iter()
             .filter_map(|e| match e {
-                Entry::User { turn, text } => Some((*turn, text.as_str())),
+                Entry::User { turn, text } if !self.cut.contains(turn) => {
+                    Some((*turn, text.as_str()))
+                }
                 _ => None,
             })
             .collect()
+    }
+
+    /// How many files turn `turn` changed, as its checkpoints said.
+    #[must_use]
+    pub fn files_of(&self, turn: u32) -> usize {
+        self.changed
+            .get(&turn)
+            .map_or(0, std::collections::BTreeSet::len)
     }
 }
 

@@ -430,6 +430,12 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
             format!(" {title} · Esc "),
             lines.iter().map(|l| Line::raw(l.as_str())).collect(),
         ),
+        Overlay::RewindConflict { to_turn, files, .. } => (
+            format!(
+                " changed since cox wrote them · y overwrite and rewind to before T{to_turn} · n keep "
+            ),
+            files.iter().map(|f| Line::raw(f.as_str())).collect(),
+        ),
         Overlay::Sessions { items, selected } => (
             " sessions · Enter to pick up · Esc ".into(),
             items
@@ -446,13 +452,21 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
                 .collect(),
         ),
         Overlay::Rewind { prompts, selected } => (
-            " earlier prompts · Enter to edit again · Esc ".into(),
+            " rewind to before · Enter code+conversation · c code · v conversation · e edit · Esc "
+                .into(),
             prompts
                 .iter()
                 .enumerate()
-                .map(|(i, (turn, text))| {
+                .map(|(i, (turn, text, files))| {
                     let first = text.lines().next().unwrap_or_default();
-                    let line = format!("T{turn} · {}", clip(first, area.width.saturating_sub(10)));
+                    let files = match files {
+                        1 => "1 file".to_owned(),
+                        n => format!("{n} files"),
+                    };
+                    let line = format!(
+                        "T{turn} · {files} · \"{}\"",
+                        clip(first, area.width.saturating_sub(24))
+                    );
                     if i == *selected {
                         Line::styled(line, Style::new().add_modifier(Modifier::REVERSED))
                     } else {
@@ -472,7 +486,7 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
     // Keep a list's selection in view.
     let selected = match overlay {
         Overlay::Rewind { selected, .. } | Overlay::Sessions { selected, .. } => *selected,
-        Overlay::Text { .. } => 0,
+        Overlay::Text { .. } | Overlay::RewindConflict { .. } => 0,
     };
     let rows = usize::from(height.saturating_sub(2)).max(1);
     let skip = selected.saturating_sub(rows - 1);

@@ -709,3 +709,90 @@ fn a_long_write_s_approval_scrolled_a_page() {
     app.on_key(key(KeyCode::PageDown), Instant::now());
     insta::assert_snapshot!(screen(&app, 80, 24));
 }
+
+#[test]
+fn esc_esc_lists_turns_with_their_files_and_sends_the_rewind_chosen() {
+    use cox_protocol::checkpoint::{CheckpointFile, FileChange, RewindWhat};
+    let mut app = app();
+    turn(&mut app, "add the cache column");
+    app.on_event(&Event::Checkpoint {
+        turn: 1,
+        call_id: CallId::from("toolu_1"),
+        files: vec![
+            CheckpointFile {
+                path: "/work/repo/a.rs".into(),
+                change: FileChange::Pre,
+            },
+            CheckpointFile {
+                path: "/work/repo/b.rs".into(),
+                change: FileChange::Created,
+            },
+        ],
+    });
+    app.on_event(&Event::TurnDone {
+        stop: StopReason::EndTurn,
+    });
+    let now = Instant::now();
+    app.on_key(key(KeyCode::Esc), now);
+    app.on_key(key(KeyCode::Esc), now + Duration::from_millis(100));
+    let drawn = screen(&app, 100, 12);
+    assert!(
+        drawn.contains("T1 · 2 files · \"add the cache column\""),
+        "{drawn}"
+    );
+    let actions = app.on_key(key(KeyCode::Char('c')), now);
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::Rewind {
+            to_turn: 1,
+            what: RewindWhat::Code,
+            force: false
+        })]
+    );
+    // Files changed outside cox: asked, and `y` forces it.
+    app.on_event(&Event::RewindConflict {
+        to_turn: 1,
+        files: vec!["/work/repo/a.rs".into()],
+    });
+    assert!(matches!(app.overlay, Some(Overlay::RewindConflict { .. })));
+    assert!(screen(&app, 100, 12).contains("/work/repo/a.rs"));
+    let actions = app.on_key(key(KeyCode::Char('y')), now);
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::Rewind {
+            to_turn: 1,
+            what: RewindWhat::Code,
+            force: true
+        })]
+    );
+    // A conversation rewind puts the prompt back and drops the turn from
+    // the list.
+    app.on_event(&Event::Rewound {
+        to_turn: 1,
+        turn: 2,
+        what: RewindWhat::Code,
+        files: Vec::new(),
+        unkept: Vec::new(),
+    });
+    let actions = type_text(&mut app, "/undo");
+    assert!(actions.is_empty());
+    app.on_key(key(KeyCode::Enter), now);
+    let actions = app.on_key(key(KeyCode::Char('v')), now);
+    assert_eq!(
+        actions,
+        [Action::Submit(Submission::Rewind {
+            to_turn: 1,
+            what: RewindWhat::Conversation,
+            force: false
+        })]
+    );
+    assert_eq!(app.composer.text(), "add the cache column");
+    app.on_event(&Event::Rewound {
+        to_turn: 1,
+        turn: 3,
+        what: RewindWhat::Conversation,
+        files: Vec::new(),
+        unkept: Vec::new(),
+    });
+    assert!(app.transcript.prompts().is_empty());
+}
