@@ -15,7 +15,8 @@
 //!     input: json!({"path": "/home/alice/.ssh/id_ed25519"}),
 //!     risk: Risk::ReadOnly, subject: "/home/alice/.ssh/id_ed25519".into(),
 //!     segments: None, // only `bash` fills it
-//!, writes: Vec::new()  };
+//!     writes: Vec::new(),
+//! };
 //! // The default config denies this, despite the ReadOnly risk:
 //! assert!(matches!(
 //!     engine.decide(&ssh, PermissionMode::Default, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &[]),

@@ -309,15 +309,63 @@ impl Engine {
     ///     input: json!({"path": "/home/alice/.ssh/id_ed25519"}),
     ///     risk: Risk::ReadOnly, subject: "/home/alice/.ssh/id_ed25519".into(),
     ///     segments: None, // only `bash` fills it
-    ///, writes: Vec::new()  };
+    ///     writes: Vec::new(),
+    /// };
     /// // The default config denies this, despite the ReadOnly risk:
     /// assert!(matches!(
     ///     engine.decide(&ssh, PermissionMode::Default, ApprovalPolicy::OnRequest, SandboxMode::WorkspaceWrite, &[]),
     ///     Outcome::Deny { .. }
     /// ));
     /// ```
+    ///
+    /// A call that writes several files (`ToolCall::writes`, as
+    /// `apply_patch` has) is decided path by path, each as its own call on
+    /// that path, and the strictest answer wins: any deny denies, naming
+    /// the path; else any ask asks; else it is allowed.
     #[must_use]
     pub fn decide(
+        &self,
+        call: &ToolCall,
+        mode: PermissionMode,
+        policy: ApprovalPolicy,
+        sandbox: SandboxMode,
+        grants: &[Grant],
+    ) -> Outcome {
+        let Some(paths) = paths_apart(call) else {
+            return self.decide_one(call, mode, policy, sandbox, grants);
+        };
+        let outcomes: Vec<(&String, Outcome)> = paths
+            .into_iter()
+            .map(|path| {
+                let one = on_path(call, path);
+                (path, self.decide_one(&one, mode, policy, sandbox, grants))
+            })
+            .collect();
+        let strictest = |verdict: &str| -> Option<String> {
+            let (path, first) = outcomes.iter().find(|(_, o)| o.verdict() == verdict)?;
+            // One reason for every path (a mode, say) needs no path named.
+            let same = outcomes.iter().all(|(_, o)| o == first);
+            Some(if same {
+                first.reason().to_owned()
+            } else {
+                format!("{}: the call writes {path}", first.reason())
+            })
+        };
+        if let Some(reason) = strictest("deny") {
+            return Outcome::Deny { reason };
+        }
+        if let Some(reason) = strictest("ask") {
+            return Outcome::Ask { reason };
+        }
+        match strictest("allow") {
+            Some(reason) => Outcome::Allow { reason },
+            // `paths_apart` never yields an empty list.
+            None => ask(policy, "the call names no path to decide".into()),
+        }
+    }
+
+    /// [`Engine::decide`] for a call on one subject.
+    fn decide_one(
         &self,
         call: &ToolCall,
         mode: PermissionMode,
@@ -664,7 +712,10 @@ impl Engine {
     pub fn explain(&self, call: &ToolCall) -> Vec<(String, &'static str, Option<String>)> {
         let commands: Vec<String> = match (&call.segments, is_shell(call)) {
             (Some(split), true) => split.commands.clone(),
-            _ => vec![call.subject.clone()],
+            _ => paths_apart(call).map_or_else(
+                || vec![call.subject.clone()],
+                |paths| paths.into_iter().cloned().collect(),
+            ),
         };
         commands
             .into_iter()
@@ -712,6 +763,35 @@ impl Engine {
 
 fn is_shell(call: &ToolCall) -> bool {
     normalise_tool(&call.name) == "bash"
+}
+
+/// The paths a non-shell call is decided on one by one: its subject and
+/// every file it writes, when they are not just the subject. `None` for a
+/// call decided whole.
+pub(crate) fn paths_apart(call: &ToolCall) -> Option<Vec<&String>> {
+    if is_shell(call) || call.writes.iter().all(|w| *w == call.subject) {
+        return None;
+    }
+    let mut paths: Vec<&String> = Vec::with_capacity(call.writes.len() + 1);
+    for path in std::iter::once(&call.subject).chain(&call.writes) {
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    Some(paths)
+}
+
+/// `call` as a call on `path` alone (the input is not needed to decide).
+fn on_path(call: &ToolCall, path: &str) -> ToolCall {
+    ToolCall {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        input: serde_json::Value::Null,
+        risk: call.risk,
+        subject: path.to_owned(),
+        segments: None,
+        writes: vec![path.to_owned()],
+    }
 }
 
 fn ask(policy: ApprovalPolicy, why: String) -> Outcome {

@@ -5,7 +5,8 @@
 //! `git status && npm test` later covers `npm test` alone, and never
 //! `npm test; rm -rf ~` (the `rm` is not covered). An opaque line is granted
 //! only as the exact line approved. Any other call is granted for its tool
-//! and exact subject.
+//! and exact subject; one that writes several files (`apply_patch`), for its
+//! tool and each of those paths, as the engine decides it path by path.
 
 use cox_protocol::types::ToolCall;
 
@@ -27,10 +28,14 @@ impl Grant {
     #[must_use]
     pub fn for_call(call: &ToolCall) -> Vec<Grant> {
         if normalise_tool(&call.name) != "bash" {
-            return vec![Grant::Call {
-                tool: call.name.clone(),
-                subject: call.subject.clone(),
-            }];
+            let subjects = crate::engine::paths_apart(call).unwrap_or_else(|| vec![&call.subject]);
+            return subjects
+                .into_iter()
+                .map(|subject| Grant::Call {
+                    tool: call.name.clone(),
+                    subject: subject.clone(),
+                })
+                .collect();
         }
         match &call.segments {
             Some(split) if split.opaque.is_none() && !split.commands.is_empty() => {

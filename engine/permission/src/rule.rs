@@ -94,7 +94,7 @@ pub struct RuleError {
 fn is_path_tool(tool: &str) -> bool {
     matches!(
         tool,
-        "read" | "edit" | "write" | "glob" | "grep" | "notebookedit" | "multiedit"
+        "read" | "edit" | "write" | "glob" | "grep" | "notebookedit" | "multiedit" | "applypatch"
     )
 }
 
@@ -201,7 +201,11 @@ impl Rule {
         let call = normalise_tool(call_name);
         *call == *self.tool
             || (self.tool == "read" && matches!(&*call, "glob" | "grep"))
-            || (self.tool == "edit" && matches!(&*call, "write" | "multiedit" | "notebookedit"))
+            || (self.tool == "edit"
+                && matches!(
+                    &*call,
+                    "write" | "multiedit" | "notebookedit" | "applypatch"
+                ))
     }
 
     /// A rule with no parentheses.
@@ -540,6 +544,9 @@ mod tests {
         assert!(rule("Read").names_tool("grep"));
         assert!(rule("Edit").names_tool("write"));
         assert!(!rule("Write").names_tool("edit"));
+        assert!(rule("Edit").names_tool("apply_patch"));
+        assert!(rule("ApplyPatch").names_tool("apply_patch"));
+        assert!(!rule("Edit").names_tool("read"));
         assert!(rule("bash").names_tool("bash"));
         assert!(rule("CloudAgent(o/r)").names_tool("cloud_agent"));
         assert!(rule("mcp__gh").names_tool("mcp__gh__create_issue"));
