@@ -1,5 +1,6 @@
-//! The built-in tools of cox: `read`, `write`, `edit`, `bash`, `glob` and
-//! `grep`, and the path confinement every file tool goes through.
+//! The built-in tools of cox: `read`, `write`, `edit`, `apply_patch`,
+//! `bash`, `glob` and `grep`, and the path confinement every file tool goes
+//! through.
 //!
 //! Invariants every tool here keeps:
 //! - input is parsed strictly (`deny_unknown_fields`), and each `spec()`
@@ -16,11 +17,13 @@
 //!   token as it goes.
 //!
 //! The schemas are sent to the model on every request, so their descriptions
-//! stay terse: the six together are kept under 2 KB of JSON, and their bytes
-//! are those of the golden request bodies.
+//! stay terse: the six besides `apply_patch` are kept under 1,900 bytes of
+//! JSON, `apply_patch` under 300 more, and their bytes are those of the
+//! golden request bodies.
 //!
 //! [`ToolResult`]: cox_protocol::types::ToolResult
 
+mod apply_patch;
 mod bash;
 mod common;
 mod edit;
@@ -37,6 +40,7 @@ use std::sync::Arc;
 
 use cox_protocol::Tool;
 
+pub use apply_patch::ApplyPatchTool;
 pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 pub use edit::EditTool;
 pub use glob::{GlobTool, MAX_FILES};
@@ -51,6 +55,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(ReadTool),
         Arc::new(WriteTool),
         Arc::new(EditTool),
+        Arc::new(ApplyPatchTool),
         Arc::new(BashTool),
         Arc::new(GlobTool),
         Arc::new(GrepTool),

@@ -42,7 +42,16 @@ fn hello_in_stream_json_frames_init_events_and_result() {
         .collect();
     assert_eq!(
         tools,
-        ["bash", "edit", "expand", "glob", "grep", "read", "write"]
+        [
+            "apply_patch",
+            "bash",
+            "edit",
+            "expand",
+            "glob",
+            "grep",
+            "read",
+            "write"
+        ]
     );
     let kinds: Vec<&str> = lines[1..lines.len() - 1]
         .iter()
