@@ -119,6 +119,11 @@ impl Snapshots {
                 "safe.directory=*",
                 "-c",
                 "gc.auto=0",
+                // The private repository is a cache: the pre-images that
+                // count are copied into cox's archive, so its writes need
+                // not wait for the disk.
+                "-c",
+                "core.fsync=none",
                 "-c",
                 "core.bare=false",
             ]);
@@ -152,114 +157,106 @@ impl Snapshots {
     /// # Errors
     /// git failed (a corrupt repository, a full disk).
     pub fn snapshot(&self) -> Result<Oid, String> {
-        self.run(&["add", "--all", "--ignore-errors", "--", "."])
-            .or_else(|e| {
-                // `--ignore-errors` still exits 1 when a file was unreadable;
-                // the index holds everything else, which is what counts.
-                if e.contains("unable to index") || e.contains("Permission denied") {
-                    Ok(Vec::new())
-                } else {
-                    Err(e)
-                }
-            })?;
+        self.add()?;
         let tree = self.run(&["write-tree"])?;
         Ok(String::from_utf8_lossy(&tree).trim().to_owned())
     }
 
-    /// The files that differ between two snapshots.
-    ///
-    /// # Errors
-    /// git failed, or printed what this cannot read.
-    pub fn diff(&self, before: &str, after: &str) -> Result<Vec<Change>, String> {
-        if before == after {
-            return Ok(Vec::new());
+    /// `git add --all` into the private index.
+    fn add(&self) -> Result<(), String> {
+        match self.run(&["add", "--all", "--ignore-errors", "--", "."]) {
+            Ok(_) => Ok(()),
+            // `--ignore-errors` still exits 1 when a file was unreadable;
+            // the index holds everything else, which is what counts.
+            Err(e) if e.contains("unable to index") || e.contains("Permission denied") => Ok(()),
+            Err(e) => Err(e),
         }
-        let out = self.run(&["diff-tree", "-r", "-z", "--no-renames", before, after])?;
-        parse_diff(&out)
     }
 
-    /// The sizes of blobs, by id.
+    /// Takes the workspace into the private index and says which files
+    /// differ from the snapshot `before`: one pass, no second tree written.
     ///
     /// # Errors
     /// git failed.
-    pub fn sizes(&self, oids: &[&str]) -> Result<HashMap<Oid, u64>, String> {
-        let out = self.batch("--batch-check", oids)?;
-        let mut sizes = HashMap::new();
-        for line in String::from_utf8_lossy(&out).lines() {
-            let mut parts = line.split(' ');
-            if let (Some(oid), Some(_), Some(size)) = (parts.next(), parts.next(), parts.next())
-                && let Ok(size) = size.parse()
-            {
-                sizes.insert(oid.to_owned(), size);
-            }
-        }
-        Ok(sizes)
+    pub fn changes_since(&self, before: &str) -> Result<Vec<Change>, String> {
+        self.add()?;
+        let out = self.run(&["diff-index", "--cached", "-z", "--no-renames", before])?;
+        parse_diff(&out)
     }
 
-    /// The bytes of blobs, by id.
+    /// The bytes of the blobs no larger than `limit`, by id, in one git
+    /// process (`cat-file --batch-command`: sizes first, then contents);
+    /// larger ones are left out.
     ///
     /// # Errors
     /// git failed, or a blob is missing.
-    pub fn blobs(&self, oids: &[&str]) -> Result<HashMap<Oid, Vec<u8>>, String> {
-        let out = self.batch("--batch", oids)?;
-        let mut blobs = HashMap::new();
-        let mut rest = out.as_slice();
-        while !rest.is_empty() {
-            let Some(end) = rest.iter().position(|b| *b == b'\n') else {
-                break;
-            };
-            let header = String::from_utf8_lossy(&rest[..end]).into_owned();
-            rest = &rest[end + 1..];
-            let mut parts = header.split(' ');
-            let (Some(oid), Some(kind), Some(size)) = (parts.next(), parts.next(), parts.next())
-            else {
-                return Err(format!("git cat-file: {header}"));
-            };
-            let size: usize = size
-                .parse()
-                .map_err(|_| format!("git cat-file printed {header:?}"))?;
-            if kind != "blob" || rest.len() < size {
-                return Err(format!("git cat-file: {header}"));
-            }
-            blobs.insert(oid.to_owned(), rest[..size].to_vec());
-            rest = rest.get(size + 1..).unwrap_or_default();
-        }
-        Ok(blobs)
-    }
-
-    fn batch(&self, how: &str, oids: &[&str]) -> Result<Vec<u8>, String> {
+    pub fn small_blobs(&self, oids: &[&str], limit: u64) -> Result<HashMap<Oid, Vec<u8>>, String> {
+        use std::io::BufRead;
         if oids.is_empty() {
-            return Ok(Vec::new());
+            return Ok(HashMap::new());
         }
         let mut child = self
             .command()
-            .args(["cat-file", how])
+            .args(["cat-file", "--batch-command", "--buffer"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot run git cat-file: {e}"))?;
-        let input: String = oids.iter().map(|oid| format!("{oid}\n")).collect();
-        let mut stdin = child.stdin.take();
-        let writer = std::thread::spawn(move || {
-            if let Some(stdin) = stdin.as_mut() {
-                let _ = stdin.write_all(input.as_bytes());
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("git cat-file has no pipes".to_owned());
+        };
+        let mut stdout = std::io::BufReader::new(stdout);
+        let broken = |e: std::io::Error| format!("git cat-file: {e}");
+        let infos: String = oids.iter().map(|oid| format!("info {oid}\n")).collect();
+        stdin
+            .write_all(format!("{infos}flush\n").as_bytes())
+            .map_err(broken)?;
+        let mut small = Vec::new();
+        let mut line = String::new();
+        for _ in oids {
+            line.clear();
+            stdout.read_line(&mut line).map_err(broken)?;
+            let mut parts = line.split_whitespace();
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(oid), Some("blob"), Some(size)) => {
+                    if size.parse::<u64>().is_ok_and(|s| s <= limit) {
+                        small.push(oid.to_owned());
+                    }
+                }
+                _ => return Err(format!("git cat-file: {}", line.trim())),
             }
-        });
-        let mut out = Vec::new();
-        if let Some(mut stdout) = child.stdout.take() {
-            stdout
-                .read_to_end(&mut out)
-                .map_err(|e| format!("cannot read git cat-file: {e}"))?;
         }
-        let _ = writer.join();
-        let status = child
-            .wait_with_output()
-            .map_err(|e| format!("git cat-file: {e}"))?;
-        if !status.status.success() {
-            return Err(format!("git cat-file failed: {}", one_line(&status.stderr)));
+        let contents: String = small
+            .iter()
+            .map(|oid| format!("contents {oid}\n"))
+            .collect();
+        stdin
+            .write_all(format!("{contents}flush\n").as_bytes())
+            .map_err(broken)?;
+        drop(stdin);
+        let mut blobs = HashMap::new();
+        for _ in &small {
+            line.clear();
+            stdout.read_line(&mut line).map_err(broken)?;
+            let mut parts = line.split_whitespace();
+            let (Some(oid), Some("blob"), Some(size)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(format!("git cat-file: {}", line.trim()));
+            };
+            let size: usize = size
+                .parse()
+                .map_err(|_| format!("git cat-file printed {:?}", line.trim()))?;
+            let mut bytes = vec![0; size + 1];
+            stdout.read_exact(&mut bytes).map_err(broken)?;
+            bytes.pop();
+            blobs.insert(oid.to_owned(), bytes);
         }
-        Ok(out)
+        let out = child.wait_with_output().map_err(broken)?;
+        if !out.status.success() {
+            return Err(format!("git cat-file failed: {}", one_line(&out.stderr)));
+        }
+        Ok(blobs)
     }
 }
 

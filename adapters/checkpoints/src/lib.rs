@@ -367,8 +367,7 @@ impl Inner {
         let Ok(snapshots) = &self.snapshots else {
             return Ok(Vec::new());
         };
-        let after = snapshots.snapshot().map_err(fail)?;
-        let changes = snapshots.diff(before, &after).map_err(fail)?;
+        let changes = snapshots.changes_since(before).map_err(fail)?;
         if changes.is_empty() {
             return Ok(Vec::new());
         }
@@ -376,13 +375,7 @@ impl Inner {
             .iter()
             .filter_map(|c| c.before.as_ref().map(|(_, oid)| oid.as_str()))
             .collect();
-        let sizes = snapshots.sizes(&olds).map_err(fail)?;
-        let small: Vec<&str> = olds
-            .iter()
-            .copied()
-            .filter(|oid| sizes.get(*oid).is_some_and(|s| *s <= KEEP_MAX))
-            .collect();
-        let blobs = snapshots.blobs(&small).map_err(fail)?;
+        let blobs = snapshots.small_blobs(&olds, KEEP_MAX).map_err(fail)?;
         let mut files = Vec::new();
         for change in changes {
             let path = self.root.join(&change.path);

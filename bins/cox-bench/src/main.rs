@@ -25,6 +25,10 @@
 //! - `cox-bench db [N]`: creates a new `cox.db` N times (each in a fresh
 //!   folder) and prints the time `Db::open` takes to create and migrate it,
 //!   and the time dropping the handle takes (SQLite's checkpoint on close).
+//! - `cox-bench checkpoints [FILES]`: on a generated git repository of FILES
+//!   files, the cold and warm snapshot, the extra time a file-tool call and
+//!   a shell call pay for their checkpoints, and the rewind of a turn that
+//!   wrote 100 files.
 //! - `cox-bench mock [--port N] [--dir DIR] [--log FILE] [--dump DIR]`: a loopback model
 //!   server (Anthropic Messages and OpenAI Responses) that answers every
 //!   conversation with a write of `DIR/hello.txt`, then a short text; for
@@ -51,6 +55,7 @@ use cox_sandbox::ProcessSandbox;
 use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};
 
+mod checkpoints;
 mod mock;
 mod sandbox;
 
@@ -103,6 +108,12 @@ enum Job {
         #[arg(default_value_t = 100)]
         n: usize,
     },
+    /// Snapshots, pre-images and a rewind on a generated FILES-file git
+    /// repository.
+    Checkpoints {
+        #[arg(default_value_t = 10_000)]
+        files: usize,
+    },
     /// Create a new cox.db N times.
     Db {
         #[arg(default_value_t = 50)]
@@ -142,6 +153,7 @@ fn main() {
         Job::Mock(args) => mock::run(args),
         Job::Db { n } => db_create(n),
         Job::Sandbox { n } => sandbox::overhead(n),
+        Job::Checkpoints { files } => checkpoints::run(files),
     };
     match result {
         Ok(()) => {
