@@ -171,3 +171,74 @@ fn a_compaction_names_the_first_kept_turn() {
         "the conversation is kept whole"
     );
 }
+
+fn text(t: &str) -> Event {
+    Event::TextDelta { text: t.into() }
+}
+
+fn done() -> Event {
+    Event::TurnDone {
+        stop: StopReason::EndTurn,
+    }
+}
+
+fn rewound(to_turn: u32, turn: u32, what: cox_protocol::checkpoint::RewindWhat) -> Event {
+    Event::Rewound {
+        to_turn,
+        turn,
+        what,
+        files: Vec::new(),
+        unkept: Vec::new(),
+    }
+}
+
+#[test]
+fn a_conversation_rewind_cuts_before_its_turn_and_numbers_go_on() {
+    use cox_protocol::checkpoint::RewindWhat;
+    let mut events = Vec::new();
+    for (n, prompt) in [(1, "one"), (2, "two"), (3, "three")] {
+        events.extend([
+            turn(n, prompt),
+            text(&format!("answer {n}")),
+            usage(),
+            done(),
+        ]);
+    }
+    let whole = fold(&events);
+    events.push(rewound(2, 4, RewindWhat::Both));
+    let cut = fold(&events);
+    assert_eq!(cut.turns(), 4, "the rewind took turn 4");
+    assert_eq!(cut.messages().len(), 2, "turn 1's prompt and answer stay");
+    assert_eq!(cut.messages(), &whole.messages()[..2]);
+    assert_eq!(cut.turn_starts(), &[(1, 0)]);
+
+    // The code alone leaves the conversation whole, and still counts.
+    let mut code = events[..events.len() - 1].to_vec();
+    code.push(rewound(2, 4, RewindWhat::Code));
+    let kept = fold(&code);
+    assert_eq!(kept.messages(), whole.messages());
+    assert_eq!(kept.turns(), 4);
+
+    // A compaction that summarised a cut turn goes with it.
+    let mut compacted = events[..events.len() - 1].to_vec();
+    compacted.push(Event::Compacted {
+        summary: "s".into(),
+        dropped: vec![1, 2],
+        before_tokens: 10,
+        after_tokens: 1,
+    });
+    compacted.push(rewound(2, 4, RewindWhat::Conversation));
+    let after = fold(&compacted);
+    assert!(after.compaction().is_none());
+    assert_eq!(after.messages().len(), 2);
+    // One that summarised only earlier turns stays.
+    let mut early = events[..events.len() - 1].to_vec();
+    early.push(Event::Compacted {
+        summary: "s".into(),
+        dropped: vec![1],
+        before_tokens: 10,
+        after_tokens: 1,
+    });
+    early.push(rewound(3, 4, RewindWhat::Conversation));
+    assert!(fold(&early).compaction().is_some());
+}
