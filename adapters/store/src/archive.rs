@@ -41,6 +41,27 @@ impl FileArchive {
         }
     }
 
+    /// The size of output `id` kept as a file, if it is one.
+    #[must_use]
+    pub fn size_of(&self, id: &str) -> Option<u64> {
+        let id = parse_id(id).ok()?;
+        fs::metadata(self.path_of(id)).ok().map(|m| m.len())
+    }
+
+    /// Removes output `id` kept as a file: only pruning does this (the
+    /// checkpoints of old sessions); a missing file is not an error.
+    ///
+    /// # Errors
+    /// The id is not a ULID, or the file cannot be removed.
+    pub fn remove(&self, id: &str) -> Result<(), ArchiveError> {
+        let path = self.path_of(parse_id(id)?);
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(read_error(id, &path, source)),
+        }
+    }
+
     /// The folder the files are in.
     pub(crate) fn dir(&self) -> &std::path::Path {
         &self.dir

@@ -25,7 +25,7 @@
 mod rows;
 mod archive;
 mod checkpoints;
-pub use checkpoints::CheckpointRow;
+pub use checkpoints::{CheckpointRow, Pruned};
 mod read;
 mod report;
 mod schema;

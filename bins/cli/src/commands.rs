@@ -11,6 +11,7 @@
 //! The commands that only read the record (`sessions`, `stats`, `expand`)
 //! open it with `crate::report` and never create `COX_HOME`.
 
+pub mod checkpoints;
 pub mod config;
 pub mod doctor;
 pub mod expand;

@@ -49,6 +49,9 @@ enum Command {
     /// `--conversation` or `--both` (`--force` overwrites files changed
     /// outside cox since).
     Rewind(commands::rewind::RewindArgs),
+    /// The checkpoint store: `cox checkpoints prune --older-than 30d`.
+    #[command(subcommand)]
+    Checkpoints(CheckpointsCommand),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -63,6 +66,12 @@ struct RecordArgs {
     /// The command to record, after `--`: `run -p …`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Subcommand, Debug)]
+enum CheckpointsCommand {
+    /// Forget the pre-images older than an age, of sessions not open.
+    Prune(commands::checkpoints::PruneArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -188,6 +197,7 @@ fn main() {
                 Some(Command::Expand(_)) => Some("expand"),
                 Some(Command::Sandbox(_)) => Some("sandbox"),
                 Some(Command::Rewind(_)) => Some("rewind"),
+                Some(Command::Checkpoints(_)) => Some("checkpoints"),
                 // `cox record` takes its flags after `--`.
                 Some(Command::Record(_)) => Some("record"),
             };
@@ -212,6 +222,9 @@ fn dispatch(cli: Cli) -> i32 {
         Some(Command::Stats(args)) => commands::stats::run(&args),
         Some(Command::Sandbox(args)) => commands::sandbox::run(&args),
         Some(Command::Rewind(args)) => commands::rewind::run(&args),
+        Some(Command::Checkpoints(CheckpointsCommand::Prune(args))) => {
+            commands::checkpoints::prune(&args)
+        }
         Some(Command::Expand(args)) => commands::expand::run(&args),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);

@@ -461,3 +461,100 @@ fn a_rewind_to_a_turn_that_never_was_is_one_line() {
     assert_eq!(none.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&none.stderr).contains("--code, --conversation or --both"));
 }
+
+#[test]
+fn a_killed_session_keeps_its_pre_images_and_prune_spares_it() {
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::write(w.join("a.txt"), "before\n").unwrap();
+    let s = scenario(
+        &env,
+        "s",
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "a.txt", content = "after\n" }
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "sleep 30 > /dev/null" }
+[[turn]]
+text = "done"
+"#,
+    );
+    let mut child = env
+        .cox()
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &s)
+        .args([
+            "run",
+            "-p",
+            "do the task",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args([
+            "--sandbox",
+            "danger-full-access",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let rollout = loop {
+        let found = env.rollouts();
+        if let Some(path) = found.first()
+            && std::fs::read_to_string(path).is_ok_and(|t| t.contains("sleep 30"))
+        {
+            break path.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bash call never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let id = rollout.file_stem().unwrap().to_string_lossy().into_owned();
+    assert_eq!(std::fs::read_to_string(w.join("a.txt")).unwrap(), "after\n");
+
+    let prune = env
+        .cox()
+        .env("HOME", env.home.path())
+        .args(["checkpoints", "prune", "--older-than", "0m"])
+        .output()
+        .unwrap();
+    assert!(prune.status.success(), "{}", text(&prune));
+    assert!(
+        String::from_utf8_lossy(&prune.stdout).starts_with("removed 0 checkpoint rows"),
+        "an open session keeps its checkpoints: {}",
+        text(&prune)
+    );
+    let back = rewind(&env, &s, &[&id, "--to", "1", "--code"]);
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(
+        std::fs::read_to_string(w.join("a.txt")).unwrap(),
+        "before\n"
+    );
+
+    // Closed now (the rewind ran it to its end): pruning takes its rows.
+    let prune = env
+        .cox()
+        .env("HOME", env.home.path())
+        .args(["checkpoints", "prune", "--older-than", "0m"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&prune.stdout);
+    assert!(!said.starts_with("removed 0 "), "{said}");
+    let list = rewind(&env, &s, &[&id, "--list"]);
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("no turns to rewind"),
+        "{}",
+        text(&list)
+    );
+}

@@ -210,6 +210,19 @@ fn a_path_without_bash_or_git_fails_the_sandbox_and_warns_about_git() {
 }
 
 #[test]
+fn the_checkpoint_store_says_its_size() {
+    let env = Env::new();
+    let (_, rows) = rows(&env);
+    let row = rows.iter().find(|r| r["check"] == "checkpoints").unwrap();
+    assert_eq!(row["status"], "ok", "{row}");
+    let detail = row["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("0 B in 0 snapshot repositories, 0 B in 0 pre-images (0 rows)"),
+        "{detail}"
+    );
+}
+
+#[test]
 fn json_is_an_array_of_status_check_detail() {
     let env = Env::new();
     let (out, rows) = rows(&env);
@@ -223,6 +236,7 @@ fn json_is_an_array_of_status_check_detail() {
             "cox home",
             "cox.db",
             "git",
+            "checkpoints",
             "sandbox",
             "landlock",
             "user namespaces",

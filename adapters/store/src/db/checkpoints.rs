@@ -119,3 +119,61 @@ impl Db {
         Ok(rows)
     }
 }
+
+/// What `cox checkpoints prune` removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Rows removed.
+    pub rows: u64,
+    /// The archive ids of the pre-images those rows named.
+    pub archive_ids: Vec<String>,
+}
+
+impl Db {
+    /// How many checkpoint rows there are, and the archive ids they name.
+    pub fn checkpoint_archive_ids(&self) -> Result<(u64, Vec<String>), DbError> {
+        let conn = self.conn();
+        let fail = self.fail("cannot read the checkpoints");
+        let count: u64 = conn
+            .query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+            .map_err(self.fail("cannot read the checkpoints"))?;
+        let mut stmt = conn
+            .prepare("SELECT archive_id FROM checkpoints WHERE archive_id IS NOT NULL")
+            .map_err(self.fail("cannot read the checkpoints"))?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(Iterator::collect)
+            .map_err(fail)?;
+        Ok((count, ids))
+    }
+
+    /// Removes the checkpoint rows older than `before` (RFC 3339) of every
+    /// session that is not open, in one transaction; returns what went.
+    pub fn prune_checkpoints(&self, before: &str) -> Result<Pruned, DbError> {
+        let mut conn = self.conn();
+        let fail = |doing: &str| self.fail(doing.to_owned());
+        let tx = conn
+            .transaction()
+            .map_err(fail("cannot start pruning the checkpoints"))?;
+        let selection = "FROM checkpoints WHERE created_at < ?1 AND session_id IN \
+                         (SELECT id FROM sessions WHERE state != 'open')";
+        let archive_ids: Vec<String> = {
+            let mut stmt = tx
+                .prepare(&format!(
+                    "SELECT archive_id {selection} AND archive_id IS NOT NULL"
+                ))
+                .map_err(fail("cannot read the checkpoints to prune"))?;
+            stmt.query_map(params![before], |r| r.get(0))
+                .and_then(Iterator::collect)
+                .map_err(fail("cannot read the checkpoints to prune"))?
+        };
+        let rows = tx
+            .execute(&format!("DELETE {selection}"), params![before])
+            .map_err(fail("cannot prune the checkpoints"))?;
+        tx.commit().map_err(fail("cannot prune the checkpoints"))?;
+        Ok(Pruned {
+            rows: rows as u64,
+            archive_ids,
+        })
+    }
+}

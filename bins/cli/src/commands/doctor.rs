@@ -148,6 +148,12 @@ fn checks() -> Vec<Row> {
         unpriced_models(&models, &catalog, &var, local_openai)
     };
     let mut rows = vec![config_row, api_keys(&models, &var), home_row, db_row, git()];
+    if let Some(home) = resolved.as_ref() {
+        rows.push(match crate::commands::checkpoints::store_size(home) {
+            Ok(size) => Row::new(Status::Ok, "checkpoints", size),
+            Err(err) => Row::new(Status::Warn, "checkpoints", crate::one_line(&err)),
+        });
+    }
     rows.extend(sandbox(resolved.as_ref()));
     rows.extend([dates, prices]);
     rows
