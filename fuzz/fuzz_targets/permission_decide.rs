@@ -40,6 +40,7 @@ fuzz_target!(|data: &[u8]| {
         risk: Risk::Exec,
         subject: line.to_owned(),
         segments: None,
+        writes: Vec::new(),
     };
     let grants = Grant::for_call(&call);
     let mut more = config.clone();
