@@ -558,3 +558,55 @@ text = "done"
         text(&list)
     );
 }
+
+#[test]
+fn a_broken_snapshot_repository_is_one_warning_and_the_calls_run() {
+    let env = Env::new();
+    repo(&env);
+    let w = env.work.path();
+    let before = git_state(w);
+    let first = scenario(&env, "first", SHELL_TURN);
+    let out = run(&env, &first, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    // Break the private repository the first session made.
+    let dir = env.home.path().join("checkpoints");
+    let repo_dir = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    std::fs::write(repo_dir.join("index"), b"not an index").unwrap();
+    std::fs::write(repo_dir.join("HEAD"), b"garbage").unwrap();
+    let two = scenario(
+        &env,
+        "two",
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "echo one > one.txt" }
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "echo two > two.txt" }
+[[turn]]
+text = "done"
+"#,
+    );
+    let out = run(&env, &two, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(w.join("one.txt").exists() && w.join("two.txt").exists());
+    let warnings = lines(&out)
+        .into_iter()
+        .filter(|e| {
+            e["type"] == "notice"
+                && e["text"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("checkpoints are incomplete")
+        })
+        .count();
+    assert_eq!(warnings, 1, "{}", text(&out));
+    assert_eq!(git_state(w), before, "the user's repository is untouched");
+}

@@ -119,7 +119,7 @@ where
                             fixed.checkpoints.clone(),
                             fixed.config.id,
                             turn,
-                            call,
+                            (call, &fixed.config.workspace),
                             tool.run(call.input.clone(), cx),
                         ))
                     }

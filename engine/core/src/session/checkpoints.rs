@@ -14,9 +14,11 @@
 //! finds files changed outside cox does nothing unless forced, and says
 //! which files.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use cox_protocol::checkpoint::{CheckpointError, CheckpointFile, RewindWhat, Scope};
+use cox_protocol::tool::Workspace;
 use cox_protocol::types::{Event, NoticeLevel, Risk, Submission, ToolCall};
 use cox_protocol::{Checkpoints, SessionId, Store as _};
 use futures::Stream;
@@ -35,21 +37,32 @@ pub(super) enum Kept {
 }
 
 /// Runs `run` (the call's own future) between the checkpoint store's
-/// `before` and `after`.
+/// `before` and `after`. Of the files a call names, only those inside the
+/// workspace's roots are kept: a path outside is refused by the tool, and
+/// its bytes have no business in the archive.
 pub(super) async fn bracket<T>(
     checkpoints: Option<Arc<dyn Checkpoints>>,
     session: SessionId,
     turn: u32,
-    call: &ToolCall,
+    (call, workspace): (&ToolCall, &Workspace),
     run: impl Future<Output = T>,
 ) -> (T, Kept) {
     let Some(store) = checkpoints.filter(|_| call.risk != Risk::ReadOnly) else {
         return (run.await, Kept::Nothing);
     };
-    let scope = if call.writes.is_empty() {
-        Scope::Workspace
-    } else {
-        Scope::Files(&call.writes)
+    let inside: Vec<String> = call
+        .writes
+        .iter()
+        .filter(|path| {
+            let path = Path::new(path.as_str());
+            path.is_absolute() && workspace.roots.iter().any(|root| path.starts_with(root))
+        })
+        .cloned()
+        .collect();
+    let scope = match (call.writes.is_empty(), inside.is_empty()) {
+        (true, _) => Scope::Workspace,
+        (false, true) => return (run.await, Kept::Nothing),
+        (false, false) => Scope::Files(&inside),
     };
     if let Err(err) = store.before(session, turn, &call.id, scope).await {
         return (run.await, Kept::Failed(err));
