@@ -20,6 +20,10 @@
 //!   checkpointed under the rewind's own turn and the earliest pre-image
 //!   written back, so a rewind can itself be undone.
 //!
+//! A shell call's tree before it is also noted in a file until the call
+//! ends, so a process killed inside the call leaves it behind; the next
+//! listing or rewind of that session keeps what the call changed.
+//!
 //! Invariants: a pre-image over [`KEEP_MAX`] is recorded without bytes
 //! (and a rewind says it left that file alone); the user's repository is
 //! only ever read (its objects serve as alternates); without git, files the
@@ -174,7 +178,11 @@ impl Checkpoints for GitCheckpoints {
             let pending = match files {
                 Some(paths) => Pending::Files(inner.keep_files(session, turn, &call, &paths)?),
                 None => match &inner.snapshots {
-                    Ok(snapshots) => Pending::Tree(snapshots.snapshot().map_err(fail)?),
+                    Ok(snapshots) => {
+                        let tree = snapshots.snapshot().map_err(fail)?;
+                        inner.note_open(snapshots, session, turn, &call, &tree)?;
+                        Pending::Tree(tree)
+                    }
                     Err(why) => {
                         inner.set_pending(&call, Pending::Nothing);
                         return Err(fail(format!("shell commands are not snapshotted: {why}")));
@@ -202,7 +210,11 @@ impl Checkpoints for GitCheckpoints {
             match pending {
                 None | Some(Pending::Nothing) => Ok(Vec::new()),
                 Some(Pending::Files(rows)) => inner.finish_files(rows),
-                Some(Pending::Tree(before)) => inner.keep_changes(session, turn, &call, &before),
+                Some(Pending::Tree(before)) => {
+                    let kept = inner.keep_changes(session, turn, &call, &before);
+                    inner.note_closed(session, &call);
+                    kept
+                }
             }
         })
     }
@@ -226,6 +238,77 @@ impl Checkpoints for GitCheckpoints {
 }
 
 impl Inner {
+    /// Where the open brackets of shell calls are noted, so a process
+    /// killed inside one leaves enough behind to keep its changes later.
+    fn open_dir(snapshots: &git::Snapshots) -> PathBuf {
+        snapshots.repo().join("cox-open")
+    }
+
+    fn open_note(snapshots: &git::Snapshots, session: SessionId, call: &CallId) -> PathBuf {
+        let call: String = call
+            .to_string()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Self::open_dir(snapshots).join(format!("{session}.{call}"))
+    }
+
+    /// Notes the tree a shell call started from, before it runs.
+    fn note_open(
+        &self,
+        snapshots: &git::Snapshots,
+        session: SessionId,
+        turn: u32,
+        call: &CallId,
+        tree: &str,
+    ) -> Result<(), CheckpointError> {
+        let dir = Self::open_dir(snapshots);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        let note = Self::open_note(snapshots, session, call);
+        std::fs::write(&note, format!("{turn}\n{tree}\n{call}\n"))
+            .map_err(|e| fail(format!("cannot write {}: {e}", note.display())))
+    }
+
+    fn note_closed(&self, session: SessionId, call: &CallId) {
+        if let Ok(snapshots) = &self.snapshots {
+            let _ = std::fs::remove_file(Self::open_note(snapshots, session, call));
+        }
+    }
+
+    /// Keeps what the shell calls of `session` that never finished (the
+    /// process was killed inside them) changed, as of now. Called before a
+    /// listing or a rewind, which never overlap a running call.
+    fn recover(&self, session: SessionId) -> Result<(), CheckpointError> {
+        let Ok(snapshots) = &self.snapshots else {
+            return Ok(());
+        };
+        let Ok(entries) = std::fs::read_dir(Self::open_dir(snapshots)) else {
+            return Ok(());
+        };
+        let prefix = format!("{session}.");
+        for entry in entries.flatten() {
+            if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let mut lines = text.lines();
+            if let (Some(turn), Some(tree), Some(call)) = (lines.next(), lines.next(), lines.next())
+                && let Ok(turn) = turn.parse()
+            {
+                self.keep_changes(session, turn, &CallId::from(call), tree)?;
+            }
+            let _ = std::fs::remove_file(entry.path());
+        }
+        Ok(())
+    }
+
     fn set_pending(&self, call: &CallId, pending: Pending) {
         self.pending
             .lock()
@@ -405,6 +488,7 @@ impl Inner {
     }
 
     fn list(&self, session: SessionId) -> Result<Vec<TurnCheckpoint>, CheckpointError> {
+        self.recover(session)?;
         let rows = self.db.checkpoints_of(&session.to_string()).map_err(fail)?;
         let mut turns: BTreeMap<u32, TurnCheckpoint> = BTreeMap::new();
         for row in rows {
@@ -437,6 +521,7 @@ impl Inner {
         as_turn: u32,
         force: bool,
     ) -> Result<RewindReport, CheckpointError> {
+        self.recover(session)?;
         let rows = self.db.checkpoints_of(&session.to_string()).map_err(fail)?;
         // Per file: its earliest row from `to_turn` on, and its latest.
         let mut files: BTreeMap<String, (CheckpointRow, Option<String>)> = BTreeMap::new();

@@ -610,3 +610,65 @@ text = "done"
     assert_eq!(warnings, 1, "{}", text(&out));
     assert_eq!(git_state(w), before, "the user's repository is untouched");
 }
+
+#[test]
+fn a_shell_command_cut_short_by_kill_still_has_its_changes_kept() {
+    let env = Env::new();
+    repo(&env);
+    let w = env.work.path();
+    let s = scenario(
+        &env,
+        "s",
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "echo made > made.txt && rm src/main.rs && sleep 5" }
+[[turn]]
+text = "done"
+"#,
+    );
+    let mut child = env
+        .cox()
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &s)
+        .args([
+            "run",
+            "-p",
+            "do the task",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args([
+            "--sandbox",
+            "danger-full-access",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while w.join("src/main.rs").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let id = env.rollouts()[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let back = rewind(&env, &s, &[&id, "--to", "1", "--code"]);
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(
+        std::fs::read_to_string(w.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert!(!w.join("made.txt").exists(), "{}", text(&back));
+}
