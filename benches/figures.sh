@@ -71,6 +71,10 @@ for mode in workspace-write danger-full-access; do
 done
 
 echo
+echo "== checkpoints: snapshots, a file-tool and a shell call's extra time, a 100-file rewind (10,000 files)"
+"$bin/cox-bench" checkpoints 10000
+
+echo
 echo "== binary sizes"
 for b in cox cox-headless cox-sandbox-exec; do
   printf '%-14s %8d bytes\n' "$b" "$(stat -c %s "$bin/$b")"
