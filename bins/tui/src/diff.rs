@@ -1,8 +1,8 @@
-//! An edit or a new file as coloured diff lines.
+//! An edit, a new file or a patch as coloured diff lines.
 //!
 //! A [`Diff`] is worked out once ([`Diff::change`], [`Diff::new_file`],
-//! [`Diff::content`]) and drawn at any width, so a frame never diffs a file
-//! again. It shows what changes: a header with the path and `+N −M` (lines
+//! [`Diff::content`], [`Diff::patch`]) and drawn at any width, so a frame
+//! never diffs a file again. It shows what changes: a header with the path and `+N −M` (lines
 //! added and removed, counted over the whole diff), then unified hunks with
 //! [`CONTEXT`] lines of context around each change, removed lines in red
 //! behind `-`, added lines in green behind `+`, context in the default
@@ -12,6 +12,9 @@
 //! its number in the new one. Given a whole file before and after, these
 //! are the file's real line numbers. A new file shows every line as an
 //! addition. [`edit_diff`] and [`write_preview`] do both steps at once.
+//! An `apply_patch` patch is drawn as it is written, file by file, with
+//! no line numbers (a hunk does not say where it lands), its header
+//! `N files +A −R` instead of a path: see [`Diff::patch`].
 //!
 //! Invariants: [`Diff::body`] holds at most [`MAX_BODY_LINES`] lines; past
 //! that the last one is a dim `… N more lines`, N counting the diff lines
@@ -50,6 +53,8 @@ pub const ADDED: Style = Style::new().fg(Color::Green);
 pub const DIM: Style = Style::new().add_modifier(Modifier::DIM);
 /// The path in a header.
 pub const PATH: Style = Style::new().add_modifier(Modifier::BOLD);
+/// The header of a patch that does not parse.
+pub const WARN: Style = Style::new().fg(Color::Yellow);
 
 /// What changes from `old` to `new` in the file at `path`.
 pub fn edit_diff(path: &str, old: &str, new: &str, width: u16) -> Vec<Line<'static>> {
@@ -69,8 +74,8 @@ pub struct Diff {
     rows: Vec<Row>,
 }
 
-/// What the header says after the path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the header says after the path (a patch's says no path).
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Head {
     /// `+N −M`, counted over the whole diff.
     Change { added: usize, removed: usize },
@@ -78,6 +83,14 @@ enum Head {
     NewFile,
     /// `(N lines)`: the content of a write whose target was not compared.
     Content,
+    /// `N files +A −R`: a patch, counted over all its files.
+    Patch {
+        files: usize,
+        added: usize,
+        removed: usize,
+    },
+    /// A patch that does not parse, and why: the body is its raw text.
+    Unparsed { why: String },
 }
 
 impl Diff {
@@ -161,7 +174,7 @@ impl Diff {
     pub fn header(&self, path: &str, width: u16) -> Line<'static> {
         let width = usize::from(width).max(1);
         let path = Span::styled(sanitize(path).into_owned(), PATH);
-        let spans = match self.head {
+        let spans = match &self.head {
             Head::Change { added, removed } => vec![
                 path,
                 Span::raw(" "),
@@ -171,6 +184,24 @@ impl Diff {
             ],
             Head::NewFile => vec![path, Span::styled(format!(" (new, {})", self.count()), DIM)],
             Head::Content => vec![path, Span::styled(format!(" ({})", self.count()), DIM)],
+            Head::Patch {
+                files,
+                added,
+                removed,
+            } => vec![
+                Span::styled(
+                    format!("{files} file{}", if *files == 1 { "" } else { "s" }),
+                    PATH,
+                ),
+                Span::raw(" "),
+                Span::styled(format!("+{added}"), ADDED),
+                Span::raw(" "),
+                Span::styled(format!("\u{2212}{removed}"), REMOVED),
+            ],
+            Head::Unparsed { why } => vec![Span::styled(
+                format!("the patch does not parse: {}", sanitize(why)),
+                WARN,
+            )],
         };
         fit(spans, width)
     }
@@ -191,7 +222,7 @@ impl Diff {
         let mut lines = layout(shown, digits(shown), width);
         let hidden = rows[shown.len()..]
             .iter()
-            .filter(|row| matches!(row, Row::Line { .. }))
+            .filter(|row| !matches!(row, Row::Gap | Row::Hunk(_)))
             .count();
         if hidden > 0 {
             let footer = format!("… {hidden} more line{}", if hidden == 1 { "" } else { "s" });
@@ -280,6 +311,27 @@ enum Row {
     },
     /// Between two hunks.
     Gap,
+    /// A patch's file: `A path`, `M path`, `D path` or `R from -> to`.
+    File {
+        op: FileOp,
+        /// Not yet sanitized, like `to`.
+        path: String,
+        to: Option<String>,
+    },
+    /// A patch's `@@` line, as written (not yet sanitized).
+    Hunk(String),
+    /// A patch's hunk line: no number, context dim.
+    Patch { kind: Kind, text: String },
+    /// A line of a patch that does not parse, drawn dim.
+    Raw(String),
+}
+
+/// What a patch does to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileOp {
+    Add,
+    Update,
+    Delete,
 }
 
 /// The width of the widest line number among `rows`.
@@ -287,7 +339,7 @@ fn digits(rows: &[Row]) -> usize {
     rows.iter()
         .filter_map(|row| match row {
             Row::Line { number, .. } => Some(number.to_string().len()),
-            Row::Gap => None,
+            Row::Gap | Row::File { .. } | Row::Hunk(_) | Row::Patch { .. } | Row::Raw(_) => None,
         })
         .max()
         .unwrap_or(1)
@@ -311,6 +363,38 @@ fn layout(rows: &[Row], digits: usize, width: usize) -> Vec<Line<'static>> {
                 ];
                 fit(spans, width)
             }
+            Row::File { op, path, to } => {
+                let path = sanitize(path).into_owned();
+                let spans = match (op, to) {
+                    (FileOp::Update, Some(to)) => vec![
+                        Span::styled("R ", PATH),
+                        Span::styled(path, PATH),
+                        Span::styled(" -> ", DIM),
+                        Span::styled(sanitize(to).into_owned(), PATH),
+                    ],
+                    (FileOp::Add, _) => vec![Span::styled("A ", ADDED), Span::styled(path, PATH)],
+                    (FileOp::Delete, _) => {
+                        vec![Span::styled("D ", REMOVED), Span::styled(path, PATH)]
+                    }
+                    (FileOp::Update, None) => {
+                        vec![Span::styled("M ", PATH), Span::styled(path, PATH)]
+                    }
+                };
+                fit(spans, width)
+            }
+            Row::Hunk(text) => fit(vec![Span::styled(sanitize(text).into_owned(), DIM)], width),
+            Row::Patch { kind, text } => {
+                let (sign, style) = match kind {
+                    Kind::Context => (' ', DIM),
+                    Kind::Removed => ('-', REMOVED),
+                    Kind::Added => ('+', ADDED),
+                };
+                fit(
+                    vec![Span::styled(format!("{sign}{}", sanitize(text)), style)],
+                    width,
+                )
+            }
+            Row::Raw(text) => fit(vec![Span::styled(sanitize(text).into_owned(), DIM)], width),
         })
         .collect()
 }
@@ -360,5 +444,6 @@ fn atoms(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+mod patch;
 #[cfg(test)]
 mod tests;

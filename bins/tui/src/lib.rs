@@ -6,9 +6,9 @@
 //! - [`sanitize`]: what a model or a tool wrote is stripped of terminal
 //!   escapes and bidi overrides before it reaches the screen;
 //! - [`markdown`]: assistant text as styled lines, fenced code included;
-//! - [`diff`]: an edit or a write as a coloured line diff;
+//! - [`diff`]: an edit, a write or a patch as coloured diff lines;
 //! - [`preview`]: what a write or an edit does to its file, with the
-//!   file's own line numbers;
+//!   file's own line numbers, or what a patch does, file by file;
 //! - [`composer`]: the multi-line prompt editor with history and search;
 //! - [`slash`]: slash commands and their completion;
 //! - [`transcript`]: the conversation as the events built it;

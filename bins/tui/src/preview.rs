@@ -1,5 +1,5 @@
-//! What a write or an edit does to its file, shown before it is approved
-//! and after it ran.
+//! What a write, an edit or a patch does to its files, shown before it is
+//! approved and after it ran.
 //!
 //! The runner reads the file a call names as the call is requested, before
 //! it can run (the session emits `ToolCallRequested` while the model
@@ -17,6 +17,10 @@
 //! resumed session's calls have no read at all, and say so the same way.
 //! Two edits of one file in one message are both read before either runs,
 //! so the second one's numbers are those of the file before the first.
+//!
+//! An `apply_patch` call needs no read: its patch (`patch`, or its alias
+//! `input`) already says what changes, and is drawn as written, file by
+//! file ([`Diff::patch`]); one that does not parse shows its raw text.
 
 use cox_protocol::types::ToolCall;
 use serde_json::Value;
@@ -47,8 +51,9 @@ pub struct Preview {
     pub note: Option<String>,
 }
 
-/// True when a call of this tool gets a preview, so the runner reads the
-/// file it names.
+/// True when a call of this tool gets a preview worked out from the file
+/// it names, so the runner reads that file (an `apply_patch` preview needs
+/// none).
 #[must_use]
 pub fn wants_file(call: &ToolCall) -> bool {
     matches!(call.name.as_str(), "edit" | "write")
@@ -68,6 +73,17 @@ pub fn preview(call: &ToolCall, read: Option<&Read>) -> Option<Preview> {
             read,
         )),
         "write" => Some(write(text("content"), read)),
+        "apply_patch" => {
+            let patch = input
+                .get("patch")
+                .or_else(|| input.get("input"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            Some(Preview {
+                diff: Diff::patch(patch),
+                note: None,
+            })
+        }
         _ => None,
     }
 }

@@ -54,7 +54,7 @@ pub struct ToolEntry {
     pub result: Option<ToolResult>,
     /// Waiting for a person, with the engine's reason.
     pub approval: Option<String>,
-    /// What a write or an edit does to its file (see [`preview`]).
+    /// What a write, an edit or a patch does (see [`preview`]).
     pub preview: Option<Preview>,
 }
 

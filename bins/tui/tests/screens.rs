@@ -1,8 +1,9 @@
 //! Whole screens drawn into a `TestBackend` and compared with insta
 //! snapshots (`INSTA_UPDATE=always cargo test -p cox-tui` accepts changed
 //! ones; review the `.snap` diff before committing): idle, streaming, an
-//! approval prompt, a tool result with its diff, an interrupted turn, and a
-//! 40-column terminal. Keys are driven through the real `App`.
+//! approval prompt (an edit's, a patch's), a tool result with its diff,
+//! an interrupted turn, and a 40-column terminal. Keys are driven through
+//! the real `App`.
 
 use std::time::{Duration, Instant};
 
@@ -708,6 +709,60 @@ fn a_long_write_s_approval_scrolled_a_page() {
     screen(&app, 80, 24);
     app.on_key(key(KeyCode::PageDown), Instant::now());
     insta::assert_snapshot!(screen(&app, 80, 24));
+}
+
+/// An apply_patch call touching four files, one of each kind.
+fn patch_call() -> ToolCall {
+    let patch = "*** Begin Patch\n\
+                 *** Update File: src/lib.rs\n\
+                 @@ fn parse()\n let x = 1;\n-let y = 2;\n+let y = 3;\n\
+                 @@ fn main()\n-    run();\n+    run(\u{1b}[2Jfast);\n\
+                 *** Add File: docs/notes.md\n+# Notes\n+first\n\
+                 *** Delete File: old.txt\n\
+                 *** Update File: src/a.rs\n*** Move to: src/b.rs\n\
+                 *** End Patch";
+    ToolCall {
+        id: CallId::from("toolu_3"),
+        name: "apply_patch".into(),
+        input: json!({ "patch": patch }),
+        risk: Risk::Write,
+        subject: "/work/repo/src/lib.rs".into(),
+        segments: None,
+        writes: Vec::new(),
+    }
+}
+
+#[test]
+fn a_patch_s_approval_shows_each_file_and_its_hunks() {
+    let mut app = approve(patch_call(), None);
+    let drawn = screen(&app, 80, 26);
+    assert!(!drawn.contains('\u{1b}'), "{drawn}");
+    insta::assert_snapshot!(drawn);
+    // A short screen scrolls it like an edit's diff.
+    let short = screen(&app, 80, 14);
+    assert!(short.contains("lines 1–"), "{short}");
+    app.on_key(key(KeyCode::PageDown), Instant::now());
+    assert!(app.preview_scroll > 0);
+    // Once it ran, the transcript keeps the files and their hunks.
+    let later = Instant::now() + Duration::from_secs(1);
+    app.on_key(key(KeyCode::Char('y')), later);
+    app.on_event(&Event::ToolCallDone {
+        call_id: "toolu_3".into(),
+        result: ToolResult::ok("patched 4 files"),
+    });
+    let drawn = screen(&app, 80, 24);
+    for needle in [
+        "● apply_patch /work/repo/src/lib.rs",
+        "4 files +4 \u{2212}2",
+        "M src/lib.rs",
+        "+let y = 3;",
+        "R src/a.rs -> src/b.rs",
+    ] {
+        assert!(
+            drawn.contains(needle),
+            "`{needle}` is not on screen:\n{drawn}"
+        );
+    }
 }
 
 #[test]

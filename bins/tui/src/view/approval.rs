@@ -2,8 +2,8 @@
 //! the keys that answer it.
 //!
 //! Top to bottom, under a yellow rule: `Allow <tool> <subject>?`; the
-//! engine's reason (wrapped, at most [`REASON_LINES`] lines); for a write or
-//! an edit its preview (the diff's header, its note when the numbers are
+//! engine's reason (wrapped, at most [`REASON_LINES`] lines); for a write,
+//! an edit or a patch its preview (the diff's header, its note when the numbers are
 //! not the file's, and as much of the diff as fits, from the line
 //! `app.preview_scroll` on, with a dim line saying which lines show when
 //! not all do); then the keys, or the denial reason or JSON being typed.
