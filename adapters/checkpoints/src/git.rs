@@ -92,6 +92,12 @@ impl Snapshots {
         &self.repo
     }
 
+    /// The workspace root it snapshots.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     fn command(&self) -> Command {
         let mut cmd = Command::new(&self.git);
         cmd.env_clear()

@@ -6,7 +6,7 @@
 //!   read and its bytes put in the archive, with a `checkpoints` row
 //!   (`pre`, or `created` when it did not exist), before the tool runs;
 //! - any other call that can write (bash, an MCP tool) is bracketed by two
-//!   snapshots of the workspace root in a private git repository
+//!   snapshots of each workspace root in a private git repository
 //!   ([`git::Snapshots`]); every file that differs has its earlier bytes
 //!   put in the archive with a row (`pre`, `created` or `deleted`), modes
 //!   and symlinks included;
@@ -64,9 +64,9 @@ pub struct GitCheckpoints {
 struct Inner {
     db: Db,
     archive: FileArchive,
-    root: PathBuf,
-    /// The private repository; `Err` says why there is none.
-    snapshots: Result<git::Snapshots, String>,
+    /// The private repository of each workspace root; `Err` says why
+    /// there are none.
+    snapshots: Result<Vec<git::Snapshots>, String>,
     /// What each running call's `before` left for its `after`.
     pending: Mutex<HashMap<CallId, Pending>>,
 }
@@ -74,8 +74,8 @@ struct Inner {
 enum Pending {
     /// Rows of named files.
     Files(Vec<FileRow>),
-    /// The tree before a pathless call.
-    Tree(git::Oid),
+    /// The tree of each root before a pathless call.
+    Trees(Vec<git::Oid>),
     /// The snapshot could not be taken.
     Nothing,
 }
@@ -96,24 +96,27 @@ fn fail(e: impl std::fmt::Display) -> CheckpointError {
 }
 
 impl GitCheckpoints {
-    /// The store for the workspace rooted at `root`, its rows in `home`'s
+    /// The store for the workspace of `roots` (the first is the primary
+    /// one; each gets a private repository of its own), its rows in `home`'s
     /// `cox.db`, its bytes in `home`'s archive. Without git (or when the
     /// private repository cannot be made), calls that name no file are not
     /// snapshotted, and [`GitCheckpoints::without_snapshots`] says why.
     ///
     /// # Errors
     /// `cox.db` cannot be opened.
-    pub fn open(home: &CoxHome, root: &Path) -> Result<Self, CheckpointError> {
+    pub fn open(home: &CoxHome, roots: &[PathBuf]) -> Result<Self, CheckpointError> {
         let db = Db::open(&home.db_path()).map_err(fail)?;
         let snapshots = match git::find_git() {
             None => Err("git is not on PATH".to_owned()),
-            Some(git) => git::Snapshots::open(git, &home.checkpoints_dir(), root),
+            Some(git) => roots
+                .iter()
+                .map(|root| git::Snapshots::open(git.clone(), &home.checkpoints_dir(), root))
+                .collect(),
         };
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
                 archive: FileArchive::new(home),
-                root: root.to_path_buf(),
                 snapshots,
                 pending: Mutex::new(HashMap::new()),
             }),
@@ -126,10 +129,11 @@ impl GitCheckpoints {
         self.inner.snapshots.as_ref().err().map(String::as_str)
     }
 
-    /// The private repository, when there is one.
+    /// The private repository of the primary root, when there is one.
     #[must_use]
     pub fn repo(&self) -> Option<&Path> {
-        self.inner.snapshots.as_ref().ok().map(git::Snapshots::repo)
+        let all = self.inner.snapshots.as_ref().ok()?;
+        all.first().map(git::Snapshots::repo)
     }
 
     /// Runs blocking work off the async runtime.
@@ -178,10 +182,14 @@ impl Checkpoints for GitCheckpoints {
             let pending = match files {
                 Some(paths) => Pending::Files(inner.keep_files(session, turn, &call, &paths)?),
                 None => match &inner.snapshots {
-                    Ok(snapshots) => {
-                        let tree = snapshots.snapshot().map_err(fail)?;
-                        inner.note_open(snapshots, session, turn, &call, &tree)?;
-                        Pending::Tree(tree)
+                    Ok(all) => {
+                        let mut trees = Vec::with_capacity(all.len());
+                        for snapshots in all {
+                            let tree = snapshots.snapshot().map_err(fail)?;
+                            inner.note_open(snapshots, session, turn, &call, &tree)?;
+                            trees.push(tree);
+                        }
+                        Pending::Trees(trees)
                     }
                     Err(why) => {
                         inner.set_pending(&call, Pending::Nothing);
@@ -210,10 +218,17 @@ impl Checkpoints for GitCheckpoints {
             match pending {
                 None | Some(Pending::Nothing) => Ok(Vec::new()),
                 Some(Pending::Files(rows)) => inner.finish_files(rows),
-                Some(Pending::Tree(before)) => {
-                    let kept = inner.keep_changes(session, turn, &call, &before);
-                    inner.note_closed(session, &call);
-                    kept
+                Some(Pending::Trees(trees)) => {
+                    let mut kept = Vec::new();
+                    let mut failed = None;
+                    for (snapshots, before) in inner.all().iter().zip(&trees) {
+                        match inner.keep_changes(session, turn, &call, snapshots, before) {
+                            Ok(files) => kept.extend(files),
+                            Err(err) => failed = Some(err),
+                        }
+                        Inner::note_closed(snapshots, session, &call);
+                    }
+                    failed.map_or(Ok(kept), Err)
                 }
             }
         })
@@ -276,19 +291,30 @@ impl Inner {
             .map_err(|e| fail(format!("cannot write {}: {e}", note.display())))
     }
 
-    fn note_closed(&self, session: SessionId, call: &CallId) {
-        if let Ok(snapshots) = &self.snapshots {
-            let _ = std::fs::remove_file(Self::open_note(snapshots, session, call));
-        }
+    fn note_closed(snapshots: &git::Snapshots, session: SessionId, call: &CallId) {
+        let _ = std::fs::remove_file(Self::open_note(snapshots, session, call));
+    }
+
+    /// Every root's repository; none without git.
+    fn all(&self) -> &[git::Snapshots] {
+        self.snapshots.as_deref().unwrap_or_default()
     }
 
     /// Keeps what the shell calls of `session` that never finished (the
     /// process was killed inside them) changed, as of now. Called before a
     /// listing or a rewind, which never overlap a running call.
     fn recover(&self, session: SessionId) -> Result<(), CheckpointError> {
-        let Ok(snapshots) = &self.snapshots else {
-            return Ok(());
-        };
+        for snapshots in self.all() {
+            self.recover_in(snapshots, session)?;
+        }
+        Ok(())
+    }
+
+    fn recover_in(
+        &self,
+        snapshots: &git::Snapshots,
+        session: SessionId,
+    ) -> Result<(), CheckpointError> {
         let Ok(entries) = std::fs::read_dir(Self::open_dir(snapshots)) else {
             return Ok(());
         };
@@ -302,7 +328,7 @@ impl Inner {
             if let (Some(turn), Some(tree), Some(call)) = (lines.next(), lines.next(), lines.next())
                 && let Ok(turn) = turn.parse()
             {
-                self.keep_changes(session, turn, &CallId::from(call), tree)?;
+                self.keep_changes(session, turn, &CallId::from(call), snapshots, tree)?;
             }
             let _ = std::fs::remove_file(entry.path());
         }
@@ -445,11 +471,9 @@ impl Inner {
         session: SessionId,
         turn: u32,
         call: &CallId,
+        snapshots: &git::Snapshots,
         before: &str,
     ) -> Result<Vec<CheckpointFile>, CheckpointError> {
-        let Ok(snapshots) = &self.snapshots else {
-            return Ok(Vec::new());
-        };
         let changes = snapshots.changes_since(before).map_err(fail)?;
         if changes.is_empty() {
             return Ok(Vec::new());
@@ -461,7 +485,7 @@ impl Inner {
         let blobs = snapshots.small_blobs(&olds, KEEP_MAX).map_err(fail)?;
         let mut files = Vec::new();
         for change in changes {
-            let path = self.root.join(&change.path);
+            let path = snapshots.root().join(&change.path);
             let mut row = self.row(session, turn, Some(call), "created");
             row.path = Some(path.display().to_string());
             let kind = match (&change.before, change.after) {

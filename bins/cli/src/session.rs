@@ -432,11 +432,12 @@ pub(crate) fn build_session<P: Provider>(
         SandboxMode::DangerFullAccess => "no sandbox",
     }
     .to_owned();
-    let checkpoint_root = workspace
-        .roots
-        .first()
-        .cloned()
-        .unwrap_or_else(|| cwd.clone());
+    // Every root gets its snapshots (the first is the primary one).
+    let checkpoint_roots = if workspace.roots.is_empty() {
+        vec![cwd.clone()]
+    } else {
+        workspace.roots.clone()
+    };
     let config = SessionConfig {
         id,
         workspace,
@@ -512,7 +513,7 @@ pub(crate) fn build_session<P: Provider>(
     )
     .with_engine(permissions.engine)
     .with_checkpoints(std::sync::Arc::new(
-        cox_checkpoints::GitCheckpoints::open(&home, &checkpoint_root)
+        cox_checkpoints::GitCheckpoints::open(&home, &checkpoint_roots)
             .context("cannot open the checkpoint store")?,
     ))
     .with_title_grace(std::sync::Arc::new(|| {

@@ -85,7 +85,8 @@ pub(crate) fn run(files: usize) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
 
-    let store = GitCheckpoints::open(&home, &work).map_err(|e| e.to_string())?;
+    let store =
+        GitCheckpoints::open(&home, std::slice::from_ref(&work)).map_err(|e| e.to_string())?;
     if let Some(why) = store.without_snapshots() {
         return Err(format!("no snapshots: {why}"));
     }

@@ -672,3 +672,35 @@ text = "done"
     );
     assert!(!w.join("made.txt").exists(), "{}", text(&back));
 }
+
+#[test]
+fn a_shell_call_is_snapshotted_in_every_root() {
+    let env = Env::new();
+    let w = env.work.path();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("lib.txt"), "shared\n").unwrap();
+    std::fs::write(w.join("main.txt"), "main\n").unwrap();
+    let extra = other.path().canonicalize().unwrap();
+    let s = scenario(
+        &env,
+        "s",
+        &format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"rm {0}/lib.txt && rm main.txt\" }}\n[[turn]]\ntext = \"done\"\n",
+            extra.display()
+        ),
+    );
+    let out = run(&env, &s, &["--add-dir", &extra.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!extra.join("lib.txt").exists());
+    let id = session_of(&out);
+    let back = rewind(&env, &s, &[&id, "--to", "1", "--code"]);
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(
+        std::fs::read_to_string(extra.join("lib.txt")).unwrap(),
+        "shared\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.join("main.txt")).unwrap(),
+        "main\n"
+    );
+}

@@ -150,7 +150,7 @@ fn rewind(args: &RewindArgs) -> Result<String> {
 }
 
 fn list(record: &Record, row: &cox_store::SessionRow) -> Result<String> {
-    let store = cox_checkpoints::GitCheckpoints::open(&record.home, std::path::Path::new(&row.cwd))
+    let store = cox_checkpoints::GitCheckpoints::open(&record.home, &[row.cwd.clone().into()])
         .map_err(|e| anyhow!("{e}"))?;
     let id: cox_protocol::SessionId = row
         .id
