@@ -704,3 +704,66 @@ fn a_shell_call_is_snapshotted_in_every_root() {
         "main\n"
     );
 }
+
+#[test]
+fn a_compacted_turn_can_still_be_rewound() {
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::write(w.join("a.txt"), "original\n").unwrap();
+    let turn = |name: &str, body: &str| {
+        scenario(&env, name, &format!("model = \"claude-sonnet-5\"\n{body}"))
+    };
+    let one = turn(
+        "one",
+        "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = { path = \"a.txt\", content = \"changed\\n\" }\n[[turn]]\ntext = \"done one\"\nusage = { input_tokens = 1000, output_tokens = 3 }\n",
+    );
+    let two = turn(
+        "two",
+        "[[turn]]\ntext = \"done two\"\nusage = { input_tokens = 2000, output_tokens = 3 }\n",
+    );
+    // The third turn fills 80 % of the window: the session compacts after it.
+    let three = turn(
+        "three",
+        "[[turn]]\ntext = \"done three\"\nusage = { input_tokens = 160000, output_tokens = 3 }\n[[turn]]\ntext = \"SUMMARY-OF-ONE\"\nusage = { input_tokens = 500, output_tokens = 10 }\n",
+    );
+    let go = |scenario: &Path, prompt: &str, resume: Option<&str>| {
+        let mut cmd = env.cox();
+        cmd.env("HOME", env.home.path())
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario)
+            .args([
+                "run",
+                "-p",
+                prompt,
+                "--permission-mode",
+                "bypassPermissions",
+            ])
+            .args(["--output-format", "stream-json"]);
+        if let Some(id) = resume {
+            cmd.args(["--resume", id]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        out
+    };
+    let out = go(&one, "prompt one", None);
+    let id = session_of(&out);
+    go(&two, "prompt two", Some(&id));
+    let out = go(&three, "prompt three", Some(&id));
+    assert!(
+        lines(&out).iter().any(|e| e["type"] == "compacted"),
+        "{}",
+        text(&out)
+    );
+    let back = rewind(&env, &one, &[&id, "--to", "1", "--both"]);
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(
+        std::fs::read_to_string(w.join("a.txt")).unwrap(),
+        "original\n"
+    );
+    let next = turn(
+        "next",
+        "[[turn]]\ntext = \"fresh\"\n[turn.expect]\nrequest_lacks = [\"SUMMARY-OF-ONE\", \"prompt one\", \"prompt three\"]\n",
+    );
+    go(&next, "prompt four", Some(&id));
+}
