@@ -623,11 +623,29 @@ fn read_state(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
 }
 
 /// What a file is now, as `post` records it: `None` when it is gone (or a
-/// folder).
+/// folder). A file is read in pieces, so a large one never sits in memory
+/// whole; the hash is the same [`state_hash`] gives its bytes.
 fn current_hash(path: &Path) -> Option<String> {
+    use sha2::Digest;
+    use std::io::Read;
     let meta = std::fs::symlink_metadata(path).ok()?;
-    let bytes = read_state(path).ok()??;
-    Some(state_hash(&bytes, meta.file_type().is_symlink()))
+    if meta.file_type().is_symlink() || meta.is_dir() {
+        let bytes = read_state(path).ok()??;
+        return Some(state_hash(&bytes, meta.file_type().is_symlink()));
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(b"f");
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(hex(&hasher.finalize()))
 }
 
 fn state_hash(bytes: &[u8], symlink: bool) -> String {
@@ -681,4 +699,24 @@ fn restore(path: &Path, mode: Option<u32>, bytes: Option<&[u8]>) -> std::io::Res
     std::fs::rename(&temp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&temp);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_read_in_pieces_hashes_as_its_bytes_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(current_hash(&path), Some(state_hash(&bytes, false)));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("big", &link).unwrap();
+        assert_eq!(current_hash(&link), Some(state_hash(b"big", true)));
+        assert_ne!(current_hash(&link), current_hash(&path));
+        assert_eq!(current_hash(dir.path()), None);
+        assert_eq!(current_hash(&dir.path().join("gone")), None);
+    }
 }
