@@ -767,3 +767,39 @@ fn a_compacted_turn_can_still_be_rewound() {
     );
     go(&next, "prompt four", Some(&id));
 }
+
+#[test]
+fn a_rewind_needs_no_model_and_keeps_the_sessions_provider() {
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::write(w.join("a.txt"), "before\n").unwrap();
+    let s = scenario(
+        &env,
+        "s",
+        "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = { path = \"a.txt\", content = \"after\\n\" }\n[[turn]]\ntext = \"done\"\n",
+    );
+    let out = run(&env, &s, &[]);
+    let id = session_of(&out);
+    // No COX_PROVIDER, no scenario, no key.
+    let back = env
+        .cox()
+        .env("HOME", env.home.path())
+        .args(["rewind", &id, "--to", "1", "--both"])
+        .output()
+        .unwrap();
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(
+        std::fs::read_to_string(w.join("a.txt")).unwrap(),
+        "before\n"
+    );
+    let rollout = std::fs::read_to_string(&env.rollouts()[0]).unwrap();
+    let last_start = rollout
+        .lines()
+        .filter(|l| l.contains("\"type\":\"session_started\""))
+        .last()
+        .unwrap();
+    assert!(
+        last_start.contains("\"provider\":\"scripted\""),
+        "{last_start}"
+    );
+}

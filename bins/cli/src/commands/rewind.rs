@@ -7,7 +7,7 @@
 //! core's (its own turn number, its own checkpoints, the `rewound` marker
 //! in the rollout) exactly as in the TUI. Files changed outside cox since
 //! the session last wrote them stop a rewind of the code, and are named,
-//! unless `--force` is given.
+//! unless `--force` is given. No model is called, so no key is needed.
 //!
 //! Exit codes: 0 done, 1 not done (bad arguments, an unknown session or
 //! turn, a conflict, a failure), each with one line on stderr.
@@ -90,7 +90,14 @@ fn rewind(args: &RewindArgs) -> Result<String> {
             .into_run()
             .map_err(|e| anyhow!(e))?
     };
-    let prepared = prepare(&run_args, crate::providers::any_provider)?;
+    // A rewind calls no model: the session resumes over one that names the
+    // session's own provider and model and answers any call with an error,
+    // so no key is needed.
+    let no_model = NoModel {
+        name: row.provider.clone().unwrap_or_else(|| "none".to_owned()),
+        model: row.model.clone().unwrap_or_else(|| "none".to_owned()),
+    };
+    let prepared = prepare(&run_args, |_| Ok(no_model))?;
     let (session, _) = build_session(prepared, None, cox_protocol::types::ApprovalPolicy::Never)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -146,6 +153,35 @@ fn rewind(args: &RewindArgs) -> Result<String> {
     match failed {
         Some(why) => Err(anyhow!(why)),
         None => Ok(said),
+    }
+}
+
+/// The provider a rewind runs over (see [`rewind`]).
+struct NoModel {
+    name: String,
+    model: String,
+}
+
+impl cox_protocol::Provider for NoModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn stream(
+        &self,
+        _request: cox_protocol::provider::Request,
+        _cancel: cox_protocol::CancelToken,
+    ) -> impl futures::Stream<
+        Item = Result<cox_protocol::provider::StreamEvent, cox_protocol::provider::ProviderError>,
+    > + Send
+    + 'static {
+        futures::stream::once(std::future::ready(Err(
+            cox_protocol::provider::ProviderError::Failed("a rewind calls no model".to_owned()),
+        )))
     }
 }
 
