@@ -795,8 +795,7 @@ fn a_rewind_needs_no_model_and_keeps_the_sessions_provider() {
     let rollout = std::fs::read_to_string(&env.rollouts()[0]).unwrap();
     let last_start = rollout
         .lines()
-        .filter(|l| l.contains("\"type\":\"session_started\""))
-        .last()
+        .rfind(|l| l.contains("\"type\":\"session_started\""))
         .unwrap();
     assert!(
         last_start.contains("\"provider\":\"scripted\""),
