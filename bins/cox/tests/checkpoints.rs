@@ -51,9 +51,11 @@ fn scenario(env: &Env, name: &str, text: &str) -> PathBuf {
     path
 }
 
-fn run(env: &Env, scenario: &Path, extra: &[&str]) -> Output {
-    env.cox()
-        .env("HOME", env.home.path())
+/// `cox run` of the scripted `scenario`, in bypass mode, unconfined (the
+/// sandbox has tests of its own), printing stream-json.
+fn run_cmd(env: &Env, scenario: &Path) -> Command {
+    let mut cmd = env.cox();
+    cmd.env("HOME", env.home.path())
         .env("COX_PROVIDER", "scripted")
         .env("COX_SCENARIO", scenario)
         .args([
@@ -68,10 +70,30 @@ fn run(env: &Env, scenario: &Path, extra: &[&str]) -> Output {
             "danger-full-access",
             "--output-format",
             "stream-json",
-        ])
-        .args(extra)
-        .output()
-        .unwrap()
+        ]);
+    cmd
+}
+
+fn run(env: &Env, scenario: &Path, extra: &[&str]) -> Output {
+    run_cmd(env, scenario).args(extra).output().unwrap()
+}
+
+/// Starts `cox run` of `scenario`, kills it with SIGKILL once `ready`
+/// holds (failing with `what` after 20 s), and returns its session's id.
+fn kill_when(env: &Env, scenario: &Path, what: &str, ready: impl Fn(&Env) -> bool) -> String {
+    let mut child = run_cmd(env, scenario)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !ready(env) {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let rollout = &env.rollouts()[0];
+    rollout.file_stem().unwrap().to_string_lossy().into_owned()
 }
 
 fn session_of(out: &Output) -> String {
@@ -348,27 +370,7 @@ input = { command = "echo two > two.txt" }
 text = "done"
 "#,
     );
-    let out = env
-        .cox()
-        .env("HOME", env.home.path())
-        .env("PATH", &bin)
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", &s)
-        .args([
-            "run",
-            "-p",
-            "do the task",
-            "--permission-mode",
-            "bypassPermissions",
-        ])
-        .args([
-            "--sandbox",
-            "danger-full-access",
-            "--output-format",
-            "stream-json",
-        ])
-        .output()
-        .unwrap();
+    let out = run_cmd(&env, &s).env("PATH", &bin).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let warnings: Vec<String> = lines(&out)
         .into_iter()
@@ -483,44 +485,11 @@ input = { command = "sleep 30 > /dev/null" }
 text = "done"
 "#,
     );
-    let mut child = env
-        .cox()
-        .env("HOME", env.home.path())
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", &s)
-        .args([
-            "run",
-            "-p",
-            "do the task",
-            "--permission-mode",
-            "bypassPermissions",
-        ])
-        .args([
-            "--sandbox",
-            "danger-full-access",
-            "--output-format",
-            "stream-json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let rollout = loop {
-        let found = env.rollouts();
-        if let Some(path) = found.first()
-            && std::fs::read_to_string(path).is_ok_and(|t| t.contains("sleep 30"))
-        {
-            break path.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the bash call never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let id = rollout.file_stem().unwrap().to_string_lossy().into_owned();
+    let id = kill_when(&env, &s, "the bash call never started", |env| {
+        env.rollouts()
+            .first()
+            .is_some_and(|path| std::fs::read_to_string(path).is_ok_and(|t| t.contains("sleep 30")))
+    });
     assert_eq!(std::fs::read_to_string(w.join("a.txt")).unwrap(), "after\n");
 
     let prune = env
@@ -628,42 +597,9 @@ input = { command = "echo made > made.txt && rm src/main.rs && sleep 5" }
 text = "done"
 "#,
     );
-    let mut child = env
-        .cox()
-        .env("HOME", env.home.path())
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", &s)
-        .args([
-            "run",
-            "-p",
-            "do the task",
-            "--permission-mode",
-            "bypassPermissions",
-        ])
-        .args([
-            "--sandbox",
-            "danger-full-access",
-            "--output-format",
-            "stream-json",
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while w.join("src/main.rs").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never ran"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let id = env.rollouts()[0]
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = kill_when(&env, &s, "the command never ran", |_| {
+        !w.join("src/main.rs").exists()
+    });
     let back = rewind(&env, &s, &[&id, "--to", "1", "--code"]);
     assert!(back.status.success(), "{}", text(&back));
     assert_eq!(
