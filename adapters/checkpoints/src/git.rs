@@ -5,20 +5,30 @@
 //! pointing there and `GIT_WORK_TREE` at the workspace root, so the user's
 //! `.git` (index, config, refs, hooks) is never opened for writing. A
 //! snapshot is `git add -A` and `git write-tree`: the private index is the
-//! stat cache, so a warm snapshot stats each file once and hashes only what
+//! stat cache, so a full snapshot stats each file once and hashes only what
 //! changed. When the workspace is a git repository, its object folder is an
 //! alternate, so blobs it already holds are not copied; `.gitignore` keeps
 //! ignored files (`target/`) out as it does for the user.
+//!
+//! Past the first snapshot, a [`Watcher`] says which paths changed since
+//! the last one: nothing (the last tree is the tree; no git runs), a few
+//! paths (`git add` and `git rm --cached` of those alone), or that it
+//! cannot say (a full snapshot, and the watcher starts over). Only the
+//! watcher sees folders come and go, so only it reports them: git keeps
+//! no empty folder.
 //!
 //! Invariants: no variable of the caller's git environment reaches a
 //! command (a `GIT_DIR` of the user's cannot redirect it); hooks, fsmonitor
 //! and line-ending conversion are off, so the bytes kept are the bytes on
 //! disk; every failure is one line naming the command and what git said.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::watch::{Changed, Drained, Watcher};
 
 /// A git object id, as git prints it.
 pub type Oid = String;
@@ -34,13 +44,35 @@ pub struct Change {
     pub after: Option<u32>,
 }
 
+/// The mode git gives a folder.
+pub const DIR_MODE: u32 = 0o040_000;
+
+/// One look at a root: its tree, and the folders that came or went since
+/// the last look (as [`Change`]s whose mode is a folder's, blob empty).
+#[derive(Clone, Debug, Default)]
+pub struct Look {
+    pub tree: Oid,
+    pub dirs: Vec<Change>,
+}
+
 /// The private repository of one workspace root.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Snapshots {
     git: PathBuf,
     repo: PathBuf,
     root: PathBuf,
     alternates: Option<PathBuf>,
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Default)]
+struct State {
+    /// `None` before the first look; `Err` says why there is no watcher
+    /// (every look is then a full one).
+    watcher: Option<Result<Watcher, String>>,
+    /// The tree the private index holds, while the watcher has seen
+    /// nothing change since it was written.
+    tree: Option<Oid>,
 }
 
 /// Where `git` is on `PATH`, if it is.
@@ -64,6 +96,7 @@ impl Snapshots {
             alternates: user_objects(root),
             repo,
             root: root.to_path_buf(),
+            state: Arc::default(),
         };
         if !snapshots.repo.join("HEAD").is_file() {
             std::fs::create_dir_all(dir)
@@ -130,6 +163,10 @@ impl Snapshots {
                 // not wait for the disk.
                 "-c",
                 "core.fsync=none",
+                // Nor need its index carry a checksum: no hash of the whole
+                // index on each write, none to check on each read.
+                "-c",
+                "index.skipHash=true",
                 "-c",
                 "core.bare=false",
             ]);
@@ -146,12 +183,17 @@ impl Snapshots {
             .stdin(Stdio::null())
             .output()
             .map_err(|e| format!("cannot run git {}: {e}", args[0]))?;
+        self.checked(args[0], out)
+    }
+
+    /// A finished command's output, or one line naming it and what git
+    /// said.
+    fn checked(&self, name: &str, out: std::process::Output) -> Result<Vec<u8>, String> {
         if out.status.success() {
             Ok(out.stdout)
         } else {
             Err(format!(
-                "git {} in {} failed: {}",
-                args[0],
+                "git {name} in {} failed: {}",
                 self.repo.display(),
                 one_line(&out.stderr)
             ))
@@ -163,9 +205,221 @@ impl Snapshots {
     /// # Errors
     /// git failed (a corrupt repository, a full disk).
     pub fn snapshot(&self) -> Result<Oid, String> {
-        self.add()?;
+        self.look().map(|look| look.tree)
+    }
+
+    /// Whether a watcher tells this root's snapshots what changed, or why
+    /// not (`None` before the first snapshot).
+    #[must_use]
+    pub fn watching(&self) -> Option<Result<usize, String>> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match state.watcher.as_ref()? {
+            Ok(watcher) => Some(Ok(watcher.watched())),
+            Err(why) => Some(Err(why.clone())),
+        }
+    }
+
+    /// Looks at the workspace: what the watcher saw, or everything.
+    fn look(&self) -> Result<Look, String> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let drained = match &mut state.watcher {
+            None => Drained::Everything("the first snapshot".to_owned()),
+            Some(Err(why)) => Drained::Everything(why.clone()),
+            Some(Ok(watcher)) => watcher.drain(),
+        };
+        let dirs = match drained {
+            Drained::Quiet => {
+                if let Some(tree) = &state.tree {
+                    return Ok(Look {
+                        tree: tree.clone(),
+                        dirs: Vec::new(),
+                    });
+                }
+                Vec::new()
+            }
+            Drained::Paths(changed) => {
+                let Some(Ok(watcher)) = &mut state.watcher else {
+                    return Err("the watcher went away".to_owned());
+                };
+                match self.add_changed(watcher, &changed) {
+                    Ok(dirs) => dirs,
+                    Err(_) => {
+                        // Whatever went wrong (a path in a nested
+                        // repository, too many folders), a full look is
+                        // right, and a watcher that starts over.
+                        state.watcher = Some(self.start_watcher());
+                        self.add()?;
+                        Vec::new()
+                    }
+                }
+            }
+            Drained::Everything(_) => {
+                // Watch first, so what changes during the full look is
+                // seen by the next one.
+                if !matches!(&state.watcher, Some(Err(_))) {
+                    state.watcher = Some(self.start_watcher());
+                }
+                self.add()?;
+                Vec::new()
+            }
+        };
+        state.tree = None;
         let tree = self.run(&["write-tree"])?;
-        Ok(String::from_utf8_lossy(&tree).trim().to_owned())
+        let tree = String::from_utf8_lossy(&tree).trim().to_owned();
+        state.tree = Some(tree.clone());
+        Ok(Look { tree, dirs })
+    }
+
+    /// A watcher over every folder git does not ignore.
+    fn start_watcher(&self) -> Result<Watcher, String> {
+        let out = self.run(&[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ])?;
+        let ignored: HashSet<String> = out
+            .split(|b| *b == 0)
+            .filter_map(|entry| entry.strip_suffix(b"/"))
+            .map(|dir| String::from_utf8_lossy(dir).into_owned())
+            .collect();
+        Watcher::start(&self.root, &ignored)
+    }
+
+    /// Takes what the watcher saw into the private index: new folders are
+    /// watched first (those git ignores are not), then paths that are gone
+    /// leave the index and the others are added. Returns the folders that
+    /// came and went.
+    fn add_changed(&self, watcher: &mut Watcher, changed: &Changed) -> Result<Vec<Change>, String> {
+        let exists = |rel: &str| std::fs::symlink_metadata(self.root.join(rel)).ok();
+        let mut dirs = Vec::new();
+        let new_dirs: Vec<&String> = changed
+            .new_dirs
+            .iter()
+            .filter(|d| exists(d).is_some_and(|m| m.is_dir()))
+            .collect();
+        if !new_dirs.is_empty() {
+            let mut below = Vec::new();
+            for dir in &new_dirs {
+                below.push((*dir).clone());
+                self.folders_below(dir, &mut below);
+            }
+            let ignored = self.ignored(&below)?;
+            for dir in new_dirs {
+                if ignored.contains(dir) {
+                    continue;
+                }
+                watcher.watch_tree(dir, &ignored)?;
+                if !changed.gone_dirs.iter().any(|(gone, _)| gone == dir) {
+                    dirs.push(Change {
+                        path: dir.clone(),
+                        before: None,
+                        after: Some(DIR_MODE),
+                    });
+                }
+            }
+        }
+        for (dir, mode) in &changed.gone_dirs {
+            if !exists(dir).is_some_and(|m| m.is_dir()) {
+                dirs.push(Change {
+                    path: dir.clone(),
+                    before: Some((*mode, String::new())),
+                    after: None,
+                });
+            }
+        }
+        let (mut present, mut gone) = (Vec::new(), Vec::new());
+        for path in &changed.paths {
+            if changed.transient.contains(path) {
+                continue;
+            }
+            if exists(path).is_some() {
+                present.push(path.as_str());
+            } else {
+                gone.push(path.as_str());
+            }
+        }
+        if !gone.is_empty() {
+            self.run_paths(&["rm", "--cached", "-r", "-q", "--ignore-unmatch"], &gone)?;
+        }
+        if !present.is_empty() {
+            match self.run_paths(&["add", "--all", "--ignore-errors"], &present) {
+                Ok(()) => {}
+                // A path the watcher named that git ignores (`x.log`): the
+                // others were added.
+                Err(e) if e.contains("paths are ignored") => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(dirs)
+    }
+
+    /// Every folder below `dir` (relative), but not inside a nested
+    /// repository.
+    fn folders_below(&self, dir: &str, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if entry.file_name() == ".git" || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let path = format!("{dir}/{}", entry.file_name().to_string_lossy());
+            out.push(path.clone());
+            if out.len() > crate::watch::MAX_WATCHED {
+                return;
+            }
+            self.folders_below(&path, out);
+        }
+    }
+
+    /// Which of `dirs` git ignores.
+    fn ignored(&self, dirs: &[String]) -> Result<HashSet<String>, String> {
+        let out = self.run_with_input(&["check-ignore", "-z", "--stdin"], &nul_joined(dirs))?;
+        // Exit 1 is "none is ignored".
+        if !out.status.success() && out.status.code() != Some(1) {
+            return Err(format!(
+                "git check-ignore failed: {}",
+                one_line(&out.stderr)
+            ));
+        }
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
+    }
+
+    /// Runs a git command over literal paths given on its stdin.
+    fn run_paths(&self, args: &[&str], paths: &[&str]) -> Result<(), String> {
+        let mut full = vec!["--literal-pathspecs"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--pathspec-from-file=-", "--pathspec-file-nul"]);
+        let out = self.run_with_input(&full, &nul_joined(paths))?;
+        self.checked(args[0], out).map(drop)
+    }
+
+    fn run_with_input(&self, args: &[&str], input: &[u8]) -> Result<std::process::Output, String> {
+        let name = args.iter().find(|a| !a.starts_with('-')).unwrap_or(&"git");
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run git {name}: {e}"))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(input)
+                .map_err(|e| format!("git {name}: {e}"))?;
+        }
+        child
+            .wait_with_output()
+            .map_err(|e| format!("git {name}: {e}"))
     }
 
     /// `git add --all` into the private index.
@@ -179,15 +433,21 @@ impl Snapshots {
         }
     }
 
-    /// Takes the workspace into the private index and says which files
-    /// differ from the snapshot `before`: one pass, no second tree written.
+    /// Looks at the workspace again and says which files (and folders)
+    /// differ from the snapshot `before`.
     ///
     /// # Errors
     /// git failed.
     pub fn changes_since(&self, before: &str) -> Result<Vec<Change>, String> {
-        self.add()?;
-        let out = self.run(&["diff-index", "--cached", "-z", "--no-renames", before])?;
-        parse_diff(&out)
+        let look = self.look()?;
+        let mut changes = if look.tree == before {
+            Vec::new()
+        } else {
+            let out = self.run(&["diff-tree", "-r", "-z", "--no-renames", before, &look.tree])?;
+            parse_diff(&out)?
+        };
+        changes.extend(look.dirs);
+        Ok(changes)
     }
 
     /// The bytes of the blobs no larger than `limit`, by id, in one git
@@ -338,6 +598,16 @@ fn parse_diff(out: &[u8]) -> Result<Vec<Change>, String> {
         });
     }
     Ok(changes)
+}
+
+/// Paths as a command reads them with `-z`: each ended by a NUL.
+fn nul_joined<S: AsRef<str>>(paths: &[S]) -> Vec<u8> {
+    let mut input = Vec::new();
+    for path in paths {
+        input.extend_from_slice(path.as_ref().as_bytes());
+        input.push(0);
+    }
+    input
 }
 
 fn one_line(bytes: &[u8]) -> String {

@@ -44,6 +44,7 @@ use cox_protocol::{CallId, SessionId};
 use cox_store::{CheckpointRow, CoxHome, Db, FileArchive};
 
 pub mod git;
+mod watch;
 
 /// The largest pre-image whose bytes are kept: 8 MiB.
 pub const KEEP_MAX: u64 = 8 * 1024 * 1024;
@@ -54,6 +55,7 @@ const GONE: &str = "-";
 const S_IFMT: u32 = 0o170_000;
 const S_IFLNK: u32 = 0o120_000;
 const S_IFREG: u32 = 0o100_000;
+const S_IFDIR: u32 = 0o040_000;
 
 /// The checkpoint store of one workspace.
 #[derive(Clone)]
@@ -481,13 +483,25 @@ impl Inner {
         let olds: Vec<&str> = changes
             .iter()
             .filter_map(|c| c.before.as_ref().map(|(_, oid)| oid.as_str()))
+            .filter(|oid| !oid.is_empty())
             .collect();
         let blobs = snapshots.small_blobs(&olds, KEEP_MAX).map_err(fail)?;
         let mut files = Vec::new();
         for change in changes {
+            let dir = change
+                .before
+                .as_ref()
+                .map(|(mode, _)| *mode)
+                .or(change.after)
+                .is_some_and(|mode| mode & S_IFMT == S_IFDIR);
             let path = snapshots.root().join(&change.path);
+            let mut shown = path.display().to_string();
+            if dir {
+                // A folder's row names it with a slash; it has no bytes.
+                shown.push('/');
+            }
             let mut row = self.row(session, turn, Some(call), "created");
-            row.path = Some(path.display().to_string());
+            row.path = Some(shown.clone());
             let kind = match (&change.before, change.after) {
                 (None, _) => FileChange::Created,
                 (Some(_), None) => FileChange::Deleted,
@@ -496,15 +510,17 @@ impl Inner {
             row.kind = kind.as_str().to_owned();
             if let Some((mode, oid)) = &change.before {
                 row.mode = Some(*mode);
-                match blobs.get(oid) {
-                    Some(bytes) => row.archive_id = Some(self.archive(session, call, bytes)?),
-                    None => row.kept = false,
+                if !dir {
+                    match blobs.get(oid) {
+                        Some(bytes) => row.archive_id = Some(self.archive(session, call, bytes)?),
+                        None => row.kept = false,
+                    }
                 }
             }
             row.post = Some(current_hash(&path).unwrap_or_else(|| GONE.to_owned()));
             self.db.insert_checkpoint(&row).map_err(fail)?;
             files.push(CheckpointFile {
-                path: path.display().to_string(),
+                path: shown,
                 change: kind,
             });
         }
@@ -580,7 +596,23 @@ impl Inner {
             &format!("rewind to before turn {to_turn}"),
         )?;
         let call = CallId::from(format!("rewind-{as_turn}"));
+        let mut made_dirs = Vec::new();
         for (path, (first, _)) in files {
+            if let Some(dir) = path.strip_suffix('/') {
+                // A folder: made again when it was removed (its files come
+                // back on their own), emptied of folders when it was made.
+                match first.kind.as_str() {
+                    "deleted" => self.restore_dir(session, as_turn, &call, dir, first.mode)?,
+                    _ => made_dirs.push(dir.to_owned()),
+                }
+                let change = if first.kind == "deleted" {
+                    FileChange::Deleted
+                } else {
+                    FileChange::Created
+                };
+                report.restored.push(CheckpointFile { path, change });
+                continue;
+            }
             if !first.kept {
                 report.unkept.push(path);
                 continue;
@@ -601,7 +633,75 @@ impl Inner {
             };
             report.restored.push(CheckpointFile { path, change });
         }
+        // Deepest first, once the files in them are gone.
+        made_dirs.sort_by(|a, b| b.cmp(a));
+        for dir in made_dirs {
+            self.remove_empty_dirs(session, as_turn, &call, Path::new(&dir))?;
+        }
         Ok(report)
+    }
+
+    /// Makes a folder a rewind restores, with its mode, and records it
+    /// under the rewind's turn (as made, so the rewind can be undone).
+    fn restore_dir(
+        &self,
+        session: SessionId,
+        turn: u32,
+        call: &CallId,
+        dir: &str,
+        mode: Option<u32>,
+    ) -> Result<(), CheckpointError> {
+        let path = Path::new(dir);
+        if path.is_dir() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(path).map_err(|e| fail(format!("cannot make {dir}: {e}")))?;
+        if let Some(mode) = mode {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o7777))
+                .map_err(|e| fail(format!("cannot set the mode of {dir}: {e}")))?;
+        }
+        let mut row = self.row(session, turn, Some(call), "created");
+        row.path = Some(format!("{dir}/"));
+        row.post = Some(GONE.to_owned());
+        self.db.insert_checkpoint(&row).map_err(fail)?;
+        Ok(())
+    }
+
+    /// Removes a folder a rewind undoes the making of, and the folders in
+    /// it, as far as they are empty: a file in them (the user's, made
+    /// since) keeps its folder. Each removed folder is recorded under the
+    /// rewind's turn.
+    fn remove_empty_dirs(
+        &self,
+        session: SessionId,
+        turn: u32,
+        call: &CallId,
+        dir: &Path,
+    ) -> Result<bool, CheckpointError> {
+        let Ok(meta) = std::fs::symlink_metadata(dir) else {
+            return Ok(true);
+        };
+        if !meta.is_dir() {
+            return Ok(false);
+        }
+        let mut empty = true;
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| fail(format!("cannot read {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if !is_dir || !self.remove_empty_dirs(session, turn, call, &entry.path())? {
+                empty = false;
+            }
+        }
+        if !empty || std::fs::remove_dir(dir).is_err() {
+            return Ok(false);
+        }
+        let mut row = self.row(session, turn, Some(call), "deleted");
+        row.path = Some(format!("{}/", dir.display()));
+        row.mode = Some(meta.mode());
+        row.post = Some(GONE.to_owned());
+        self.db.insert_checkpoint(&row).map_err(fail)?;
+        Ok(true)
     }
 }
 

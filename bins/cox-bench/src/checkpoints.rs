@@ -1,10 +1,12 @@
 //! `cox-bench checkpoints [FILES]`: what keeping pre-images costs, on a
 //! generated git repository of FILES files (100 folders, 1-4 KB each,
 //! committed): a cold snapshot (a new private repository, the user's
-//! objects as alternates), a warm one (nothing changed), the extra time a
+//! objects as alternates), a new session's first (a full look, the private
+//! index warm), a watched one (nothing changed), the extra time a
 //! file-tool call pays (one file's pre-image, row and post), the extra
 //! time a shell call pays there (two snapshots, the diff, one changed
-//! file kept), and the rewind of a turn that wrote 100 files. Each timed
+//! file kept; then with another file changed since the last call), and
+//! the rewind of a turn that wrote 100 files. Each timed
 //! step runs through `GitCheckpoints`, the adapter sessions use.
 
 use std::path::Path;
@@ -100,6 +102,23 @@ pub(crate) fn run(files: usize) -> Result<(), String> {
     block(store.after(session, 1, &call))?;
     println!("cold snapshot (new private repository): {:.1} ms", ms(cold));
 
+    // A new session on the same workspace: the private index is warm, the
+    // watcher starts, and the look is a full one.
+    let mut fresh = Vec::new();
+    for i in 0..5 {
+        let again =
+            GitCheckpoints::open(&home, std::slice::from_ref(&work)).map_err(|e| e.to_string())?;
+        let call = CallId::from(format!("fresh{i}"));
+        let start = Instant::now();
+        block(again.before(session, 1, &call, Scope::Workspace))?;
+        fresh.push(start.elapsed());
+        block(again.after(session, 1, &call))?;
+    }
+    println!(
+        "warm full snapshot (a new session's first; the watcher starts): median {:.1} ms",
+        ms(median(fresh))
+    );
+
     let mut warm = Vec::new();
     for i in 0..20 {
         let call = CallId::from(format!("warm{i}"));
@@ -109,7 +128,7 @@ pub(crate) fn run(files: usize) -> Result<(), String> {
         block(store.after(session, 1, &call))?;
     }
     println!(
-        "warm snapshot (nothing changed): median {:.1} ms, min {:.1} ms",
+        "warm snapshot, watched (nothing changed): median {:.1} ms, min {:.1} ms",
         ms(median(warm.clone())),
         ms(warm.iter().min().copied().unwrap_or_default())
     );
@@ -160,6 +179,29 @@ pub(crate) fn run(files: usize) -> Result<(), String> {
         ms(median(shell_calls)),
         ms(median(befores)),
         ms(median(afters))
+    );
+
+    // The same, when another file changed between two shell calls (an
+    // edit of the model's, or the user's): `before` takes it in first.
+    let (mut busy, mut busy_before) = (Vec::new(), Vec::new());
+    for i in 0..20 {
+        std::fs::write(work.join("d13/f13.rs"), format!("// between {i}\n"))
+            .map_err(|e| e.to_string())?;
+        let call = CallId::from(format!("busy{i}"));
+        let start = Instant::now();
+        block(store.before(session, 3, &call, Scope::Workspace))?;
+        let kept = start.elapsed();
+        std::fs::write(work.join("d11/f11.rs"), format!("// busy {i}\n"))
+            .map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        block(store.after(session, 3, &call))?;
+        busy_before.push(kept);
+        busy.push(kept + start.elapsed());
+    }
+    println!(
+        "shell call after another file changed: median {:.1} ms (before {:.1} ms)",
+        ms(median(busy)),
+        ms(median(busy_before))
     );
 
     // A turn that wrote 100 files, then its rewind.

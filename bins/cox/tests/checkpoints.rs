@@ -135,7 +135,9 @@ const BIG: usize = 9 * 1024 * 1024;
 /// one change staged and not committed.
 fn repo(env: &Env) {
     let w = env.work.path();
-    std::fs::create_dir(w.join("src")).unwrap();
+    std::fs::create_dir_all(w.join("src/empty")).unwrap();
+    std::fs::create_dir(w.join("keep")).unwrap();
+    std::fs::set_permissions(w.join("keep"), PermissionsExt::from_mode(0o700)).unwrap();
     std::fs::write(w.join("src/lib.rs"), "pub fn a() {}\n").unwrap();
     std::fs::write(w.join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::write(w.join("bin.dat"), [0u8, 1, 2, 255, 0, 10]).unwrap();
@@ -167,7 +169,7 @@ const SHELL_TURN: &str = r#"
 [[turn]]
 [[turn.tool_call]]
 name = "bash"
-input = { command = "rm -rf src && mv script.sh run.sh && chmod +x run.sh && ln -sfn elsewhere link && head -c 300 /dev/urandom > blob.bin && printf y >> big.bin && mkdir -p target && echo junk > target/out" }
+input = { command = "rm -rf src && mv script.sh run.sh && chmod +x run.sh && ln -sfn elsewhere link && head -c 300 /dev/urandom > blob.bin && printf y >> big.bin && mkdir -p target && echo junk > target/out && rmdir keep && mkdir -p made/deep" }
 [[turn]]
 text = "turn two done"
 "#;
@@ -248,6 +250,9 @@ fn a_rewind_restores_bytes_modes_and_links_and_the_users_git_is_untouched() {
         std::fs::read_link(w.join("link")).unwrap(),
         PathBuf::from("src/lib.rs")
     );
+    assert!(w.join("src/empty").is_dir(), "an empty folder comes back");
+    assert_eq!(mode(&w.join("keep")) & 0o777, 0o700, "with its mode");
+    assert!(!w.join("made").exists(), "a folder the shell made is gone");
     assert_eq!(
         std::fs::metadata(w.join("big.bin")).unwrap().len() as usize,
         BIG + 1,
@@ -259,6 +264,7 @@ fn a_rewind_restores_bytes_modes_and_links_and_the_users_git_is_untouched() {
     let again = rewind(&env, &one, &[&id, "--to", "3", "--code"]);
     assert!(again.status.success(), "{}", text(&again));
     assert!(!w.join("src").join("lib.rs").exists());
+    assert!(!w.join("keep").exists() && w.join("made/deep").is_dir());
     assert_eq!(mode(&w.join("run.sh")), 0o755);
     assert_eq!(
         std::fs::read_link(w.join("link")).unwrap(),
@@ -737,4 +743,91 @@ fn a_rewind_needs_no_model_and_keeps_the_sessions_provider() {
         last_start.contains("\"provider\":\"scripted\""),
         "{last_start}"
     );
+}
+
+/// Shell calls after the first are told what changed by the watcher, not
+/// by a full look; it sees what a command inside the OS sandbox (bwrap)
+/// writes, removes and makes, down to an empty folder, and a file made and
+/// removed within one call is not named.
+#[test]
+fn the_watcher_sees_what_sandboxed_shells_change_between_snapshots() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap (the sandbox's own tests say why)");
+        return;
+    }
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::create_dir_all(w.join("src")).unwrap();
+    std::fs::write(w.join("src/a.txt"), "a\n").unwrap();
+    std::fs::write(w.join("src/b.txt"), "b\n").unwrap();
+    std::fs::write(w.join("notes.txt"), "one\n").unwrap();
+    let bash = |command: &str| {
+        format!("[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = {command:?} }}\n")
+    };
+    let s = scenario(
+        &env,
+        "s",
+        &format!(
+            "[[turn]]\n{}{}{}[[turn]]\ntext = \"done\"\n",
+            bash("true"),
+            bash(
+                "echo changed > src/a.txt && rm src/b.txt && mkdir -p new/empty && echo t > tmp && rm tmp"
+            ),
+            bash("echo two >> notes.txt"),
+        ),
+    );
+    let out = env
+        .cox()
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &s)
+        .args(["run", "-p", "do the task", "--permission-mode"])
+        .args(["bypassPermissions", "--sandbox", "workspace-write"])
+        .args(["--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let kept: Vec<Vec<(String, String)>> = lines(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "checkpoint")
+        .map(|e| {
+            let root = w.display().to_string();
+            e["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let path = f["path"].as_str().unwrap();
+                    let path = path.strip_prefix(&root).unwrap_or(path);
+                    (path.to_owned(), f["change"].as_str().unwrap().to_owned())
+                })
+                .collect()
+        })
+        .collect();
+    let pair = |p: &str, c: &str| (p.to_owned(), c.to_owned());
+    assert_eq!(kept.len(), 2, "`true` changes nothing: {kept:?}");
+    let mut second = kept[0].clone();
+    second.sort();
+    assert_eq!(
+        second,
+        vec![
+            pair("/new/", "created"),
+            pair("/src/a.txt", "pre"),
+            pair("/src/b.txt", "deleted"),
+        ],
+        "the temporary file never seen is not named; the folder inside new/ \
+         is made again with it"
+    );
+    assert_eq!(kept[1], vec![pair("/notes.txt", "pre")]);
+
+    let id = session_of(&out);
+    let back = rewind(&env, &s, &[&id, "--to", "1", "--code"]);
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(std::fs::read_to_string(w.join("src/a.txt")).unwrap(), "a\n");
+    assert_eq!(std::fs::read_to_string(w.join("src/b.txt")).unwrap(), "b\n");
+    assert_eq!(
+        std::fs::read_to_string(w.join("notes.txt")).unwrap(),
+        "one\n"
+    );
+    assert!(!w.join("new").exists(), "the folders it made are gone");
 }
