@@ -44,6 +44,13 @@ pub struct Change {
     pub after: Option<u32>,
 }
 
+/// How long a command waits for another session's git to release the
+/// private index.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How old an `index.lock` must be to be taken for one a killed git left.
+const LOCK_STALE: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// The mode git gives a folder.
 pub const DIR_MODE: u32 = 0o040_000;
 
@@ -177,12 +184,7 @@ impl Snapshots {
     }
 
     fn run(&self, args: &[&str]) -> Result<Vec<u8>, String> {
-        let out = self
-            .command()
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run git {}: {e}", args[0]))?;
+        let out = self.run_with_input(args, &[])?;
         self.checked(args[0], out)
     }
 
@@ -402,24 +404,70 @@ impl Snapshots {
         self.checked(args[0], out).map(drop)
     }
 
+    /// Runs a git command with `input` on its stdin (written from a
+    /// thread of its own, so a command that answers as it reads cannot
+    /// stall on a full pipe). Another session's command holding the
+    /// private index's lock is waited for, up to [`LOCK_WAIT`]; a lock
+    /// older than [`LOCK_STALE`] was left by a git that was killed, and is
+    /// removed.
     fn run_with_input(&self, args: &[&str], input: &[u8]) -> Result<std::process::Output, String> {
         let name = args.iter().find(|a| !a.starts_with('-')).unwrap_or(&"git");
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            let out = self.run_once(name, args, input)?;
+            let locked = !out.status.success()
+                && String::from_utf8_lossy(&out.stderr).contains("index.lock");
+            if !locked || std::time::Instant::now() >= deadline {
+                return Ok(out);
+            }
+            let lock = self.repo.join("index.lock");
+            if std::fs::metadata(&lock)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > LOCK_STALE))
+            {
+                let _ = std::fs::remove_file(&lock);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    fn run_once(
+        &self,
+        name: &str,
+        args: &[&str],
+        input: &[u8],
+    ) -> Result<std::process::Output, String> {
         let mut child = self
             .command()
             .args(args)
-            .stdin(Stdio::piped())
+            .stdin(if input.is_empty() {
+                Stdio::null()
+            } else {
+                Stdio::piped()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot run git {name}: {e}"))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(input)
-                .map_err(|e| format!("git {name}: {e}"))?;
-        }
-        child
+        let writer = child.stdin.take().map(|mut stdin| {
+            let input = input.to_vec();
+            std::thread::spawn(move || stdin.write_all(&input))
+        });
+        let out = child
             .wait_with_output()
-            .map_err(|e| format!("git {name}: {e}"))
+            .map_err(|e| format!("git {name}: {e}"))?;
+        // A command that failed may not have read its input; its own
+        // message says more than the broken pipe would.
+        if let Some(writer) = writer
+            && out.status.success()
+        {
+            match writer.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(format!("git {name}: {e}")),
+                Err(_) => return Err(format!("git {name}: the writer thread failed")),
+            }
+        }
+        Ok(out)
     }
 
     /// `git add --all` into the private index.

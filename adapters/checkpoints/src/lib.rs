@@ -590,6 +590,17 @@ impl Inner {
         if !report.conflicts.is_empty() && !force {
             return Ok(report);
         }
+        // A file (or folder) that cannot be written back stops the rewind
+        // before anything is written, as a conflict does.
+        for (path, (first, _)) in &files {
+            if first.kept
+                && let Some(blocked) = unwritable(Path::new(path.trim_end_matches('/')))
+            {
+                return Err(fail(format!(
+                    "cannot rewind: {blocked} cannot be written (read-only?); nothing was restored"
+                )));
+            }
+        }
         self.marker(
             session,
             as_turn,
@@ -703,6 +714,36 @@ impl Inner {
         self.db.insert_checkpoint(&row).map_err(fail)?;
         Ok(true)
     }
+}
+
+/// The path that stops `path` from being written back (replaced, made or
+/// removed): the file itself when it is read-only or immutable, else the
+/// nearest folder above it that exists, when that one is.
+fn unwritable(path: &Path) -> Option<String> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink())
+        && !may_write(path)
+    {
+        return Some(path.display().to_string());
+    }
+    let mut dir = path.parent();
+    while let Some(parent) = dir {
+        if std::fs::symlink_metadata(parent).is_ok() {
+            return (!may_write(parent)).then(|| parent.display().to_string());
+        }
+        dir = parent.parent();
+    }
+    None
+}
+
+/// Whether this process may write `path`: `access(2)`, which also says no
+/// to root for an immutable file.
+#[allow(unsafe_code)]
+fn may_write(path: &Path) -> bool {
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c_path` is a valid C string; access only reads it.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
 }
 
 /// A file's bytes as a pre-image keeps them: a symlink's target, a file's

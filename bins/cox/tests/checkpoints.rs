@@ -572,17 +572,7 @@ text = "done"
     let out = run(&env, &two, &[]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(w.join("one.txt").exists() && w.join("two.txt").exists());
-    let warnings = lines(&out)
-        .into_iter()
-        .filter(|e| {
-            e["type"] == "notice"
-                && e["text"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("checkpoints are incomplete")
-        })
-        .count();
-    assert_eq!(warnings, 1, "{}", text(&out));
+    assert_eq!(incomplete(&out), 1, "{}", text(&out));
     assert_eq!(git_state(w), before, "the user's repository is untouched");
 }
 
@@ -830,4 +820,203 @@ fn the_watcher_sees_what_sandboxed_shells_change_between_snapshots() {
         "one\n"
     );
     assert!(!w.join("new").exists(), "the folders it made are gone");
+}
+
+/// The private repository a first session on `env`'s workspace made.
+fn private_repo(env: &Env) -> PathBuf {
+    std::fs::read_dir(env.home.path().join("checkpoints"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+}
+
+fn incomplete(out: &Output) -> usize {
+    lines(out)
+        .into_iter()
+        .filter(|e| {
+            e["type"] == "notice"
+                && e["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with("checkpoints are incomplete")
+        })
+        .count()
+}
+
+fn named_in_checkpoints(out: &Output) -> Vec<String> {
+    lines(out)
+        .into_iter()
+        .filter(|e| e["type"] == "checkpoint")
+        .flat_map(|e| {
+            e["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["path"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn shell(command: &str) -> String {
+    format!(
+        "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = {command:?} }}\n[[turn]]\ntext = \"done\"\n"
+    )
+}
+
+/// Two sessions in one workspace share its private index: a session whose
+/// git finds the other's lock on it waits for it, and a lock left by a git
+/// that was killed long ago is cleared; neither is a failed checkpoint.
+#[test]
+fn another_sessions_index_lock_is_waited_for_and_a_stale_one_cleared() {
+    let env = Env::new();
+    let w = env.work.path();
+    let first = scenario(&env, "first", &shell("echo one > one.txt"));
+    assert!(run(&env, &first, &[]).status.success());
+    let lock = private_repo(&env).join("index.lock");
+
+    std::fs::write(&lock, b"").unwrap();
+    let held = lock.clone();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        std::fs::remove_file(held).unwrap();
+    });
+    let second = scenario(&env, "second", &shell("echo two > two.txt"));
+    let out = run(&env, &second, &[]);
+    release.join().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(incomplete(&out), 0, "{}", text(&out));
+    assert!(
+        named_in_checkpoints(&out)
+            .iter()
+            .any(|p| p.ends_with("two.txt")),
+        "{}",
+        text(&out)
+    );
+
+    let stale = std::fs::File::create(&lock).unwrap();
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    stale.set_modified(long_ago).unwrap();
+    drop(stale);
+    let third = scenario(&env, "third", &shell("echo three > three.txt"));
+    let out = run(&env, &third, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(incomplete(&out), 0, "{}", text(&out));
+    assert!(!lock.exists(), "the stale lock is gone");
+    assert!(w.join("three.txt").exists());
+    assert!(
+        named_in_checkpoints(&out)
+            .iter()
+            .any(|p| p.ends_with("three.txt"))
+    );
+}
+
+/// A full disk under the archive: the write still happens, the session
+/// says once that its checkpoints are incomplete and why. The archive is
+/// a 4 KiB tmpfs, filled, mounted in a user and mount namespace of the
+/// test's own (nothing outside it sees the mount).
+#[test]
+fn a_full_disk_is_one_warning_and_the_write_still_happens() {
+    let probe = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "true"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no user namespaces here for a private mount");
+        return;
+    }
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::write(w.join("a.txt"), "old\n").unwrap();
+    std::fs::write(w.join("b.txt"), "old\n").unwrap();
+    let archive = env.home.path().join("archive");
+    std::fs::create_dir_all(&archive).unwrap();
+    let s = scenario(
+        &env,
+        "s",
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "a.txt", content = "new\n" }
+[[turn.tool_call]]
+name = "write"
+input = { path = "b.txt", content = "new\n" }
+[[turn]]
+text = "done"
+"#,
+    );
+    let base = run_cmd(&env, &s);
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+        .arg(
+            "mount -t tmpfs -o size=4k tmpfs \"$1\" && \
+             (head -c 8192 /dev/zero > \"$1/fill\" 2>/dev/null; true) && \
+             shift && exec \"$@\"",
+        )
+        .arg("sh")
+        .arg(&archive)
+        .arg(base.get_program())
+        .args(base.get_args());
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    if let Some(dir) = base.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(w.join("a.txt")).unwrap(), "new\n");
+    assert_eq!(std::fs::read_to_string(w.join("b.txt")).unwrap(), "new\n");
+    assert_eq!(incomplete(&out), 1, "{}", text(&out));
+    let said = lines(&out)
+        .into_iter()
+        .find(|e| e["type"] == "notice")
+        .unwrap();
+    assert!(
+        said["text"].as_str().unwrap().contains("space"),
+        "the notice says why: {said}"
+    );
+}
+
+/// A file that cannot be written back (immutable, which stops root too)
+/// stops a rewind before anything is written, with one line naming it.
+#[test]
+fn a_read_only_file_stops_a_rewind_before_it_writes() {
+    let env = Env::new();
+    repo(&env);
+    let w = env.work.path();
+    let one = scenario(&env, "one", TWO_TURNS);
+    let out = run(&env, &one, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = session_of(&out);
+    let lib = w.join("src/lib.rs");
+    let chattr = |flag: &str| {
+        Command::new("chattr")
+            .arg(flag)
+            .arg(&lib)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !chattr("+i") {
+        eprintln!("skipped: chattr +i needs root and a filesystem that has it");
+        return;
+    }
+    let refused = rewind(&env, &one, &[&id, "--to", "1", "--code"]);
+    assert!(chattr("-i"), "the test cleans up");
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("src/lib.rs") && err.contains("nothing was restored"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(w.join("src/new.rs").exists(), "nothing was written");
+    let back = rewind(&env, &one, &[&id, "--to", "1", "--code"]);
+    assert!(back.status.success(), "{}", text(&back));
+    assert!(!w.join("src/new.rs").exists());
 }
