@@ -143,6 +143,55 @@ impl OsSandbox {
     }
 }
 
+impl OsSandbox {
+    /// The program and arguments a long-lived process (an MCP server
+    /// speaking on its stdin and stdout) runs as, confined as this sandbox
+    /// confines commands, with the network when `network` is set (and none
+    /// otherwise: a server gets no domain proxy). `danger-full-access`
+    /// runs it as it is.
+    ///
+    /// # Errors
+    /// No mechanism confines here, or only Landlock does: a server is not a
+    /// command with an end the helper could supervise, so it is refused
+    /// rather than confined less.
+    pub fn server_launch(
+        &self,
+        program: &[OsString],
+        cwd: &std::path::Path,
+        network: bool,
+    ) -> Result<(OsString, Vec<OsString>), SandboxError> {
+        let Some((first, rest)) = program.split_first() else {
+            return Err(SandboxError::Unavailable {
+                why: "no program to run".into(),
+            });
+        };
+        if self.policy.mode == SandboxMode::DangerFullAccess {
+            return Ok((first.clone(), rest.to_vec()));
+        }
+        match self.mechanism() {
+            Mechanism::Unavailable { why } => Err(SandboxError::Unavailable { why: why.clone() }),
+            Mechanism::Landlock { .. } => Err(SandboxError::Unavailable {
+                why: "MCP servers are confined only with bubblewrap, which is missing".into(),
+            }),
+            Mechanism::Bubblewrap { bwrap } => {
+                let mut policy = self.policy.clone();
+                policy.network = if network { Network::On } else { Network::Off };
+                let spec = HelperSpec {
+                    network_off: !network,
+                    proxy_socket: None,
+                    landlock: None,
+                    lifeline: None,
+                };
+                let spec = serde_json::to_string(&spec).unwrap_or_default();
+                Ok((
+                    bwrap.into(),
+                    crate::bwrap::args(&policy, cwd, &spec, None, program),
+                ))
+            }
+        }
+    }
+}
+
 impl Sandbox for OsSandbox {
     fn name(&self) -> &str {
         "os"

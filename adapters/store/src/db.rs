@@ -26,6 +26,8 @@ mod rows;
 mod archive;
 mod checkpoints;
 pub use checkpoints::{CheckpointRow, Pruned};
+mod mcp;
+pub use mcp::TrustedTool;
 mod read;
 mod report;
 mod schema;

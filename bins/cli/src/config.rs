@@ -80,6 +80,9 @@ struct ConfigFile {
     context: ContextConfig,
     #[serde(default)]
     sandbox: SandboxConfig,
+    /// `[mcp_servers.<name>]`: read by [`load_mcp_servers`].
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, crate::mcp::Entry>,
 }
 
 /// `[sandbox]` as written: how far shell commands reach.
@@ -298,6 +301,18 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
     })
 }
 
+/// A config's path, its text and its `[mcp_servers]`.
+pub type McpEntries = (PathBuf, String, BTreeMap<String, crate::mcp::Entry>);
+
+/// The `[mcp_servers]` of the user's config: its path, its text (for the
+/// lines) and the entries, or `None` when there is no config.
+///
+/// # Errors
+/// The file cannot be read or parsed: one line naming it.
+pub fn load_mcp_servers(user_config: &Path) -> Result<Option<McpEntries>> {
+    Ok(read(user_config)?.map(|source| (source.path, source.text, source.file.mcp_servers)))
+}
+
 /// The filter of the log file: `COX_LOG`, else the user's
 /// `core.log_level`, else `info`.
 ///
@@ -402,6 +417,13 @@ pub fn load_permissions(
             warnings.push(format!(
                 "ignoring {} in project config {}: only your own config sets them",
                 own.join(" and "),
+                project.path.display()
+            ));
+        }
+        if !f.mcp_servers.is_empty() {
+            warnings.push(format!(
+                "ignoring [mcp_servers] in project config {}: a project's MCP servers go in its \
+                 .mcp.json, where they wait for `cox mcp trust`",
                 project.path.display()
             ));
         }

@@ -31,6 +31,7 @@ pub mod config;
 pub mod env;
 pub mod given;
 pub mod instructions;
+pub mod mcp;
 pub mod output;
 pub mod providers;
 mod report;

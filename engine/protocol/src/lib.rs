@@ -23,6 +23,7 @@ pub mod config;
 pub mod error;
 pub mod hook;
 pub mod ids;
+pub mod mcp;
 pub mod provider;
 pub mod sandbox;
 pub mod store;

@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1, V2];
+pub(super) const STEPS: &[&str] = &[V1, V2, V3];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -97,4 +97,18 @@ ALTER TABLE checkpoints ADD COLUMN kept INTEGER NOT NULL DEFAULT 1 CHECK (kept I
 ALTER TABLE checkpoints ADD COLUMN post TEXT;
 ALTER TABLE checkpoints ADD COLUMN prompt TEXT;
 CREATE INDEX checkpoints_by_created_at ON checkpoints (created_at);
+";
+
+/// Version 3: the MCP tool definitions a person trusted, per server: the
+/// hash of the tool's name, description and input schema (canonical), and
+/// the definition itself, to show what changed when the server's differs.
+const V3: &str = "
+CREATE TABLE mcp_trust (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    trusted_at TEXT NOT NULL,
+    PRIMARY KEY (server, tool)
+);
 ";

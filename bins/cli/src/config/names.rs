@@ -67,6 +67,19 @@ const MODEL: Shape = Table(&[
     ("efforts", Value),
 ]);
 
+/// `[mcp_servers.<name>]`: Claude Code's fields, and cox's own.
+const MCP_SERVER: Shape = Table(&[
+    ("type", Value),
+    ("command", Value),
+    ("args", Value),
+    ("env", Value),
+    ("cwd", Value),
+    ("url", Value),
+    ("headers", Value),
+    ("sandbox", Value),
+    ("network", Value),
+]);
+
 /// Every name this version reads, and the ones a later one will.
 pub(super) const ROOT: Shape = Table(&[
     (
@@ -120,13 +133,18 @@ pub(super) const ROOT: Shape = Table(&[
             ("microcompact_after_turns", Value),
             ("compact_at", Value),
             ("keep_turns", Value),
-            (
-                "max_tools",
-                Later("it defers the tools of MCP servers, which this version does not start"),
-            ),
+            ("max_tools", Value),
         ]),
     ),
-    ("mcp_servers", Later("MCP servers come in a later release")),
+    (
+        "mcp_servers",
+        Shape::Entries {
+            noun: "MCP server",
+            names: None,
+            example: "<name>",
+            entry: &MCP_SERVER,
+        },
+    ),
     ("hooks", Later("hooks come in a later release")),
     (
         "sandbox",

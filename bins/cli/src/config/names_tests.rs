@@ -29,7 +29,7 @@ fn a_misspelt_table_names_its_line_and_the_nearest_table() {
     assert_eq!(
         refused("[settings]\n").unwrap().1,
         "unknown table `[settings]` (known: [permissions], [core], [tiers], [providers], \
-         [models], [budget], [context], [sandbox])"
+         [models], [budget], [context], [mcp_servers], [sandbox])"
     );
 }
 
@@ -123,16 +123,6 @@ fn entries_come_from_their_list() {
 #[test]
 fn a_table_of_a_later_release_is_refused_not_ignored() {
     let version = env!("CARGO_PKG_VERSION");
-    assert_eq!(
-        refused("[permissions]\n[mcp_servers.fs]\ncommand = \"x\"\n").unwrap(),
-        (
-            2,
-            format!(
-                "`[mcp_servers]` is not supported by this version of cox ({version}): MCP \
-                 servers come in a later release; remove it"
-            )
-        )
-    );
     for table in ["hooks", "telemetry", "tools", "tui"] {
         let (_, message) = refused(&format!("[{table}]\nx = 1\n")).unwrap();
         assert!(
@@ -140,16 +130,21 @@ fn a_table_of_a_later_release_is_refused_not_ignored() {
             "{message}"
         );
     }
+}
+
+#[test]
+fn mcp_servers_take_their_keys_and_refuse_a_typo() {
     assert_eq!(
-        refused("[context]\nmax_tools = 10\n").unwrap(),
-        (
-            2,
-            format!(
-                "`[context] max_tools` is not supported by this version of cox ({version}): it \
-                 defers the tools of MCP servers, which this version does not start; remove it"
-            )
-        )
+        refused(
+            "[mcp_servers.fs]\ncommand = \"x\"\nargs = [\"y\"]\nenv = { A = \"1\" }\n\
+             sandbox = false\nnetwork = true\n[mcp_servers.web]\ntype = \"http\"\n\
+             url = \"https://example.com\"\nheaders = { X = \"1\" }\n[context]\nmax_tools = 10\n"
+        ),
+        None
     );
+    let (line, message) = refused("[mcp_servers.fs]\ncommand = \"x\"\nargz = []\n").unwrap();
+    assert_eq!(line, 3);
+    assert!(message.contains("unknown key `argz`"), "{message}");
 }
 
 #[test]

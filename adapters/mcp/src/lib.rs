@@ -1,0 +1,228 @@
+//! cox's MCP client: the configured servers connected, their tools offered
+//! to the model as `mcp__<server>__<tool>`, under trust.
+//!
+//! - [`connect`] starts every server at once (a stdio one inside the
+//!   session's sandbox unless its config says `sandbox = false`; an HTTP
+//!   one over streamable HTTP) and waits for all of them up to one
+//!   deadline. A server that does not answer by then, exits, or serves
+//!   something that is not MCP is a notice and an absence.
+//! - Each tool's definition (name, description, canonical input schema) is
+//!   hashed and checked against the `mcp_trust` rows in `cox.db`
+//!   ([`trust`]). A server from the user's own configuration is trusted the
+//!   first time it connects; a project's waits for `cox mcp trust`. A tool
+//!   that is pending, or whose definition changed, shows the model only a
+//!   sentence saying so, is classified as a write whatever its hints say,
+//!   and a call to it never reaches the server.
+//! - A call's result (text, images, resources, structured content) is
+//!   rendered as text for the model ([`render`]); the core archives a big
+//!   one like any tool output.
+//!
+//! Invariants: a server's process dies with its last tool (its whole
+//! process group, or its sandbox); nothing a server sends is trusted to
+//! pick a tool's risk on its own; no error of a server ends a session.
+
+mod process;
+pub mod render;
+mod tool;
+pub mod trust;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cox_protocol::mcp::{Connected, McpServer, ServerState, Transport};
+use cox_protocol::tool::Tool;
+use cox_sandbox::{OsSandbox, SandboxPolicy};
+use cox_store::{CoxHome, Db};
+use rmcp::ServiceExt as _;
+use rmcp::service::RunningService;
+
+pub use tool::{McpTool, PENDING};
+pub use trust::{Definition, TrustState};
+
+/// What connecting needs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where `cox.db` (the trust rows) is.
+    pub home: CoxHome,
+    /// Where stdio servers start, unless their config says otherwise.
+    pub cwd: PathBuf,
+    /// How the session confines commands: stdio servers get the same.
+    pub sandbox: SandboxPolicy,
+    /// How long all the handshakes may take together.
+    pub deadline: Duration,
+    /// How long one call may take.
+    pub call_timeout: Duration,
+}
+
+/// One live connection, shared by the server's tools; dropping the last
+/// one ends the server.
+pub(crate) struct Server {
+    pub name: String,
+    pub service: RunningService<rmcp::RoleClient, ()>,
+    /// The server's process, for a stdio one: killed (with its group) on
+    /// drop, and its last words on stderr for the errors.
+    pub process: Option<process::Child>,
+    pub call_timeout: Duration,
+}
+
+impl Server {
+    /// What the server said on stderr last, for an error line.
+    pub(crate) fn last_words(&self) -> String {
+        self.process
+            .as_ref()
+            .map(process::Child::last_words)
+            .filter(|w| !w.is_empty())
+            .map(|w| format!("; it said: {w}"))
+            .unwrap_or_default()
+    }
+}
+
+/// A server connected, with its tool definitions.
+struct Live {
+    server: Arc<Server>,
+    tools: Vec<rmcp::model::Tool>,
+}
+
+/// Connects `servers` at once and builds their tools.
+pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
+    let mut out = Connected::default();
+    if servers.is_empty() {
+        return out;
+    }
+    let db = match Db::open(&options.home.db_path()) {
+        Ok(db) => db,
+        Err(e) => {
+            for server in &servers {
+                out.notices.push(format!(
+                    "MCP server '{}' is not started: its trust cannot be read: {e}",
+                    server.name
+                ));
+                out.states
+                    .push((server.name.clone(), ServerState::Failed(e.to_string())));
+            }
+            return out;
+        }
+    };
+    let started = servers.iter().map(|server| {
+        let options = &options;
+        async move {
+            match tokio::time::timeout(options.deadline, start(server, options)).await {
+                Ok(result) => result,
+                Err(_) => Err(format!(
+                    "it did not answer within {} ms (MCP_TIMEOUT sets the bound)",
+                    options.deadline.as_millis()
+                )),
+            }
+        }
+    });
+    let results = futures::future::join_all(started).await;
+    for (server, result) in servers.iter().zip(results) {
+        match result {
+            Ok(live) => {
+                let (tools, notices, pending) = tool::build(&db, server, &live.server, live.tools);
+                out.notices.extend(notices);
+                out.states.push((
+                    server.name.clone(),
+                    ServerState::Connected {
+                        tools: tools.len(),
+                        pending,
+                    },
+                ));
+                out.tools
+                    .extend(tools.into_iter().map(|t| Arc::new(t) as Arc<dyn Tool>));
+            }
+            Err(why) => {
+                out.notices.push(format!(
+                    "MCP server '{}' is not available: {why}",
+                    server.name
+                ));
+                out.states
+                    .push((server.name.clone(), ServerState::Failed(why)));
+            }
+        }
+    }
+    out
+}
+
+/// Starts one server and lists its tools.
+async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
+    let (service, process) = match &server.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut argv: Vec<OsString> = vec![command.into()];
+            argv.extend(args.iter().map(OsString::from));
+            let cwd = cwd.clone().unwrap_or_else(|| options.cwd.clone());
+            let (program, program_args) = if server.sandbox {
+                OsSandbox::new(options.sandbox.clone())
+                    .server_launch(&argv, &cwd, server.network)
+                    .map_err(|e| format!("{e} (or set sandbox = false for this server)"))?
+            } else {
+                (argv[0].clone(), argv[1..].to_vec())
+            };
+            let mut child = process::spawn(&program, &program_args, &cwd, env)
+                .map_err(|e| format!("cannot start {command}: {e}"))?;
+            let (stdout, stdin) = child.pipes()?;
+            match ().serve((stdout, stdin)).await {
+                Ok(service) => (service, Some(child)),
+                Err(e) => {
+                    // Give its stderr a moment to say why it left.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let words = child.last_words();
+                    let words = if words.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; it said: {words}")
+                    };
+                    return Err(format!("the handshake failed: {e}{words}"));
+                }
+            }
+        }
+        Transport::Http { url, headers } => {
+            let mut map = HashMap::new();
+            for (key, value) in headers {
+                let name = reqwest::header::HeaderName::from_bytes(key.as_bytes())
+                    .map_err(|_| format!("header {key:?} is not a header name"))?;
+                let value = reqwest::header::HeaderValue::from_str(value)
+                    .map_err(|_| format!("the value of header {key} is not a header value"))?;
+                map.insert(name, value);
+            }
+            let config =
+                rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                    url.as_str(),
+                )
+                .custom_headers(map);
+            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+            let service = ()
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the handshake with {url} failed: {e}"))?;
+            (service, None)
+        }
+        Transport::Sse { url, .. } => {
+            return Err(format!(
+                "{url} is an HTTP+SSE server, an older transport this build's MCP crate has no \
+                 client for; ask for its streamable HTTP endpoint (type \"http\")"
+            ));
+        }
+    };
+    let server = Arc::new(Server {
+        name: server.name.clone(),
+        service,
+        process,
+        call_timeout: options.call_timeout,
+    });
+    let tools = server
+        .service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("listing its tools failed: {e}{}", server.last_words()))?;
+    Ok(Live { server, tools })
+}

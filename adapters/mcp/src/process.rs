@@ -1,0 +1,91 @@
+//! A stdio server's process: its pipes, the tail of what it says on
+//! stderr, and its end.
+//!
+//! Invariant: the process runs in a group of its own, and the whole group
+//! is killed when the [`Child`] drops (an `npx` server's node is a
+//! grandchild that would outlive its parent).
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::AsyncBufReadExt as _;
+use tokio::process::{ChildStdin, ChildStdout};
+
+/// How much of stderr is kept, in lines.
+const TAIL_LINES: usize = 8;
+
+pub(crate) struct Child {
+    child: tokio::process::Child,
+    group: Option<i32>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+pub(crate) fn spawn(
+    program: &OsString,
+    args: &[OsString],
+    cwd: &Path,
+    env: &[(String, String)],
+) -> std::io::Result<Child> {
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let group = child.id().and_then(|id| i32::try_from(id).ok());
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(stderr) = child.stderr.take() {
+        let tail = Arc::clone(&tail);
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                if tail.len() == TAIL_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line.chars().take(300).collect());
+            }
+        });
+    }
+    Ok(Child { child, group, tail })
+}
+
+impl Child {
+    /// The pipes the protocol speaks on.
+    pub(crate) fn pipes(&mut self) -> Result<(ChildStdout, ChildStdin), String> {
+        match (self.child.stdout.take(), self.child.stdin.take()) {
+            (Some(out), Some(input)) => Ok((out, input)),
+            _ => Err("its pipes were already taken".to_owned()),
+        }
+    }
+
+    /// The last lines it wrote on stderr, joined.
+    pub(crate) fn last_words(&self) -> String {
+        let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if let Some(group) = self.group {
+            // SAFETY: plain system call on the group this child leads.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::killpg(group, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.start_kill();
+    }
+}

@@ -1,0 +1,528 @@
+//! Reading server definitions from every source, with their lines.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{Loaded, McpServer, Origin, OriginKind, Transport};
+
+/// A server's name, and the server or why it is not one.
+type Named = (String, Result<McpServer, String>);
+
+/// Where to look.
+#[derive(Clone, Debug)]
+pub struct Sources<'a> {
+    /// `$COX_HOME/config.toml`.
+    pub user_config: &'a Path,
+    /// The user's home, for `~/.claude.json`; `None` reads none.
+    pub home_dir: Option<&'a Path>,
+    /// The session's folder: its `.mcp.json`, and the key of its entry in
+    /// `~/.claude.json`.
+    pub project: &'a Path,
+    /// `--mcp-config`, each a file or a JSON text, in order.
+    pub flags: &'a [String],
+    /// `--strict-mcp-config`: only the flags' servers.
+    pub strict: bool,
+}
+
+/// One server as a file writes it: Claude Code's fields, and cox's
+/// `sandbox`, `network` and `cwd`.
+#[derive(Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// `stdio`, `http` (also `streamable-http`) or `sse`; when left out,
+    /// `stdio` with a `command`, `http` with a `url`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub sandbox: Option<bool>,
+    pub network: Option<bool>,
+}
+
+/// The servers every source defines, later sources winning by name.
+///
+/// # Errors
+/// The user's config does not load, or a `--mcp-config` file cannot be
+/// read or is not a server file: one line naming it.
+pub fn load(sources: &Sources<'_>, var: &dyn Fn(&str) -> Option<String>) -> Result<Loaded> {
+    let mut found: BTreeMap<String, Result<McpServer, String>> = BTreeMap::new();
+    let mut notices = Vec::new();
+    let mut take = |parsed: Vec<Named>| {
+        for (name, server) in parsed {
+            found.insert(name, server);
+        }
+    };
+    if !sources.strict {
+        if let Some((path, text, entries)) = crate::config::load_mcp_servers(sources.user_config)? {
+            take(
+                entries
+                    .into_iter()
+                    .map(|(name, entry)| {
+                        let line = toml_line(&text, &name);
+                        let origin = Origin {
+                            kind: OriginKind::User,
+                            file: path.clone(),
+                            line,
+                        };
+                        let server = resolve(&name, &entry, origin, var);
+                        (name, server)
+                    })
+                    .collect(),
+            );
+        }
+        if let Some(home) = sources.home_dir {
+            let path = home.join(".claude.json");
+            match claude_json(&path, sources.project, var) {
+                Ok(parsed) => take(parsed),
+                Err(why) => notices.push(why),
+            }
+        }
+        let path = sources.project.join(".mcp.json");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => match server_file(&text, &path, OriginKind::Project, var) {
+                Ok(parsed) => take(parsed),
+                Err(why) => notices.push(format!("{why}; its MCP servers are not started")),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => notices.push(format!(
+                "{}: cannot read: {e}; its MCP servers are not started",
+                path.display()
+            )),
+        }
+    }
+    for flag in sources.flags {
+        let (text, path) = if flag.trim_start().starts_with('{') {
+            (flag.clone(), PathBuf::from("--mcp-config"))
+        } else {
+            let path = PathBuf::from(flag);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| anyhow!("--mcp-config {}: cannot read: {e}", path.display()))?;
+            (text, path)
+        };
+        take(server_file(&text, &path, OriginKind::Flag, var).map_err(|why| anyhow!(why))?);
+    }
+    let mut servers = Vec::new();
+    for (_, server) in found {
+        match server {
+            Ok(server) => servers.push(server),
+            Err(why) => notices.push(why),
+        }
+    }
+    Ok(Loaded { servers, notices })
+}
+
+/// The line of `[mcp_servers.<name>]` in a TOML text (1 when not found).
+fn toml_line(text: &str, name: &str) -> usize {
+    let heads = [
+        format!("[mcp_servers.{name}]"),
+        format!("[mcp_servers.\"{name}\"]"),
+    ];
+    text.lines()
+        .position(|l| heads.iter().any(|h| l.trim() == h))
+        .or_else(|| text.lines().position(|l| l.contains(name)))
+        .map_or(1, |i| i + 1)
+}
+
+/// The line (from 1) of a byte offset.
+fn line_at(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// Where `inner` starts in `outer`, when it is a slice of it.
+fn offset_in(outer: &str, inner: &str) -> usize {
+    (inner.as_ptr() as usize)
+        .checked_sub(outer.as_ptr() as usize)
+        .filter(|o| *o <= outer.len())
+        .unwrap_or(0)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerFile<'a> {
+    #[serde(borrow, rename = "mcpServers", default)]
+    servers: BTreeMap<String, &'a RawValue>,
+}
+
+/// A `.mcp.json` (or a `--mcp-config`): `{"mcpServers": {…}}`.
+fn server_file(
+    text: &str,
+    path: &Path,
+    kind: OriginKind,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Named>, String> {
+    let file: ServerFile<'_> = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "{}:{}: {}",
+            path.display(),
+            e.line(),
+            first_line(&e.to_string())
+        )
+    })?;
+    Ok(entries(text, path, kind, &file.servers, var))
+}
+
+/// Each raw entry read as a server, with its line.
+fn entries(
+    text: &str,
+    path: &Path,
+    kind: OriginKind,
+    raw: &BTreeMap<String, &RawValue>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Named> {
+    raw.iter()
+        .map(|(name, value)| {
+            let line = line_at(text, offset_in(text, value.get()));
+            let origin = Origin {
+                kind,
+                file: path.to_path_buf(),
+                line,
+            };
+            let server = match serde_json::from_str::<Entry>(value.get()) {
+                Ok(entry) => resolve(name, &entry, origin, var),
+                Err(e) => Err(format!(
+                    "{}:{}: MCP server '{name}': {}; not started",
+                    path.display(),
+                    line + e.line() - 1,
+                    first_line(&e.to_string())
+                )),
+            };
+            (name.clone(), server)
+        })
+        .collect()
+}
+
+#[derive(Deserialize)]
+struct ClaudeJson<'a> {
+    #[serde(borrow, rename = "mcpServers", default)]
+    servers: BTreeMap<String, &'a RawValue>,
+    #[serde(borrow, default)]
+    projects: BTreeMap<String, ClaudeProject<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeProject<'a> {
+    #[serde(borrow, rename = "mcpServers", default)]
+    servers: BTreeMap<String, &'a RawValue>,
+}
+
+/// `~/.claude.json`: its servers, then this project's. A missing file is
+/// none; one that does not parse is one notice.
+fn claude_json(
+    path: &Path,
+    project: &Path,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Named>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    let file: ClaudeJson<'_> = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}:{}: {}; its MCP servers are not started",
+            path.display(),
+            e.line(),
+            first_line(&e.to_string())
+        )
+    })?;
+    let mut out = entries(&text, path, OriginKind::ClaudeUser, &file.servers, var);
+    let key = project.display().to_string();
+    if let Some(entry) = file.projects.get(&key) {
+        out.extend(entries(
+            &text,
+            path,
+            OriginKind::ClaudeProject,
+            &entry.servers,
+            var,
+        ));
+    }
+    Ok(out)
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// An entry as a server: its transport checked, its variables expanded.
+///
+/// # Errors
+/// One line naming the file, the line and what is wrong.
+pub(crate) fn resolve(
+    name: &str,
+    entry: &Entry,
+    origin: Origin,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<McpServer, String> {
+    let fail = |why: String| {
+        format!(
+            "{}:{}: MCP server '{name}': {why}; not started",
+            origin.file.display(),
+            origin.line
+        )
+    };
+    if let Some(bad) = super::valid_server_name(name) {
+        return Err(fail(bad));
+    }
+    let x = |s: &str| expand(s, var).map_err(fail);
+    let pairs = |map: &BTreeMap<String, String>| -> Result<Vec<(String, String)>, String> {
+        map.iter()
+            .map(|(k, v)| Ok((k.clone(), expand(v, var).map_err(fail)?)))
+            .collect()
+    };
+    let kind = match (entry.kind.as_deref(), &entry.command, &entry.url) {
+        (Some("stdio"), _, _) | (None, Some(_), _) => "stdio",
+        (Some("http" | "streamable-http" | "streamableHttp"), _, _) | (None, None, Some(_)) => {
+            "http"
+        }
+        (Some("sse"), _, _) => "sse",
+        (Some(other), _, _) => {
+            return Err(fail(format!(
+                "type \"{other}\" is not one of stdio, http, sse"
+            )));
+        }
+        (None, None, None) => return Err(fail("it has neither a command nor a url".into())),
+    };
+    let transport = if kind == "stdio" {
+        let Some(command) = &entry.command else {
+            return Err(fail("a stdio server needs a command".into()));
+        };
+        if entry.url.is_some() || !entry.headers.is_empty() {
+            return Err(fail("a stdio server has no url or headers".into()));
+        }
+        Transport::Stdio {
+            command: x(command)?,
+            args: entry.args.iter().map(|a| x(a)).collect::<Result<_, _>>()?,
+            env: pairs(&entry.env)?,
+            cwd: entry.cwd.as_deref().map(x).transpose()?.map(PathBuf::from),
+        }
+    } else {
+        let Some(url) = &entry.url else {
+            return Err(fail(format!("an {kind} server needs a url")));
+        };
+        if entry.command.is_some()
+            || !entry.args.is_empty()
+            || !entry.env.is_empty()
+            || entry.cwd.is_some()
+        {
+            return Err(fail(format!(
+                "an {kind} server has no command, args, env or cwd"
+            )));
+        }
+        if entry.sandbox.is_some() || entry.network.is_some() {
+            return Err(fail(
+                "sandbox and network are for stdio servers (cox starts those)".into(),
+            ));
+        }
+        let url = x(url)?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(fail(format!("url {url:?} is not an http(s) URL")));
+        }
+        let headers = pairs(&entry.headers)?;
+        if kind == "sse" {
+            Transport::Sse { url, headers }
+        } else {
+            Transport::Http { url, headers }
+        }
+    };
+    Ok(McpServer {
+        name: name.to_owned(),
+        origin,
+        transport,
+        sandbox: entry.sandbox.unwrap_or(true),
+        network: entry.network.unwrap_or(false),
+    })
+}
+
+/// `${VAR}` and `${VAR:-default}` in `text`, from `var`; any other `$` is
+/// kept as it is.
+///
+/// # Errors
+/// A variable that is unset with no default, or a `${` never closed.
+pub(crate) fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("{text:?} has a ${{ that is never closed"));
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
+        match (
+            var(name).filter(|v| !v.is_empty() || default.is_none()),
+            default,
+        ) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!("${{{name}}} is not set and has no default"));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("t0k".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn variables_expand_with_their_defaults() {
+        assert_eq!(expand("Bearer ${TOKEN}", &vars).unwrap(), "Bearer t0k");
+        assert_eq!(expand("${NOPE:-x}/${TOKEN}", &vars).unwrap(), "x/t0k");
+        assert_eq!(expand("${EMPTY:-fallback}", &vars).unwrap(), "fallback");
+        assert_eq!(expand("${EMPTY}", &vars).unwrap(), "");
+        assert_eq!(expand("$HOME and $", &vars).unwrap(), "$HOME and $");
+        assert!(
+            expand("${NOPE}", &vars)
+                .unwrap_err()
+                .contains("${NOPE} is not set")
+        );
+        assert!(
+            expand("${TOKEN", &vars)
+                .unwrap_err()
+                .contains("never closed")
+        );
+    }
+
+    #[test]
+    fn a_bad_entry_is_named_with_its_line_and_the_others_load() {
+        let text = r#"{
+  "mcpServers": {
+    "good": { "command": "node", "args": ["s.js", "${TOKEN}"] },
+    "typo": {
+      "command": "x",
+      "argz": []
+    },
+    "web": { "type": "http", "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer ${TOKEN}" } },
+    "unset": { "command": "${MISSING}" }
+  }
+}"#;
+        let parsed = server_file(text, Path::new(".mcp.json"), OriginKind::Project, &vars).unwrap();
+        let map: BTreeMap<_, _> = parsed.into_iter().collect();
+        let good = map["good"].as_ref().unwrap();
+        assert_eq!(good.origin.line, 3);
+        assert_eq!(
+            good.transport,
+            Transport::Stdio {
+                command: "node".into(),
+                args: vec!["s.js".into(), "t0k".into()],
+                env: vec![],
+                cwd: None
+            }
+        );
+        assert!(good.sandbox && !good.network);
+        let typo = map["typo"].as_ref().unwrap_err();
+        assert!(
+            typo.starts_with(".mcp.json:6: MCP server 'typo': unknown field `argz`"),
+            "{typo}"
+        );
+        let web = map["web"].as_ref().unwrap();
+        assert_eq!(
+            web.transport,
+            Transport::Http {
+                url: "https://example.com/mcp".into(),
+                headers: vec![("Authorization".into(), "Bearer t0k".into())]
+            }
+        );
+        let unset = map["unset"].as_ref().unwrap_err();
+        assert!(
+            unset.contains(".mcp.json:9:") && unset.contains("${MISSING} is not set"),
+            "{unset}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_is_one_line_with_its_line() {
+        let err = server_file(
+            "{\n  \"mcpServers\": {,\n}",
+            Path::new("m.json"),
+            OriginKind::Flag,
+            &vars,
+        )
+        .unwrap_err();
+        assert!(err.starts_with("m.json:2: "), "{err}");
+        let err = server_file(
+            "{\"servers\": {}}",
+            Path::new("m.json"),
+            OriginKind::Flag,
+            &vars,
+        )
+        .unwrap_err();
+        assert!(err.contains("unknown field `servers`"), "{err}");
+    }
+
+    #[test]
+    fn transports_are_checked() {
+        let origin = Origin {
+            kind: OriginKind::User,
+            file: "c.toml".into(),
+            line: 4,
+        };
+        let entry = |f: fn(&mut Entry)| {
+            let mut e = Entry::default();
+            f(&mut e);
+            resolve("s", &e, origin.clone(), &vars)
+        };
+        assert!(
+            entry(|_| {})
+                .unwrap_err()
+                .contains("neither a command nor a url")
+        );
+        assert!(
+            entry(|e| e.kind = Some("ws".into()))
+                .unwrap_err()
+                .contains("not one of")
+        );
+        assert!(
+            entry(|e| {
+                e.url = Some("https://x".into());
+                e.sandbox = Some(false);
+            })
+            .unwrap_err()
+            .contains("for stdio servers")
+        );
+        assert!(
+            entry(|e| e.url = Some("ftp://x".into()))
+                .unwrap_err()
+                .contains("not an http")
+        );
+        let sse = entry(|e| {
+            e.kind = Some("sse".into());
+            e.url = Some("http://127.0.0.1:1/sse".into());
+        })
+        .unwrap();
+        assert!(matches!(sse.transport, Transport::Sse { .. }));
+        let bad = resolve("a__b", &Entry::default(), origin.clone(), &vars).unwrap_err();
+        assert!(bad.contains("single '_'"), "{bad}");
+    }
+}

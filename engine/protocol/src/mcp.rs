@@ -1,0 +1,158 @@
+//! MCP servers as the configuration defines them, and what connecting to
+//! them gave a session: plain data shared by the command line (which reads
+//! the configuration), the MCP client adapter (which connects) and the
+//! surfaces (which show each server's state).
+//!
+//! Invariant: a server's tools are named `mcp__<server>__<tool>`, so a
+//! server name is a plain word ([`valid_server_name`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::tool::Tool;
+
+/// Why a server name cannot be one, if it cannot: letters, digits, `-`
+/// and single `_` only (a `__` would blur where the tool's name starts).
+#[must_use]
+pub fn valid_server_name(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("a server needs a name".into());
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        || name.contains("__")
+    {
+        return Some(format!(
+            "the name {name:?} may only hold letters, digits, '-' and single '_'"
+        ));
+    }
+    None
+}
+
+/// Where a server's definition came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OriginKind {
+    /// `$COX_HOME/config.toml`.
+    User,
+    /// `~/.claude.json`, its `mcpServers`.
+    ClaudeUser,
+    /// `~/.claude.json`, the entry of this project.
+    ClaudeProject,
+    /// The project's `.mcp.json`.
+    Project,
+    /// `--mcp-config FILE`.
+    Flag,
+}
+
+impl OriginKind {
+    /// Whether a server from here is trusted when it first connects; a
+    /// project's servers were written by whoever wrote the repository, and
+    /// wait for `cox mcp trust`.
+    #[must_use]
+    pub fn trusted_on_first_connect(self) -> bool {
+        !matches!(self, OriginKind::Project)
+    }
+
+    /// How `cox mcp list` names it.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            OriginKind::User => "user",
+            OriginKind::ClaudeUser => "~/.claude.json",
+            OriginKind::ClaudeProject => "~/.claude.json (project)",
+            OriginKind::Project => "project",
+            OriginKind::Flag => "--mcp-config",
+        }
+    }
+}
+
+/// Where a server's definition is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub kind: OriginKind,
+    pub file: PathBuf,
+    /// The line (from 1) its entry starts on.
+    pub line: usize,
+}
+
+/// How cox talks to a server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// A process cox starts, speaking JSON-RPC on its stdin and stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Set on top of cox's own environment.
+        env: Vec<(String, String)>,
+        /// Where it starts; the session's folder when unset.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    /// The older HTTP with server-sent events.
+    Sse {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// One configured server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpServer {
+    pub name: String,
+    pub origin: Origin,
+    pub transport: Transport,
+    /// A stdio server runs inside the session's sandbox unless this is
+    /// false (`sandbox = false` in its config).
+    pub sandbox: bool,
+    /// A sandboxed stdio server may reach the network (`network = true`).
+    pub network: bool,
+}
+
+/// The servers the sources define, and what was wrong with the ones they
+/// could not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Loaded {
+    pub servers: Vec<McpServer>,
+    pub notices: Vec<String>,
+}
+
+/// What a server came to, for `cox mcp list` and the logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerState {
+    /// Connected; its tools, and how many wait for trust.
+    Connected { tools: usize, pending: usize },
+    /// It did not connect: why.
+    Failed(String),
+    /// It needs a login first (`cox mcp login <name>`).
+    NeedsLogin,
+}
+
+/// The servers a session connected to.
+#[derive(Default)]
+pub struct Connected {
+    /// Every server's tools, named `mcp__<server>__<tool>`; they keep their
+    /// connections open for as long as they live.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// One line for each server that is absent, and why.
+    pub notices: Vec<String>,
+    /// Each server's state, in the order of the servers given.
+    pub states: Vec<(String, ServerState)>,
+}
+
+impl std::fmt::Debug for Connected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connected")
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
+            .field("notices", &self.notices)
+            .field("states", &self.states)
+            .finish()
+    }
+}
