@@ -176,6 +176,21 @@ pub struct RunArgs {
         value_parser = FlagOrEnv(clap::builder::PathBufValueParser::new())
     )]
     pub scenario: Option<Given<PathBuf>>,
+
+    /// MCP servers from FILE (Claude Code's `{"mcpServers": …}`), or from
+    /// the JSON text itself; may be given more than once, later files
+    /// winning by server name.
+    #[arg(long = "mcp-config", value_name = "FILE|JSON")]
+    pub mcp_config: Vec<String>,
+
+    /// Only the servers of --mcp-config: none from config.toml,
+    /// ~/.claude.json or .mcp.json.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+
+    /// Start no MCP server at all.
+    #[arg(long, conflicts_with_all = ["mcp_config", "strict_mcp_config"])]
+    pub no_mcp: bool,
 }
 
 impl RunArgs {
@@ -259,7 +274,13 @@ impl RunArgs {
             continue_: self.continue_ || outer.continue_,
             record: one("--record", self.record, outer.record)?,
             scenario: given("--scenario", self.scenario, outer.scenario)?,
+            mcp_config: list(outer.mcp_config, self.mcp_config),
+            strict_mcp_config: self.strict_mcp_config || outer.strict_mcp_config,
+            no_mcp: self.no_mcp || outer.no_mcp,
         };
+        if merged.no_mcp && (merged.strict_mcp_config || !merged.mcp_config.is_empty()) {
+            return Err("--no-mcp cannot be used with --mcp-config or --strict-mcp-config".into());
+        }
         if merged.resume.is_some() && merged.continue_ {
             return Err("--resume and --continue cannot be used together".into());
         }

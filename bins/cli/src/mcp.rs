@@ -20,6 +20,8 @@
 mod sources;
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 pub use cox_protocol::mcp::{
     Connected, Loaded, McpServer, Origin, OriginKind, ServerState, Transport, valid_server_name,
@@ -37,8 +39,52 @@ pub struct ConnectContext {
     pub cwd: PathBuf,
     /// How the session confines commands; stdio servers get the same.
     pub sandbox: cox_sandbox::SandboxPolicy,
-    /// How long connecting may take in all, before the first turn.
-    pub deadline: std::time::Duration,
+    /// How long connecting may take in all, before the first turn
+    /// (`MCP_TIMEOUT`, in milliseconds, as Claude Code reads it).
+    pub deadline: Duration,
+    /// How long one tool call may take (`MCP_TOOL_TIMEOUT`, milliseconds).
+    pub call_timeout: Duration,
+}
+
+/// The handshakes' bound when `MCP_TIMEOUT` does not set one.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(1000);
+
+/// A tool call's bound when `MCP_TOOL_TIMEOUT` does not set one.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A bound in milliseconds from `variable`, else `default`.
+///
+/// # Errors
+/// The variable is set to something that is not a whole number of
+/// milliseconds above 0.
+pub fn millis(
+    variable: &str,
+    value: Option<String>,
+    default: Duration,
+) -> anyhow::Result<Duration> {
+    match value.filter(|v| !v.trim().is_empty()) {
+        None => Ok(default),
+        Some(text) => match text.trim().parse::<u64>() {
+            Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+            _ => Err(anyhow::anyhow!(
+                "{variable}={text:?} is not a number of milliseconds above 0"
+            )),
+        },
+    }
+}
+
+static CLIENT: OnceLock<&'static dyn McpClient> = OnceLock::new();
+
+/// Makes `client` the MCP client of this process (the `cox` binary does,
+/// before anything runs); a binary that installs none starts no server.
+pub fn install(client: &'static dyn McpClient) {
+    let _ = CLIENT.set(client);
+}
+
+/// The installed MCP client, if this binary has one.
+#[must_use]
+pub fn installed() -> Option<&'static dyn McpClient> {
+    CLIENT.get().copied()
 }
 
 /// Connects servers: the `cox` binary's MCP client. Every server connects

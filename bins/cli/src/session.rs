@@ -186,6 +186,8 @@ pub(crate) struct Prepared<P> {
     context: ContextConfig,
     /// What shell commands may reach.
     sandbox: SandboxPolicy,
+    /// The MCP servers to connect, and what was wrong with the others.
+    mcp: crate::mcp::Loaded,
 }
 
 /// Everything before the session: see the module doc.
@@ -291,6 +293,7 @@ where
         main_tier: preset.tier,
         models,
     };
+    let mcp = mcp_servers(args, &home, &cwd)?;
     let provider = make_provider(&choice)?;
     Ok(Prepared {
         provider,
@@ -323,7 +326,79 @@ where
         budget,
         context,
         sandbox,
+        mcp,
     })
+}
+
+/// The MCP servers this command line asks for: none with `--no-mcp`; a
+/// binary without an MCP client refuses `--mcp-config` and says it starts
+/// none of the configured ones.
+fn mcp_servers(
+    args: &RunArgs,
+    home: &CoxHome,
+    cwd: &std::path::Path,
+) -> Result<crate::mcp::Loaded> {
+    if args.no_mcp {
+        return Ok(crate::mcp::Loaded::default());
+    }
+    let home_dir = env::home_dir();
+    let mut loaded = crate::mcp::load(
+        &crate::mcp::Sources {
+            user_config: &home.root().join("config.toml"),
+            home_dir: home_dir.as_deref(),
+            project: cwd,
+            flags: &args.mcp_config,
+            strict: args.strict_mcp_config,
+        },
+        &|name| std::env::var(name).ok(),
+    )?;
+    if crate::mcp::installed().is_none() {
+        if !args.mcp_config.is_empty() {
+            bail!("--mcp-config: this binary has no MCP client; `cox` has one");
+        }
+        if !loaded.servers.is_empty() {
+            let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
+            loaded.notices.push(format!(
+                "MCP servers {} are configured but not started: this binary has no MCP client \
+                 (`cox` has one)",
+                names.join(", ")
+            ));
+            loaded.servers.clear();
+        }
+    }
+    Ok(loaded)
+}
+
+/// `session` with the MCP servers of `loaded` connecting as its run starts
+/// (their tools join it before the first request), and every notice about
+/// them said then.
+fn with_mcp<W: cox_core::World>(
+    session: Session<W>,
+    loaded: crate::mcp::Loaded,
+    cx: crate::mcp::ConnectContext,
+) -> Session<W> {
+    let crate::mcp::Loaded { servers, notices } = loaded;
+    if servers.is_empty() && notices.is_empty() {
+        return session;
+    }
+    let client = crate::mcp::installed();
+    session.with_late_tools(Box::pin(async move {
+        let mut late = cox_core::LateTools {
+            tools: Vec::new(),
+            notices,
+        };
+        if let Some(client) = client
+            && !servers.is_empty()
+        {
+            let connected = client.connect(servers, cx).await;
+            for (name, state) in &connected.states {
+                tracing::info!(server = %name, ?state, "mcp server");
+            }
+            late.tools = connected.tools;
+            late.notices.extend(connected.notices);
+        }
+        late
+    }))
 }
 
 /// JSON lines to `logs/cox.log` through `filter` (see
@@ -402,7 +477,23 @@ pub(crate) fn build_session<P: Provider>(
         budget,
         context,
         sandbox,
+        mcp,
     } = prepared;
+    let connect = crate::mcp::ConnectContext {
+        home: home.clone(),
+        cwd: cwd.clone(),
+        sandbox: sandbox.clone(),
+        deadline: crate::mcp::millis(
+            "MCP_TIMEOUT",
+            std::env::var("MCP_TIMEOUT").ok(),
+            crate::mcp::DEFAULT_DEADLINE,
+        )?,
+        call_timeout: crate::mcp::millis(
+            "MCP_TOOL_TIMEOUT",
+            std::env::var("MCP_TOOL_TIMEOUT").ok(),
+            crate::mcp::DEFAULT_CALL_TIMEOUT,
+        )?,
+    };
     let info = catalog.get(provider.model()).cloned();
     let mut models: Vec<_> = catalog
         .models()
@@ -523,6 +614,7 @@ pub(crate) fn build_session<P: Provider>(
         Some(resumed) => session.resume(resumed),
         None => session,
     };
+    let session = with_mcp(session, mcp, connect);
     let facts = SessionFacts {
         cwd,
         sandbox: sandbox_label,

@@ -1,6 +1,8 @@
 //! `cox`: the full command line. Plain `cox` opens the terminal UI; `cox
 //! run -p` runs one task headless; the other subcommands read the record.
 
+mod mcp;
+
 use clap::{Parser, Subcommand};
 use cox_cli::{Parsed, RunArgs, commands};
 
@@ -176,6 +178,7 @@ const VERSION: &str = concat!("cox ", env!("CARGO_PKG_VERSION"), "\n");
 fn main() {
     // A confined command's last step runs before anything else starts.
     cox_cli::sandbox::run_helper_if_asked();
+    cox_cli::mcp::install(&mcp::Client);
     let mut args = std::env::args_os().skip(1);
     if let (Some(flag), None) = (args.next(), args.next())
         && (flag == "--version" || flag == "-V")

@@ -27,5 +27,5 @@ pub mod world;
 
 pub use history::History;
 pub use resume::{ResumeError, Resumed, rebuild};
-pub use session::{Session, SessionConfig, SessionEnd};
+pub use session::{LateSource, LateTools, Session, SessionConfig, SessionEnd};
 pub use world::{Adapters, World};

@@ -99,6 +99,12 @@ pub enum SessionError {
 struct Fixed<W> {
     world: W,
     tools: ToolSet,
+    /// The tools the session was made with, for the set to be built again
+    /// once `late` tools join it.
+    base_tools: Vec<Arc<dyn Tool>>,
+    /// Tools that are still connecting (MCP servers): awaited once, as the
+    /// run starts, before the first request.
+    late: Option<LateSource>,
     hooks: Vec<Arc<dyn Hook>>,
     /// Where pre-images are kept; `None` runs without checkpoints.
     checkpoints: Option<Arc<dyn Checkpoints>>,
@@ -133,6 +139,18 @@ struct State {
     /// A checkpoint failure was said (it is said once a session).
     checkpoint_warned: bool,
 }
+
+/// Tools that join the session as its run starts (an MCP client's, whose
+/// servers connect meanwhile), and the notices about those that could not.
+#[derive(Default)]
+pub struct LateTools {
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// One line each, emitted as warnings once the session has started.
+    pub notices: Vec<String>,
+}
+
+/// Where late tools come from: awaited once, before the first request.
+pub type LateSource = cox_protocol::provider::BoxFuture<'static, LateTools>;
 
 /// What a session left behind when it ended.
 #[derive(Debug)]
@@ -179,7 +197,9 @@ impl<W: World> Session<W> {
         let max_tools = usize::try_from(config.context.max_tools).unwrap_or(usize::MAX);
         let fixed = Fixed {
             world,
-            tools: ToolSet::new(tools, max_tools),
+            tools: ToolSet::new(tools.clone(), max_tools),
+            base_tools: tools,
+            late: None,
             hooks: Vec::new(),
             checkpoints: None,
             engine: Arc::new(Engine::default()),
@@ -219,6 +239,15 @@ impl<W: World> Session<W> {
         self
     }
 
+    /// Adds the tools `source` gives once it resolves: awaited as the run
+    /// starts, so the first request (and the `session_started` event) has
+    /// them; its notices are said as warnings.
+    #[must_use]
+    pub fn with_late_tools(mut self, source: LateSource) -> Self {
+        self.fixed.late = Some(source);
+        self
+    }
+
     /// Adds hooks, called in the order given.
     #[must_use]
     pub fn with_hooks(mut self, hooks: Vec<Arc<dyn Hook>>) -> Self {
@@ -232,14 +261,7 @@ impl<W: World> Session<W> {
     #[must_use]
     pub fn resume(mut self, resumed: Resumed) -> Self {
         self.history = resumed.history;
-        let deferred = self.fixed.tools.deferred();
-        for query in self.history.searches() {
-            let hits = crate::own_tools::search(deferred, query).unwrap_or_default();
-            self.state
-                .found
-                .extend(hits.into_iter().map(|s| s.name.clone()));
-        }
-        self.state.found_sent = self.state.found.len();
+        find_again(&self.fixed.tools, &self.history, &mut self.state);
         self.state.resumed = true;
         self.state.titled = true;
         self
@@ -265,10 +287,22 @@ impl<W: World> Session<W> {
         F: FnMut(&Event),
     {
         let Self {
-            fixed,
-            state,
+            mut fixed,
+            mut state,
             history,
         } = self;
+        let mut late_notices = Vec::new();
+        if let Some(source) = fixed.late.take() {
+            let late = source.await;
+            let mut tools = fixed.base_tools.clone();
+            tools.extend(late.tools);
+            let max_tools = usize::try_from(fixed.config.context.max_tools).unwrap_or(usize::MAX);
+            fixed.tools = ToolSet::new(tools, max_tools);
+            if state.resumed {
+                find_again(&fixed.tools, &history, &mut state);
+            }
+            late_notices = late.notices;
+        }
         let cfg = &fixed.config;
         let provider = fixed.world.provider();
         let store = fixed.world.store();
@@ -301,6 +335,9 @@ impl<W: World> Session<W> {
             },
         };
         driver.start();
+        for text in late_notices {
+            driver.out.notice(NoticeLevel::Warn, text);
+        }
         while let Some(sub) = driver.inbox.next_idle().await {
             if !driver.between_turns(sub).await {
                 break;
@@ -308,6 +345,17 @@ impl<W: World> Session<W> {
         }
         Ok(driver.end().await)
     }
+}
+
+/// Marks the deferred tools a resumed conversation's `tool_search` calls
+/// found as found again.
+fn find_again(tools: &ToolSet, history: &History, state: &mut State) {
+    let deferred = tools.deferred();
+    for query in history.searches() {
+        let hits = crate::own_tools::search(deferred, query).unwrap_or_default();
+        state.found.extend(hits.into_iter().map(|s| s.name.clone()));
+    }
+    state.found_sent = state.found.len();
 }
 
 /// The session while it runs: what does not change, what does, where

@@ -84,7 +84,8 @@ fn rewind(args: &RewindArgs) -> Result<String> {
     // provider, the model) apply here too.
     let run_args = {
         use clap::Parser as _;
-        let argv = ["cox", "--resume", &row.id, "--cwd", &row.cwd];
+        // No MCP server: a rewind calls no tool.
+        let argv = ["cox", "--resume", &row.id, "--cwd", &row.cwd, "--no-mcp"];
         crate::args::HeadlessCli::try_parse_from(argv)
             .map_err(|e| anyhow!("{e}"))?
             .into_run()

@@ -122,7 +122,6 @@ fn entries_come_from_their_list() {
 
 #[test]
 fn a_table_of_a_later_release_is_refused_not_ignored() {
-    let version = env!("CARGO_PKG_VERSION");
     for table in ["hooks", "telemetry", "tools", "tui"] {
         let (_, message) = refused(&format!("[{table}]\nx = 1\n")).unwrap();
         assert!(
