@@ -32,7 +32,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cox_protocol::mcp::{Connected, McpServer, ServerState, Transport};
+use cox_protocol::mcp::{
+    Connected, McpServer, ServerReport, ServerState, ToolReport, ToolTrust, Transport,
+};
 use cox_protocol::tool::Tool;
 use cox_sandbox::{OsSandbox, SandboxPolicy};
 use cox_store::{CoxHome, Db};
@@ -106,19 +108,8 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
             return out;
         }
     };
-    let started = servers.iter().map(|server| {
-        let options = &options;
-        async move {
-            match tokio::time::timeout(options.deadline, start(server, options)).await {
-                Ok(result) => result,
-                Err(_) => Err(format!(
-                    "it did not answer within {} ms (MCP_TIMEOUT sets the bound)",
-                    options.deadline.as_millis()
-                )),
-            }
-        }
-    });
-    let results = futures::future::join_all(started).await;
+    let results =
+        futures::future::join_all(servers.iter().map(|server| started(server, &options))).await;
     for (server, result) in servers.iter().zip(results) {
         match result {
             Ok(live) => {
@@ -145,6 +136,96 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
         }
     }
     out
+}
+
+/// Looks at `servers` (all at once, within the deadline): each one's
+/// tools and where their trust stands, as `cox mcp list` and `cox mcp
+/// trust` show them. A server trusted on first connect with no rows yet is
+/// recorded, as a session would.
+pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerReport> {
+    let db = match Db::open(&options.home.db_path()) {
+        Ok(db) => db,
+        Err(e) => {
+            return servers
+                .iter()
+                .map(|s| ServerReport {
+                    name: s.name.clone(),
+                    outcome: Err(format!("its trust cannot be read: {e}")),
+                })
+                .collect();
+        }
+    };
+    let looks = servers.iter().map(|server| {
+        let options = &options;
+        let db = &db;
+        async move {
+            let outcome = match started(server, options).await {
+                Err(why) => Err(why),
+                Ok(live) => {
+                    let definitions: Vec<Definition> =
+                        live.tools.iter().map(Definition::of).collect();
+                    trust::check(
+                        db,
+                        &server.name,
+                        server.origin.kind.trusted_on_first_connect(),
+                        &definitions,
+                    )
+                    .map(|states| {
+                        definitions
+                            .into_iter()
+                            .zip(states)
+                            .map(|(d, state)| ToolReport {
+                                trust: match state {
+                                    TrustState::Trusted => ToolTrust::Trusted,
+                                    TrustState::Pending | TrustState::Changed { trusted: None } => {
+                                        ToolTrust::Pending
+                                    }
+                                    TrustState::Changed { trusted: Some(old) } => {
+                                        ToolTrust::Changed {
+                                            description: old.description,
+                                            input_schema: old.input_schema,
+                                        }
+                                    }
+                                },
+                                name: d.name,
+                                description: d.description,
+                                input_schema: d.input_schema,
+                            })
+                            .collect()
+                    })
+                }
+            };
+            ServerReport {
+                name: server.name.clone(),
+                outcome,
+            }
+        }
+    });
+    futures::future::join_all(looks).await
+}
+
+/// Trusts what `server` serves now: every tool's current definition
+/// replaces the stored ones. Returns how many tools it has.
+///
+/// # Errors
+/// The server could not be reached, or `cox.db` written.
+pub async fn trust_server(server: &McpServer, options: &Options) -> Result<usize, String> {
+    let live = started(server, options).await?;
+    let definitions: Vec<Definition> = live.tools.iter().map(Definition::of).collect();
+    let db = Db::open(&options.home.db_path()).map_err(|e| e.to_string())?;
+    trust::trust(&db, &server.name, &definitions)?;
+    Ok(definitions.len())
+}
+
+/// [`start`] within the deadline.
+async fn started(server: &McpServer, options: &Options) -> Result<Live, String> {
+    match tokio::time::timeout(options.deadline, start(server, options)).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "it did not answer within {} ms (MCP_TIMEOUT sets the bound)",
+            options.deadline.as_millis()
+        )),
+    }
 }
 
 /// Starts one server and lists its tools.
@@ -199,10 +280,9 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                 )
                 .custom_headers(map);
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-            let service = ()
-                .serve(transport)
-                .await
-                .map_err(|e| format!("the handshake with {url} failed: {e}"))?;
+            let service = ().serve(transport).await.map_err(|e| {
+                format!("the handshake with {url} failed: {}", plain(&e.to_string()))
+            })?;
             (service, None)
         }
         Transport::Sse { url, .. } => {
@@ -225,4 +305,13 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
         .await
         .map_err(|e| format!("listing its tools failed: {e}{}", server.last_words()))?;
     Ok(Live { server, tools })
+}
+
+/// An rmcp error without the transport's type names it carries
+/// (`Transport [rmcp::transport::worker::…] error: …`).
+fn plain(text: &str) -> String {
+    match text.split_once("] error: ") {
+        Some((_, rest)) => rest.to_owned(),
+        None => text.to_owned(),
+    }
 }

@@ -24,7 +24,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 pub use cox_protocol::mcp::{
-    Connected, Loaded, McpServer, Origin, OriginKind, ServerState, Transport, valid_server_name,
+    Connected, Loaded, McpServer, Origin, OriginKind, ServerReport, ServerState, ToolReport,
+    ToolTrust, Transport, valid_server_name,
 };
 use cox_protocol::provider::BoxFuture;
 
@@ -91,9 +92,26 @@ pub fn installed() -> Option<&'static dyn McpClient> {
 /// at once; one that is slow, broken or crashing is a notice and an
 /// absence, never an error of the session.
 pub trait McpClient: Send + Sync {
+    /// Connects every server for a session: their tools, and a notice for
+    /// each that is absent.
     fn connect<'a>(
         &'a self,
         servers: Vec<McpServer>,
         cx: ConnectContext,
     ) -> BoxFuture<'a, Connected>;
+
+    /// Looks at every server: its tools and their trust (`cox mcp list`,
+    /// `cox mcp trust`).
+    fn inspect<'a>(
+        &'a self,
+        servers: Vec<McpServer>,
+        cx: ConnectContext,
+    ) -> BoxFuture<'a, Vec<ServerReport>>;
+
+    /// Trusts what `server` serves now; how many tools that is.
+    fn trust<'a>(
+        &'a self,
+        server: McpServer,
+        cx: ConnectContext,
+    ) -> BoxFuture<'a, Result<usize, String>>;
 }

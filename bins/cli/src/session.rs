@@ -262,14 +262,7 @@ where
         cwd: cwd.clone(),
         roots,
     };
-    let sandbox = crate::sandbox::policy(
-        &permissions.sandbox,
-        args.sandbox,
-        &workspace,
-        env::home_dir().as_deref(),
-        home.root(),
-        &permissions.engine,
-    );
+    let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
     let catalog = providers::full_catalog(&models);
     let tier_models = models
         .tiers
@@ -330,6 +323,50 @@ where
     })
 }
 
+/// What shell commands (and stdio MCP servers) may reach in `workspace`.
+fn sandbox_policy(
+    permissions: &config::Permissions,
+    args: &RunArgs,
+    workspace: &Workspace,
+    home: &CoxHome,
+) -> SandboxPolicy {
+    crate::sandbox::policy(
+        &permissions.sandbox,
+        args.sandbox,
+        workspace,
+        env::home_dir().as_deref(),
+        home.root(),
+        &permissions.engine,
+    )
+}
+
+/// What connecting MCP servers needs, with the bounds `MCP_TIMEOUT` and
+/// `MCP_TOOL_TIMEOUT` set (in milliseconds, as Claude Code reads them).
+///
+/// # Errors
+/// A bound that is not a number of milliseconds.
+fn connect_context(
+    home: &CoxHome,
+    cwd: &std::path::Path,
+    sandbox: &SandboxPolicy,
+) -> Result<crate::mcp::ConnectContext> {
+    Ok(crate::mcp::ConnectContext {
+        home: home.clone(),
+        cwd: cwd.to_path_buf(),
+        sandbox: sandbox.clone(),
+        deadline: crate::mcp::millis(
+            "MCP_TIMEOUT",
+            std::env::var("MCP_TIMEOUT").ok(),
+            crate::mcp::DEFAULT_DEADLINE,
+        )?,
+        call_timeout: crate::mcp::millis(
+            "MCP_TOOL_TIMEOUT",
+            std::env::var("MCP_TOOL_TIMEOUT").ok(),
+            crate::mcp::DEFAULT_CALL_TIMEOUT,
+        )?,
+    })
+}
+
 /// The MCP servers this command line asks for: none with `--no-mcp`; a
 /// binary without an MCP client refuses `--mcp-config` and says it starts
 /// none of the configured ones.
@@ -367,6 +404,30 @@ fn mcp_servers(
         }
     }
     Ok(loaded)
+}
+
+/// The MCP servers a session in the current folder (or `--cwd`) would
+/// start, and what connecting to them needs: for `cox mcp`, which looks
+/// at them outside a session.
+///
+/// # Errors
+/// The folder, a config file or a `--mcp-config` does not load.
+pub(crate) fn mcp_outside_a_session(
+    args: &RunArgs,
+) -> Result<(crate::mcp::Loaded, crate::mcp::ConnectContext)> {
+    let home = CoxHome::resolve(None)?;
+    home.prepare()?;
+    let here = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let cwd = std::fs::canonicalize(&here)
+        .with_context(|| format!("{}: cannot open the folder", here.display()))?;
+    let (permissions, _) = session_permissions(&home, &cwd, args)?;
+    let workspace = Workspace::single(cwd.clone());
+    let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
+    let loaded = mcp_servers(args, &home, &cwd)?;
+    Ok((loaded, connect_context(&home, &cwd, &sandbox)?))
 }
 
 /// `session` with the MCP servers of `loaded` connecting as its run starts
@@ -479,21 +540,7 @@ pub(crate) fn build_session<P: Provider>(
         sandbox,
         mcp,
     } = prepared;
-    let connect = crate::mcp::ConnectContext {
-        home: home.clone(),
-        cwd: cwd.clone(),
-        sandbox: sandbox.clone(),
-        deadline: crate::mcp::millis(
-            "MCP_TIMEOUT",
-            std::env::var("MCP_TIMEOUT").ok(),
-            crate::mcp::DEFAULT_DEADLINE,
-        )?,
-        call_timeout: crate::mcp::millis(
-            "MCP_TOOL_TIMEOUT",
-            std::env::var("MCP_TOOL_TIMEOUT").ok(),
-            crate::mcp::DEFAULT_CALL_TIMEOUT,
-        )?,
-    };
+    let connect = connect_context(&home, &cwd, &sandbox)?;
     let info = catalog.get(provider.model()).cloned();
     let mut models: Vec<_> = catalog
         .models()

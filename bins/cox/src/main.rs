@@ -54,6 +54,10 @@ enum Command {
     /// The checkpoint store: `cox checkpoints prune --older-than 30d`.
     #[command(subcommand)]
     Checkpoints(CheckpointsCommand),
+    /// MCP servers: `cox mcp list|get|add|remove|trust` (a session here
+    /// starts the ones `list` shows).
+    #[command(subcommand)]
+    Mcp(commands::mcp::McpCommand),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -201,6 +205,7 @@ fn main() {
                 Some(Command::Sandbox(_)) => Some("sandbox"),
                 Some(Command::Rewind(_)) => Some("rewind"),
                 Some(Command::Checkpoints(_)) => Some("checkpoints"),
+                Some(Command::Mcp(_)) => Some("mcp"),
                 // `cox record` takes its flags after `--`.
                 Some(Command::Record(_)) => Some("record"),
             };
@@ -229,6 +234,7 @@ fn dispatch(cli: Cli) -> i32 {
             commands::checkpoints::prune(&args)
         }
         Some(Command::Expand(args)) => commands::expand::run(&args),
+        Some(Command::Mcp(command)) => commands::mcp::run(&command, &RunArgs::default()),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);
             match cox_cli::parse::<Cli>(argv) {

@@ -156,3 +156,33 @@ impl std::fmt::Debug for Connected {
             .finish()
     }
 }
+
+/// One tool as a server lists it, and where its trust stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolReport {
+    /// The server's own name for it.
+    pub name: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+    pub trust: ToolTrust,
+}
+
+/// Where a tool's trust stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolTrust {
+    Trusted,
+    /// Never trusted.
+    Pending,
+    /// Trusted once with this definition; the server's differs now.
+    Changed {
+        description: String,
+        input_schema: serde_json::Value,
+    },
+}
+
+/// One server looked at: its tools, or why it could not be reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerReport {
+    pub name: String,
+    pub outcome: Result<Vec<ToolReport>, String>,
+}
