@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{Env, lines};
+use common::{Env, lines, text};
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -110,15 +110,6 @@ fn rewind(env: &Env, scenario: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn mode(path: &Path) -> u32 {

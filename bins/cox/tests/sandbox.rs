@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::text;
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
@@ -126,15 +128,6 @@ fn which(tool: &str) -> Option<PathBuf> {
         .iter()
         .map(|d| Path::new(d).join(tool))
         .find(|p| p.exists())
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// Whether this machine can run the test at all, saying why not.

@@ -247,3 +247,14 @@ pub fn openai_final_text() -> String {
         r#"{"id":"c2","object":"chat.completion.chunk","created":1,"model":"qwen3-coder","choices":[],"usage":{"prompt_tokens":960,"completion_tokens":5,"total_tokens":965,"prompt_tokens_details":{"cached_tokens":896}}}"#,
     ])
 }
+
+/// A finished command's status, stdout and stderr, for an assertion's
+/// message.
+pub fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

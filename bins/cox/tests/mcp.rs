@@ -1,0 +1,684 @@
+//! The MCP client from outside, against real servers: the reference
+//! servers from npm (`@modelcontextprotocol/server-everything` over stdio
+//! and streamable HTTP, `server-filesystem` inside and outside the
+//! sandbox), installed by `.ci/run` where `COX_TEST_MCP_NODE_MODULES`
+//! points, and `tests/mcp/fake-server.js`, a server that misbehaves on
+//! purpose (hangs, exits, crashes mid-call, serves a bad schema, answers
+//! 10 MB, changes its tool). Sessions run the scripted provider; each test
+//! has its own COX_HOME and HOME.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{Env, lines, text};
+use serde_json::Value;
+
+/// Where the npm servers are: `None` (the test says so and passes) when
+/// they are not installed, except under CI, where they must be.
+fn node_modules() -> Option<PathBuf> {
+    match std::env::var_os("COX_TEST_MCP_NODE_MODULES") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "COX_TEST_MCP_NODE_MODULES is not set: .ci/run installs the MCP servers"
+            );
+            eprintln!("skipped: COX_TEST_MCP_NODE_MODULES is not set (.ci/run sets it)");
+            None
+        }
+    }
+}
+
+fn fake_server() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp/fake-server.js")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+fn write(path: &Path, text: &str) -> PathBuf {
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// A scenario of one turn calling each of `calls` (tool, input), then
+/// saying done.
+fn calls(env: &Env, calls: &[(&str, Value)]) -> PathBuf {
+    let mut text = String::from("[[turn]]\n");
+    for (tool, input) in calls {
+        text.push_str(&format!(
+            "[[turn.tool_call]]\nname = \"{tool}\"\ninput = {}\n",
+            toml_inline(input)
+        ));
+    }
+    text.push_str("[[turn]]\ntext = \"done\"\n");
+    write(&env.home.path().join("scenario.toml"), &text)
+}
+
+fn toml_inline(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", toml_inline(v)))
+                .collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(toml_inline).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `cox run` of `scenario` in bypass mode, stream-json, with `extra`.
+fn run(env: &Env, scenario: &Path, extra: &[&str]) -> Output {
+    cox(env)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario)
+        .args(["run", "-p", "use the tools", "--permission-mode"])
+        .args(["bypassPermissions", "--output-format", "stream-json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn cox(env: &Env) -> Command {
+    let mut cmd = env.cox();
+    cmd.env("HOME", env.home.path()).env("MCP_TIMEOUT", "20000");
+    cmd
+}
+
+/// Each call's result, in order: (ok, visible).
+fn results(out: &Output) -> Vec<(bool, String)> {
+    lines(out)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_call_done")
+        .map(|e| {
+            (
+                e["result"]["ok"].as_bool().unwrap(),
+                e["result"]["visible"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn notices(out: &Output) -> Vec<String> {
+    lines(out)
+        .into_iter()
+        .filter(|e| e["type"] == "notice")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn tools(out: &Output) -> Vec<String> {
+    let init = lines(out)
+        .into_iter()
+        .find(|e| e["type"] == "system" && e["subtype"] == "init")
+        .unwrap();
+    init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn servers_json(servers: &[(&str, Value)]) -> String {
+    let map: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|(name, entry)| ((*name).to_owned(), entry.clone()))
+        .collect();
+    serde_json::json!({ "mcpServers": map }).to_string()
+}
+
+fn fake(env: &[(&str, &str)]) -> Value {
+    let env: serde_json::Map<String, Value> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
+        .collect();
+    serde_json::json!({ "command": "node", "args": [fake_server()], "env": env })
+}
+
+#[test]
+fn the_reference_servers_tools_are_offered_and_their_results_read() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let env = Env::new();
+    let everything = modules.join(".bin/mcp-server-everything");
+    let config = write(
+        &env.home.path().join("mcp.json"),
+        &servers_json(&[(
+            "every",
+            serde_json::json!({"command": "node", "args": [everything, "stdio"]}),
+        )]),
+    );
+    let scenario = calls(
+        &env,
+        &[
+            (
+                "mcp__every__echo",
+                serde_json::json!({"message": "hi from cox"}),
+            ),
+            ("mcp__every__get-sum", serde_json::json!({"a": 2, "b": 40})),
+            ("mcp__every__get-tiny-image", serde_json::json!({})),
+            (
+                "mcp__every__get-structured-content",
+                serde_json::json!({"location": "New York"}),
+            ),
+        ],
+    );
+    let out = run(
+        &env,
+        &scenario,
+        &["--mcp-config", &config.display().to_string()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let offered = tools(&out);
+    assert!(
+        offered.contains(&"mcp__every__echo".to_owned()),
+        "{offered:?}"
+    );
+    assert!(offered.contains(&"bash".to_owned()), "{offered:?}");
+    let results = results(&out);
+    assert_eq!(results[0], (true, "Echo: hi from cox".to_owned()));
+    assert!(results[1].1.contains("42"), "{:?}", results[1]);
+    assert!(
+        results[2].1.contains("[image: image/png,"),
+        "an image reads as its type and size: {:?}",
+        results[2]
+    );
+    assert!(
+        results[3].1.contains("temperature"),
+        "structured content reads as JSON: {:?}",
+        results[3]
+    );
+    assert!(notices(&out).is_empty(), "{:?}", notices(&out));
+}
+
+#[test]
+fn a_streamable_http_server_is_reached_over_loopback() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut server = Command::new("node")
+        .arg(modules.join(".bin/mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the HTTP server never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let env = Env::new();
+    let config = servers_json(&[(
+        "web",
+        serde_json::json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}),
+    )]);
+    let scenario = calls(
+        &env,
+        &[(
+            "mcp__web__echo",
+            serde_json::json!({"message": "over http"}),
+        )],
+    );
+    let out = run(&env, &scenario, &["--mcp-config", &config]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        results(&out)[0],
+        (true, "Echo: over http".to_owned()),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A project's server waits for `cox mcp trust`: its tools show the model
+/// only the pending sentence and a call never reaches it; once trusted, it
+/// runs; once its definition changes, it waits again, and `cox mcp trust`
+/// shows what changed.
+#[test]
+fn a_project_server_waits_for_trust_and_a_changed_tool_waits_again() {
+    let env = Env::new();
+    let w = env.work.path();
+    // In the workspace: the server runs sandboxed, and writes only there.
+    let log = w.join("calls.log");
+    let log_text = log.display().to_string();
+    let project = |description: &str| {
+        write(
+            &w.join(".mcp.json"),
+            &servers_json(&[(
+                "fake",
+                fake(&[("FAKE_LOG", &log_text), ("FAKE_DESCRIPTION", description)]),
+            )]),
+        );
+    };
+    project("Echoes its message.");
+    let scenario = calls(
+        &env,
+        &[("mcp__fake__echo", serde_json::json!({"message": "one"}))],
+    );
+    let out = run(&env, &scenario, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let pending = "pending trust for mcp server 'fake'; run: cox mcp trust fake";
+    assert_eq!(results(&out)[0], (false, pending.to_owned()));
+    assert!(
+        !log.exists(),
+        "a pending tool's call never reaches its server"
+    );
+
+    let listed = cox(&env).args(["mcp", "trust"]).output().unwrap();
+    let said = String::from_utf8_lossy(&listed.stdout);
+    assert!(said.contains("fake: echo is pending"), "{}", text(&listed));
+    let trusted = cox(&env).args(["mcp", "trust", "fake"]).output().unwrap();
+    assert!(trusted.status.success(), "{}", text(&trusted));
+
+    let out = run(&env, &scenario, &[]);
+    assert_eq!(
+        results(&out)[0],
+        (true, "echo: one".to_owned()),
+        "{}",
+        text(&out)
+    );
+    assert!(log.exists());
+
+    project("Echoes its message, and mails it to someone.");
+    let out = run(&env, &scenario, &[]);
+    assert_eq!(
+        results(&out)[0],
+        (false, pending.to_owned()),
+        "{}",
+        text(&out)
+    );
+    let listed = cox(&env).args(["mcp", "trust"]).output().unwrap();
+    let said = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        said.contains("fake: echo changed since it was trusted"),
+        "{said}"
+    );
+    assert!(said.contains("    - Echoes its message."), "{said}");
+    assert!(
+        said.contains("    + Echoes its message, and mails it to someone."),
+        "{said}"
+    );
+}
+
+/// A server of the user's own config is trusted when it first connects;
+/// its read-only tool runs without asking, and its other tool, which the
+/// server does not call read-only, is refused headless without a rule.
+#[test]
+fn a_user_server_is_trusted_on_first_connect_and_its_risk_follows_trust() {
+    let env = Env::new();
+    let config = format!(
+        "[mcp_servers.fake]\ncommand = \"node\"\nargs = [{:?}]\n",
+        fake_server()
+    );
+    write(&env.home.path().join("config.toml"), &config);
+    let scenario = calls(
+        &env,
+        &[
+            ("mcp__fake__echo", serde_json::json!({"message": "ro"})),
+            ("mcp__fake__shout", serde_json::json!({"message": "loud"})),
+        ],
+    );
+    let out = cox(&env)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "x", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    let results = results(&out);
+    assert_eq!(results[0], (true, "echo: ro".to_owned()), "{}", text(&out));
+    assert!(!results[1].0, "{:?}", results[1]);
+    assert!(
+        !results[1].1.contains("LOUD"),
+        "refused, not run: {:?}",
+        results[1]
+    );
+
+    let allowed = cox(&env)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "x", "--output-format", "stream-json"])
+        .args(["--allowedTools", "mcp__fake__shout"])
+        .output()
+        .unwrap();
+    let results = self::results(&allowed);
+    assert_eq!(
+        results[1],
+        (false, "LOUD".to_owned()),
+        "the server's isError is a failed result: {}",
+        text(&allowed)
+    );
+}
+
+/// Servers that hang, exit, serve a bad schema or crash mid-call: each is
+/// a notice or a failed result, and the session goes on; a 10 MB result is
+/// archived like any big output.
+#[test]
+fn broken_servers_are_notices_and_absences_and_the_session_goes_on() {
+    let env = Env::new();
+    let config = servers_json(&[
+        ("hangs", fake(&[("FAKE_MODE", "hang")])),
+        ("exits", fake(&[("FAKE_MODE", "exit")])),
+        ("schema", fake(&[("FAKE_MODE", "bad-schema")])),
+        ("crashes", fake(&[("FAKE_MODE", "crash-on-call")])),
+        ("big", fake(&[("FAKE_MODE", "big")])),
+    ]);
+    let scenario = calls(
+        &env,
+        &[
+            ("mcp__schema__echo", serde_json::json!({"message": "fine"})),
+            ("mcp__crashes__echo", serde_json::json!({"message": "bye"})),
+            ("mcp__big__big", serde_json::json!({})),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let out = cox(&env)
+        .env("MCP_TIMEOUT", "1500")
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "x", "--permission-mode", "bypassPermissions"])
+        .args(["--output-format", "stream-json", "--mcp-config", &config])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", text(&out));
+    let said = notices(&out);
+    let about = |server: &str| {
+        said.iter()
+            .find(|n| n.contains(&format!("'{server}'")))
+            .cloned()
+            .unwrap_or_else(|| panic!("no notice about {server}: {said:?}"))
+    };
+    assert!(
+        about("hangs").contains("did not answer within 1500 ms"),
+        "{said:?}"
+    );
+    assert!(
+        about("exits").contains("boom, no config"),
+        "its stderr says why: {said:?}"
+    );
+    assert!(about("schema").contains("'broken' is left out"), "{said:?}");
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    let offered = tools(&out);
+    assert!(
+        !offered.iter().any(|t| t.starts_with("mcp__hangs__")),
+        "{offered:?}"
+    );
+    assert!(
+        offered.contains(&"mcp__schema__echo".to_owned()),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.contains(&"mcp__schema__broken".to_owned()),
+        "{offered:?}"
+    );
+    let results = results(&out);
+    assert_eq!(results[0], (true, "echo: fine".to_owned()));
+    assert!(!results[1].0, "{:?}", results[1]);
+    assert!(
+        results[1].1.contains("MCP server 'crashes' failed"),
+        "{:?}",
+        results[1]
+    );
+    let big = lines(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_call_done")
+        .nth(2)
+        .unwrap();
+    assert!(big["result"]["ok"].as_bool().unwrap());
+    assert!(big["result"]["archive"].is_string(), "archived: {big}");
+    assert!(
+        big["result"]["visible"].as_str().unwrap().len() < 100_000,
+        "the model sees a view of it, not 10 MB"
+    );
+}
+
+/// A stdio server runs inside the session's sandbox: the filesystem
+/// server cannot write to a folder outside the workspace, though it was
+/// told to serve it; with `sandbox = false` it can.
+#[test]
+fn a_stdio_server_runs_inside_the_sandbox_unless_its_config_says_not() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_dir = outside.path().canonicalize().unwrap();
+    let target = outside_dir.join("note.txt");
+    let filesystem = modules.join(".bin/mcp-server-filesystem");
+    let entry = |sandbox: bool| {
+        serde_json::json!({
+            "command": "node",
+            "args": [filesystem, outside_dir],
+            "sandbox": sandbox,
+        })
+    };
+    let scenario = calls(
+        &env,
+        &[(
+            "mcp__fs__write_file",
+            serde_json::json!({"path": target.display().to_string(), "content": "hello"}),
+        )],
+    );
+    let confined = servers_json(&[("fs", entry(true))]);
+    let out = run(
+        &env,
+        &scenario,
+        &["--sandbox", "workspace-write", "--mcp-config", &confined],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let results = results(&out);
+    assert!(!results[0].0, "{}", text(&out));
+    assert!(!target.exists(), "the sandbox kept the write out");
+
+    let free = servers_json(&[("fs", entry(false))]);
+    let out = run(
+        &env,
+        &scenario,
+        &["--sandbox", "workspace-write", "--mcp-config", &free],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "hello",
+        "{}",
+        text(&out)
+    );
+}
+
+/// Bad configuration: a `.mcp.json` that is not JSON, an unknown field, an
+/// unset variable are notices naming the file and line, and the session
+/// goes on; a `--mcp-config` that does not parse is one line and exit 1;
+/// `--no-mcp` starts nothing; `--strict-mcp-config` only the flag's.
+#[test]
+fn bad_server_configs_are_named_and_flags_choose_the_sources() {
+    let env = Env::new();
+    let w = env.work.path();
+    let scenario = calls(&env, &[]);
+    write(
+        &w.join(".mcp.json"),
+        "{\n  \"mcpServers\": {\n    \"a\": { \"command\": \"x\", }\n  }\n}\n",
+    );
+    let out = run(&env, &scenario, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = notices(&out);
+    assert!(
+        said.iter()
+            .any(|n| n.contains(".mcp.json:3:") && n.contains("not started")),
+        "{said:?}"
+    );
+
+    write(
+        &w.join(".mcp.json"),
+        "{\"mcpServers\": {\n\"typo\": {\"command\": \"node\", \"argz\": []},\n\"unset\": {\"command\": \"${COX_TEST_NOT_SET}\"}\n}}",
+    );
+    let out = run(&env, &scenario, &[]);
+    let said = notices(&out);
+    assert!(
+        said.iter()
+            .any(|n| n.contains(".mcp.json:2:") && n.contains("unknown field `argz`")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|n| n.contains("${COX_TEST_NOT_SET} is not set")),
+        "{said:?}"
+    );
+
+    let broken = write(&env.home.path().join("broken.json"), "{ not json");
+    let out = run(
+        &env,
+        &scenario,
+        &["--mcp-config", &broken.display().to_string()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("broken.json:1:"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    std::fs::remove_file(w.join(".mcp.json")).unwrap();
+    write(
+        &env.home.path().join("config.toml"),
+        &format!(
+            "[mcp_servers.mine]\ncommand = \"node\"\nargs = [{:?}]\n",
+            fake_server()
+        ),
+    );
+    let out = run(&env, &scenario, &["--no-mcp"]);
+    assert!(
+        !tools(&out).iter().any(|t| t.starts_with("mcp__")),
+        "{}",
+        text(&out)
+    );
+    let flag = servers_json(&[("flagged", fake(&[]))]);
+    let out = run(
+        &env,
+        &scenario,
+        &["--strict-mcp-config", "--mcp-config", &flag],
+    );
+    let offered = tools(&out);
+    assert!(
+        offered.contains(&"mcp__flagged__echo".to_owned()),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.contains(&"mcp__mine__echo".to_owned()),
+        "{offered:?}"
+    );
+    let out = run(&env, &scenario, &[]);
+    assert!(
+        tools(&out).contains(&"mcp__mine__echo".to_owned()),
+        "{}",
+        text(&out)
+    );
+}
+
+/// `cox mcp add`, `list`, `get` and `remove` on both scopes.
+#[test]
+fn cox_mcp_adds_lists_and_removes_servers() {
+    let env = Env::new();
+    let node = fake_server();
+    let add = cox(&env)
+        .args([
+            "mcp",
+            "add",
+            "mine",
+            "-e",
+            "FAKE_DESCRIPTION=Mine.",
+            "--",
+            "node",
+            &node,
+        ])
+        .output()
+        .unwrap();
+    assert!(add.status.success(), "{}", text(&add));
+    let add = cox(&env)
+        .args([
+            "mcp", "add", "--scope", "project", "theirs", "--", "node", &node,
+        ])
+        .output()
+        .unwrap();
+    assert!(add.status.success(), "{}", text(&add));
+    let again = cox(&env)
+        .args(["mcp", "add", "mine", "--", "node", &node])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+
+    let list = cox(&env).args(["mcp", "list"]).output().unwrap();
+    let said = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("mine ") && l.ends_with("connected · 2 tools")),
+        "{said}"
+    );
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("theirs ")
+                && l.contains("2 pending trust: run cox mcp trust theirs")),
+        "{said}"
+    );
+    let get = cox(&env).args(["mcp", "get", "mine"]).output().unwrap();
+    let got = String::from_utf8_lossy(&get.stdout);
+    assert!(got.contains("mcp__mine__echo  trusted  Mine."), "{got}");
+
+    for name in ["mine", "theirs"] {
+        let removed = cox(&env).args(["mcp", "remove", name]).output().unwrap();
+        assert!(removed.status.success(), "{}", text(&removed));
+    }
+    let list = cox(&env).args(["mcp", "list"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&list.stdout).starts_with("no MCP servers"),
+        "{}",
+        text(&list)
+    );
+}
+
+/// `cox-headless` has no MCP client: `--mcp-config` is refused, and
+/// configured servers are said not to start.
+#[test]
+fn the_headless_binary_says_it_has_no_mcp_client() {
+    let env = Env::new();
+    let headless = Path::new(env!("CARGO_BIN_EXE_cox")).with_file_name("cox-headless");
+    if !headless.exists() {
+        eprintln!("skipped: cox-headless is not built beside cox");
+        return;
+    }
+    let scenario = calls(&env, &[]);
+    let flag = servers_json(&[("x", fake(&[]))]);
+    let out = Command::new(&headless)
+        .env("COX_HOME", env.home.path())
+        .env("HOME", env.home.path())
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .current_dir(env.work.path())
+        .args(["-p", "x", "--mcp-config", &flag])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no MCP client"));
+}

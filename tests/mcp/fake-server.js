@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// A small MCP server over stdio for cox's tests: newline-delimited
+// JSON-RPC, written without the SDK so each misbehaviour is on purpose.
+// FAKE_MODE picks one: "ok" (default), "hang" (never answers the
+// handshake), "exit" (says why on stderr and leaves before it),
+// "crash-on-call" (dies in the middle of a call), "bad-schema" (one tool's
+// input schema is not an object schema), "big" (a 10 MB result).
+// FAKE_DESCRIPTION is the echo tool's description (so a test can change
+// the definition); FAKE_LOG, when set, is a file each call is appended to.
+'use strict';
+const fs = require('fs');
+const mode = process.env.FAKE_MODE || 'ok';
+const description = process.env.FAKE_DESCRIPTION || 'Echoes its message.';
+
+if (mode === 'exit') {
+  process.stderr.write('fake-server: boom, no config\n');
+  process.exit(3);
+}
+
+function send(message) {
+  process.stdout.write(JSON.stringify(message) + '\n');
+}
+
+const tools = [
+  {
+    name: 'echo',
+    description,
+    inputSchema: {
+      type: 'object',
+      properties: { message: { type: 'string' } },
+      required: ['message'],
+    },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'shout',
+    description: 'Returns its message in capitals, as an error.',
+    inputSchema: { type: 'object', properties: { message: { type: 'string' } } },
+  },
+];
+if (mode === 'bad-schema') {
+  tools.push({ name: 'broken', description: 'Has a bad schema.', inputSchema: { type: 'string' } });
+}
+if (mode === 'big') {
+  tools.push({ name: 'big', description: 'Returns 10 MB.', inputSchema: { type: 'object' } });
+}
+
+function handle(request) {
+  const { id, method, params } = request;
+  if (id === undefined) return; // a notification
+  if (method === 'initialize') {
+    if (mode === 'hang') return;
+    send({
+      jsonrpc: '2.0',
+      id,
+      result: {
+        protocolVersion: params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: 'fake', version: '1.0.0' },
+      },
+    });
+  } else if (method === 'tools/list') {
+    send({ jsonrpc: '2.0', id, result: { tools } });
+  } else if (method === 'tools/call') {
+    if (process.env.FAKE_LOG) {
+      fs.appendFileSync(process.env.FAKE_LOG, JSON.stringify(params) + '\n');
+    }
+    if (mode === 'crash-on-call') {
+      process.stderr.write('fake-server: segfault in the middle of a call\n');
+      process.exit(139);
+    }
+    const message = (params.arguments || {}).message || '';
+    let result;
+    if (params.name === 'echo') {
+      result = { content: [{ type: 'text', text: 'echo: ' + message }] };
+    } else if (params.name === 'shout') {
+      result = { content: [{ type: 'text', text: message.toUpperCase() }], isError: true };
+    } else if (params.name === 'big') {
+      result = { content: [{ type: 'text', text: 'x'.repeat(10 * 1024 * 1024) }] };
+    } else {
+      send({ jsonrpc: '2.0', id, error: { code: -32602, message: 'no tool ' + params.name } });
+      return;
+    }
+    send({ jsonrpc: '2.0', id, result });
+  } else if (method === 'ping') {
+    send({ jsonrpc: '2.0', id, result: {} });
+  } else {
+    send({ jsonrpc: '2.0', id, error: { code: -32601, message: 'no method ' + method } });
+  }
+}
+
+let buffer = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  let newline;
+  while ((newline = buffer.indexOf('\n')) >= 0) {
+    const line = buffer.slice(0, newline).trim();
+    buffer = buffer.slice(newline + 1);
+    if (line) handle(JSON.parse(line));
+  }
+});
+process.stdin.on('end', () => process.exit(0));
