@@ -75,6 +75,10 @@ echo "== checkpoints: snapshots, a file-tool and a shell call's extra time, a 10
 "$bin/cox-bench" checkpoints 10000
 
 echo
+echo "== MCP: three stdio servers' startup, one that never answers, what a call adds over bare JSON-RPC"
+"$bin/cox-bench" mcp 200
+
+echo
 echo "== binary sizes"
 for b in cox cox-headless cox-sandbox-exec; do
   printf '%-14s %8d bytes\n' "$b" "$(stat -c %s "$bin/$b")"

@@ -56,6 +56,7 @@ use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};
 
 mod checkpoints;
+mod mcp;
 mod mock;
 mod sandbox;
 
@@ -114,6 +115,12 @@ enum Job {
         #[arg(default_value_t = 10_000)]
         files: usize,
     },
+    /// The MCP client: three servers' startup, one that hangs, and what a
+    /// call adds over bare JSON-RPC (N calls).
+    Mcp {
+        #[arg(default_value_t = 200)]
+        n: usize,
+    },
     /// Create a new cox.db N times.
     Db {
         #[arg(default_value_t = 50)]
@@ -154,6 +161,7 @@ fn main() {
         Job::Db { n } => db_create(n),
         Job::Sandbox { n } => sandbox::overhead(n),
         Job::Checkpoints { files } => checkpoints::run(files),
+        Job::Mcp { n } => mcp::run(n),
     };
     match result {
         Ok(()) => {
