@@ -150,6 +150,7 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
                 .iter()
                 .map(|s| ServerReport {
                     name: s.name.clone(),
+                    protocol: None,
                     outcome: Err(format!("its trust cannot be read: {e}")),
                 })
                 .collect();
@@ -159,9 +160,16 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
         let options = &options;
         let db = &db;
         async move {
+            let mut protocol = None;
             let outcome = match started(server, options).await {
                 Err(why) => Err(why),
                 Ok(live) => {
+                    protocol = live
+                        .server
+                        .service
+                        .peer()
+                        .peer_info()
+                        .map(|info| info.protocol_version.to_string());
                     let definitions: Vec<Definition> =
                         live.tools.iter().map(Definition::of).collect();
                     trust::check(
@@ -197,6 +205,7 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
             };
             ServerReport {
                 name: server.name.clone(),
+                protocol,
                 outcome,
             }
         }
@@ -280,9 +289,17 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                 )
                 .custom_headers(map);
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-            let service = ().serve(transport).await.map_err(|e| {
-                format!("the handshake with {url} failed: {}", plain(&e.to_string()))
-            })?;
+            // The stateless 2026-07-28 revision where the server has it
+            // (`server/discover`), else the handshake it knows.
+            let lifecycle = rmcp::ClientLifecycleMode::Auto {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                legacy_version: None,
+            };
+            let service = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle)
+                .await
+                .map_err(|e| {
+                    format!("the handshake with {url} failed: {}", plain(&e.to_string()))
+                })?;
             (service, None)
         }
         Transport::Sse { url, .. } => {

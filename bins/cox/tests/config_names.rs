@@ -133,10 +133,10 @@ fn a_table_of_a_later_release_is_refused_not_ignored() {
     let version = env!("CARGO_PKG_VERSION");
     for (text, needle) in [
         (
-            "[mcp_servers.fs]\ncommand = \"npx\"\n",
+            "[tui]\ntheme = \"dark\"\n",
             format!(
-                ":1: `[mcp_servers]` is not supported by this version of cox ({version}): MCP \
-                 servers come in a later release; remove it"
+                ":1: `[tui]` is not supported by this version of cox ({version}): TUI settings \
+                 come in a later release; remove it"
             ),
         ),
         (
@@ -146,10 +146,6 @@ fn a_table_of_a_later_release_is_refused_not_ignored() {
         (
             "[hooks]\nPreToolUse = []\n",
             ":1: `[hooks]` is not supported by this version".to_owned(),
-        ),
-        (
-            "[context]\nmax_tools = 10\n",
-            ":2: `[context] max_tools` is not supported by this version".to_owned(),
         ),
     ] {
         for project in [false, true] {

@@ -682,3 +682,164 @@ fn the_headless_binary_says_it_has_no_mcp_client() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no MCP client"));
 }
+
+/// A server on the official Python SDK (PyPI `mcp`, installed by `.ci/run`
+/// where `COX_TEST_MCP_PYTHON` points), over streamable HTTP: cox speaks
+/// the stateless 2026-07-28 revision to it (no `initialize`, no session),
+/// and over stdio the handshake it knows.
+#[test]
+fn a_python_sdk_server_is_reached_on_the_stateless_revision() {
+    let python = match std::env::var_os("COX_TEST_MCP_PYTHON") {
+        Some(python) => PathBuf::from(python),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "COX_TEST_MCP_PYTHON is not set: .ci/run installs the MCP Python SDK"
+            );
+            eprintln!("skipped: COX_TEST_MCP_PYTHON is not set (.ci/run sets it)");
+            return;
+        }
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/py-server.py");
+    let env = Env::new();
+    let log = env.home.path().join("requests.log");
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut server = Command::new(&python)
+        .arg(&script)
+        .args(["http", &port.to_string()])
+        .arg(&log)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Python server never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let config = servers_json(&[
+        (
+            "py",
+            serde_json::json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}),
+        ),
+        (
+            "pystdio",
+            serde_json::json!({"command": python, "args": [script, "stdio"]}),
+        ),
+    ]);
+    let scenario = calls(
+        &env,
+        &[
+            ("mcp__py__add", serde_json::json!({"a": 20, "b": 22})),
+            ("mcp__pystdio__add", serde_json::json!({"a": 1, "b": 2})),
+        ],
+    );
+    let out = run(&env, &scenario, &["--mcp-config", &config]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out));
+    let results = results(&out);
+    assert_eq!(results[0], (true, "42".to_owned()), "{}", text(&out));
+    assert_eq!(results[1], (true, "3".to_owned()), "{}", text(&out));
+    let requests: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        !requests.iter().any(|r| r["method"] == "initialize"),
+        "no legacy handshake over HTTP: {requests:?}"
+    );
+    let call = requests
+        .iter()
+        .find(|r| r["method"] == "tools/call")
+        .unwrap();
+    assert_eq!(call["version"], "2026-07-28", "{requests:?}");
+    assert!(call["session"].is_null(), "stateless: {requests:?}");
+}
+
+/// Past `[context] max_tools`, MCP tools wait behind `tool_search`: the
+/// model finds one by its words, and then calls it.
+#[test]
+fn past_max_tools_mcp_tools_are_found_with_tool_search() {
+    let env = Env::new();
+    write(
+        &env.home.path().join("config.toml"),
+        &format!(
+            "[context]\nmax_tools = 5\n\n[mcp_servers.fake]\ncommand = \"node\"\nargs = [{:?}]\n",
+            fake_server()
+        ),
+    );
+    let scenario = calls(
+        &env,
+        &[
+            (
+                "tool_search",
+                serde_json::json!({"query": "echoes message"}),
+            ),
+            ("mcp__fake__echo", serde_json::json!({"message": "found"})),
+        ],
+    );
+    let out = run(&env, &scenario, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        tools(&out).contains(&"tool_search".to_owned()),
+        "{}",
+        text(&out)
+    );
+    let results = results(&out);
+    assert!(results[0].1.contains("mcp__fake__echo"), "{:?}", results[0]);
+    assert_eq!(results[1], (true, "echo: found".to_owned()));
+}
+
+/// `~/.claude.json`: its own servers and this folder's entry (which wins
+/// by name), and `.mcp.json` over both; the rest of Claude Code's file is
+/// left alone.
+#[test]
+fn claude_code_user_and_project_entries_are_read_and_later_ones_win() {
+    let env = Env::new();
+    let w = env.work.path().canonicalize().unwrap();
+    let describe = |text: &str| fake(&[("FAKE_DESCRIPTION", text)]);
+    let claude = serde_json::json!({
+        "numStartups": 12,
+        "mcpServers": {"global": describe("Global."), "shared": describe("From the user list.")},
+        "projects": {
+            w.display().to_string(): {
+                "allowedTools": [],
+                "mcpServers": {"shared": describe("From this project's entry."), "local": describe("Local.")}
+            },
+            "/somewhere/else": {"mcpServers": {"elsewhere": describe("Elsewhere.")}}
+        }
+    });
+    write(&env.home.path().join(".claude.json"), &claude.to_string());
+    write(
+        &w.join(".mcp.json"),
+        &servers_json(&[("local", describe("From .mcp.json."))]),
+    );
+    let get = |name: &str| {
+        let out = cox(&env).args(["mcp", "get", name]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(
+        get("global").contains("~/.claude.json ("),
+        "{}",
+        get("global")
+    );
+    let shared = get("shared");
+    assert!(shared.contains("~/.claude.json (project)"), "{shared}");
+    assert!(shared.contains("From this project's entry."), "{shared}");
+    let local = get("local");
+    assert!(
+        local.contains("project (") && local.contains("From .mcp.json."),
+        "{local}"
+    );
+    let list = cox(&env).args(["mcp", "list"]).output().unwrap();
+    let said = String::from_utf8_lossy(&list.stdout);
+    assert!(!said.contains("elsewhere"), "{said}");
+}

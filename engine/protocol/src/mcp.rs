@@ -184,5 +184,7 @@ pub enum ToolTrust {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerReport {
     pub name: String,
+    /// The protocol revision it speaks, once connected.
+    pub protocol: Option<String>,
     pub outcome: Result<Vec<ToolReport>, String>,
 }

@@ -197,6 +197,9 @@ fn get(args: &RunArgs, name: &str) -> Result<String> {
     let _ = writeln!(out, "  defined in: {}", origin_line(server));
     let _ = writeln!(out, "  runs as: {}", transport_line(server));
     let _ = writeln!(out, "  state: {}", state_line(report));
+    if let Some(protocol) = &report.protocol {
+        let _ = writeln!(out, "  protocol: {protocol}");
+    }
     if let Ok(tools) = &report.outcome {
         for tool in tools {
             let trust = match tool.trust {

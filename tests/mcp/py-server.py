@@ -1,0 +1,65 @@
+"""A server on the official MCP Python SDK (PyPI `mcp`), for cox's tests.
+
+`py-server.py http PORT LOG` serves streamable HTTP on 127.0.0.1:PORT and
+appends each JSON-RPC method it receives, with the protocol version the
+request names, to LOG (so a test can see whether cox spoke the stateless
+2026-07-28 revision: no `initialize`); `py-server.py stdio` serves stdio.
+"""
+
+import json
+import sys
+
+from mcp.server import MCPServer
+
+app = MCPServer("py-reference")
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    """Adds two whole numbers."""
+    return a + b
+
+
+def logged(inner, log_path):
+    async def asgi(scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            return await inner(scope, receive, send)
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        try:
+            method = json.loads(body).get("method")
+        except ValueError:
+            method = None
+        headers = {k.decode(): v.decode() for k, v in scope.get("headers", [])}
+        with open(log_path, "a") as log:
+            log.write(json.dumps({"method": method,
+                                  "version": headers.get("mcp-protocol-version"),
+                                  "session": headers.get("mcp-session-id")}) + "\n")
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await inner(scope, replay, send)
+
+    return asgi
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "stdio":
+        app.run(transport="stdio")
+    else:
+        import uvicorn
+
+        port, log_path = int(sys.argv[2]), sys.argv[3]
+        inner = app.streamable_http_app()
+        uvicorn.run(logged(inner, log_path), host="127.0.0.1", port=port, log_level="warning")
