@@ -5,12 +5,16 @@
 // handshake), "exit" (says why on stderr and leaves before it),
 // "crash-on-call" (dies in the middle of a call), "bad-schema" (one tool's
 // input schema is not an object schema), "big" (a 10 MB result).
-// FAKE_DESCRIPTION is the echo tool's description (so a test can change
-// the definition); FAKE_LOG, when set, is a file each call is appended to.
+// FAKE_DESCRIPTION is the echo tool's description, or FAKE_DESCRIPTION_FILE
+// names a file holding it (so a test can change the definition and not the
+// server's configuration); FAKE_LOG, when set, is a file each call is
+// appended to.
 'use strict';
 const fs = require('fs');
 const mode = process.env.FAKE_MODE || 'ok';
-const description = process.env.FAKE_DESCRIPTION || 'Echoes its message.';
+const description = process.env.FAKE_DESCRIPTION_FILE
+  ? fs.readFileSync(process.env.FAKE_DESCRIPTION_FILE, 'utf8').trim()
+  : process.env.FAKE_DESCRIPTION || 'Echoes its message.';
 
 if (mode === 'exit') {
   process.stderr.write('fake-server: boom, no config\n');

@@ -88,7 +88,8 @@ struct Live {
     tools: Vec<rmcp::model::Tool>,
 }
 
-/// Connects `servers` at once and builds their tools.
+/// Connects `servers` at once and builds their tools. A project's server
+/// that is not trusted as it is configured now is not started.
 pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
     let mut out = Connected::default();
     if servers.is_empty() {
@@ -108,22 +109,61 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
             return out;
         }
     };
+    let mut startable = Vec::new();
+    for server in servers {
+        match trust::may_start(&db, &server) {
+            Ok(true) => startable.push(server),
+            Ok(false) => {
+                out.notices.push(format!(
+                    "MCP server '{}' ({}:{}) is not started until you trust it: run cox mcp \
+                     trust {}",
+                    server.name,
+                    server.origin.file.display(),
+                    server.origin.line,
+                    server.name
+                ));
+                out.states
+                    .push((server.name.clone(), ServerState::NotTrusted));
+            }
+            Err(e) => {
+                out.notices.push(format!(
+                    "MCP server '{}' is not started: its trust cannot be read: {e}",
+                    server.name
+                ));
+                out.states
+                    .push((server.name.clone(), ServerState::Failed(e)));
+            }
+        }
+    }
     let results =
-        futures::future::join_all(servers.iter().map(|server| started(server, &options))).await;
-    for (server, result) in servers.iter().zip(results) {
+        futures::future::join_all(startable.iter().map(|server| started(server, &options))).await;
+    let mut names = std::collections::BTreeSet::new();
+    for (server, result) in startable.iter().zip(results) {
         match result {
             Ok(live) => {
                 let (tools, notices, pending) = tool::build(&db, server, &live.server, live.tools);
                 out.notices.extend(notices);
+                let mut kept = 0;
+                for tool in tools {
+                    if names.insert(tool.name().to_owned()) {
+                        kept += 1;
+                        out.tools.push(Arc::new(tool) as Arc<dyn Tool>);
+                    } else {
+                        out.notices.push(format!(
+                            "MCP server '{}': tool {} is left out: another server's tool has \
+                             that name",
+                            server.name,
+                            tool.name()
+                        ));
+                    }
+                }
                 out.states.push((
                     server.name.clone(),
                     ServerState::Connected {
-                        tools: tools.len(),
+                        tools: kept,
                         pending,
                     },
                 ));
-                out.tools
-                    .extend(tools.into_iter().map(|t| Arc::new(t) as Arc<dyn Tool>));
             }
             Err(why) => {
                 out.notices.push(format!(
@@ -151,6 +191,7 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
                 .map(|s| ServerReport {
                     name: s.name.clone(),
                     protocol: None,
+                    not_started: false,
                     outcome: Err(format!("its trust cannot be read: {e}")),
                 })
                 .collect();
@@ -161,6 +202,28 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
         let db = &db;
         async move {
             let mut protocol = None;
+            match trust::may_start(db, server) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return ServerReport {
+                        name: server.name.clone(),
+                        protocol,
+                        not_started: true,
+                        outcome: Err(format!(
+                            "not started until you trust it: cox mcp trust {}",
+                            server.name
+                        )),
+                    };
+                }
+                Err(e) => {
+                    return ServerReport {
+                        name: server.name.clone(),
+                        protocol,
+                        not_started: false,
+                        outcome: Err(format!("its trust cannot be read: {e}")),
+                    };
+                }
+            }
             let outcome = match started(server, options).await {
                 Err(why) => Err(why),
                 Ok(live) => {
@@ -170,21 +233,16 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
                         .peer()
                         .peer_info()
                         .map(|info| info.protocol_version.to_string());
+                    let (usable, _) = tool::usable(server, live.tools);
                     let definitions: Vec<Definition> =
-                        live.tools.iter().map(Definition::of).collect();
-                    trust::check(
-                        db,
-                        &server.name,
-                        server.origin.kind.trusted_on_first_connect(),
-                        &definitions,
-                    )
-                    .map(|states| {
+                        usable.iter().map(|u| Definition::of(&u.tool)).collect();
+                    trust::check(db, server, &definitions).map(|states| {
                         definitions
                             .into_iter()
                             .zip(states)
                             .map(|(d, state)| ToolReport {
                                 trust: match state {
-                                    TrustState::Trusted => ToolTrust::Trusted,
+                                    TrustState::Trusted { .. } => ToolTrust::Trusted,
                                     TrustState::Pending | TrustState::Changed { trusted: None } => {
                                         ToolTrust::Pending
                                     }
@@ -206,6 +264,7 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
             ServerReport {
                 name: server.name.clone(),
                 protocol,
+                not_started: false,
                 outcome,
             }
         }
@@ -213,17 +272,22 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
     futures::future::join_all(looks).await
 }
 
-/// Trusts what `server` serves now: every tool's current definition
-/// replaces the stored ones. Returns how many tools it has.
+/// Trusts what `server` serves now, as it is configured now: every tool's
+/// current definition replaces the stored ones, and a project's server may
+/// start from then on. Returns the definitions trusted, to be shown.
 ///
 /// # Errors
 /// The server could not be reached, or `cox.db` written.
-pub async fn trust_server(server: &McpServer, options: &Options) -> Result<usize, String> {
+pub async fn trust_server(
+    server: &McpServer,
+    options: &Options,
+) -> Result<Vec<Definition>, String> {
     let live = started(server, options).await?;
-    let definitions: Vec<Definition> = live.tools.iter().map(Definition::of).collect();
+    let (usable, _) = tool::usable(server, live.tools);
+    let definitions: Vec<Definition> = usable.iter().map(|u| Definition::of(&u.tool)).collect();
     let db = Db::open(&options.home.db_path()).map_err(|e| e.to_string())?;
-    trust::trust(&db, &server.name, &definitions)?;
-    Ok(definitions.len())
+    trust::trust(&db, server, &definitions)?;
+    Ok(definitions)
 }
 
 /// [`start`] within the deadline.
@@ -249,14 +313,18 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
             let mut argv: Vec<OsString> = vec![command.into()];
             argv.extend(args.iter().map(OsString::from));
             let cwd = cwd.clone().unwrap_or_else(|| options.cwd.clone());
-            let (program, program_args) = if server.sandbox {
+            let launch = if server.sandbox {
                 OsSandbox::new(options.sandbox.clone())
-                    .server_launch(&argv, &cwd, server.network)
+                    .server_launch(&argv, &cwd, env, server.network)
                     .map_err(|e| format!("{e} (or set sandbox = false for this server)"))?
             } else {
-                (argv[0].clone(), argv[1..].to_vec())
+                cox_sandbox::ServerLaunch {
+                    program: argv[0].clone(),
+                    args: argv[1..].to_vec(),
+                    env: env.clone(),
+                }
             };
-            let mut child = process::spawn(&program, &program_args, &cwd, env)
+            let mut child = process::spawn(&launch.program, &launch.args, &cwd, &launch.env)
                 .map_err(|e| format!("cannot start {command}: {e}"))?;
             let (stdout, stdin) = child.pipes()?;
             match ().serve((stdout, stdin)).await {

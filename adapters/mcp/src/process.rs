@@ -11,7 +11,6 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::io::AsyncBufReadExt as _;
 use tokio::process::{ChildStdin, ChildStdout};
 
 /// How much of stderr is kept, in lines.
@@ -29,7 +28,8 @@ pub(crate) fn spawn(
     cwd: &Path,
     env: &[(String, String)],
 ) -> std::io::Result<Child> {
-    let mut child = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    command
         .args(args)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))
@@ -37,24 +37,60 @@ pub(crate) fn spawn(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()?;
+        .kill_on_drop(true);
+    // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill
+    // the child if cox dies without dropping it (`exit` on a second Ctrl-C).
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn()?;
     let group = child.id().and_then(|id| i32::try_from(id).ok());
     let tail = Arc::new(Mutex::new(VecDeque::new()));
     if let Some(stderr) = child.stderr.take() {
         let tail = Arc::clone(&tail);
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-                if tail.len() == TAIL_LINES {
-                    tail.pop_front();
-                }
-                tail.push_back(line.chars().take(300).collect());
-            }
-        });
+        tokio::spawn(drain(stderr, tail));
     }
     Ok(Child { child, group, tail })
+}
+
+/// Reads stderr to its end whatever it holds (a line of any length, bytes
+/// that are not UTF-8), keeping the last lines, each cut at 300
+/// characters: a server that floods it neither grows cox nor blocks on a
+/// full pipe.
+async fn drain(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    use tokio::io::AsyncReadExt as _;
+    let mut stderr = stderr;
+    let mut buffer = vec![0u8; 8192];
+    let mut line: Vec<u8> = Vec::new();
+    let keep = |line: &[u8]| {
+        let text: String = String::from_utf8_lossy(line).chars().take(300).collect();
+        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(text);
+    };
+    loop {
+        let n = match stderr.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &byte in &buffer[..n] {
+            if byte == b'\n' {
+                keep(&line);
+                line.clear();
+            } else if line.len() < 1200 {
+                line.push(byte);
+            }
+        }
+    }
+    if !line.is_empty() {
+        keep(&line);
+    }
 }
 
 impl Child {

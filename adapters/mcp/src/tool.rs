@@ -2,8 +2,9 @@
 //!
 //! Its name is `mcp__<server>__<tool>` (characters a provider refuses
 //! become `_`, a name past 64 is cut and given a hash), its risk comes
-//! from trust: a trusted tool the server calls read-only is `ReadOnly`,
-//! one it calls destructive `Destructive`, any other `Exec`; a pending or
+//! from trust: a trusted tool is `ReadOnly` when the server called it
+//! read-only both when it was trusted and now, `Destructive` when it
+//! called it destructive either time, `Exec` otherwise; a pending or
 //! changed tool is a `Write` whose call answers [`pending`] without
 //! reaching the server, and whose description is that sentence alone.
 
@@ -42,58 +43,122 @@ pub struct McpTool {
     pending: bool,
 }
 
-/// `mcp__<server>__<tool>`, in the characters providers take.
+/// `mcp__<server>__<tool>`, in the characters providers take; past 64, cut
+/// and given a hash of the server and the tool together.
 #[must_use]
 pub fn tool_name(server: &str, tool: &str) -> String {
-    let clean: String = tool
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let name = format!("mcp__{server}__{clean}");
+    let name = cox_protocol::mcp::tool_name(server, tool);
     if name.len() <= NAME_MAX {
         return name;
     }
     let digest = Definition {
-        name: tool.to_owned(),
+        name: format!("{server}\0{tool}"),
         description: String::new(),
         input_schema: Value::Null,
+        read_only: false,
+        destructive: false,
     }
     .hash();
     format!("{}_{}", &name[..NAME_MAX - 9], &digest[..8])
 }
 
-/// The tools of one connected server, the notices about the ones left
-/// out, and how many wait for trust.
-pub(crate) fn build(
-    db: &Db,
+/// A tool a server lists that cox can offer: its name as the model sees
+/// it and its input schema, checked.
+pub(crate) struct Usable {
+    pub name: String,
+    pub schema: Value,
+    pub tool: rmcp::model::Tool,
+}
+
+/// Why `schema` would be refused by a provider, if it would: the shape of
+/// a JSON Schema object a tool's input must have (an object type, an
+/// object of object `properties`, a list of names as `required`, types
+/// that are type names).
+fn schema_fault(schema: &Value) -> Option<String> {
+    const TYPES: [&str; 7] = [
+        "object", "string", "number", "integer", "boolean", "array", "null",
+    ];
+    fn check_type(value: &Value) -> Option<String> {
+        match value {
+            Value::String(t) if TYPES.contains(&t.as_str()) => None,
+            Value::Array(ts)
+                if ts
+                    .iter()
+                    .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))) =>
+            {
+                None
+            }
+            other => Some(format!("{other} is not a type")),
+        }
+    }
+    fn walk(schema: &Value, depth: usize) -> Option<String> {
+        if depth > 32 {
+            return Some("it nests deeper than 32 levels".into());
+        }
+        let Value::Object(map) = schema else {
+            return match schema {
+                Value::Bool(_) => None,
+                other => Some(format!("{other} is not a schema")),
+            };
+        };
+        if let Some(t) = map.get("type")
+            && let Some(fault) = check_type(t)
+        {
+            return Some(fault);
+        }
+        if let Some(props) = map.get("properties") {
+            let Value::Object(props) = props else {
+                return Some("its properties are not an object".into());
+            };
+            for (name, prop) in props {
+                if let Some(fault) = walk(prop, depth + 1) {
+                    return Some(format!("property {name:?}: {fault}"));
+                }
+            }
+        }
+        if let Some(required) = map.get("required")
+            && !required
+                .as_array()
+                .is_some_and(|r| r.iter().all(Value::is_string))
+        {
+            return Some("its required is not a list of names".into());
+        }
+        if let Some(items) = map.get("items")
+            && let Some(fault) = walk(items, depth + 1)
+        {
+            return Some(format!("items: {fault}"));
+        }
+        None
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => walk(schema, 0),
+        Some(other) => Some(format!("its type is {other}, not \"object\"")),
+        None => Some("it has no type".into()),
+    }
+}
+
+/// The tools of `tools` cox can offer, with a notice for each it cannot:
+/// an input schema that is not an object schema, a name another of the
+/// server's tools already reads as.
+pub(crate) fn usable(
     config: &McpServer,
-    server: &Arc<Server>,
     tools: Vec<rmcp::model::Tool>,
-) -> (Vec<McpTool>, Vec<String>, usize) {
+) -> (Vec<Usable>, Vec<String>) {
     let mut notices = Vec::new();
     let mut kept = Vec::new();
     let mut names = BTreeSet::new();
     for tool in tools {
         let mut schema = Value::Object((*tool.input_schema).clone());
-        match schema.get("type") {
-            None => {
-                schema["type"] = Value::from("object");
-            }
-            Some(Value::String(t)) if t == "object" => {}
-            Some(other) => {
-                notices.push(format!(
-                    "MCP server '{}': tool '{}' is left out: its input schema is not a JSON \
-                     Schema object (its type is {other})",
-                    config.name, tool.name
-                ));
-                continue;
-            }
+        if schema.get("type").is_none() {
+            schema["type"] = Value::from("object");
+        }
+        if let Some(fault) = schema_fault(&schema) {
+            notices.push(format!(
+                "MCP server '{}': tool '{}' is left out: its input schema is not a JSON Schema \
+                 object ({fault})",
+                config.name, tool.name
+            ));
+            continue;
         }
         let name = tool_name(&config.name, &tool.name);
         if !names.insert(name.clone()) {
@@ -104,15 +169,22 @@ pub(crate) fn build(
             ));
             continue;
         }
-        kept.push((name, schema, tool));
+        kept.push(Usable { name, schema, tool });
     }
-    let definitions: Vec<Definition> = kept.iter().map(|(_, _, t)| Definition::of(t)).collect();
-    let states = match trust::check(
-        db,
-        &config.name,
-        config.origin.kind.trusted_on_first_connect(),
-        &definitions,
-    ) {
+    (kept, notices)
+}
+
+/// The tools of one connected server, the notices about the ones left
+/// out, and how many wait for trust.
+pub(crate) fn build(
+    db: &Db,
+    config: &McpServer,
+    server: &Arc<Server>,
+    tools: Vec<rmcp::model::Tool>,
+) -> (Vec<McpTool>, Vec<String>, usize) {
+    let (kept, mut notices) = usable(config, tools);
+    let definitions: Vec<Definition> = kept.iter().map(|u| Definition::of(&u.tool)).collect();
+    let states = match trust::check(db, config, &definitions) {
         Ok(states) => states,
         Err(e) => {
             notices.push(format!(
@@ -125,35 +197,48 @@ pub(crate) fn build(
     };
     let mut out = Vec::new();
     let mut waiting = 0;
-    for ((name, schema, tool), state) in kept.into_iter().zip(states) {
-        let pending = state != TrustState::Trusted;
-        let hints = tool.annotations.as_ref();
-        let risk = if pending {
-            waiting += 1;
-            Risk::Write
-        } else if hints.and_then(|a| a.destructive_hint) == Some(true) {
-            Risk::Destructive
-        } else if hints.and_then(|a| a.read_only_hint) == Some(true) {
-            Risk::ReadOnly
-        } else {
-            Risk::Exec
+    for ((usable, definition), state) in kept.into_iter().zip(&definitions).zip(states) {
+        // The stricter of the hints trusted and the hints served now.
+        let risk = match state {
+            TrustState::Trusted {
+                read_only,
+                destructive,
+            } => {
+                if destructive || definition.destructive {
+                    Risk::Destructive
+                } else if read_only && definition.read_only {
+                    Risk::ReadOnly
+                } else {
+                    Risk::Exec
+                }
+            }
+            TrustState::Pending | TrustState::Changed { .. } => {
+                waiting += 1;
+                Risk::Write
+            }
         };
+        let pending = risk == Risk::Write;
         let spec = if pending {
             ToolSpec {
-                name: name.clone(),
+                name: usable.name.clone(),
                 description: pending_sentence(&config.name),
                 input_schema: serde_json::json!({"type": "object"}),
             }
         } else {
             ToolSpec {
-                name: name.clone(),
-                description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                input_schema: schema,
+                name: usable.name.clone(),
+                description: usable
+                    .tool
+                    .description
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_owned(),
+                input_schema: usable.schema,
             }
         };
         out.push(McpTool {
-            name,
-            remote: tool.name.to_string(),
+            name: usable.name,
+            remote: usable.tool.name.to_string(),
             server: Arc::clone(server),
             spec,
             risk,

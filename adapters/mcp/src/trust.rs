@@ -1,17 +1,27 @@
-//! Trust in MCP tool definitions.
+//! Trust in MCP tool definitions, and in the servers that serve them.
 //!
 //! A definition is a tool's name, description and input schema; its hash
 //! is a SHA-256 over the three, the schema in a canonical form (keys
 //! sorted, no spaces), so a server that reorders its JSON is the same
-//! server. Annotations (`readOnlyHint`, ...) are not part of it: they are
-//! hints, and a tool's risk never rests on them alone.
+//! server. Annotations (`readOnlyHint`, ...) are not part of the hash, but
+//! the ones a person trusted are kept with it, and a tool's risk takes the
+//! stricter of those and the ones served now: a server cannot make a
+//! trusted tool read-only later.
 //!
-//! Invariant: a stored hash is only replaced by an explicit trust (`cox mcp
+//! Rows are kept per server *identity* ([`scope`]): where the server is
+//! defined (a project's servers: which project) and its whole
+//! configuration. A project's server that takes the name of one you
+//! trusted, or a server whose command changed, is a server of its own,
+//! with no trust. A project's server is not even started until trusted:
+//! [`may_start`].
+//!
+//! Invariant: stored rows are only replaced by an explicit trust (`cox mcp
 //! trust <server>`) or, for a server from the user's own configuration,
-//! written once, when that server first connects with no rows at all.
+//! written once, when that identity first connects with no rows at all.
 
 use std::collections::BTreeMap;
 
+use cox_protocol::mcp::{McpServer, OriginKind, Transport};
 use cox_store::{Db, TrustedTool};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -22,36 +32,47 @@ pub struct Definition {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// The server calls it read-only (a hint; not hashed).
+    pub read_only: bool,
+    /// The server calls it destructive (a hint; not hashed).
+    pub destructive: bool,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn digest(parts: &[&str]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hex(&hasher.finalize())
 }
 
 impl Definition {
     /// The definition of a tool as the server lists it.
     #[must_use]
     pub fn of(tool: &rmcp::model::Tool) -> Self {
+        let hints = tool.annotations.as_ref();
         Self {
             name: tool.name.to_string(),
             description: tool.description.as_deref().unwrap_or_default().to_owned(),
             input_schema: Value::Object((*tool.input_schema).clone()),
+            read_only: hints.and_then(|a| a.read_only_hint) == Some(true),
+            destructive: hints.and_then(|a| a.destructive_hint) == Some(true),
         }
     }
 
     /// The hash the trust rows keep.
     #[must_use]
     pub fn hash(&self) -> String {
-        let mut hasher = Sha256::new();
-        for part in [
+        digest(&[
             self.name.as_str(),
             self.description.as_str(),
             &canonical(&self.input_schema),
-        ] {
-            hasher.update((part.len() as u64).to_be_bytes());
-            hasher.update(part.as_bytes());
-        }
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        ])
     }
 
     /// The definition as a row stores it.
@@ -61,6 +82,8 @@ impl Definition {
             "name": self.name,
             "description": self.description,
             "inputSchema": self.input_schema,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
         })
         .to_string()
     }
@@ -69,10 +92,13 @@ impl Definition {
     #[must_use]
     pub fn from_json(text: &str) -> Option<Self> {
         let value: Value = serde_json::from_str(text).ok()?;
+        let flag = |name: &str| value.get(name).and_then(Value::as_bool).unwrap_or(false);
         Some(Self {
             name: value.get("name")?.as_str()?.to_owned(),
             description: value.get("description")?.as_str()?.to_owned(),
             input_schema: value.get("inputSchema")?.clone(),
+            read_only: flag("readOnlyHint"),
+            destructive: flag("destructiveHint"),
         })
     }
 }
@@ -94,40 +120,108 @@ pub fn canonical(value: &Value) -> String {
     sorted(value).to_string()
 }
 
+/// A server's identity for its trust rows: where it is defined (the user's
+/// own sources are one place; a project's `.mcp.json` is that file) and
+/// everything about how it runs.
+#[must_use]
+pub fn scope(server: &McpServer) -> String {
+    let place = match server.origin.kind {
+        OriginKind::Project => format!("project:{}", server.origin.file.display()),
+        _ => "user".to_owned(),
+    };
+    let pairs = |list: &[(String, String)]| -> Value {
+        Value::Array(
+            list.iter()
+                .map(|(k, v)| serde_json::json!([k, v]))
+                .collect(),
+        )
+    };
+    let how = match &server.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => serde_json::json!({
+            "stdio": command, "args": args, "env": pairs(env),
+            "cwd": cwd.as_ref().map(|c| c.display().to_string()),
+        }),
+        Transport::Http { url, headers } => {
+            serde_json::json!({"http": url, "headers": pairs(headers)})
+        }
+        Transport::Sse { url, headers } => {
+            serde_json::json!({"sse": url, "headers": pairs(headers)})
+        }
+    };
+    let how = serde_json::json!({"how": how, "sandbox": server.sandbox, "network": server.network});
+    digest(&[&place, &canonical(&how)])
+}
+
+/// Whether `server` may be started: a project's only once trusted as it is
+/// configured now; any other at once.
+///
+/// # Errors
+/// `cox.db` could not be read.
+pub fn may_start(db: &Db, server: &McpServer) -> Result<bool, String> {
+    if server.origin.kind.trusted_on_first_connect() {
+        return Ok(true);
+    }
+    let rows = db
+        .trusted_tools(&server.name, &scope(server))
+        .map_err(|e| e.to_string())?;
+    Ok(rows.iter().any(|r| r.tool.is_empty()))
+}
+
 /// Where one tool stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TrustState {
-    Trusted,
+    /// Trusted, with the hints that were trusted.
+    Trusted { read_only: bool, destructive: bool },
     /// Never trusted.
     Pending,
     /// Trusted once, with another definition (kept for the diff).
-    Changed {
-        trusted: Option<Definition>,
-    },
+    Changed { trusted: Option<Definition> },
 }
 
 /// Where each of `server`'s tools stands; a server trusted on first
-/// connect that has no rows yet gets its current definitions recorded.
+/// connect whose identity has no rows yet gets its current definitions
+/// recorded.
 ///
 /// # Errors
 /// `cox.db` could not be read or written.
 pub fn check(
     db: &Db,
-    server: &str,
-    trusted_on_first_connect: bool,
+    server: &McpServer,
     definitions: &[Definition],
 ) -> Result<Vec<TrustState>, String> {
-    let rows = db.trusted_tools(server).map_err(|e| e.to_string())?;
-    if rows.is_empty() && trusted_on_first_connect {
+    let scope = scope(server);
+    let rows = db
+        .trusted_tools(&server.name, &scope)
+        .map_err(|e| e.to_string())?;
+    let rows: Vec<&TrustedTool> = rows.iter().filter(|r| !r.tool.is_empty()).collect();
+    if rows.is_empty() && server.origin.kind.trusted_on_first_connect() {
         trust(db, server, definitions)?;
-        return Ok(vec![TrustState::Trusted; definitions.len()]);
+        return Ok(definitions
+            .iter()
+            .map(|d| TrustState::Trusted {
+                read_only: d.read_only,
+                destructive: d.destructive,
+            })
+            .collect());
     }
-    let by_name: BTreeMap<&str, &TrustedTool> = rows.iter().map(|r| (r.tool.as_str(), r)).collect();
+    let by_name: BTreeMap<&str, &&TrustedTool> =
+        rows.iter().map(|r| (r.tool.as_str(), r)).collect();
     Ok(definitions
         .iter()
         .map(|d| match by_name.get(d.name.as_str()) {
             None => TrustState::Pending,
-            Some(row) if row.hash == d.hash() => TrustState::Trusted,
+            Some(row) if row.hash == d.hash() => {
+                let stored = Definition::from_json(&row.definition);
+                TrustState::Trusted {
+                    read_only: stored.as_ref().is_some_and(|s| s.read_only),
+                    destructive: stored.as_ref().is_none_or(|s| s.destructive),
+                }
+            }
             Some(row) => TrustState::Changed {
                 trusted: Definition::from_json(&row.definition),
             },
@@ -135,39 +229,70 @@ pub fn check(
         .collect())
 }
 
-/// Makes `definitions` the trusted set of `server`.
+/// Makes `definitions` the trusted set of `server` (as it is configured
+/// now), and lets it start.
 ///
 /// # Errors
 /// `cox.db` could not be written.
-pub fn trust(db: &Db, server: &str, definitions: &[Definition]) -> Result<(), String> {
+pub fn trust(db: &Db, server: &McpServer, definitions: &[Definition]) -> Result<(), String> {
     let now = cox_store::clock::now_rfc3339();
-    let rows: Vec<TrustedTool> = definitions
-        .iter()
-        .map(|d| TrustedTool {
-            server: server.to_owned(),
-            tool: d.name.clone(),
-            hash: d.hash(),
-            definition: d.to_json(),
-            trusted_at: now.clone(),
-        })
-        .collect();
-    db.trust_tools(server, &rows).map_err(|e| e.to_string())
+    let scope = scope(server);
+    let mut rows: Vec<TrustedTool> = vec![TrustedTool {
+        server: server.name.clone(),
+        scope: scope.clone(),
+        tool: String::new(),
+        hash: scope.clone(),
+        definition: String::new(),
+        trusted_at: now.clone(),
+    }];
+    rows.extend(definitions.iter().map(|d| TrustedTool {
+        server: server.name.clone(),
+        scope: scope.clone(),
+        tool: d.name.clone(),
+        hash: d.hash(),
+        definition: d.to_json(),
+        trusted_at: now.clone(),
+    }));
+    db.trust_tools(&server.name, &scope, &rows)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cox_protocol::mcp::Origin;
 
     fn def(description: &str, schema: Value) -> Definition {
         Definition {
             name: "echo".into(),
             description: description.into(),
             input_schema: schema,
+            read_only: true,
+            destructive: false,
+        }
+    }
+
+    fn server(name: &str, kind: OriginKind, command: &str) -> McpServer {
+        McpServer {
+            name: name.into(),
+            origin: Origin {
+                kind,
+                file: "/repo/.mcp.json".into(),
+                line: 1,
+            },
+            transport: Transport::Stdio {
+                command: command.into(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+            sandbox: true,
+            network: false,
         }
     }
 
     #[test]
-    fn the_hash_ignores_key_order_but_not_content() {
+    fn the_hash_ignores_key_order_and_hints_but_not_content() {
         let a = def(
             "Echo",
             serde_json::json!({"type": "object", "properties": {"m": {"type": "string"}}}),
@@ -178,6 +303,14 @@ mod tests {
                 .unwrap(),
         );
         assert_eq!(a.hash(), b.hash());
+        assert_eq!(
+            a.hash(),
+            Definition {
+                read_only: false,
+                ..a.clone()
+            }
+            .hash()
+        );
         assert_ne!(a.hash(), def("Echo!", a.input_schema.clone()).hash());
         let c = def(
             "Echo",
@@ -192,29 +325,84 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("cox.db")).unwrap();
         let echo = def("Echo", serde_json::json!({"type": "object"}));
+        let trusted = TrustState::Trusted {
+            read_only: true,
+            destructive: false,
+        };
+        let project = server("proj", OriginKind::Project, "node");
+        assert!(!may_start(&db, &project).unwrap());
         assert_eq!(
-            check(&db, "proj", false, std::slice::from_ref(&echo)).unwrap(),
+            check(&db, &project, std::slice::from_ref(&echo)).unwrap(),
             vec![TrustState::Pending]
         );
+        let mine = server("mine", OriginKind::User, "node");
         assert_eq!(
-            check(&db, "mine", true, std::slice::from_ref(&echo)).unwrap(),
-            vec![TrustState::Trusted]
+            check(&db, &mine, std::slice::from_ref(&echo)).unwrap(),
+            vec![trusted.clone()]
         );
         let changed = def(
             "Echo, and mail it too",
             serde_json::json!({"type": "object"}),
         );
         assert_eq!(
-            check(&db, "mine", true, std::slice::from_ref(&changed)).unwrap(),
+            check(&db, &mine, std::slice::from_ref(&changed)).unwrap(),
             vec![TrustState::Changed {
-                trusted: Some(echo)
+                trusted: Some(echo.clone())
             }],
             "a changed definition is not recorded over the trusted one"
         );
-        trust(&db, "mine", std::slice::from_ref(&changed)).unwrap();
+        trust(&db, &project, std::slice::from_ref(&echo)).unwrap();
+        assert!(may_start(&db, &project).unwrap());
         assert_eq!(
-            check(&db, "mine", true, &[changed]).unwrap(),
-            vec![TrustState::Trusted]
+            check(&db, &project, std::slice::from_ref(&echo)).unwrap(),
+            vec![trusted]
+        );
+    }
+
+    #[test]
+    fn trust_does_not_pass_to_another_server_of_the_same_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("cox.db")).unwrap();
+        let echo = def("Echo", serde_json::json!({"type": "object"}));
+        let mine = server("github", OriginKind::User, "github-mcp");
+        check(&db, &mine, std::slice::from_ref(&echo)).unwrap();
+        // A repository's server that takes the name, serving the same
+        // definitions word for word.
+        let theirs = server("github", OriginKind::Project, "sh");
+        assert!(!may_start(&db, &theirs).unwrap());
+        assert_eq!(
+            check(&db, &theirs, std::slice::from_ref(&echo)).unwrap(),
+            vec![TrustState::Pending]
+        );
+        // The same project server, trusted, then started another way.
+        trust(&db, &theirs, std::slice::from_ref(&echo)).unwrap();
+        let changed = server("github", OriginKind::Project, "sh -c evil");
+        assert!(!may_start(&db, &changed).unwrap());
+    }
+
+    #[test]
+    fn a_hint_served_later_cannot_loosen_a_trusted_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("cox.db")).unwrap();
+        let mine = server("mine", OriginKind::User, "node");
+        let delete = Definition {
+            read_only: false,
+            destructive: true,
+            ..def("Deletes", serde_json::json!({"type": "object"}))
+        };
+        check(&db, &mine, std::slice::from_ref(&delete)).unwrap();
+        let relabelled = Definition {
+            read_only: true,
+            destructive: false,
+            ..delete.clone()
+        };
+        assert_eq!(
+            check(&db, &mine, &[relabelled]).unwrap(),
+            vec![TrustState::Trusted {
+                read_only: false,
+                destructive: true
+            }],
+            "the stored hints are the ones the state carries"
         );
     }
 }

@@ -33,7 +33,7 @@ pub mod probe;
 mod proxy;
 mod seccomp;
 
-pub use os::OsSandbox;
+pub use os::{OsSandbox, ServerLaunch};
 pub use policy::{DomainPattern, Network, SandboxPolicy};
 
 use std::ffi::OsString;

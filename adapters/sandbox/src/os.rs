@@ -143,10 +143,22 @@ impl OsSandbox {
     }
 }
 
+/// How to start a long-lived process (an MCP server): the program, its
+/// arguments and the variables to set on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerLaunch {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// Set on the process started; empty when the sandbox sets them
+    /// inside instead (bubblewrap's `--setenv`), so none of them (a
+    /// `LD_PRELOAD`) reaches the sandbox's own program.
+    pub env: Vec<(String, String)>,
+}
+
 impl OsSandbox {
-    /// The program and arguments a long-lived process (an MCP server
-    /// speaking on its stdin and stdout) runs as, confined as this sandbox
-    /// confines commands, with the network when `network` is set (and none
+    /// How a long-lived process (an MCP server speaking on its stdin and
+    /// stdout) starts, confined as this sandbox confines commands, with
+    /// `env` set inside, and the network when `network` is set (none
     /// otherwise: a server gets no domain proxy). `danger-full-access`
     /// runs it as it is.
     ///
@@ -158,15 +170,20 @@ impl OsSandbox {
         &self,
         program: &[OsString],
         cwd: &std::path::Path,
+        env: &[(String, String)],
         network: bool,
-    ) -> Result<(OsString, Vec<OsString>), SandboxError> {
+    ) -> Result<ServerLaunch, SandboxError> {
         let Some((first, rest)) = program.split_first() else {
             return Err(SandboxError::Unavailable {
                 why: "no program to run".into(),
             });
         };
         if self.policy.mode == SandboxMode::DangerFullAccess {
-            return Ok((first.clone(), rest.to_vec()));
+            return Ok(ServerLaunch {
+                program: first.clone(),
+                args: rest.to_vec(),
+                env: env.to_vec(),
+            });
         }
         match self.mechanism() {
             Mechanism::Unavailable { why } => Err(SandboxError::Unavailable { why: why.clone() }),
@@ -183,10 +200,16 @@ impl OsSandbox {
                     lifeline: None,
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
-                Ok((
-                    bwrap.into(),
-                    crate::bwrap::args(&policy, cwd, &spec, None, program),
-                ))
+                let mut args: Vec<OsString> = Vec::with_capacity(env.len() * 3 + 64);
+                for (key, value) in env {
+                    args.extend(["--setenv".into(), key.into(), value.into()]);
+                }
+                args.extend(crate::bwrap::args(&policy, cwd, &spec, None, program));
+                Ok(ServerLaunch {
+                    program: bwrap.into(),
+                    args,
+                    env: Vec::new(),
+                })
             }
         }
     }

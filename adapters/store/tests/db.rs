@@ -117,9 +117,16 @@ fn assert_one_line_naming(error: &DbError, path: &Path) {
 fn migrations_create_every_table() {
     let (_dir, path, db) = fresh();
     assert_eq!(db.schema_version().unwrap(), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 4);
     let tables = names(&path, "table");
-    for table in ["archive", "checkpoints", "memory", "sessions", "usage"] {
+    for table in [
+        "archive",
+        "checkpoints",
+        "mcp_trust",
+        "memory",
+        "sessions",
+        "usage",
+    ] {
         assert!(tables.iter().any(|t| t == table), "{table} in {tables:?}");
     }
     let indexes = names(&path, "index");

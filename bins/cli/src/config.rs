@@ -14,7 +14,7 @@
 //! effect: an unknown table or key (`[permision]`, `[core] modle`, a
 //! top-level `model =`) is an error naming the file, the line and the
 //! nearest known name, and a table a later release will read
-//! (`[mcp_servers]`, `[hooks]`, `[telemetry]`) is refused as not supported
+//! (`[hooks]`, `[telemetry]`) is refused as not supported
 //! by this version, never accepted and ignored (see [`names`]). Known
 //! tables a project config may not set are dropped with a warning.
 //!

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 pub use cox_protocol::mcp::{
     Connected, Loaded, McpServer, Origin, OriginKind, ServerReport, ServerState, ToolReport,
-    ToolTrust, Transport, valid_server_name,
+    ToolTrust, Transport, tool_name, valid_server_name,
 };
 use cox_protocol::provider::BoxFuture;
 
@@ -108,10 +108,11 @@ pub trait McpClient: Send + Sync {
         cx: ConnectContext,
     ) -> BoxFuture<'a, Vec<ServerReport>>;
 
-    /// Trusts what `server` serves now; how many tools that is.
+    /// Trusts what `server` serves now, as it is configured now: the tools
+    /// trusted, to be shown.
     fn trust<'a>(
         &'a self,
         server: McpServer,
         cx: ConnectContext,
-    ) -> BoxFuture<'a, Result<usize, String>>;
+    ) -> BoxFuture<'a, Result<Vec<ToolReport>, String>>;
 }

@@ -1,7 +1,9 @@
 //! The MCP client of the `cox` binary: `cox-mcp` behind the command
 //! line's [`McpClient`] edge, so `cox-headless` carries none of it.
 
-use cox_cli::mcp::{ConnectContext, Connected, McpClient, McpServer, ServerReport};
+use cox_cli::mcp::{
+    ConnectContext, Connected, McpClient, McpServer, ServerReport, ToolReport, ToolTrust,
+};
 use cox_protocol::provider::BoxFuture;
 
 /// Connects servers with `cox-mcp`.
@@ -38,7 +40,18 @@ impl McpClient for Client {
         &'a self,
         server: McpServer,
         cx: ConnectContext,
-    ) -> BoxFuture<'a, Result<usize, String>> {
-        Box::pin(async move { cox_mcp::trust_server(&server, &options(cx)).await })
+    ) -> BoxFuture<'a, Result<Vec<ToolReport>, String>> {
+        Box::pin(async move {
+            let trusted = cox_mcp::trust_server(&server, &options(cx)).await?;
+            Ok(trusted
+                .into_iter()
+                .map(|d| ToolReport {
+                    name: d.name,
+                    description: d.description,
+                    input_schema: d.input_schema,
+                    trust: ToolTrust::Trusted,
+                })
+                .collect())
+        })
     }
 }

@@ -31,13 +31,25 @@ fn node_modules() -> Option<PathBuf> {
     }
 }
 
-fn fake_server() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp/fake-server.js")
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
+/// The fake server's source, run as `node -e SOURCE`: no file to find, so
+/// it runs inside the sandbox (which has a private /tmp) wherever the
+/// repository is checked out.
+fn fake_source() -> String {
+    let source = include_str!("../../../tests/mcp/fake-server.js");
+    source
+        .strip_prefix("#!")
+        .map_or(source, |rest| {
+            rest.split_once('\n').map_or("", |(_, body)| body)
+        })
+        .to_owned()
+}
+
+/// `command` and `args` of the fake server, as TOML lines.
+fn fake_toml() -> String {
+    format!(
+        "command = \"node\"\nargs = [\"-e\", {}]\n",
+        serde_json::to_string(&fake_source()).unwrap()
+    )
 }
 
 fn write(path: &Path, text: &str) -> PathBuf {
@@ -142,7 +154,7 @@ fn fake(env: &[(&str, &str)]) -> Value {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
         .collect();
-    serde_json::json!({ "command": "node", "args": [fake_server()], "env": env })
+    serde_json::json!({ "command": "node", "args": ["-e", fake_source()], "env": env })
 }
 
 #[test]
@@ -251,45 +263,73 @@ fn a_streamable_http_server_is_reached_over_loopback() {
     );
 }
 
-/// A project's server waits for `cox mcp trust`: its tools show the model
-/// only the pending sentence and a call never reaches it; once trusted, it
-/// runs; once its definition changes, it waits again, and `cox mcp trust`
-/// shows what changed.
+/// A project's server is not even started until `cox mcp trust`; once
+/// trusted it runs; when a tool's definition changes, that tool shows the
+/// model only the pending sentence and its calls never reach the server,
+/// and `cox mcp trust` shows what changed; when the server's configuration
+/// changes, it is not started again. A project's server that takes the
+/// name of a server the user trusted inherits nothing.
 #[test]
 fn a_project_server_waits_for_trust_and_a_changed_tool_waits_again() {
     let env = Env::new();
     let w = env.work.path();
-    // In the workspace: the server runs sandboxed, and writes only there.
+    // In the workspace: the server runs sandboxed, and reads and writes
+    // only there.
     let log = w.join("calls.log");
-    let log_text = log.display().to_string();
-    let project = |description: &str| {
+    let description = w.join("description.txt");
+    std::fs::write(&description, "Echoes its message.").unwrap();
+    let (log_text, description_text) =
+        (log.display().to_string(), description.display().to_string());
+    let project = |extra: &[(&str, &str)]| {
+        let mut vars = vec![
+            ("FAKE_LOG", log_text.as_str()),
+            ("FAKE_DESCRIPTION_FILE", description_text.as_str()),
+        ];
+        vars.extend_from_slice(extra);
         write(
             &w.join(".mcp.json"),
-            &servers_json(&[(
-                "fake",
-                fake(&[("FAKE_LOG", &log_text), ("FAKE_DESCRIPTION", description)]),
-            )]),
+            &servers_json(&[("fake", fake(&vars))]),
         );
     };
-    project("Echoes its message.");
+    project(&[]);
     let scenario = calls(
         &env,
         &[("mcp__fake__echo", serde_json::json!({"message": "one"}))],
     );
     let out = run(&env, &scenario, &[]);
     assert!(out.status.success(), "{}", text(&out));
-    let pending = "pending trust for mcp server 'fake'; run: cox mcp trust fake";
-    assert_eq!(results(&out)[0], (false, pending.to_owned()));
     assert!(
-        !log.exists(),
-        "a pending tool's call never reaches its server"
+        !tools(&out).iter().any(|t| t.starts_with("mcp__fake__")),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        notices(&out)
+            .iter()
+            .any(|n| n.contains("'fake'") && n.contains("not started until you trust it")),
+        "{:?}",
+        notices(&out)
+    );
+    assert!(
+        !log.exists() && !w.join("calls.log").exists(),
+        "nothing of the server ran"
     );
 
     let listed = cox(&env).args(["mcp", "trust"]).output().unwrap();
     let said = String::from_utf8_lossy(&listed.stdout);
-    assert!(said.contains("fake: echo is pending"), "{}", text(&listed));
+    assert!(
+        said.contains("fake: pending trust (not started)"),
+        "{}",
+        text(&listed)
+    );
+    assert!(said.contains("it would run: stdio: node -e"), "{said}");
     let trusted = cox(&env).args(["mcp", "trust", "fake"]).output().unwrap();
     assert!(trusted.status.success(), "{}", text(&trusted));
+    let said = String::from_utf8_lossy(&trusted.stdout);
+    assert!(
+        said.contains("and the 2 tools it serves:") && said.contains("echo  Echoes its message."),
+        "{said}"
+    );
 
     let out = run(&env, &scenario, &[]);
     assert_eq!(
@@ -300,13 +340,19 @@ fn a_project_server_waits_for_trust_and_a_changed_tool_waits_again() {
     );
     assert!(log.exists());
 
-    project("Echoes its message, and mails it to someone.");
+    std::fs::write(&description, "Echoes its message, and mails it to someone.").unwrap();
+    std::fs::remove_file(&log).unwrap();
     let out = run(&env, &scenario, &[]);
+    let pending = "pending trust for mcp server 'fake'; run: cox mcp trust fake";
     assert_eq!(
         results(&out)[0],
         (false, pending.to_owned()),
         "{}",
         text(&out)
+    );
+    assert!(
+        !log.exists(),
+        "a changed tool's call never reaches its server"
     );
     let listed = cox(&env).args(["mcp", "trust"]).output().unwrap();
     let said = String::from_utf8_lossy(&listed.stdout);
@@ -319,6 +365,37 @@ fn a_project_server_waits_for_trust_and_a_changed_tool_waits_again() {
         said.contains("    + Echoes its message, and mails it to someone."),
         "{said}"
     );
+
+    // Started another way: not started at all.
+    project(&[("EXTRA", "1")]);
+    let out = run(&env, &scenario, &[]);
+    assert!(
+        !tools(&out).iter().any(|t| t.starts_with("mcp__fake__")),
+        "{}",
+        text(&out)
+    );
+
+    // The user's own "fake", trusted on first connect; a project's "fake"
+    // that overrides it by name starts with no trust of its own.
+    std::fs::remove_file(w.join(".mcp.json")).unwrap();
+    write(
+        &env.home.path().join("config.toml"),
+        &format!("[mcp_servers.fake]\n{}", fake_toml()),
+    );
+    let out = run(&env, &scenario, &[]);
+    assert_eq!(
+        results(&out)[0],
+        (true, "echo: one".to_owned()),
+        "{}",
+        text(&out)
+    );
+    write(&w.join(".mcp.json"), &servers_json(&[("fake", fake(&[]))]));
+    let out = run(&env, &scenario, &[]);
+    assert!(
+        !tools(&out).iter().any(|t| t.starts_with("mcp__fake__")),
+        "{}",
+        text(&out)
+    );
 }
 
 /// A server of the user's own config is trusted when it first connects;
@@ -327,10 +404,7 @@ fn a_project_server_waits_for_trust_and_a_changed_tool_waits_again() {
 #[test]
 fn a_user_server_is_trusted_on_first_connect_and_its_risk_follows_trust() {
     let env = Env::new();
-    let config = format!(
-        "[mcp_servers.fake]\ncommand = \"node\"\nargs = [{:?}]\n",
-        fake_server()
-    );
+    let config = format!("[mcp_servers.fake]\n{}", fake_toml());
     write(&env.home.path().join("config.toml"), &config);
     let scenario = calls(
         &env,
@@ -563,10 +637,7 @@ fn bad_server_configs_are_named_and_flags_choose_the_sources() {
     std::fs::remove_file(w.join(".mcp.json")).unwrap();
     write(
         &env.home.path().join("config.toml"),
-        &format!(
-            "[mcp_servers.mine]\ncommand = \"node\"\nargs = [{:?}]\n",
-            fake_server()
-        ),
+        &format!("[mcp_servers.mine]\n{}", fake_toml()),
     );
     let out = run(&env, &scenario, &["--no-mcp"]);
     assert!(
@@ -601,7 +672,7 @@ fn bad_server_configs_are_named_and_flags_choose_the_sources() {
 #[test]
 fn cox_mcp_adds_lists_and_removes_servers() {
     let env = Env::new();
-    let node = fake_server();
+    let node = fake_source();
     let add = cox(&env)
         .args([
             "mcp",
@@ -611,6 +682,7 @@ fn cox_mcp_adds_lists_and_removes_servers() {
             "FAKE_DESCRIPTION=Mine.",
             "--",
             "node",
+            "-e",
             &node,
         ])
         .output()
@@ -618,13 +690,13 @@ fn cox_mcp_adds_lists_and_removes_servers() {
     assert!(add.status.success(), "{}", text(&add));
     let add = cox(&env)
         .args([
-            "mcp", "add", "--scope", "project", "theirs", "--", "node", &node,
+            "mcp", "add", "--scope", "project", "theirs", "--", "node", "-e", &node,
         ])
         .output()
         .unwrap();
     assert!(add.status.success(), "{}", text(&add));
     let again = cox(&env)
-        .args(["mcp", "add", "mine", "--", "node", &node])
+        .args(["mcp", "add", "mine", "--", "node", "-e", &node])
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(1), "{}", text(&again));
@@ -637,9 +709,8 @@ fn cox_mcp_adds_lists_and_removes_servers() {
         "{said}"
     );
     assert!(
-        said.lines()
-            .any(|l| l.starts_with("theirs ")
-                && l.contains("2 pending trust: run cox mcp trust theirs")),
+        said.lines().any(|l| l.starts_with("theirs ")
+            && l.contains("pending trust (not started): not started until you trust it")),
         "{said}"
     );
     let get = cox(&env).args(["mcp", "get", "mine"]).output().unwrap();
@@ -730,7 +801,12 @@ fn a_python_sdk_server_is_reached_on_the_stateless_revision() {
         ),
         (
             "pystdio",
-            serde_json::json!({"command": python, "args": [script, "stdio"]}),
+            // Its source as `-c`: the sandbox's /tmp is private, and the
+            // checkout may be under it.
+            serde_json::json!({
+                "command": python,
+                "args": ["-c", include_str!("../../../tests/mcp/py-server.py"), "stdio"],
+            }),
         ),
     ]);
     let scenario = calls(
@@ -772,8 +848,8 @@ fn past_max_tools_mcp_tools_are_found_with_tool_search() {
     write(
         &env.home.path().join("config.toml"),
         &format!(
-            "[context]\nmax_tools = 5\n\n[mcp_servers.fake]\ncommand = \"node\"\nargs = [{:?}]\n",
-            fake_server()
+            "[context]\nmax_tools = 5\n\n[mcp_servers.fake]\n{}",
+            fake_toml()
         ),
     );
     let scenario = calls(
@@ -836,8 +912,8 @@ fn claude_code_user_and_project_entries_are_read_and_later_ones_win() {
     assert!(shared.contains("From this project's entry."), "{shared}");
     let local = get("local");
     assert!(
-        local.contains("project (") && local.contains("From .mcp.json."),
-        "{local}"
+        local.contains("project (") && local.contains("pending trust (not started)"),
+        "the project's entry wins, and waits for trust: {local}"
     );
     let list = cox(&env).args(["mcp", "list"]).output().unwrap();
     let said = String::from_utf8_lossy(&list.stdout);

@@ -138,10 +138,10 @@ impl Rule {
         if name.is_empty()
             || !name
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*')
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*')
         {
             return Err(err(
-                "the tool name must be letters, digits and `_` (e.g. Bash, Read, mcp__server__tool)",
+                "the tool name must be letters, digits, `_` and `-` (e.g. Bash, Read, mcp__server__tool)",
             ));
         }
         if name.contains('*') && !(name.starts_with("mcp__") && name.ends_with("__*")) {

@@ -4,7 +4,8 @@
 //! surfaces (which show each server's state).
 //!
 //! Invariant: a server's tools are named `mcp__<server>__<tool>`, so a
-//! server name is a plain word ([`valid_server_name`]).
+//! server name is a plain word ([`valid_server_name`]) that cannot run
+//! into the `__` around it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,17 +19,42 @@ pub fn valid_server_name(name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("a server needs a name".into());
     }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    let edge = |c: char| c == '_' || c == '-';
+    if name.len() > SERVER_NAME_MAX
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         || name.contains("__")
+        || name.starts_with(edge)
+        || name.ends_with(edge)
     {
         return Some(format!(
-            "the name {name:?} may only hold letters, digits, '-' and single '_'"
+            "the name {name:?} may only hold letters, digits, '-' and single '_' (not first or \
+             last), {SERVER_NAME_MAX} at most"
         ));
     }
     None
 }
+
+/// `mcp__<server>__<tool>` with every character providers refuse in a tool
+/// name as `_` (the MCP client cuts one past 64 and gives it a hash).
+#[must_use]
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let clean: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("mcp__{server}__{clean}")
+}
+
+/// The longest server name: its tools' names must fit providers' 64.
+pub const SERVER_NAME_MAX: usize = 32;
 
 /// Where a server's definition came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +154,8 @@ pub enum ServerState {
     Connected { tools: usize, pending: usize },
     /// It did not connect: why.
     Failed(String),
+    /// A project's server, not started until `cox mcp trust <name>`.
+    NotTrusted,
     /// It needs a login first (`cox mcp login <name>`).
     NeedsLogin,
 }
@@ -186,5 +214,7 @@ pub struct ServerReport {
     pub name: String,
     /// The protocol revision it speaks, once connected.
     pub protocol: Option<String>,
+    /// A project's server that was not started: it waits for trust.
+    pub not_started: bool,
     pub outcome: Result<Vec<ToolReport>, String>,
 }

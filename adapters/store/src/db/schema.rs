@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1, V2, V3];
+pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -110,5 +110,25 @@ CREATE TABLE mcp_trust (
     definition TEXT NOT NULL,
     trusted_at TEXT NOT NULL,
     PRIMARY KEY (server, tool)
+);
+";
+
+/// Version 4: trust is kept per server identity (`scope`: a hash of where
+/// the server is defined, the project for a project's, and its whole
+/// configuration), so a project's server that takes the name of one you
+/// trusted, or the same server started another way, is not trusted with
+/// it. A row with an empty `tool` records that a project's server may be
+/// started at all. Rows of version 3 had no scope: they are dropped (user
+/// servers are recorded again when they next connect).
+const V4: &str = "
+DROP TABLE mcp_trust;
+CREATE TABLE mcp_trust (
+    server TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    trusted_at TEXT NOT NULL,
+    PRIMARY KEY (server, scope, tool)
 );
 ";

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::RunArgs;
 use crate::mcp::{McpServer, OriginKind, ServerReport, ToolTrust, Transport};
+use crate::output::printable;
 
 /// `cox mcp …`.
 #[derive(clap::Subcommand, Debug)]
@@ -118,6 +119,17 @@ fn transport_line(server: &McpServer) -> String {
     }
 }
 
+/// `text` cut to `max` characters, with `…` when it was longer (`get`
+/// shows it whole).
+fn shortened(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max).collect();
+    cut.push('…');
+    cut
+}
+
 fn origin_line(server: &McpServer) -> String {
     format!(
         "{} ({}:{})",
@@ -129,6 +141,7 @@ fn origin_line(server: &McpServer) -> String {
 
 fn state_line(report: &ServerReport) -> String {
     match &report.outcome {
+        Err(why) if report.not_started => format!("pending trust (not started): {why}"),
         Err(why) => format!("failed: {why}"),
         Ok(tools) => {
             let waiting = tools
@@ -181,9 +194,9 @@ fn list(args: &RunArgs) -> Result<String> {
             out,
             "{}  {}  {}  {}",
             server.name,
-            transport_line(server),
-            origin_line(server),
-            state_line(report)
+            printable(&shortened(&transport_line(server), 100)),
+            printable(&origin_line(server)),
+            printable(&state_line(report))
         );
     }
     Ok(out.trim_end().to_owned())
@@ -194,11 +207,11 @@ fn get(args: &RunArgs, name: &str) -> Result<String> {
     let (server, report) = (&servers[0], &reports[0]);
     let mut out = String::new();
     let _ = writeln!(out, "{}", server.name);
-    let _ = writeln!(out, "  defined in: {}", origin_line(server));
-    let _ = writeln!(out, "  runs as: {}", transport_line(server));
-    let _ = writeln!(out, "  state: {}", state_line(report));
+    let _ = writeln!(out, "  defined in: {}", printable(&origin_line(server)));
+    let _ = writeln!(out, "  runs as: {}", printable(&transport_line(server)));
+    let _ = writeln!(out, "  state: {}", printable(&state_line(report)));
     if let Some(protocol) = &report.protocol {
-        let _ = writeln!(out, "  protocol: {protocol}");
+        let _ = writeln!(out, "  protocol: {}", printable(protocol));
     }
     if let Ok(tools) = &report.outcome {
         for tool in tools {
@@ -209,10 +222,9 @@ fn get(args: &RunArgs, name: &str) -> Result<String> {
             };
             let _ = writeln!(
                 out,
-                "  mcp__{}__{}  {trust}  {}",
-                server.name,
-                tool.name,
-                tool.description.lines().next().unwrap_or_default()
+                "  {}  {trust}  {}",
+                printable(&crate::mcp::tool_name(&server.name, &tool.name)),
+                printable(tool.description.lines().next().unwrap_or_default())
             );
         }
     }
@@ -229,12 +241,12 @@ fn diff(what: &str, before: &str, after: &str, out: &mut String) {
     let new: Vec<&str> = after.lines().collect();
     for line in &old {
         if !new.contains(line) {
-            let _ = writeln!(out, "    - {line}");
+            let _ = writeln!(out, "    - {}", printable(line));
         }
     }
     for line in &new {
         if !old.contains(line) {
-            let _ = writeln!(out, "    + {line}");
+            let _ = writeln!(out, "    + {}", printable(line));
         }
     }
 }
@@ -244,11 +256,21 @@ fn pretty(schema: &Value) -> String {
 }
 
 fn pending(args: &RunArgs) -> Result<String> {
-    let (_, reports, _) = look(args, None)?;
+    let (servers, reports, _) = look(args, None)?;
     let mut out = String::new();
     for report in &reports {
         let Ok(tools) = &report.outcome else {
-            let _ = writeln!(out, "{}: {}", report.name, state_line(report));
+            let _ = writeln!(out, "{}: {}", report.name, printable(&state_line(report)));
+            if report.not_started
+                && let Some(server) = servers.iter().find(|s| s.name == report.name)
+            {
+                let _ = writeln!(
+                    out,
+                    "    it would run: {} (defined in {})",
+                    printable(&transport_line(server)),
+                    printable(&origin_line(server))
+                );
+            }
             continue;
         };
         for tool in tools {
@@ -259,8 +281,8 @@ fn pending(args: &RunArgs) -> Result<String> {
                         out,
                         "{}: {} is pending: {}",
                         report.name,
-                        tool.name,
-                        tool.description.lines().next().unwrap_or_default()
+                        printable(&tool.name),
+                        printable(tool.description.lines().next().unwrap_or_default())
                     );
                 }
                 ToolTrust::Changed {
@@ -270,7 +292,8 @@ fn pending(args: &RunArgs) -> Result<String> {
                     let _ = writeln!(
                         out,
                         "{}: {} changed since it was trusted:",
-                        report.name, tool.name
+                        report.name,
+                        printable(&tool.name)
                     );
                     diff("description", description, &tool.description, &mut out);
                     diff(
@@ -289,9 +312,10 @@ fn pending(args: &RunArgs) -> Result<String> {
     let names: Vec<&str> = reports
         .iter()
         .filter(|r| {
-            r.outcome
-                .as_ref()
-                .is_ok_and(|tools| tools.iter().any(|t| t.trust != ToolTrust::Trusted))
+            r.not_started
+                || r.outcome
+                    .as_ref()
+                    .is_ok_and(|tools| tools.iter().any(|t| t.trust != ToolTrust::Trusted))
         })
         .map(|r| r.name.as_str())
         .collect();
@@ -307,12 +331,23 @@ fn trust(args: &RunArgs, name: &str) -> Result<String> {
     let Some(server) = loaded.servers.into_iter().find(|s| s.name == name) else {
         bail!("no MCP server is called {name:?} here (cox mcp list shows them)");
     };
-    let count = runtime()?
+    let what = printable(&transport_line(&server));
+    let trusted = runtime()?
         .block_on(client.trust(server, cx))
         .map_err(|why| anyhow!("MCP server '{name}' could not be trusted: {why}"))?;
-    Ok(format!(
-        "trusted the {count} tools MCP server '{name}' serves now"
-    ))
+    let mut out = format!(
+        "trusted MCP server '{name}' as it runs now ({what}), and the {} tools it serves:",
+        trusted.len()
+    );
+    for tool in &trusted {
+        let _ = write!(
+            out,
+            "\n  {}  {}",
+            printable(&tool.name),
+            printable(tool.description.lines().next().unwrap_or_default())
+        );
+    }
+    Ok(out)
 }
 
 /// A TOML basic string.
@@ -372,6 +407,14 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
         Scope::User => {
             let path = cx.home.root().join("config.toml");
             let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+            if toml_defines(&text, &add.name) {
+                bail!(
+                    "{} already defines MCP server '{}'; cox mcp remove {} first",
+                    path.display(),
+                    add.name,
+                    add.name
+                );
+            }
             if !text.is_empty() && !text.ends_with('\n') {
                 text.push('\n');
             }
@@ -434,7 +477,16 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
                     );
                 }
             }
-            servers_of(&mut file, &path)?.insert(add.name.clone(), Value::Object(entry));
+            let servers = servers_of(&mut file, &path)?;
+            if servers.contains_key(&add.name) {
+                bail!(
+                    "{} already defines MCP server '{}'; cox mcp remove {} first",
+                    path.display(),
+                    add.name,
+                    add.name
+                );
+            }
+            servers.insert(add.name.clone(), Value::Object(entry));
             write_json(&path, &file)?;
             Ok(format!(
                 "added MCP server '{}' to {}; it waits for `cox mcp trust {}`",
@@ -474,23 +526,120 @@ fn servers_of<'a>(
 
 fn write_json(path: &Path, file: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(file)? + "\n";
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    atomic_write(path, &text)
+}
+
+/// Writes `text` through a temporary file beside `path` and a rename, so
+/// a crash leaves the old file or the new one, never half of one.
+fn atomic_write(path: &Path, text: &str) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.cox-{}", std::process::id()));
+    std::fs::write(&temp, text)
+        .and_then(|()| {
+            if let Ok(meta) = std::fs::metadata(path) {
+                std::fs::set_permissions(&temp, meta.permissions())?;
+            }
+            std::fs::rename(&temp, path)
+        })
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Whether a config text defines `[mcp_servers.<name>]` in any spelling
+/// this command knows, loaded or not.
+fn toml_defines(text: &str, name: &str) -> bool {
+    let dotted = [
+        format!("mcp_servers.{name}"),
+        format!("mcp_servers.\"{name}\""),
+    ];
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        dotted.iter().any(|d| {
+            l.strip_prefix('[')
+                .and_then(|rest| rest.strip_prefix(d.as_str()))
+                .is_some_and(|rest| rest.starts_with(']') || rest.starts_with('.'))
+                || l.strip_prefix(d.as_str())
+                    .is_some_and(|rest| rest.trim_start().starts_with('=') || rest.starts_with('.'))
+        })
+    })
 }
 
 /// Writes `text` to `path`, then checks it still loads; puts the old
 /// text back when it does not.
 fn write_checked(path: &PathBuf, text: &str, check: impl Fn() -> Result<()>) -> Result<()> {
     let old = std::fs::read_to_string(path).ok();
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    atomic_write(path, text)?;
     if let Err(err) = check() {
         match old {
-            Some(old) => std::fs::write(path, old),
-            None => std::fs::remove_file(path),
-        }
-        .with_context(|| format!("cannot restore {}", path.display()))?;
+            Some(old) => atomic_write(path, &old),
+            None => std::fs::remove_file(path)
+                .with_context(|| format!("cannot restore {}", path.display())),
+        }?;
         return Err(err.context(format!("{} was left as it was", path.display())));
     }
     Ok(())
+}
+
+/// `text` without the tables of `[mcp_servers.<name>]` (its own, and each
+/// `[mcp_servers.<name>.…]` wherever it is), the comments just above the
+/// next table kept with it, the line ends as they were; `None` when it has
+/// no such table.
+fn without_server(text: &str, name: &str) -> Option<String> {
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let lines: Vec<&str> = text.lines().collect();
+    let mine = |line: &str| {
+        let l = line.trim();
+        [
+            format!("[mcp_servers.{name}"),
+            format!("[mcp_servers.\"{name}\""),
+        ]
+        .iter()
+        .any(|head| {
+            l.strip_prefix(head.as_str())
+                .is_some_and(|rest| rest.starts_with(']') || rest.starts_with('.'))
+        })
+    };
+    let header = |line: &str| line.trim_start().starts_with('[');
+    if !lines.iter().any(|l| mine(l)) {
+        return None;
+    }
+    let mut kept: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        if !mine(lines[i]) {
+            kept.push(lines[i]);
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        while end < lines.len() && !header(lines[end]) {
+            end += 1;
+        }
+        // Comments right above the next table are that table's.
+        let mut cut = end;
+        while cut > i + 1 && lines[cut - 1].trim_start().starts_with('#') {
+            cut -= 1;
+        }
+        while kept.last().is_some_and(|l| l.trim().is_empty()) {
+            kept.pop();
+        }
+        let rest = &lines[cut..end];
+        if !kept.is_empty() && (end < lines.len() || !rest.is_empty()) {
+            kept.push("");
+        }
+        kept.extend_from_slice(rest);
+        i = end;
+    }
+    let mut new = kept.join(newline);
+    if !new.is_empty() {
+        new.push_str(newline);
+    }
+    Some(new)
 }
 
 fn remove(args: &RunArgs, name: &str, scope: Option<Scope>) -> Result<String> {
@@ -523,43 +672,12 @@ fn remove(args: &RunArgs, name: &str, scope: Option<Scope>) -> Result<String> {
             let path = cx.home.root().join("config.toml");
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            let heads = [
-                format!("[mcp_servers.{name}]"),
-                format!("[mcp_servers.\"{name}\"]"),
-            ];
-            let sub = [
-                format!("[mcp_servers.{name}."),
-                format!("[mcp_servers.\"{name}\"."),
-            ];
-            let lines: Vec<&str> = text.lines().collect();
-            let Some(start) = lines
-                .iter()
-                .position(|l| heads.iter().any(|h| l.trim() == h))
-            else {
+            let Some(new) = without_server(&text, name) else {
                 bail!(
                     "{} does not define [mcp_servers.{name}] as a table of its own; remove it by hand",
                     path.display()
                 );
             };
-            let end = lines[start + 1..]
-                .iter()
-                .position(|l| {
-                    let l = l.trim_start();
-                    l.starts_with('[') && !sub.iter().any(|s| l.starts_with(s.as_str()))
-                })
-                .map_or(lines.len(), |i| start + 1 + i);
-            let mut kept: Vec<&str> = lines[..start].to_vec();
-            while kept.last().is_some_and(|l| l.trim().is_empty()) {
-                kept.pop();
-            }
-            if end < lines.len() && !kept.is_empty() {
-                kept.push("");
-            }
-            kept.extend_from_slice(&lines[end..]);
-            let mut new = kept.join("\n");
-            if !new.is_empty() {
-                new.push('\n');
-            }
             write_checked(&path, &new, || {
                 crate::config::load_mcp_servers(&path).map(drop)
             })?;
@@ -568,5 +686,25 @@ fn remove(args: &RunArgs, name: &str, scope: Option<Scope>) -> Result<String> {
                 path.display()
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removing_a_server_takes_all_its_tables_and_leaves_the_rest() {
+        let text = "[core]\nmode = \"editor\"\n\n[mcp_servers.a]\ncommand = \"x\"\n\n\
+                    # the b server\n[mcp_servers.b]\ncommand = \"y\"\n\n[mcp_servers.a.env]\nK = \"v\"\n";
+        assert_eq!(
+            without_server(text, "a").unwrap(),
+            "[core]\nmode = \"editor\"\n\n# the b server\n[mcp_servers.b]\ncommand = \"y\"\n"
+        );
+        assert_eq!(without_server(text, "c"), None);
+        let crlf = "[mcp_servers.a]\r\ncommand = \"x\"\r\n[tui]\r\n";
+        assert_eq!(without_server(crlf, "a").unwrap(), "[tui]\r\n");
+        assert!(toml_defines(text, "b") && !toml_defines(text, "ab"));
+        assert!(toml_defines("mcp_servers.z = { command = \"x\" }\n", "z"));
     }
 }

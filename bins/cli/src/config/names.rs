@@ -6,8 +6,8 @@
 //! setting took effect when it did not. So before serde reads a file, its
 //! names are checked against [`ROOT`], and the first name (by position)
 //! that is not there is an error naming its line and the nearest known name.
-//! A name a later release will read (`[mcp_servers]`, `[hooks]`,
-//! `[telemetry]`, ...) is refused as not supported by this version, never
+//! A name a later release will read (`[hooks]`, `[telemetry]`, ...) is
+//! refused as not supported by this version, never
 //! accepted and ignored.
 //!
 //! Invariant: every name in [`ROOT`] takes effect in `cox run` (read from

@@ -128,9 +128,21 @@ fn toml_line(text: &str, name: &str) -> usize {
         format!("[mcp_servers.{name}]"),
         format!("[mcp_servers.\"{name}\"]"),
     ];
+    let dotted = format!("mcp_servers.{name}");
     text.lines()
         .position(|l| heads.iter().any(|h| l.trim() == h))
-        .or_else(|| text.lines().position(|l| l.contains(name)))
+        .or_else(|| {
+            text.lines()
+                .position(|l| l.trim_start().starts_with(&format!("[{dotted}.")))
+        })
+        .or_else(|| {
+            text.lines().position(|l| {
+                let l = l.trim_start();
+                l.starts_with(&dotted)
+                    || l.starts_with(&format!("{name} "))
+                    || l.starts_with(&format!("{name}="))
+            })
+        })
         .map_or(1, |i| i + 1)
 }
 
@@ -339,11 +351,18 @@ pub(crate) fn resolve(
             Transport::Http { url, headers }
         }
     };
+    let sandbox = entry.sandbox.unwrap_or(true);
+    if !sandbox && entry.network.is_some() {
+        return Err(fail(
+            "network is for a sandboxed server; with sandbox = false it has the network anyway"
+                .into(),
+        ));
+    }
     Ok(McpServer {
         name: name.to_owned(),
         origin,
         transport,
-        sandbox: entry.sandbox.unwrap_or(true),
+        sandbox,
         network: entry.network.unwrap_or(false),
     })
 }
