@@ -334,5 +334,38 @@ mod tests {
         let long = tool_name("server", &"x".repeat(100));
         assert_eq!(long.len(), NAME_MAX);
         assert_ne!(long, tool_name("server", &"x".repeat(99)));
+        // Cut names of two servers differ: the hash covers both parts.
+        let a = tool_name(&"s".repeat(30), &"t".repeat(40));
+        let b = tool_name(&"s".repeat(31), &"t".repeat(39));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn schemas_a_provider_would_refuse_are_named() {
+        let ok = serde_json::json!({"type": "object", "properties": {"q": {"type": ["string", "null"]}, "n": {"type": "array", "items": {"type": "integer"}}}, "required": ["q"]});
+        assert_eq!(schema_fault(&ok), None);
+        let bad = [
+            (serde_json::json!({"type": "string"}), "not \"object\""),
+            (
+                serde_json::json!({"type": "object", "properties": {"q": {"type": "strin"}}}),
+                "property \"q\"",
+            ),
+            (
+                serde_json::json!({"type": "object", "required": "q"}),
+                "required",
+            ),
+            (
+                serde_json::json!({"type": "object", "properties": []}),
+                "properties",
+            ),
+            (
+                serde_json::json!({"type": "object", "properties": {"l": {"type": "array", "items": 3}}}),
+                "items",
+            ),
+        ];
+        for (schema, says) in bad {
+            let fault = schema_fault(&schema).unwrap_or_default();
+            assert!(fault.contains(says), "{schema}: {fault}");
+        }
     }
 }

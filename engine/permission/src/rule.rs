@@ -457,6 +457,21 @@ fn url_host(url: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn mcp_names_with_a_dash_are_rules() {
+        let rule = Rule::parse(
+            "mcp__my-server__get-sum",
+            Origin::Flag,
+            None,
+            Path::new("/"),
+        )
+        .unwrap();
+        assert!(rule.names_tool("mcp__my-server__get-sum"));
+        let server = Rule::parse("mcp__my-server", Origin::Flag, None, Path::new("/")).unwrap();
+        assert!(server.names_tool("mcp__my-server__other"));
+        assert!(!server.names_tool("mcp__my-server2__other"));
+    }
+
     fn rule(text: &str) -> Rule {
         Rule::parse(
             text,
