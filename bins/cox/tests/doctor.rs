@@ -241,6 +241,7 @@ fn json_is_an_array_of_status_check_detail() {
             "landlock",
             "user namespaces",
             "sandbox proxy",
+            "mcp servers",
             "price dates",
             "model prices"
         ]
@@ -257,4 +258,29 @@ fn json_is_an_array_of_status_check_detail() {
         assert!(r["detail"].is_string(), "{r}");
     }
     assert_eq!(row(&rows, "api keys")["status"], "warn", "no key is set");
+}
+
+#[test]
+fn the_mcp_servers_row_names_each_server_and_a_broken_entry() {
+    let env = Env::new();
+    let (_, before) = rows(&env);
+    assert_eq!(row(&before, "mcp servers")["detail"], "none configured");
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[mcp_servers.mine]\ncommand = \"node\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.work.path().join(".mcp.json"),
+        "{\"mcpServers\": {\"theirs\": {\"command\": \"x\"},\n \"bad\": {\"argz\": 1}}}",
+    )
+    .unwrap();
+    let (_, after) = rows(&env);
+    let mcp = row(&after, "mcp servers");
+    assert_eq!(mcp["status"], "warn", "{mcp}");
+    let detail = mcp["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("2: mine (user), theirs (project); ") && detail.contains(".mcp.json:2:"),
+        "{detail}"
+    );
 }

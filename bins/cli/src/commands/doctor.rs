@@ -155,8 +155,56 @@ fn checks() -> Vec<Row> {
         });
     }
     rows.extend(sandbox(resolved.as_ref()));
+    if let Some(home) = resolved.as_ref() {
+        rows.push(mcp_servers(home));
+    }
     rows.extend([dates, prices]);
     rows
+}
+
+/// The MCP servers a session here would start, by name and source, read
+/// from the files only (`cox mcp list` connects them); a warning for an
+/// entry that does not load, or for servers this binary cannot start.
+fn mcp_servers(home: &CoxHome) -> Row {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Row::new(Status::Warn, "mcp servers", "not read: no current folder");
+    };
+    let home_dir = crate::env::home_dir();
+    let loaded = crate::mcp::load(
+        &crate::mcp::Sources {
+            user_config: &home.root().join("config.toml"),
+            home_dir: home_dir.as_deref(),
+            project: &cwd,
+            flags: &[],
+            strict: false,
+        },
+        &|name| std::env::var(name).ok(),
+    );
+    let loaded = match loaded {
+        Ok(loaded) => loaded,
+        Err(err) => return Row::new(Status::Warn, "mcp servers", crate::one_line(&err)),
+    };
+    let names: Vec<String> = loaded
+        .servers
+        .iter()
+        .map(|s| format!("{} ({})", s.name, s.origin.kind.label()))
+        .collect();
+    let listed = if names.is_empty() {
+        "none configured".to_owned()
+    } else {
+        format!("{}: {}", names.len(), names.join(", "))
+    };
+    if let Some(first) = loaded.notices.first() {
+        return Row::new(Status::Warn, "mcp servers", format!("{listed}; {first}"));
+    }
+    if !loaded.servers.is_empty() && crate::mcp::installed().is_none() {
+        return Row::new(
+            Status::Warn,
+            "mcp servers",
+            format!("{listed}; this binary has no MCP client (`cox` has one)"),
+        );
+    }
+    Row::new(Status::Ok, "mcp servers", crate::output::printable(&listed))
 }
 
 /// The rows as an aligned table.

@@ -244,6 +244,11 @@ fn claude_json(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
     };
+    // Claude Code keeps much else there (its history, often megabytes):
+    // a file that names no servers is not parsed at all.
+    if !text.contains("\"mcpServers\"") {
+        return Ok(Vec::new());
+    }
     let file: ClaudeJson<'_> = serde_json::from_str(&text).map_err(|e| {
         format!(
             "{}:{}: {}; its MCP servers are not started",
