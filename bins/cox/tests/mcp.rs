@@ -700,6 +700,23 @@ fn cox_mcp_adds_lists_and_removes_servers() {
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    // An entry that does not load (an unset variable) is still the file's:
+    // add refuses to write over it.
+    let mcp_json = env.work.path().join(".mcp.json");
+    let before = std::fs::read_to_string(&mcp_json).unwrap();
+    let with_broken = before.replacen(
+        "\"mcpServers\": {",
+        "\"mcpServers\": {\n    \"broken\": {\"command\": \"${COX_TEST_UNSET}\"},",
+        1,
+    );
+    std::fs::write(&mcp_json, &with_broken).unwrap();
+    let over = cox(&env)
+        .args(["mcp", "add", "--scope", "project", "broken", "--", "node"])
+        .output()
+        .unwrap();
+    assert_eq!(over.status.code(), Some(1), "{}", text(&over));
+    assert_eq!(std::fs::read_to_string(&mcp_json).unwrap(), with_broken);
+    std::fs::write(&mcp_json, &before).unwrap();
 
     let list = cox(&env).args(["mcp", "list"]).output().unwrap();
     let said = String::from_utf8_lossy(&list.stdout);
