@@ -4,7 +4,9 @@
 // FAKE_MODE picks one: "ok" (default), "hang" (never answers the
 // handshake), "exit" (says why on stderr and leaves before it),
 // "crash-on-call" (dies in the middle of a call), "bad-schema" (one tool's
-// input schema is not an object schema), "big" (a 10 MB result).
+// input schema is not an object schema), "big" (a 10 MB result), "net"
+// (a `connect` tool that dials 127.0.0.1:FAKE_PORT), "slow" (a `sleep` tool
+// that never answers).
 // FAKE_DESCRIPTION is the echo tool's description, or FAKE_DESCRIPTION_FILE
 // names a file holding it (so a test can change the definition and not the
 // server's configuration); FAKE_LOG, when set, is a file each call is
@@ -45,6 +47,12 @@ const tools = [
 if (mode === 'bad-schema') {
   tools.push({ name: 'broken', description: 'Has a bad schema.', inputSchema: { type: 'string' } });
 }
+if (mode === 'net') {
+  tools.push({ name: 'connect', description: 'Opens a TCP connection to 127.0.0.1:FAKE_PORT.', inputSchema: { type: 'object' } });
+}
+if (mode === 'slow') {
+  tools.push({ name: 'sleep', description: 'Never answers.', inputSchema: { type: 'object' } });
+}
 if (mode === 'big') {
   tools.push({ name: 'big', description: 'Returns 10 MB.', inputSchema: { type: 'object' } });
 }
@@ -79,6 +87,18 @@ function handle(request) {
       result = { content: [{ type: 'text', text: 'echo: ' + message }] };
     } else if (params.name === 'shout') {
       result = { content: [{ type: 'text', text: message.toUpperCase() }], isError: true };
+    } else if (params.name === 'connect') {
+      const socket = require('net').connect(Number(process.env.FAKE_PORT), '127.0.0.1');
+      socket.on('connect', () => {
+        socket.destroy();
+        send({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'connected' }] } });
+      });
+      socket.on('error', (e) => {
+        send({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'refused: ' + e.code }], isError: true } });
+      });
+      return;
+    } else if (params.name === 'sleep') {
+      return;
     } else if (params.name === 'big') {
       result = { content: [{ type: 'text', text: 'x'.repeat(10 * 1024 * 1024) }] };
     } else {

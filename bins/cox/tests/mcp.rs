@@ -936,3 +936,87 @@ fn claude_code_user_and_project_entries_are_read_and_later_ones_win() {
     let said = String::from_utf8_lossy(&list.stdout);
     assert!(!said.contains("elsewhere"), "{said}");
 }
+
+/// `cwd` is where a stdio server starts; `network` lets a sandboxed server
+/// reach the network (here a loopback port), which it cannot without; and
+/// `MCP_TOOL_TIMEOUT` bounds a call that never answers.
+#[test]
+fn cwd_network_and_the_call_timeout_take_effect() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::create_dir(w.join("sub")).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let entry = |network: bool| {
+        let mut e = fake(&[
+            ("FAKE_MODE", "net"),
+            ("FAKE_PORT", &port),
+            ("FAKE_LOG", "calls.log"),
+        ]);
+        e["cwd"] = Value::from(w.join("sub").display().to_string());
+        e["network"] = Value::from(network);
+        e
+    };
+    let scenario = calls(&env, &[("mcp__net__connect", serde_json::json!({}))]);
+    let walled = servers_json(&[("net", entry(false))]);
+    let out = run(
+        &env,
+        &scenario,
+        &["--sandbox", "workspace-write", "--mcp-config", &walled],
+    );
+    let results = results(&out);
+    assert!(
+        !results[0].0 && results[0].1.starts_with("refused"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        w.join("sub/calls.log").exists(),
+        "the server ran in its cwd: {}",
+        text(&out)
+    );
+    let open = servers_json(&[("net", entry(true))]);
+    let out = run(
+        &env,
+        &scenario,
+        &["--sandbox", "workspace-write", "--mcp-config", &open],
+    );
+    assert_eq!(
+        self::results(&out)[0],
+        (true, "connected".to_owned()),
+        "{}",
+        text(&out)
+    );
+
+    let slow = servers_json(&[("slow", fake(&[("FAKE_MODE", "slow")]))]);
+    let scenario = calls(&env, &[("mcp__slow__sleep", serde_json::json!({}))]);
+    let started = std::time::Instant::now();
+    let out = cox(&env)
+        .env("MCP_TOOL_TIMEOUT", "400")
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "x", "--permission-mode", "bypassPermissions"])
+        .args(["--output-format", "stream-json", "--mcp-config", &slow])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let results = self::results(&out);
+    assert!(
+        !results[0].0 && results[0].1.contains("did not answer sleep"),
+        "{}",
+        text(&out)
+    );
+    let bad = cox(&env)
+        .env("MCP_TOOL_TIMEOUT", "soon")
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "x", "--mcp-config", &slow])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("MCP_TOOL_TIMEOUT"));
+}
