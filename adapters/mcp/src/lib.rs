@@ -21,6 +21,7 @@
 //! process group, or its sandbox); nothing a server sends is trusted to
 //! pick a tool's risk on its own; no error of a server ends a session.
 
+pub mod auth;
 mod process;
 pub mod render;
 mod tool;
@@ -170,8 +171,12 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
                     "MCP server '{}' is not available: {why}",
                     server.name
                 ));
-                out.states
-                    .push((server.name.clone(), ServerState::Failed(why)));
+                let state = if why.starts_with(NEEDS_LOGIN) {
+                    ServerState::NeedsLogin
+                } else {
+                    ServerState::Failed(why)
+                };
+                out.states.push((server.name.clone(), state));
             }
         }
     }
@@ -356,18 +361,31 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                     url.as_str(),
                 )
                 .custom_headers(map);
-            let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
             // The stateless 2026-07-28 revision where the server has it
             // (`server/discover`), else the handshake it knows.
             let lifecycle = rmcp::ClientLifecycleMode::Auto {
                 preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
                 legacy_version: None,
             };
-            let service = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle)
-                .await
-                .map_err(|e| {
+            let served = match auth::authorized(options.home.root(), &server.name, url).await? {
+                Some(client) => {
+                    let transport =
+                        rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
+                    rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await
+                }
+                None => {
+                    let transport =
+                        rmcp::transport::StreamableHttpClientTransport::from_config(config);
+                    rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await
+                }
+            };
+            let service = served.map_err(|e| {
+                if auth::wants_login(&e) {
+                    format!("{NEEDS_LOGIN}: run cox mcp login {}", server.name)
+                } else {
                     format!("the handshake with {url} failed: {}", plain(&e.to_string()))
-                })?;
+                }
+            })?;
             (service, None)
         }
         Transport::Sse { url, .. } => {
@@ -391,6 +409,9 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
         .map_err(|e| format!("listing its tools failed: {e}{}", server.last_words()))?;
     Ok(Live { server, tools })
 }
+
+/// How a failure begins when the server wants a login first.
+pub const NEEDS_LOGIN: &str = "it needs a login";
 
 /// An rmcp error without the transport's type names it carries
 /// (`Transport [rmcp::transport::worker::…] error: …`).

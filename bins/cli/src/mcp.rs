@@ -115,4 +115,27 @@ pub trait McpClient: Send + Sync {
         server: McpServer,
         cx: ConnectContext,
     ) -> BoxFuture<'a, Result<Vec<ToolReport>, String>>;
+
+    /// Logs in to the HTTP server `server` (the OAuth authorization code
+    /// flow): `show` is given the URL to open. Returns who issued the
+    /// token.
+    fn login<'a>(
+        &'a self,
+        server: McpServer,
+        cx: ConnectContext,
+        show: &'a (dyn Fn(&str) + Sync),
+    ) -> BoxFuture<'a, Result<String, String>>;
+
+    /// Where the login of HTTP server `server` stands: `none`, `ok
+    /// (expires in 3h)`, `expired`.
+    fn login_status(&self, home: &std::path::Path, server: &McpServer) -> String;
+
+    /// Forgets the login of HTTP server `server`; whether there was one.
+    ///
+    /// # Errors
+    /// Its token cannot be removed.
+    fn logout(&self, home: &std::path::Path, server: &McpServer) -> Result<bool, String>;
+
+    /// Where logins are kept, for `cox doctor`.
+    fn login_store(&self, home: &std::path::Path) -> String;
 }

@@ -1,10 +1,16 @@
 //! The MCP client of the `cox` binary: `cox-mcp` behind the command
 //! line's [`McpClient`] edge, so `cox-headless` carries none of it.
 
+use std::path::Path;
+use std::time::Duration;
+
 use cox_cli::mcp::{
-    ConnectContext, Connected, McpClient, McpServer, ServerReport, ToolReport, ToolTrust,
+    ConnectContext, Connected, McpClient, McpServer, ServerReport, ToolReport, ToolTrust, Transport,
 };
 use cox_protocol::provider::BoxFuture;
+
+/// How long `cox mcp login` waits for the browser to come back.
+const LOGIN_WAIT: Duration = Duration::from_secs(300);
 
 /// Connects servers with `cox-mcp`.
 pub(crate) struct Client;
@@ -53,5 +59,54 @@ impl McpClient for Client {
                 })
                 .collect())
         })
+    }
+
+    fn login<'a>(
+        &'a self,
+        server: McpServer,
+        cx: ConnectContext,
+        show: &'a (dyn Fn(&str) + Sync),
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let Transport::Http { url, headers } = &server.transport else {
+                return Err(format!(
+                    "MCP server '{}' is not an HTTP server; only those log in",
+                    server.name
+                ));
+            };
+            cox_mcp::auth::login(
+                &server.name,
+                url,
+                headers,
+                &cox_mcp::auth::Login {
+                    home: cx.home.root(),
+                    show,
+                    wait: LOGIN_WAIT,
+                },
+            )
+            .await
+        })
+    }
+
+    fn login_status(&self, home: &Path, server: &McpServer) -> String {
+        match &server.transport {
+            Transport::Http { url, .. } => cox_mcp::auth::TokenFile::new(home, &server.name, url)
+                .status()
+                .to_string(),
+            _ => "none (not an HTTP server)".to_owned(),
+        }
+    }
+
+    fn logout(&self, home: &Path, server: &McpServer) -> Result<bool, String> {
+        match &server.transport {
+            Transport::Http { url, .. } => {
+                cox_mcp::auth::TokenFile::new(home, &server.name, url).forget()
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn login_store(&self, home: &Path) -> String {
+        cox_mcp::auth::backend(home)
     }
 }

@@ -15,20 +15,26 @@ use std::process::{Command, Output};
 use common::{Env, lines, text};
 use serde_json::Value;
 
-/// Where the npm servers are: `None` (the test says so and passes) when
-/// they are not installed, except under CI, where they must be.
-fn node_modules() -> Option<PathBuf> {
-    match std::env::var_os("COX_TEST_MCP_NODE_MODULES") {
-        Some(dir) => Some(PathBuf::from(dir)),
+/// A path from `variable`, which `.ci/run` sets (`what` it installs):
+/// `None` (the test says so and passes) when it is unset, except under
+/// CI, where it must be set.
+fn installed(variable: &str, what: &str) -> Option<PathBuf> {
+    match std::env::var_os(variable) {
+        Some(path) => Some(PathBuf::from(path)),
         None => {
             assert!(
                 std::env::var_os("CI").is_none(),
-                "COX_TEST_MCP_NODE_MODULES is not set: .ci/run installs the MCP servers"
+                "{variable} is not set: .ci/run installs {what}"
             );
-            eprintln!("skipped: COX_TEST_MCP_NODE_MODULES is not set (.ci/run sets it)");
+            eprintln!("skipped: {variable} is not set (.ci/run sets it)");
             None
         }
     }
+}
+
+/// Where the npm servers are.
+fn node_modules() -> Option<PathBuf> {
+    installed("COX_TEST_MCP_NODE_MODULES", "the MCP servers")
 }
 
 /// The fake server's source, run as `node -e SOURCE`: no file to find, so
@@ -777,40 +783,18 @@ fn the_headless_binary_says_it_has_no_mcp_client() {
 /// and over stdio the handshake it knows.
 #[test]
 fn a_python_sdk_server_is_reached_on_the_stateless_revision() {
-    let python = match std::env::var_os("COX_TEST_MCP_PYTHON") {
-        Some(python) => PathBuf::from(python),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "COX_TEST_MCP_PYTHON is not set: .ci/run installs the MCP Python SDK"
-            );
-            eprintln!("skipped: COX_TEST_MCP_PYTHON is not set (.ci/run sets it)");
-            return;
-        }
+    let Some(python) = sdk_python() else {
+        return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/py-server.py");
     let env = Env::new();
     let log = env.home.path().join("requests.log");
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
-    let mut server = Command::new(&python)
-        .arg(&script)
-        .args(["http", &port.to_string()])
-        .arg(&log)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the Python server never listened"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let port = free_port();
+    let mut server = python_server(
+        &python,
+        "py-server.py",
+        &["http".as_ref(), port.to_string().as_ref(), log.as_os_str()],
+        port,
+    );
     let config = servers_json(&[
         (
             "py",
@@ -1019,4 +1003,224 @@ fn cwd_network_and_the_call_timeout_take_effect() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("MCP_TOOL_TIMEOUT"));
+}
+
+/// The MCP Python SDK's interpreter.
+fn sdk_python() -> Option<PathBuf> {
+    installed("COX_TEST_MCP_PYTHON", "the MCP Python SDK")
+}
+
+/// `tests/mcp/SCRIPT ARGS…` on `python`, once it listens on `port`.
+fn python_server(
+    python: &Path,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    port: u16,
+) -> std::process::Child {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp")
+        .join(script);
+    let server = Command::new(python)
+        .arg(script)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port);
+    server
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+fn wait_for_port(port: u16) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A POST with no body to the test server's administration routes.
+fn post(port: u16, path: &str) {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+fn auth_events(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn doctor_row(env: &Env, check: &str) -> String {
+    let out = cox(env).arg("doctor").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    stdout
+        .lines()
+        .find(|l| l.contains(check))
+        .unwrap_or_else(|| panic!("no {check} row in:\n{stdout}"))
+        .to_owned()
+}
+
+/// An HTTP server that answers 401 (the Python SDK's resource server and
+/// authorization server, `tests/mcp/py-auth-server.py`): a session skips
+/// it and says to log in; `cox mcp login` runs discovery, dynamic
+/// registration and the code flow with PKCE through a "browser" (a
+/// script that follows the redirects to cox's listener on 127.0.0.1);
+/// the token file is private; calls carry the token; a token revoked by
+/// the server is refreshed on its 401, an expired one before the request;
+/// a refused refresh needs a login again; `logout` forgets it, and `cox
+/// doctor` says where each login stands.
+#[test]
+fn an_http_server_that_wants_a_login_gets_oauth_with_refresh() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let env = Env::new();
+    let log = env.home.path().join("auth.log");
+    let port = free_port();
+    let lifetime = 4;
+    let mut server = python_server(
+        &python,
+        "py-auth-server.py",
+        &[
+            port.to_string().as_ref(),
+            log.as_os_str(),
+            lifetime.to_string().as_ref(),
+        ],
+        port,
+    );
+    write(
+        &env.home.path().join("config.toml"),
+        &format!("[mcp_servers.auth]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    );
+    let browser = write(
+        &env.home.path().join("browser.py"),
+        "import sys, urllib.request\nurllib.request.urlopen(sys.argv[1]).read()\n",
+    );
+    let scenario = calls(&env, &[("mcp__auth__whoami", serde_json::json!({}))]);
+
+    // Before a login: skipped, with the way to log in.
+    let out = run(&env, &scenario, &[]);
+    let said = notices(&out);
+    assert!(
+        said.iter().any(|n| n.contains("run cox mcp login auth")),
+        "{}",
+        text(&out)
+    );
+    assert!(!tools(&out).iter().any(|t| t.starts_with("mcp__auth__")));
+    assert!(doctor_row(&env, "mcp auth auth").ends_with("none"));
+    let listed = cox(&env).args(["mcp", "list"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("needs login: run cox mcp login auth"),
+        "{}",
+        text(&listed)
+    );
+
+    // The login.
+    let out = cox(&env)
+        .env(
+            "BROWSER",
+            format!("{} {}", python.display(), browser.display()),
+        )
+        .args(["mcp", "login", "auth"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/authorize?"),
+        "the URL is shown: {}",
+        text(&out)
+    );
+    let events = auth_events(&log);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["register", "authorize", "code"], "{events:?}");
+    assert_eq!(events[0]["name"], "cox");
+    let redirect = events[0]["redirect"][0].as_str().unwrap();
+    assert!(redirect.starts_with("http://127.0.0.1:"), "{redirect}");
+    assert_eq!(events[1]["challenge"], true, "PKCE");
+    let client = events[0]["client"].as_str().unwrap().to_owned();
+    let file = env.home.path().join("mcp-auth/auth.json");
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(
+        doctor_row(&env, "mcp auth auth").contains("ok (expires in"),
+        "{}",
+        doctor_row(&env, "mcp auth auth")
+    );
+
+    // Calls carry the token.
+    let out = run(&env, &scenario, &[]);
+    assert_eq!(
+        results(&out),
+        [(true, format!("client {client}"))],
+        "{}",
+        text(&out)
+    );
+
+    // The server revokes the access token: its 401 brings one refresh.
+    post(port, "/test/revoke-access");
+    let out = run(&env, &scenario, &[]);
+    assert_eq!(
+        results(&out),
+        [(true, format!("client {client}"))],
+        "{}",
+        text(&out)
+    );
+    let refreshes = |events: &[Value]| events.iter().filter(|e| e["event"] == "refresh").count();
+    assert_eq!(refreshes(&auth_events(&log)), 1, "{:?}", auth_events(&log));
+
+    // The token expires: refreshed before the request.
+    std::thread::sleep(std::time::Duration::from_secs(lifetime + 1));
+    assert!(doctor_row(&env, "mcp auth auth").contains("expired"));
+    let out = run(&env, &scenario, &[]);
+    assert_eq!(
+        results(&out),
+        [(true, format!("client {client}"))],
+        "{}",
+        text(&out)
+    );
+    assert_eq!(refreshes(&auth_events(&log)), 2, "{:?}", auth_events(&log));
+
+    // The server forgets every token: a login is needed again.
+    post(port, "/test/revoke-all");
+    let out = run(&env, &scenario, &[]);
+    assert!(
+        notices(&out)
+            .iter()
+            .any(|n| n.contains("run cox mcp login auth")),
+        "{}",
+        text(&out)
+    );
+    assert!(results(&out).iter().all(|(ok, _)| !ok), "{}", text(&out));
+
+    let out = cox(&env).args(["mcp", "logout", "auth"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!file.exists());
+    assert!(doctor_row(&env, "mcp auth auth").ends_with("none"));
+    let _ = server.kill();
+    let _ = server.wait();
 }

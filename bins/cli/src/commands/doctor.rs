@@ -68,12 +68,16 @@ impl Status {
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub status: Status,
-    pub check: &'static str,
+    pub check: std::borrow::Cow<'static, str>,
     pub detail: String,
 }
 
 impl Row {
-    fn new(status: Status, check: &'static str, detail: impl Into<String>) -> Self {
+    fn new(
+        status: Status,
+        check: impl Into<std::borrow::Cow<'static, str>>,
+        detail: impl Into<String>,
+    ) -> Self {
         let detail: String = detail.into();
         // One row is one line, whatever an OS or SQLite message holds.
         let detail = detail
@@ -84,7 +88,7 @@ impl Row {
             .join("; ");
         Self {
             status,
-            check,
+            check: check.into(),
             detail,
         }
     }
@@ -156,7 +160,7 @@ fn checks() -> Vec<Row> {
     }
     rows.extend(sandbox(resolved.as_ref()));
     if let Some(home) = resolved.as_ref() {
-        rows.push(mcp_servers(home));
+        rows.extend(mcp_servers(home));
     }
     rows.extend([dates, prices]);
     rows
@@ -165,9 +169,13 @@ fn checks() -> Vec<Row> {
 /// The MCP servers a session here would start, by name and source, read
 /// from the files only (`cox mcp list` connects them); a warning for an
 /// entry that does not load, or for servers this binary cannot start.
-fn mcp_servers(home: &CoxHome) -> Row {
+fn mcp_servers(home: &CoxHome) -> Vec<Row> {
     let Ok(cwd) = std::env::current_dir() else {
-        return Row::new(Status::Warn, "mcp servers", "not read: no current folder");
+        return vec![Row::new(
+            Status::Warn,
+            "mcp servers",
+            "not read: no current folder",
+        )];
     };
     let home_dir = crate::env::home_dir();
     let loaded = crate::mcp::load(
@@ -182,7 +190,9 @@ fn mcp_servers(home: &CoxHome) -> Row {
     );
     let loaded = match loaded {
         Ok(loaded) => loaded,
-        Err(err) => return Row::new(Status::Warn, "mcp servers", crate::one_line(&err)),
+        Err(err) => {
+            return vec![Row::new(Status::Warn, "mcp servers", crate::one_line(&err))];
+        }
     };
     let names: Vec<String> = loaded
         .servers
@@ -194,17 +204,48 @@ fn mcp_servers(home: &CoxHome) -> Row {
     } else {
         format!("{}: {}", names.len(), names.join(", "))
     };
-    if let Some(first) = loaded.notices.first() {
-        return Row::new(Status::Warn, "mcp servers", format!("{listed}; {first}"));
-    }
-    if !loaded.servers.is_empty() && crate::mcp::installed().is_none() {
-        return Row::new(
+    let client = crate::mcp::installed();
+    let first = if let Some(first) = loaded.notices.first() {
+        Row::new(Status::Warn, "mcp servers", format!("{listed}; {first}"))
+    } else if !loaded.servers.is_empty() && client.is_none() {
+        Row::new(
             Status::Warn,
             "mcp servers",
             format!("{listed}; this binary has no MCP client (`cox` has one)"),
-        );
+        )
+    } else {
+        Row::new(Status::Ok, "mcp servers", crate::output::printable(&listed))
+    };
+    let mut rows = vec![first];
+    // One row per HTTP server: where its login stands.
+    let http: Vec<&crate::mcp::McpServer> = loaded
+        .servers
+        .iter()
+        .filter(|s| matches!(s.transport, crate::mcp::Transport::Http { .. }))
+        .collect();
+    if let Some(client) = client {
+        if !http.is_empty() {
+            rows.push(Row::new(
+                Status::Ok,
+                "mcp logins",
+                client.login_store(home.root()),
+            ));
+        }
+        for server in http {
+            let status = client.login_status(home.root(), server);
+            let level = if status.starts_with("expired") && !status.contains("refreshed") {
+                Status::Warn
+            } else {
+                Status::Ok
+            };
+            rows.push(Row::new(
+                level,
+                format!("mcp auth {}", server.name),
+                crate::output::printable(&status),
+            ));
+        }
     }
-    Row::new(Status::Ok, "mcp servers", crate::output::printable(&listed))
+    rows
 }
 
 /// The rows as an aligned table.

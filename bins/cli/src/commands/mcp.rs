@@ -1,4 +1,4 @@
-//! `cox mcp list|get|add|remove|trust`: the MCP servers a session here
+//! `cox mcp list|get|add|remove|trust|login|logout`: the MCP servers a session here
 //! would start, in the shape Claude Code users know.
 //!
 //! - `list` connects every server (at once, within `MCP_TIMEOUT`) and
@@ -11,6 +11,9 @@
 //!   out of the file that defines it.
 //! - `trust` lists the tools that wait for trust, with what changed;
 //!   `trust NAME` trusts what the server serves now.
+//! - `login NAME` runs the OAuth flow for an HTTP server that asks for a
+//!   login (the URL printed, the browser opened, the redirect taken on
+//!   127.0.0.1); `logout NAME` forgets the token.
 //!
 //! Exit codes: 0 done, 1 with one line on stderr (a server that cannot be
 //! reached is a state in `list`, an error in `trust NAME`).
@@ -46,6 +49,10 @@ pub enum McpCommand {
     /// With no name: the tools that wait for trust, and what changed.
     /// With a name: trust what that server serves now.
     Trust { name: Option<String> },
+    /// Log in to an HTTP server that asks for it (OAuth in the browser).
+    Login { name: String },
+    /// Forget the login of an HTTP server.
+    Logout { name: String },
 }
 
 /// Where `add` writes.
@@ -86,6 +93,8 @@ pub fn run(command: &McpCommand, args: &RunArgs) -> i32 {
         McpCommand::Remove { name, scope } => remove(args, name, *scope),
         McpCommand::Trust { name: None } => pending(args),
         McpCommand::Trust { name: Some(name) } => trust(args, name),
+        McpCommand::Login { name } => login(args, name),
+        McpCommand::Logout { name } => logout(args, name),
     })
 }
 
@@ -142,7 +151,10 @@ fn origin_line(server: &McpServer) -> String {
 fn state_line(report: &ServerReport) -> String {
     match &report.outcome {
         Err(why) if report.not_started => format!("pending trust (not started): {why}"),
-        Err(why) => format!("failed: {why}"),
+        Err(why) => match why.strip_prefix("it needs a login: ") {
+            Some(how) => format!("needs login: {how}"),
+            None => format!("failed: {why}"),
+        },
         Ok(tools) => {
             let waiting = tools
                 .iter()
@@ -348,6 +360,75 @@ fn trust(args: &RunArgs, name: &str) -> Result<String> {
         );
     }
     Ok(out)
+}
+
+/// The server called `name` here, which must be an HTTP one.
+fn http_server(args: &RunArgs, name: &str) -> Result<(McpServer, crate::mcp::ConnectContext)> {
+    let (loaded, cx) = crate::session::mcp_outside_a_session(args)?;
+    let Some(server) = loaded.servers.into_iter().find(|s| s.name == name) else {
+        bail!("no MCP server is called {name:?} here (cox mcp list shows them)");
+    };
+    if !matches!(server.transport, Transport::Http { .. }) {
+        bail!(
+            "MCP server '{name}' is not an HTTP server ({}); only HTTP servers log in",
+            printable(&transport_line(&server))
+        );
+    }
+    Ok((server, cx))
+}
+
+/// Opens `url` in the browser `$BROWSER` names (a command, the URL
+/// appended), else `xdg-open`; says so when none opens.
+fn open_browser(url: &str) {
+    let browser = std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty());
+    let words: Vec<String> = match &browser {
+        Some(b) => b.split_whitespace().map(str::to_owned).collect(),
+        None => vec!["xdg-open".to_owned()],
+    };
+    let spawned = std::process::Command::new(&words[0])
+        .args(&words[1..])
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = spawned {
+        eprintln!(
+            "cox: no browser opened ({}: {e}); open the URL yourself",
+            words[0]
+        );
+    }
+}
+
+fn login(args: &RunArgs, name: &str) -> Result<String> {
+    let client = client()?;
+    let (server, cx) = http_server(args, name)?;
+    let show = |url: &str| {
+        eprintln!("cox: to log in to MCP server '{name}', open: {url}");
+        open_browser(url);
+    };
+    let issuer = runtime()?
+        .block_on(client.login(server, cx, &show))
+        .map_err(|why| anyhow!("MCP server '{name}': the login failed: {why}"))?;
+    Ok(format!(
+        "logged in to MCP server '{name}' (token from {})",
+        printable(&issuer)
+    ))
+}
+
+fn logout(args: &RunArgs, name: &str) -> Result<String> {
+    let client = client()?;
+    let (server, cx) = http_server(args, name)?;
+    let had = client
+        .logout(cx.home.root(), &server)
+        .map_err(|why| anyhow!("MCP server '{name}': {why}"))?;
+    Ok(if had {
+        format!("forgot the login of MCP server '{name}'")
+    } else {
+        format!("MCP server '{name}' had no login to forget")
+    })
 }
 
 /// A TOML basic string.

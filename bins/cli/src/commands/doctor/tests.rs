@@ -51,7 +51,7 @@ fn a_key_is_reported_by_length_only() {
         row,
         Row {
             status: Status::Ok,
-            check: "api keys",
+            check: "api keys".into(),
             detail: "ANTHROPIC_API_KEY set (24 characters); OPENAI_API_KEY not set".into(),
         }
     );
@@ -115,7 +115,7 @@ fn stale_rows_are_summarised_in_one_row() {
         stale_prices(&catalog, &models, "2026-11"),
         Row {
             status: Status::Warn,
-            check: "price dates",
+            check: "price dates".into(),
             detail: "3 price rows older than 2026-05: old (2026-04), undated (undated), \
                      mine (2020-01, your [models]); costs may be wrong"
                 .into(),
@@ -165,7 +165,7 @@ fn a_tier_model_without_a_row_or_prices_warns() {
         row,
         Row {
             status: Status::Warn,
-            check: "model prices",
+            check: "model prices".into(),
             detail: "local ([tiers.cheap]) has no prices; mystery ([tiers.code]) has no \
                      catalog row: costs will be recorded as 0, estimated; add prices under \
                      [models.\"<id>\"]"

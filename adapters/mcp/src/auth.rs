@@ -1,0 +1,560 @@
+//! Logins to HTTP MCP servers that answer 401: the OAuth authorization
+//! code flow with PKCE, metadata discovery and dynamic client registration
+//! (rmcp's), the tokens it yields filed per server, and the client that
+//! attaches them to every request and refreshes them.
+//!
+//! - [`login`] runs the flow: an unauthenticated probe reads the server's
+//!   `WWW-Authenticate` challenge, discovery finds its authorization
+//!   server, a client is registered, and a listener on 127.0.0.1 takes the
+//!   browser's redirect. Nothing waits for a browser outside it: a session
+//!   meeting a server that wants a login skips the server and says to run
+//!   `cox mcp login <name>`.
+//! - Tokens live in `$COX_HOME/mcp-auth/<name>.json` (the folder 0700, the
+//!   file 0600, written whole through a temporary file), together with the
+//!   server's URL and its authorization server's metadata. A file whose URL
+//!   is not the server's URL now is never used: a token is only ever sent
+//!   to the server it was issued for.
+//! - [`authorized`] gives the transport a client that sends the token,
+//!   refreshes it shortly before it expires, and refreshes it again when
+//!   the server answers 401 to it (a revoked token); a refresh the
+//!   authorization server refuses leaves the server needing a login.
+//!
+//! Invariants: a token file is never readable by another user; no token
+//! or code is written to a log or an error line.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, CredentialStore, StoredCredentials,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// Where a server's tokens are, under `$COX_HOME`.
+#[must_use]
+pub fn folder(home: &Path) -> PathBuf {
+    home.join("mcp-auth")
+}
+
+/// Where the tokens are kept, for `cox doctor`.
+#[must_use]
+pub fn backend(home: &Path) -> String {
+    format!(
+        "a 0600 file per server in {} (this build has no OS keyring support)",
+        folder(home).display()
+    )
+}
+
+/// Where a server's login stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// No token for this server at this URL.
+    None,
+    /// A token; how long it has left, where the server said.
+    Ok { expires_in: Option<Duration> },
+    /// The token has expired; `refreshable` when a refresh token is kept
+    /// (the next connection refreshes it).
+    Expired { refreshable: bool },
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::None => f.write_str("none"),
+            Status::Ok { expires_in: None } => f.write_str("ok"),
+            Status::Ok {
+                expires_in: Some(left),
+            } => write!(f, "ok (expires in {})", span(*left)),
+            Status::Expired { refreshable: true } => {
+                f.write_str("expired (refreshed at the next connection)")
+            }
+            Status::Expired { refreshable: false } => f.write_str("expired"),
+        }
+    }
+}
+
+/// `3h`, `12m`, `40s`: the largest unit that fits.
+fn span(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 86_400 {
+        format!("{}d", s / 86_400)
+    } else if s >= 3_600 {
+        format!("{}h", s / 3_600)
+    } else if s >= 60 {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// One server's token file.
+#[derive(Clone, Debug)]
+pub struct TokenFile {
+    path: PathBuf,
+    url: String,
+}
+
+impl TokenFile {
+    /// The file of server `name` at `url` under `home`.
+    #[must_use]
+    pub fn new(home: &Path, name: &str, url: &str) -> Self {
+        Self {
+            path: folder(home).join(format!("{name}.json")),
+            url: url.to_owned(),
+        }
+    }
+
+    /// The whole file, when it exists and is for this URL.
+    fn read(&self) -> Result<Option<Value>, String> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", self.path.display())),
+        };
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a token file: {e}", self.path.display()))?;
+        if value.get("url").and_then(Value::as_str) != Some(self.url.as_str()) {
+            return Ok(None);
+        }
+        Ok(Some(value))
+    }
+
+    fn write(&self, value: &Value) -> Result<(), String> {
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        let tmp = self
+            .path
+            .with_extension(format!("json.{}.tmp", std::process::id()));
+        let result = (|| {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            file.write_all(value.to_string().as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(format!("{}: {e}", self.path.display()));
+        }
+        Ok(())
+    }
+
+    /// Where this server's login stands.
+    #[must_use]
+    pub fn status(&self) -> Status {
+        let Ok(Some(file)) = self.read() else {
+            return Status::None;
+        };
+        let Some(token) = file
+            .pointer("/credentials/token_response")
+            .filter(|t| !t.is_null())
+        else {
+            return Status::None;
+        };
+        let refreshable = token.get("refresh_token").is_some_and(|r| !r.is_null());
+        let expires = token.get("expires_in").and_then(Value::as_u64);
+        let received = file
+            .pointer("/credentials/token_received_at")
+            .and_then(Value::as_u64);
+        match (expires, received) {
+            (Some(expires), Some(received)) => {
+                let left = (received + expires).saturating_sub(now());
+                if left == 0 {
+                    Status::Expired { refreshable }
+                } else {
+                    Status::Ok {
+                        expires_in: Some(Duration::from_secs(left)),
+                    }
+                }
+            }
+            _ => Status::Ok { expires_in: None },
+        }
+    }
+
+    /// The authorization server's metadata, as the login found it.
+    fn metadata(&self) -> Option<AuthorizationMetadata> {
+        let file = self.read().ok()??;
+        serde_json::from_value(file.get("metadata")?.clone()).ok()
+    }
+
+    /// Forgets this server's tokens. Returns whether there were any.
+    ///
+    /// # Errors
+    /// The file exists and cannot be removed.
+    pub fn forget(&self) -> Result<bool, String> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(format!("{}: {e}", self.path.display())),
+        }
+    }
+}
+
+/// The rmcp credential store over one token file, keeping the metadata
+/// beside the credentials.
+struct Store {
+    file: TokenFile,
+    metadata: Option<AuthorizationMetadata>,
+    /// One refresh at a time within this process.
+    refresh: Arc<tokio::sync::Mutex<()>>,
+}
+
+fn store_error(e: String) -> AuthError {
+    AuthError::InternalError(e)
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for Store {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let Some(file) = self.file.read().map_err(store_error)? else {
+            return Ok(None);
+        };
+        match file.get("credentials") {
+            None | Some(Value::Null) => Ok(None),
+            Some(credentials) => serde_json::from_value(credentials.clone())
+                .map(Some)
+                .map_err(|e| store_error(format!("{}: {e}", self.file.path.display()))),
+        }
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let credentials =
+            serde_json::to_value(credentials).map_err(|e| store_error(e.to_string()))?;
+        let metadata = match &self.metadata {
+            Some(m) => serde_json::to_value(m).map_err(|e| store_error(e.to_string()))?,
+            None => self
+                .file
+                .read()
+                .ok()
+                .flatten()
+                .and_then(|f| f.get("metadata").cloned())
+                .unwrap_or(Value::Null),
+        };
+        self.file
+            .write(&json!({
+                "url": self.file.url,
+                "metadata": metadata,
+                "credentials": credentials,
+            }))
+            .map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.file.forget().map(|_| ()).map_err(store_error)
+    }
+
+    async fn acquire_refresh_guard(
+        &self,
+    ) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
+        let guard = self.refresh.clone().lock_owned().await;
+        Ok(Some(rmcp::transport::auth::CredentialRefreshGuard::new(
+            guard,
+        )))
+    }
+}
+
+/// An HTTP client for the transport that carries the stored token of
+/// server `name` at `url`, or `None` when there is none.
+///
+/// # Errors
+/// The token file cannot be read, or its authorization server's metadata
+/// is missing from it.
+pub async fn authorized(
+    home: &Path,
+    name: &str,
+    url: &str,
+) -> Result<Option<AuthClient<reqwest::Client>>, String> {
+    let file = TokenFile::new(home, name, url);
+    if file.status() == Status::None {
+        return Ok(None);
+    }
+    let metadata = file.metadata().ok_or_else(|| {
+        format!(
+            "{}: the login has no authorization server metadata; run cox mcp login {name}",
+            file.path.display()
+        )
+    })?;
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    manager.set_metadata(metadata.clone());
+    manager.set_credential_store(Store {
+        file,
+        metadata: Some(metadata),
+        refresh: Arc::default(),
+    });
+    match manager.initialize_from_store().await {
+        Ok(true) => {}
+        Ok(false) => return Ok(None),
+        Err(e) => return Err(format!("the stored login cannot be used: {e}")),
+    }
+    Ok(Some(AuthClient::new(reqwest::Client::new(), manager)))
+}
+
+/// Whether an rmcp error says the server wants a (new) login.
+#[must_use]
+pub fn wants_login(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = at {
+        if let Some(http) = e.downcast_ref::<
+            rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>,
+        >() && matches!(
+            http,
+            rmcp::transport::streamable_http_client::StreamableHttpError::AuthRequired(_)
+                | rmcp::transport::streamable_http_client::StreamableHttpError::Auth(
+                    AuthError::AuthorizationRequired
+                )
+        ) {
+            return true;
+        }
+        if let Some(AuthError::AuthorizationRequired) = e.downcast_ref::<AuthError>() {
+            return true;
+        }
+        // The transport's own error type is not always the one above
+        // (the worker wraps it); its text is rmcp's fixed wording.
+        if e.to_string().contains("error: Auth required")
+            || e.to_string().starts_with("Auth required")
+        {
+            return true;
+        }
+        at = e.source();
+    }
+    false
+}
+
+/// What `login` needs besides the server.
+pub struct Login<'a> {
+    /// `$COX_HOME`.
+    pub home: &'a Path,
+    /// Shown the URL to open; it also tries to open a browser.
+    pub show: &'a (dyn Fn(&str) + Sync),
+    /// How long to wait for the browser's redirect.
+    pub wait: Duration,
+}
+
+/// Runs the authorization code flow for server `name` at `url` and files
+/// its tokens. Returns the issuer the login was made with.
+///
+/// # Errors
+/// The server does not ask for a login, discovery or registration fails,
+/// the browser's redirect does not come within `wait` or carries an
+/// error, or the token exchange fails.
+pub async fn login(
+    name: &str,
+    url: &str,
+    headers: &[(String, String)],
+    how: &Login<'_>,
+) -> Result<String, String> {
+    let challenge = probe(url, headers).await?;
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(Some(&challenge))
+        .await
+        .map_err(|e| format!("discovering {url}'s authorization server failed: {e}"))?;
+    let metadata = resolution.metadata;
+    manager.set_metadata(metadata.clone());
+    manager.set_credential_store(Store {
+        file: TokenFile::new(how.home, name, url),
+        metadata: Some(metadata.clone()),
+        refresh: Arc::default(),
+    });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1 for the redirect: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("cannot listen on 127.0.0.1 for the redirect: {e}"))?
+        .port();
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let request = AuthorizationRequest::new(redirect.clone())
+        .with_client_name("cox")
+        .with_challenge(challenge);
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| format!("starting the login failed: {e}"))?;
+    (how.show)(session.get_authorization_url());
+    let query = tokio::time::timeout(how.wait, redirected(&listener))
+        .await
+        .map_err(|_| {
+            format!(
+                "no browser came back to {redirect} within {} s",
+                how.wait.as_secs()
+            )
+        })??;
+    session
+        .handle_callback_url(&format!("{redirect}?{query}"))
+        .await
+        .map_err(|e| format!("the token exchange failed: {e}"))?;
+    Ok(metadata.issuer.unwrap_or_else(|| url.to_owned()))
+}
+
+/// An unauthenticated `initialize` to `url`: the `WWW-Authenticate` of
+/// its 401.
+async fn probe(url: &str, headers: &[(String, String)]) -> Result<String, String> {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .timeout(Duration::from_secs(30));
+    for (key, value) in headers {
+        request = request.header(key, value);
+    }
+    let response = request
+        .body(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "cox", "version": env!("CARGO_PKG_VERSION")}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {}", e.without_url()))?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return Err(format!(
+            "{url} answered {} without asking for a login; it needs none",
+            response.status()
+        ));
+    }
+    response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| format!("{url} answered 401 with no WWW-Authenticate challenge"))
+}
+
+/// The query of the first request to `/callback` on `listener`, answered
+/// with a page saying the login is done (or what went wrong). Other
+/// requests (a browser's favicon) get 404.
+async fn redirected(listener: &tokio::net::TcpListener) -> Result<String, String> {
+    loop {
+        let (mut stream, _) = listener
+            .accept()
+            .await
+            .map_err(|e| format!("the redirect listener failed: {e}"))?;
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut len = 0;
+        while len < buf.len() {
+            match stream.read(&mut buf[len..]).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => len += n,
+            }
+            if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
+                break;
+            }
+        }
+        let head = String::from_utf8_lossy(&buf[..len]);
+        let target = head
+            .lines()
+            .next()
+            .and_then(|line| line.split(' ').nth(1))
+            .unwrap_or("");
+        let Some(query) = target.strip_prefix("/callback?") else {
+            let _ = stream
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
+                .await;
+            continue;
+        };
+        let error = query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("error="))
+            .map(str::to_owned);
+        let body = match &error {
+            None => "cox: logged in. You can close this tab.".to_owned(),
+            Some(e) => format!("cox: the login failed ({e})."),
+        };
+        let _ = stream
+            .write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .await;
+        return match error {
+            None => Ok(query.to_owned()),
+            Some(e) => Err(format!("the authorization server refused the login: {e}")),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_file_is_private_and_bound_to_its_url() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let home = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(home.path(), "docs", "http://127.0.0.1:1/mcp");
+        assert_eq!(file.status(), Status::None);
+        file.write(&json!({
+            "url": "http://127.0.0.1:1/mcp",
+            "credentials": {"client_id": "c", "token_response": {
+                "access_token": "a", "token_type": "bearer", "expires_in": 7200,
+                "refresh_token": "r"}, "token_received_at": now()}
+        }))
+        .unwrap();
+        let mode = std::fs::metadata(&file.path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let dir = std::fs::metadata(folder(home.path()))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(dir & 0o777, 0o700);
+        assert!(
+            file.status().to_string().starts_with("ok (expires in "),
+            "{}",
+            file.status()
+        );
+        let moved = TokenFile::new(home.path(), "docs", "http://127.0.0.1:2/mcp");
+        assert_eq!(
+            moved.status(),
+            Status::None,
+            "a token never follows a name to another URL"
+        );
+        assert!(file.forget().unwrap());
+        assert_eq!(file.status(), Status::None);
+    }
+
+    #[test]
+    fn an_expired_token_says_whether_it_refreshes() {
+        let home = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(home.path(), "docs", "http://x/mcp");
+        file.write(&json!({
+            "url": "http://x/mcp",
+            "credentials": {"client_id": "c", "token_response": {
+                "access_token": "a", "token_type": "bearer", "expires_in": 60},
+                "token_received_at": now() - 120}
+        }))
+        .unwrap();
+        assert_eq!(file.status(), Status::Expired { refreshable: false });
+        assert_eq!(file.status().to_string(), "expired");
+    }
+}
