@@ -23,6 +23,7 @@
 
 pub mod auth;
 mod process;
+pub mod prompts;
 pub mod render;
 mod tool;
 pub mod trust;
@@ -83,10 +84,13 @@ impl Server {
     }
 }
 
-/// A server connected, with its tool definitions.
+/// A server connected, with its tool definitions, its prompts and
+/// whether it has resources.
 struct Live {
     server: Arc<Server>,
     tools: Vec<rmcp::model::Tool>,
+    prompts: Vec<rmcp::model::Prompt>,
+    resources: bool,
 }
 
 /// Connects `servers` at once and builds their tools. A project's server
@@ -139,9 +143,17 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
     let results =
         futures::future::join_all(startable.iter().map(|server| started(server, &options))).await;
     let mut names = std::collections::BTreeSet::new();
+    let mut offers = Vec::new();
     for (server, result) in startable.iter().zip(results) {
         match result {
             Ok(live) => {
+                if !live.prompts.is_empty() || live.resources {
+                    offers.push(prompts::Offer {
+                        server: Arc::clone(&live.server),
+                        prompts: live.prompts,
+                        resources: live.resources,
+                    });
+                }
                 let (tools, notices, pending) = tool::build(&db, server, &live.server, live.tools);
                 out.notices.extend(notices);
                 let mut kept = 0;
@@ -180,6 +192,8 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
             }
         }
     }
+    let configured = out.states.iter().map(|(name, _)| name.clone()).collect();
+    out.expander = Some(Arc::new(prompts::McpExpander::new(offers, configured)));
     out
 }
 
@@ -407,7 +421,33 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
         .list_all_tools()
         .await
         .map_err(|e| format!("listing its tools failed: {e}{}", server.last_words()))?;
-    Ok(Live { server, tools })
+    let offers = server
+        .service
+        .peer()
+        .peer_info()
+        .map(|info| {
+            (
+                info.capabilities.prompts.is_some(),
+                info.capabilities.resources.is_some(),
+            )
+        })
+        .unwrap_or_default();
+    let prompts = if offers.0 {
+        server
+            .service
+            .peer()
+            .list_all_prompts()
+            .await
+            .map_err(|e| format!("listing its prompts failed: {e}{}", server.last_words()))?
+    } else {
+        Vec::new()
+    };
+    Ok(Live {
+        server,
+        tools,
+        prompts,
+        resources: offers.1,
+    })
 }
 
 /// How a failure begins when the server wants a login first.

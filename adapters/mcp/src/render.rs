@@ -36,7 +36,7 @@ fn size_of_base64(data: &str) -> usize {
     data.len() / 4 * 3
 }
 
-fn block_text(block: &Value) -> String {
+pub(crate) fn block_text(block: &Value) -> String {
     let kind = block
         .get("type")
         .and_then(Value::as_str)

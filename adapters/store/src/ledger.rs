@@ -134,7 +134,8 @@ fn between_calls(event: &Event) -> bool {
         | Event::ThinkingDelta { .. }
         | Event::ToolCallRequested { .. }
         | Event::Retry { .. }
-        | Event::Notice { .. } => false,
+        | Event::Notice { .. }
+        | Event::Commands { .. } => false,
     }
 }
 

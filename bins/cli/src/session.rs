@@ -447,6 +447,7 @@ fn with_mcp<W: cox_core::World>(
         let mut late = cox_core::LateTools {
             tools: Vec::new(),
             notices,
+            expander: None,
         };
         if let Some(client) = client
             && !servers.is_empty()
@@ -456,6 +457,7 @@ fn with_mcp<W: cox_core::World>(
                 tracing::info!(server = %name, ?state, "mcp server");
             }
             late.tools = connected.tools;
+            late.expander = connected.expander;
             late.notices.extend(connected.notices);
         }
         late

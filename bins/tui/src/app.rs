@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use cox_protocol::CallId;
 use cox_protocol::checkpoint::RewindWhat;
 use cox_protocol::provider::Tier;
-use cox_protocol::types::{Decision, Event, PermissionMode, Submission};
+use cox_protocol::types::{Decision, Event, PermissionMode, SlashCommand, Submission};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use serde_json::Value;
 
@@ -147,6 +147,8 @@ pub struct App {
     pub preview_page: Cell<usize>,
     /// The rewind sent last and not yet done: its turn, prompt and what.
     rewinding: Option<(u32, String, RewindWhat)>,
+    /// The session's own commands (the MCP servers' prompts).
+    pub commands: Vec<SlashCommand>,
 }
 
 impl App {
@@ -185,6 +187,7 @@ impl App {
             preview_scroll: 0,
             preview_max: Cell::new(usize::MAX),
             preview_page: Cell::new(1),
+            commands: Vec::new(),
         }
     }
 
@@ -224,6 +227,7 @@ impl App {
                 }
             }
             Event::TurnDone { .. } => self.answering = None,
+            Event::Commands { commands } => self.commands.clone_from(commands),
             Event::RewindConflict { to_turn, files } => {
                 let what = self
                     .rewinding
@@ -312,7 +316,7 @@ impl App {
                 return Vec::new();
             }
             KeyCode::Tab => {
-                if let Some((name, _)) = self.completions().first().copied() {
+                if let Some((name, _)) = self.completions().into_iter().next() {
                     let text = self.composer.text();
                     // `/mode a` completes the argument, keeping `/mode `.
                     let keep = match text.rfind(' ') {
@@ -332,14 +336,60 @@ impl App {
         }
     }
 
-    /// Slash commands matching what is typed, for the completion popup.
+    /// Slash commands matching what is typed, for the completion popup:
+    /// cox's own, then the session's (`/mcp__<server>__<prompt>`).
     #[must_use]
-    pub fn completions(&self) -> Vec<(&'static str, &'static str)> {
+    pub fn completions(&self) -> Vec<(String, String)> {
         let text = self.composer.text();
         if !text.starts_with('/') || text.contains('\n') {
             return Vec::new();
         }
-        slash::complete(&text)
+        let mut out: Vec<(String, String)> = slash::complete(&text)
+            .into_iter()
+            .map(|(name, help)| (name.to_owned(), help.to_owned()))
+            .collect();
+        if !text.contains(char::is_whitespace) {
+            let typed = text.to_lowercase();
+            out.extend(
+                self.commands
+                    .iter()
+                    .filter(|c| format!("/{}", c.name).to_lowercase().starts_with(&typed))
+                    .map(|c| (format!("/{}", c.name), c.description.clone())),
+            );
+        }
+        out
+    }
+
+    /// The session's command `text` starts with, or why it names none;
+    /// `None` when it does not start with `/mcp__`.
+    fn session_command(&self, text: &str) -> Option<Result<(), String>> {
+        let word = text.trim_end().strip_prefix("/mcp__")?;
+        let word = word.split(char::is_whitespace).next().unwrap_or_default();
+        let name = format!("mcp__{word}");
+        if self.commands.iter().any(|c| c.name == name) {
+            return Some(Ok(()));
+        }
+        let near: Vec<String> = self
+            .commands
+            .iter()
+            .filter(|c| {
+                let server = c.name.split("__").nth(1).unwrap_or_default();
+                name.starts_with(&format!("mcp__{server}__"))
+            })
+            .map(|c| format!("/{}", c.name))
+            .collect();
+        Some(Err(match (self.commands.is_empty(), near.is_empty()) {
+            (true, _) => format!("/{name}: no MCP server of this session offers prompts"),
+            (false, true) => format!(
+                "/{name}: no such prompt; the servers offer {}",
+                self.commands
+                    .iter()
+                    .map(|c| format!("/{}", c.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (false, false) => format!("/{name}: no such prompt; try {}", near.join(", ")),
+        }))
     }
 
     fn ctrl_c(&mut self, now: Instant) -> Vec<Action> {
@@ -616,7 +666,16 @@ impl App {
 
     fn submit(&mut self, text: &str) -> Vec<Action> {
         self.scroll = 0;
-        let Some(parsed) = slash::parse(text) else {
+        // A server's prompt goes to the session as typed: it expands it.
+        let parsed = match self.session_command(text) {
+            Some(Err(message)) => {
+                self.flash = Some(message);
+                return Vec::new();
+            }
+            Some(Ok(())) => None,
+            None => slash::parse(text),
+        };
+        let Some(parsed) = parsed else {
             if self.transcript.busy {
                 self.queued.push_back(text.to_owned());
                 self.flash = Some(format!(
@@ -728,6 +787,14 @@ impl App {
                     .into_iter()
                     .map(|(name, help)| format!("{name:<22} {help}"))
                     .collect();
+                if !self.commands.is_empty() {
+                    lines.push(String::new());
+                    lines.push("the MCP servers' prompts:".into());
+                    lines.extend(self.commands.iter().map(|c| {
+                        let usage = format!("/{} {}", c.name, c.hint);
+                        format!("{:<22} {}", usage.trim_end(), c.description)
+                    }));
+                }
                 lines.extend([
                     String::new(),
                     "Enter send · Shift+Enter or Alt+Enter newline · Esc interrupt".into(),

@@ -240,7 +240,7 @@ impl Transcript {
                 dropped: dropped.len(),
                 summary: sanitize(summary).into_owned(),
             }),
-            Event::ModeChanged { .. } | Event::SessionTitled { .. } => {}
+            Event::ModeChanged { .. } | Event::SessionTitled { .. } | Event::Commands { .. } => {}
             Event::Checkpoint { turn, files, .. } => {
                 let changed = self.changed.entry(*turn).or_default();
                 changed.extend(files.iter().map(|f| f.path.clone()));

@@ -88,7 +88,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             .map(|(name, help)| {
                 Line::from(vec![
                     Span::styled(format!("{name:<12}"), Style::new().fg(Color::Cyan)),
-                    Span::styled(*help, Style::new().add_modifier(Modifier::DIM)),
+                    Span::styled(help.as_str(), Style::new().add_modifier(Modifier::DIM)),
                 ])
             })
             .collect();

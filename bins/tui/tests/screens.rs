@@ -851,3 +851,63 @@ fn esc_esc_lists_turns_with_their_files_and_sends_the_rewind_chosen() {
     });
     assert!(app.transcript.prompts().is_empty());
 }
+
+#[test]
+fn the_servers_prompts_complete_and_go_to_the_session_as_typed() {
+    let mut app = app();
+    app.on_event(&Event::Commands {
+        commands: vec![
+            cox_protocol::types::SlashCommand {
+                name: "mcp__every__args-prompt".into(),
+                description: "A prompt with two arguments".into(),
+                hint: "<city> [state]".into(),
+            },
+            cox_protocol::types::SlashCommand {
+                name: "mcp__every__simple-prompt".into(),
+                description: "A prompt with no arguments".into(),
+                hint: String::new(),
+            },
+        ],
+    });
+    type_text(&mut app, "/mcp__every__a");
+    assert_eq!(
+        app.completions(),
+        [(
+            "/mcp__every__args-prompt".to_owned(),
+            "A prompt with two arguments".to_owned()
+        )]
+    );
+    assert!(screen(&app, 80, 16).contains("/mcp__every__args-prompt"));
+    app.on_key(key(KeyCode::Tab), Instant::now());
+    assert_eq!(app.composer.text(), "/mcp__every__args-prompt ");
+    type_text(&mut app, "Paris");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), Instant::now()),
+        [Action::Submit(Submission::UserTurn {
+            text: "/mcp__every__args-prompt Paris".into()
+        })]
+    );
+    // One the session does not offer is refused here, with the near ones.
+    type_text(&mut app, "/mcp__every__nope");
+    assert!(app.on_key(key(KeyCode::Enter), Instant::now()).is_empty());
+    assert_eq!(
+        app.flash.as_deref(),
+        Some(
+            "/mcp__every__nope: no such prompt; try /mcp__every__args-prompt, \
+             /mcp__every__simple-prompt"
+        )
+    );
+    // /help lists them with their arguments.
+    app.composer.set_text("");
+    type_text(&mut app, "/help");
+    app.on_key(key(KeyCode::Enter), Instant::now());
+    let Some(Overlay::Text { lines, .. }) = &app.overlay else {
+        panic!("no help: {:?}", app.overlay)
+    };
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("/mcp__every__args-prompt <city> [state] A prompt")),
+        "{lines:?}"
+    );
+}

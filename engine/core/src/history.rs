@@ -188,6 +188,7 @@ impl History {
             | Event::ToolCallOutput { .. }
             | Event::SessionTitled { .. }
             | Event::Notice { .. }
+            | Event::Commands { .. }
             | Event::Checkpoint { .. }
             | Event::RewindConflict { .. } => {}
         }

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use cox_protocol::Checkpoints;
 use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::hook::Hook;
+use cox_protocol::mcp::Expander;
 use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::store::{SessionMeta, SessionState, StoreError};
 use cox_protocol::tool::{Tool, Workspace};
@@ -105,6 +106,8 @@ struct Fixed<W> {
     /// Tools that are still connecting (MCP servers): awaited once, as the
     /// run starts, before the first request.
     late: Option<LateSource>,
+    /// What prompts may name of the servers' (set once `late` is in).
+    expander: Option<Arc<dyn Expander>>,
     hooks: Vec<Arc<dyn Hook>>,
     /// Where pre-images are kept; `None` runs without checkpoints.
     checkpoints: Option<Arc<dyn Checkpoints>>,
@@ -147,6 +150,8 @@ pub struct LateTools {
     pub tools: Vec<Arc<dyn Tool>>,
     /// One line each, emitted as warnings once the session has started.
     pub notices: Vec<String>,
+    /// The servers' prompts and resources, which prompts may name.
+    pub expander: Option<Arc<dyn Expander>>,
 }
 
 /// Where late tools come from: awaited once, before the first request.
@@ -200,6 +205,7 @@ impl<W: World> Session<W> {
             tools: ToolSet::new(tools.clone(), max_tools),
             base_tools: tools,
             late: None,
+            expander: None,
             hooks: Vec::new(),
             checkpoints: None,
             engine: Arc::new(Engine::default()),
@@ -302,6 +308,7 @@ impl<W: World> Session<W> {
                 find_again(&fixed.tools, &history, &mut state);
             }
             late_notices = late.notices;
+            fixed.expander = late.expander;
         }
         let cfg = &fixed.config;
         let provider = fixed.world.provider();
@@ -335,6 +342,12 @@ impl<W: World> Session<W> {
             },
         };
         driver.start();
+        if let Some(expander) = &fixed.expander {
+            let commands = expander.commands();
+            if !commands.is_empty() {
+                driver.out.emit(Event::Commands { commands });
+            }
+        }
         for text in late_notices {
             driver.out.notice(NoticeLevel::Warn, text);
         }

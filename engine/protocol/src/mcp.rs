@@ -10,7 +10,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::provider::BoxFuture;
 use crate::tool::Tool;
+use crate::types::SlashCommand;
 
 /// Why a server name cannot be one, if it cannot: letters, digits, `-`
 /// and single `_` only (a `__` would blur where the tool's name starts).
@@ -160,6 +162,32 @@ pub enum ServerState {
     NeedsLogin,
 }
 
+/// What a prompt brings with it from the servers: a server's prompt typed
+/// as `/mcp__<server>__<prompt> args`, a resource named as
+/// `@<server>:<uri>`. The MCP client supplies it; the core asks it before
+/// each turn, so every surface gets the same expansion.
+pub trait Expander: Send + Sync {
+    /// The servers' prompts, as slash commands.
+    fn commands(&self) -> Vec<SlashCommand>;
+
+    /// `text` with what it names brought in: `Ok(None)` when it names
+    /// nothing of the servers', else the text the model is to see and a
+    /// line for each thing worth saying (a resource cut short, a server
+    /// that is not connected).
+    ///
+    /// # Errors
+    /// A prompt or resource it names cannot be had (an unknown prompt, a
+    /// missing argument, a server's error): one line saying which and why.
+    fn expand<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Option<Expanded>, String>>;
+}
+
+/// A prompt as [`Expander::expand`] gave it back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expanded {
+    pub text: String,
+    pub notices: Vec<String>,
+}
+
 /// The servers a session connected to.
 #[derive(Default)]
 pub struct Connected {
@@ -170,6 +198,8 @@ pub struct Connected {
     pub notices: Vec<String>,
     /// Each server's state, in the order of the servers given.
     pub states: Vec<(String, ServerState)>,
+    /// The connected servers' prompts and resources, when one has any.
+    pub expander: Option<Arc<dyn Expander>>,
 }
 
 impl std::fmt::Debug for Connected {
@@ -181,6 +211,10 @@ impl std::fmt::Debug for Connected {
             )
             .field("notices", &self.notices)
             .field("states", &self.states)
+            .field(
+                "commands",
+                &self.expander.as_ref().map(|e| e.commands().len()),
+            )
             .finish()
     }
 }

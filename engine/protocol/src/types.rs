@@ -468,6 +468,11 @@ pub enum Event {
     },
     /// Something a person should know that is not part of the answer.
     Notice { level: NoticeLevel, text: String },
+    /// Commands the session offers besides a surface's own (an MCP server's
+    /// prompts): said once, after `SessionStarted`, when there are any. A
+    /// surface lets the person type `/<name> args` and sends it as the
+    /// prompt; the session expands it.
+    Commands { commands: Vec<SlashCommand> },
     /// The turn is over. Nothing of this turn follows it.
     TurnDone { stop: StopReason },
     /// The pre-images of what call `call_id` changed are kept (said after
@@ -521,6 +526,7 @@ impl Event {
             Event::Checkpoint { .. } => "checkpoint",
             Event::Rewound { .. } => "rewound",
             Event::RewindConflict { .. } => "rewind_conflict",
+            Event::Commands { .. } => "commands",
         }
     }
 }
@@ -656,4 +662,17 @@ mod tests {
             json!({"type":"approve","call_id":"c9","decision":{"kind":"allow"}})
         );
     }
+}
+
+/// A command the session expands when a prompt starts with `/<name>`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlashCommand {
+    /// Without the `/`: `mcp__<server>__<prompt>`.
+    pub name: String,
+    /// One line saying what it does.
+    pub description: String,
+    /// Its arguments as a person types them (`<path> [style]`); empty when
+    /// it takes none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hint: String,
 }

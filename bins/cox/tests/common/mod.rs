@@ -12,6 +12,8 @@ use std::thread;
 use serde_json::Value;
 use tempfile::TempDir;
 
+pub mod mcp;
+
 pub fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/scenarios")

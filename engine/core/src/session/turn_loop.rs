@@ -75,6 +75,23 @@ where
                 .await;
             return;
         };
+        // What the prompt names of the MCP servers' (a prompt, resources)
+        // is brought in before the turn starts, so the rollout holds what
+        // the model saw.
+        let text = match self.expand(text).await {
+            Ok(text) => text,
+            Err(why) => {
+                self.out.emit(Event::TurnStarted {
+                    turn: number,
+                    text: original,
+                });
+                self.out.notice(NoticeLevel::Error, why);
+                self.out
+                    .done(Turn::refused(number, StopReason::Error))
+                    .await;
+                return;
+            }
+        };
         self.out.emit(Event::TurnStarted {
             turn: number,
             text: text.clone(),
@@ -337,6 +354,23 @@ where
 
     /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or
     /// `Err` when a hook blocked it (already said in a notice).
+    /// `text` with the MCP prompt or resources it names brought in (each
+    /// notice of that said), or why they cannot be.
+    async fn expand(&mut self, text: String) -> Result<String, String> {
+        let Some(expander) = self.fixed.expander.as_ref() else {
+            return Ok(text);
+        };
+        match expander.expand(&text).await? {
+            None => Ok(text),
+            Some(expanded) => {
+                for line in expanded.notices {
+                    self.out.notice(NoticeLevel::Warn, line);
+                }
+                Ok(expanded.text)
+            }
+        }
+    }
+
     async fn prompt_hooks(&mut self, mut text: String) -> Result<String, ()> {
         for hook in &self.fixed.hooks {
             let payload =
