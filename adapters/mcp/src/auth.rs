@@ -9,11 +9,12 @@
 //!   browser's redirect. Nothing waits for a browser outside it: a session
 //!   meeting a server that wants a login skips the server and says to run
 //!   `cox mcp login <name>`.
-//! - Tokens live in `$COX_HOME/mcp-auth/<name>.json` (the folder 0700, the
-//!   file 0600, written whole through a temporary file), together with the
-//!   server's URL and its authorization server's metadata. A file whose URL
-//!   is not the server's URL now is never used: a token is only ever sent
-//!   to the server it was issued for.
+//! - Tokens are kept per server with the server's URL and its
+//!   authorization server's metadata: in the OS keyring where this build
+//!   has one and a keyring service answers, else in
+//!   `$COX_HOME/mcp-auth/<name>.json` ([`vault`] says which). A login whose
+//!   URL is not the server's URL now is never used: a token is only ever
+//!   sent to the server it was issued for.
 //! - [`authorized`] gives the transport a client that sends the token,
 //!   refreshes it shortly before it expires, and refreshes it again when
 //!   the server answers 401 to it (a revoked token); a refresh the
@@ -22,7 +23,8 @@
 //! Invariants: a token file is never readable by another user; no token
 //! or code is written to a log or an error line.
 
-use std::io::Write as _;
+mod vault;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -43,10 +45,7 @@ pub fn folder(home: &Path) -> PathBuf {
 /// Where the tokens are kept, for `cox doctor`.
 #[must_use]
 pub fn backend(home: &Path) -> String {
-    format!(
-        "a 0600 file per server in {} (this build has no OS keyring support)",
-        folder(home).display()
-    )
+    vault::describe(&folder(home))
 }
 
 /// Where a server's login stands.
@@ -97,32 +96,31 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// One server's token file.
+/// One server's login: its tokens, with the URL they were issued for
+/// and the authorization server's metadata, kept in its [`vault::Vault`].
 #[derive(Clone, Debug)]
 pub struct TokenFile {
-    path: PathBuf,
+    vault: vault::Vault,
     url: String,
 }
 
 impl TokenFile {
-    /// The file of server `name` at `url` under `home`.
+    /// The login of server `name` at `url` under `home`.
     #[must_use]
     pub fn new(home: &Path, name: &str, url: &str) -> Self {
         Self {
-            path: folder(home).join(format!("{name}.json")),
+            vault: vault::Vault::new(&folder(home), name),
             url: url.to_owned(),
         }
     }
 
-    /// The whole file, when it exists and is for this URL.
+    /// The whole login, when there is one for this URL.
     fn read(&self) -> Result<Option<Value>, String> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", self.path.display())),
+        let Some(text) = self.vault.read()? else {
+            return Ok(None);
         };
         let value: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a token file: {e}", self.path.display()))?;
+            .map_err(|e| format!("{}: not a login cox wrote: {e}", self.vault.label()))?;
         if value.get("url").and_then(Value::as_str) != Some(self.url.as_str()) {
             return Ok(None);
         }
@@ -130,33 +128,7 @@ impl TokenFile {
     }
 
     fn write(&self, value: &Value) -> Result<(), String> {
-        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-        let tmp = self
-            .path
-            .with_extension(format!("json.{}.tmp", std::process::id()));
-        let result = (|| {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            file.write_all(value.to_string().as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(format!("{}: {e}", self.path.display()));
-        }
-        Ok(())
+        self.vault.write(&value.to_string())
     }
 
     /// Where this server's login stands.
@@ -200,13 +172,9 @@ impl TokenFile {
     /// Forgets this server's tokens. Returns whether there were any.
     ///
     /// # Errors
-    /// The file exists and cannot be removed.
+    /// They exist and cannot be removed.
     pub fn forget(&self) -> Result<bool, String> {
-        match std::fs::remove_file(&self.path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("{}: {e}", self.path.display())),
-        }
+        self.vault.forget()
     }
 }
 
@@ -233,7 +201,7 @@ impl CredentialStore for Store {
             None | Some(Value::Null) => Ok(None),
             Some(credentials) => serde_json::from_value(credentials.clone())
                 .map(Some)
-                .map_err(|e| store_error(format!("{}: {e}", self.file.path.display()))),
+                .map_err(|e| store_error(format!("{}: {e}", self.file.vault.label()))),
         }
     }
 
@@ -291,7 +259,7 @@ pub async fn authorized(
     let metadata = file.metadata().ok_or_else(|| {
         format!(
             "{}: the login has no authorization server metadata; run cox mcp login {name}",
-            file.path.display()
+            file.vault.label()
         )
     })?;
     let mut manager = AuthorizationManager::new(url)
@@ -514,14 +482,21 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let file = TokenFile::new(home.path(), "docs", "http://127.0.0.1:1/mcp");
         assert_eq!(file.status(), Status::None);
-        file.write(&json!({
-            "url": "http://127.0.0.1:1/mcp",
-            "credentials": {"client_id": "c", "token_response": {
-                "access_token": "a", "token_type": "bearer", "expires_in": 7200,
-                "refresh_token": "r"}, "token_received_at": now()}
-        }))
-        .unwrap();
-        let mode = std::fs::metadata(&file.path).unwrap().permissions().mode();
+        file.vault
+            .write_file(
+                &json!({
+                    "url": "http://127.0.0.1:1/mcp",
+                    "credentials": {"client_id": "c", "token_response": {
+                        "access_token": "a", "token_type": "bearer", "expires_in": 7200,
+                        "refresh_token": "r"}, "token_received_at": now()}
+                })
+                .to_string(),
+            )
+            .unwrap();
+        let mode = std::fs::metadata(file.vault.path())
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         let dir = std::fs::metadata(folder(home.path()))
             .unwrap()
@@ -547,13 +522,17 @@ mod tests {
     fn an_expired_token_says_whether_it_refreshes() {
         let home = tempfile::tempdir().unwrap();
         let file = TokenFile::new(home.path(), "docs", "http://x/mcp");
-        file.write(&json!({
-            "url": "http://x/mcp",
-            "credentials": {"client_id": "c", "token_response": {
-                "access_token": "a", "token_type": "bearer", "expires_in": 60},
-                "token_received_at": now() - 120}
-        }))
-        .unwrap();
+        file.vault
+            .write_file(
+                &json!({
+                    "url": "http://x/mcp",
+                    "credentials": {"client_id": "c", "token_response": {
+                        "access_token": "a", "token_type": "bearer", "expires_in": 60},
+                        "token_received_at": now() - 120}
+                })
+                .to_string(),
+            )
+            .unwrap();
         assert_eq!(file.status(), Status::Expired { refreshable: false });
         assert_eq!(file.status().to_string(), "expired");
     }

@@ -44,6 +44,10 @@ impl Env {
                 cmd.env_remove(key);
             }
         }
+        // No session bus: logins never reach the OS keyring of whoever
+        // runs the tests (a test that wants one starts its own).
+        cmd.env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env("XDG_RUNTIME_DIR", self.home.path());
         cmd.env("COX_HOME", self.home.path())
             .current_dir(self.work.path());
         cmd
