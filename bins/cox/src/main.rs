@@ -101,7 +101,17 @@ fn tui(args: RunArgs) -> i32 {
         );
         return 1;
     }
-    cox_tui::run::run(|start| {
+    let login_args = args.clone();
+    let login = move |server: String, lines: futures::channel::mpsc::UnboundedSender<String>| {
+        cox_cli::commands::mcp::login_flow(
+            login_args.clone(),
+            server,
+            Box::new(move |line: &str| {
+                let _ = lines.unbounded_send(line.to_owned());
+            }),
+        )
+    };
+    let make = |start| {
         let mut args = args.clone();
         match start {
             cox_tui::run::Start::First => {}
@@ -132,7 +142,8 @@ fn tui(args: RunArgs) -> i32 {
                 models: facts.models,
             },
         ))
-    })
+    };
+    cox_tui::run::run(make, &login)
 }
 
 /// `cox run` (or `cox record -- run`): the flags after `run` over those

@@ -20,6 +20,11 @@ struct Tmux {
 
 impl Tmux {
     fn start(env: &Env, args: &str) -> Option<Tmux> {
+        Self::start_with(env, "", args)
+    }
+
+    /// `cox ARGS` with the variables of `vars` (`K=V …`) set.
+    fn start_with(env: &Env, vars: &str, args: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             eprintln!("tmux is not installed: skipping the terminal UI test");
             return None;
@@ -27,7 +32,7 @@ impl Tmux {
         let socket = format!("cox-test-{}-{}", std::process::id(), rand_suffix());
         let cox = env!("CARGO_BIN_EXE_cox");
         let command = format!(
-            "cd {} && COX_HOME={home} HOME={home} {cox} {args}; echo EXITED $?; sleep 30",
+            "cd {} && COX_HOME={home} HOME={home} {vars} {cox} {args}; echo EXITED $?; sleep 30",
             env.work.path().display(),
             home = env.home.path().display()
         );
@@ -404,4 +409,77 @@ fn describe(pid: &str) -> String {
         pid = ppid;
     }
     out
+}
+
+/// `/mcp login` in the terminal UI: the URL is drawn in the transcript and
+/// the browser opened; once the redirect brings the token, the session is
+/// picked up again and the server's tools join it.
+#[test]
+fn mcp_login_runs_in_the_ui_and_the_tools_join() {
+    let Some(python) = common::mcp::sdk_python() else {
+        return;
+    };
+    let env = Env::new();
+    let log = env.home.path().join("auth.log");
+    let port = common::mcp::free_port();
+    let mut server = common::mcp::python_server(
+        &python,
+        "py-auth-server.py",
+        &[port.to_string().as_ref(), log.as_os_str(), "3600".as_ref()],
+        port,
+    );
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!("[mcp_servers.auth]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    )
+    .unwrap();
+    let browser = env.home.path().join("browser.py");
+    std::fs::write(
+        &browser,
+        "import sys, urllib.request\nurllib.request.urlopen(sys.argv[1]).read()\n",
+    )
+    .unwrap();
+    let scenario = env.home.path().join("scenario.toml");
+    std::fs::write(
+        &scenario,
+        "[[turn]]\n[[turn.tool_call]]\nname = \"mcp__auth__whoami\"\ninput = {}\n\
+         [[turn]]\ntext = \"the server knows me\"\n",
+    )
+    .unwrap();
+    let vars = format!(
+        "BROWSER='{} {}' MCP_TIMEOUT=20000",
+        python.display(),
+        browser.display()
+    );
+    let args = format!(
+        "--provider scripted --scenario {} --permission-mode bypassPermissions",
+        scenario.display()
+    );
+    let Some(tmux) = Tmux::start_with(&env, &vars, &args) else {
+        let _ = server.kill();
+        let _ = server.wait();
+        return;
+    };
+    tmux.wait_for("run cox mcp login auth");
+    tmux.keys(&["/mcp login auth", "Enter"]);
+    let screen = tmux.wait_for("logged in to MCP server 'auth'");
+    assert!(
+        screen.contains("to log in to MCP server 'auth', open: http://127.0.0.1:"),
+        "the URL is drawn: {screen}"
+    );
+    // Picked up again: a turn can call the server's tool now.
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.keys(&["ask the server", "Enter"]);
+    tmux.wait_for("the server knows me");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("EXITED 0");
+    assert!(screen.contains("[mcp__auth__whoami"), "{screen}");
+    let calls = common::mcp::auth_events(&log)
+        .into_iter()
+        .filter(|e| e["event"] == "call")
+        .count();
+    assert_eq!(calls, 1, "the tool reached the server with the token");
+    let _ = server.kill();
+    let _ = server.wait();
 }

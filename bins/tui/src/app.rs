@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use cox_protocol::CallId;
 use cox_protocol::checkpoint::RewindWhat;
 use cox_protocol::provider::Tier;
-use cox_protocol::types::{Decision, Event, PermissionMode, SlashCommand, Submission};
+use cox_protocol::types::{Decision, Event, NoticeLevel, PermissionMode, SlashCommand, Submission};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use serde_json::Value;
 
@@ -52,6 +52,9 @@ pub enum Action {
     NewSession,
     /// End this session and pick up another (`/resume <id>`).
     Resume(String),
+    /// Log in to MCP server `name` (`/mcp login <name>`); once logged in,
+    /// this session is picked up again, its servers connected anew.
+    McpLogin(String),
 }
 
 /// A panel over the transcript.
@@ -204,6 +207,21 @@ impl App {
             }
             None => Vec::new(),
         }
+    }
+
+    /// A line of the runner's own in the transcript (a login's URL, its
+    /// outcome), as a session's notice is drawn.
+    pub fn note(&mut self, level: NoticeLevel, text: &str) {
+        self.on_event(&Event::Notice {
+            level,
+            text: text.to_owned(),
+        });
+    }
+
+    /// The session on screen, as it started.
+    #[must_use]
+    pub fn session_id(&self) -> &str {
+        &self.transcript.session
     }
 
     /// Folds a session event in.
@@ -777,6 +795,15 @@ impl App {
             Command::Rewind => {
                 self.open_rewind();
                 Vec::new()
+            }
+            Command::McpLogin(server) => {
+                if self.transcript.busy {
+                    self.flash = Some(format!(
+                        "the turn is running: log in to {server} once it ends"
+                    ));
+                    return Vec::new();
+                }
+                vec![Action::McpLogin(server)]
             }
             Command::Clear => {
                 self.transcript = Transcript::new();

@@ -12,6 +12,11 @@
 //! included (ratatui's panic hook). After it is restored the transcript is
 //! printed as plain text, so it lands in the terminal's scrollback.
 //!
+//! A `/mcp login` runs beside the session: the URL to open is drawn in
+//! the transcript (the caller's `login` also opens a browser), and once
+//! the browser's redirect brings the token the session is picked up again,
+//! so the server's tools join it.
+//!
 //! The one file read: when the session asks for a write or an edit, the file
 //! it names is read right there, in the session's event callback, before
 //! the session can go on to run the call, so its preview compares against
@@ -23,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use cox_core::{Session, World};
 use cox_protocol::CallId;
-use cox_protocol::types::{Event, Submission};
+use cox_protocol::types::{Event, NoticeLevel, Submission};
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as Input, EventStream, KeyEventKind, KeyboardEnhancementFlags,
@@ -31,6 +36,7 @@ use crossterm::event::{
 };
 use crossterm::execute;
 use futures::channel::mpsc;
+use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use ratatui::DefaultTerminal;
 
@@ -45,7 +51,21 @@ enum Ended {
     Quit,
     NewSession,
     Resume(String),
+    /// A login went through: the session is picked up again, its servers
+    /// connected anew, and the login's lines (`said`, the last one flashed)
+    /// drawn again after its past.
+    Reconnect {
+        id: String,
+        said: Vec<String>,
+    },
 }
+
+/// Logs in to an MCP server: given its name and where to send the lines
+/// the person must see (the URL to open; the caller also opens a browser
+/// on it), it answers what to say once logged in, or why the login
+/// failed.
+pub type Login =
+    dyn Fn(String, mpsc::UnboundedSender<String>) -> BoxFuture<'static, Result<String, String>>;
 
 /// What `make` is asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,9 +79,10 @@ pub enum Start {
 }
 
 /// Runs the TUI until the person quits. `make` builds a session and the
-/// facts for its status line; it is called again after `/clear` and
-/// `/resume`. Returns the exit code.
-pub fn run<W, M>(mut make: M) -> i32
+/// facts for its status line; it is called again after `/clear`,
+/// `/resume` and a `/mcp login` (which `login` runs). Returns the exit
+/// code.
+pub fn run<W, M>(mut make: M, login: &Login) -> i32
 where
     W: World,
     M: FnMut(Start) -> Result<(Session<W>, Facts), String>,
@@ -126,19 +147,25 @@ where
     let mut session = Some(session);
     let mut code = 0;
     while let Some(current) = session.take() {
-        let ended = runtime.block_on(drive(current, &mut app, &mut terminal));
+        let ended = runtime.block_on(drive(current, &mut app, &mut terminal, login));
         match ended {
             Ok(Ended::Quit) => break,
-            Ok(next @ (Ended::NewSession | Ended::Resume(_))) => match make(match next {
-                Ended::Resume(id) => Start::Resume(id),
+            Ok(next) => match make(match &next {
+                Ended::Resume(id) | Ended::Reconnect { id, .. } => Start::Resume(id.clone()),
                 _ => Start::Fresh,
             }) {
-                Ok((next, facts)) => {
+                Ok((started, facts)) => {
                     // Building it may have printed warnings over the screen.
                     let _ = terminal.clear();
                     let history = app.composer.history().to_vec();
                     app = App::new(facts, history);
-                    session = Some(next);
+                    if let Ended::Reconnect { said, .. } = next {
+                        for line in &said {
+                            app.note(NoticeLevel::Info, line);
+                        }
+                        app.flash = said.last().cloned();
+                    }
+                    session = Some(started);
                 }
                 Err(err) => {
                     app.flash = Some(err);
@@ -172,6 +199,7 @@ async fn drive<W: World>(
     session: Session<W>,
     app: &mut App,
     terminal: &mut DefaultTerminal,
+    login: &Login,
 ) -> io::Result<Ended> {
     let (events_tx, mut events) = mpsc::unbounded::<(Event, Option<(CallId, Read)>)>();
     let (subs, subs_rx) = mpsc::unbounded::<Submission>();
@@ -192,6 +220,12 @@ async fn drive<W: World>(
     let mut leave_by: Option<tokio::time::Instant> = None;
     // For the launch benchmark: leave as soon as the first frame is up.
     let first_frame_only = std::env::var_os("COX_TUI_EXIT_AFTER_FIRST_FRAME").is_some();
+    // A `/mcp login` under way: the server, and the flow (which waits for
+    // the browser's redirect); the URLs it asks the person to open.
+    let mut logging_in: Option<(String, BoxFuture<'static, Result<String, String>>)> = None;
+    // What the login said, to be said again once the session is picked up.
+    let mut said: Vec<String> = Vec::new();
+    let (lines_tx, mut urls) = mpsc::unbounded::<String>();
     loop {
         if dirty && tokio::time::Instant::now() >= next_frame {
             terminal.draw(|frame| crate::view::draw(frame, app))?;
@@ -222,7 +256,38 @@ async fn drive<W: World>(
                 None => futures::future::pending::<()>().await,
             }
         };
+        let login_live = logging_in.is_some() && ended.is_none();
+        let logged_in = async {
+            match logging_in.as_mut() {
+                Some((_, flow)) => flow.await,
+                None => futures::future::pending().await,
+            }
+        };
         tokio::select! {
+            Some(line) = urls.next() => {
+                app.note(NoticeLevel::Info, &line);
+                said.push(line);
+                dirty = true;
+            }
+            result = logged_in, if login_live => {
+                logging_in = None;
+                match result {
+                    Ok(note) => {
+                        app.note(NoticeLevel::Info, &format!("{note}; connecting it"));
+                        let _ = subs.unbounded_send(Submission::Shutdown);
+                        said.push(note);
+                        ended = Some(Ended::Reconnect {
+                            id: app.session_id().to_owned(),
+                            said: std::mem::take(&mut said),
+                        });
+                    }
+                    Err(why) => {
+                        said.clear();
+                        app.note(NoticeLevel::Error, &why);
+                    }
+                }
+                dirty = true;
+            }
             result = &mut running, if !session_done => {
                 session_done = true;
                 if let Err(err) = result {
@@ -279,6 +344,21 @@ async fn drive<W: World>(
                             let _ = subs.unbounded_send(Submission::Shutdown);
                             ended = Some(Ended::Resume(id));
                         }
+                        Action::McpLogin(server) => match &logging_in {
+                            Some((running, _)) => {
+                                app.flash = Some(format!(
+                                    "a login to {running} is waiting for the browser"
+                                ));
+                            }
+                            None => {
+                                app.note(
+                                    NoticeLevel::Info,
+                                    &format!("logging in to MCP server '{server}'…"),
+                                );
+                                let flow = login(server.clone(), lines_tx.clone());
+                                logging_in = Some((server, flow));
+                            }
+                        },
                     }
                 }
                 dirty = true;

@@ -52,6 +52,9 @@ pub enum Command {
     Rewind,
     /// `/clear`: start a new conversation.
     Clear,
+    /// `/mcp login <server>`: log in to an HTTP MCP server, then pick
+    /// this session up again with its tools.
+    McpLogin(String),
     /// `/help`: the commands and keys.
     Help,
     /// `/quit` or `/exit`.
@@ -67,6 +70,8 @@ enum Arg {
     Mode,
     /// Free text, optional (it may span lines).
     Text(fn(Option<String>) -> Command),
+    /// `login <server>`.
+    Mcp,
     /// One word, optional; `what` names it in errors.
     Word {
         what: &'static str,
@@ -137,6 +142,12 @@ const COMMANDS: &[Spec] = &[
         usage: "/clear",
         help: "start a new conversation",
         arg: Arg::Nothing(Command::Clear),
+    },
+    Spec {
+        name: "/mcp",
+        usage: "/mcp login <server>",
+        help: "log in to an MCP server that needs one; its tools join this session",
+        arg: Arg::Mcp,
     },
     Spec {
         name: "/help",
@@ -257,6 +268,16 @@ fn parse_arg(spec: &Spec, arg: &str) -> Result<Command, String> {
         Arg::Nothing(_) if !arg.is_empty() => Err(format!("{name} takes no argument")),
         Arg::Nothing(command) => Ok(command.clone()),
         Arg::Mode => parse_mode(arg).map(Command::Mode),
+        Arg::Mcp => match split_word(arg) {
+            (word, server)
+                if word.eq_ignore_ascii_case("login")
+                    && !server.is_empty()
+                    && !server.contains(char::is_whitespace) =>
+            {
+                Ok(Command::McpLogin(server.to_owned()))
+            }
+            _ => Err(format!("usage: {}", spec.usage)),
+        },
         Arg::Text(make) => Ok(make(some(arg))),
         Arg::Word { what, .. } if arg.contains(char::is_whitespace) => {
             Err(format!("{name} takes one argument: {what}"))

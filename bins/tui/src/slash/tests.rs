@@ -122,7 +122,7 @@ fn text_that_is_not_a_command_is_none() {
 fn a_bare_slash_lists_the_commands() {
     assert_eq!(
         err("/"),
-        "type a command after /: /mode, /compact, /model, /permissions, /cost, /resume, /rewind, /clear, /help, /quit"
+        "type a command after /: /mode, /compact, /model, /permissions, /cost, /resume, /rewind, /clear, /mcp, /help, /quit"
     );
     assert_eq!(err("/ cost"), err("/"));
 }
@@ -152,7 +152,7 @@ fn unknown_commands_suggest_the_nearest() {
 fn unknown_commands_far_from_any_list_them_all() {
     assert_eq!(
         err("/deploy"),
-        "unknown command /deploy; commands: /mode, /compact, /model, /permissions, /cost, /resume, /rewind, /clear, /help, /quit"
+        "unknown command /deploy; commands: /mode, /compact, /model, /permissions, /cost, /resume, /rewind, /clear, /mcp, /help, /quit"
     );
 }
 
@@ -215,6 +215,7 @@ fn help_has_a_line_for_every_command() {
             "/resume [id]",
             "/rewind",
             "/clear",
+            "/mcp login <server>",
             "/help",
             "/quit"
         ]
@@ -229,6 +230,8 @@ fn every_listed_command_parses() {
     for spec in COMMANDS {
         let input = if spec.name == "/mode" {
             "/mode editor".to_owned()
+        } else if spec.name == "/mcp" {
+            "/mcp login docs".to_owned()
         } else {
             spec.name.to_owned()
         };
@@ -271,4 +274,23 @@ fn a_model_must_be_known_to_switch_to() {
         "unknown model llama-3: neither in the catalog nor in your config"
     );
     assert!(known_model("x", &[]).is_err());
+}
+
+#[test]
+fn mcp_login_names_one_server() {
+    assert_eq!(
+        parse("/mcp login docs"),
+        Some(Ok(Command::McpLogin("docs".into())))
+    );
+    assert_eq!(
+        parse("/MCP LOGIN docs"),
+        Some(Ok(Command::McpLogin("docs".into())))
+    );
+    for bad in ["/mcp", "/mcp login", "/mcp logout docs", "/mcp login a b"] {
+        assert_eq!(
+            parse(bad),
+            Some(Err("usage: /mcp login <server>".into())),
+            "{bad}"
+        );
+    }
 }
