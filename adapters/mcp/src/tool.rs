@@ -310,12 +310,14 @@ impl Tool for McpTool {
                 Ok(Ok(result)) => {
                     let value = serde_json::to_value(&result).unwrap_or(Value::Null);
                     let (text, is_error) = crate::render::result(&value);
+                    let images = crate::render::images(&value);
                     let bytes = text.len() as u64;
                     if is_error {
                         ToolResult::error(text).with_bytes(bytes)
                     } else {
                         ToolResult::ok(text).with_bytes(bytes)
                     }
+                    .with_images(images)
                 }
             }
         })

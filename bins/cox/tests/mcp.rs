@@ -18,18 +18,10 @@ use serde_json::Value;
 
 #[test]
 fn the_reference_servers_tools_are_offered_and_their_results_read() {
-    let Some(modules) = node_modules() else {
+    let env = Env::new();
+    let Some(config) = everything_config(&env) else {
         return;
     };
-    let env = Env::new();
-    let everything = modules.join(".bin/mcp-server-everything");
-    let config = write(
-        &env.home.path().join("mcp.json"),
-        &servers_json(&[(
-            "every",
-            serde_json::json!({"command": "node", "args": [everything, "stdio"]}),
-        )]),
-    );
     let scenario = calls(
         &env,
         &[
@@ -856,4 +848,72 @@ fn cwd_network_and_the_call_timeout_take_effect() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("MCP_TOOL_TIMEOUT"));
+}
+
+/// An image a tool returns is given to the model as an image: inside the
+/// tool result of the Messages API request (over loopback HTTP), its type
+/// read from its bytes, and named in the text the surfaces show.
+#[test]
+fn an_image_result_reaches_the_model_as_an_image() {
+    let env = Env::new();
+    let Some(config) = everything_config(&env) else {
+        return;
+    };
+    let call = common::anthropic_sse(&[
+        r#"{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-5","usage":{"input_tokens":900,"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_i","name":"mcp__every__get-tiny-image","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    let (url, server) = common::serve(vec![
+        ("200 OK", call),
+        ("200 OK", common::anthropic_final_text()),
+    ]);
+    let out = cox(&env)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", &url)
+        .args(["run", "-p", "show me", "--output-format", "stream-json"])
+        .args(["--permission-mode", "bypassPermissions"])
+        .args(["--mcp-config", &config.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let bodies = server.join().unwrap();
+    let second: Value = serde_json::from_str(&bodies[1]).unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result")
+        .unwrap();
+    let parts = result["content"].as_array().expect("text and image parts");
+    assert_eq!(parts[0]["type"], "text");
+    assert!(
+        parts[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[image: image/png,"),
+        "{parts:?}"
+    );
+    let image = parts
+        .iter()
+        .find(|p| p["type"] == "image")
+        .unwrap_or_else(|| panic!("no image part: {parts:?}"));
+    assert_eq!(image["source"]["type"], "base64");
+    assert_eq!(image["source"]["media_type"], "image/png");
+    assert!(
+        image["source"]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("iVBORw0KGgo")
+    );
+    // The surfaces see the line, and the rollout keeps the image for a
+    // resume.
+    let done = lines(&out)
+        .into_iter()
+        .find(|e| e["type"] == "tool_call_done")
+        .unwrap();
+    assert_eq!(done["result"]["images"][0]["media_type"], "image/png");
 }

@@ -7,25 +7,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use common::mcp::*;
 use common::{Env, lines, text};
 use serde_json::Value;
-
-/// The reference server as `every` in an `--mcp-config` file.
-fn everything(env: &Env) -> Option<PathBuf> {
-    let modules = node_modules()?;
-    let server = modules.join(".bin/mcp-server-everything");
-    Some(write(
-        &env.home.path().join("mcp.json"),
-        &servers_json(&[(
-            "every",
-            serde_json::json!({"command": "node", "args": [server, "stdio"]}),
-        )]),
-    ))
-}
 
 /// One headless turn on `prompt`; the scenario answers "done".
 fn ask(env: &Env, config: &Path, prompt: &str) -> Output {
@@ -61,7 +48,7 @@ fn model_calls(out: &Output) -> usize {
 #[test]
 fn a_servers_prompts_are_commands_that_expand_into_the_prompt() {
     let env = Env::new();
-    let Some(config) = everything(&env) else {
+    let Some(config) = everything_config(&env) else {
         return;
     };
     let out = ask(
@@ -104,7 +91,7 @@ fn a_servers_prompts_are_commands_that_expand_into_the_prompt() {
 #[test]
 fn a_prompt_that_cannot_be_had_refuses_the_turn_before_the_model() {
     let env = Env::new();
-    let Some(config) = everything(&env) else {
+    let Some(config) = everything_config(&env) else {
         return;
     };
     let cases = [
@@ -146,7 +133,7 @@ fn a_prompt_that_cannot_be_had_refuses_the_turn_before_the_model() {
 #[test]
 fn a_mention_attaches_the_resource_and_unknown_ones_stay_as_typed() {
     let env = Env::new();
-    let Some(config) = everything(&env) else {
+    let Some(config) = everything_config(&env) else {
         return;
     };
     let prompt = "summarise @every:demo://resource/dynamic/text/7. and mail me@example:com";

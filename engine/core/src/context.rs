@@ -206,19 +206,32 @@ pub fn microcompact(
     }
     let mut changed: Option<Message> = None;
     let mut last = true;
+    // Whether the images that follow are an old result's: those go (the
+    // result's text still names each), as they cost the most to resend.
+    let mut old = false;
+    let mut dropped = Vec::new();
     for (i, block) in message.content.iter().enumerate() {
+        if let ContentBlock::Image(_) = block {
+            if old {
+                dropped.push(i);
+            }
+            continue;
+        }
         let ContentBlock::ToolResult {
             tool_use_id,
             content,
             ..
         } = block
         else {
+            old = false;
             continue;
         };
         let Some(info) = meta.get(tool_use_id) else {
+            old = false;
             continue;
         };
-        if turn.saturating_sub(info.turn) < after {
+        old = turn.saturating_sub(info.turn) >= after;
+        if !old {
             last = false;
             continue;
         }
@@ -232,6 +245,12 @@ pub fn microcompact(
             if let ContentBlock::ToolResult { content, .. } = &mut copy.content[i] {
                 *content = pointer;
             }
+        }
+    }
+    if !dropped.is_empty() {
+        let copy = changed.get_or_insert_with(|| message.clone());
+        for i in dropped.into_iter().rev() {
+            copy.content.remove(i);
         }
     }
     (changed, last)
@@ -342,6 +361,9 @@ pub fn transcript(messages: &[Arc<Message>], focus: Option<&str>) -> String {
                     let short: String = content.chars().take(2_000).collect();
                     out.push_str(&format!("RESULT: {short}\n"));
                 }
+                ContentBlock::Image(image) => {
+                    out.push_str(&format!("RESULT: [an image, {}]\n", image.media_type));
+                }
             }
         }
     }
@@ -398,6 +420,54 @@ mod tests {
             "too old"
         );
         assert_eq!(seen.check("read", "{b}", "B", 20, 8, "id5"), None);
+    }
+
+    #[test]
+    fn an_old_results_images_are_not_sent_again() {
+        let image = |data: &str| {
+            ContentBlock::Image(cox_protocol::types::Image {
+                media_type: "image/png".into(),
+                data: data.into(),
+            })
+        };
+        let result = |id: &str| ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: "[image: image/png, 3 bytes]".into(),
+            is_error: false,
+        };
+        let message = Message {
+            role: Role::User,
+            content: vec![
+                result("old"),
+                image("OLD1"),
+                image("OLD2"),
+                result("new"),
+                image("NEW1"),
+            ],
+        };
+        let meta: HashMap<CallId, ResultMeta> = [("old", 1), ("new", 6)]
+            .into_iter()
+            .map(|(id, turn)| {
+                let what = "shot".into();
+                let meta = ResultMeta {
+                    turn,
+                    archive: None,
+                    what,
+                };
+                (CallId::from(id), meta)
+            })
+            .collect();
+        let (sent, last) = microcompact(&message, &meta, 7, 6);
+        assert!(!last);
+        let sent = sent.expect("the old images went");
+        assert_eq!(
+            sent.content,
+            vec![result("old"), result("new"), image("NEW1")],
+            "the old result's text stays, naming its images"
+        );
+        // Nothing old: nothing changes.
+        let (sent, _) = microcompact(&message, &meta, 2, 6);
+        assert!(sent.is_none());
     }
 
     #[test]

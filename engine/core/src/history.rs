@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use cox_protocol::CallId;
 use cox_protocol::provider::{ContentBlock, Message, Role, Tier};
-use cox_protocol::types::{Event, PermissionMode, StopReason};
+use cox_protocol::types::{Event, Image, PermissionMode, StopReason};
 use serde_json::Value;
 
 use crate::context::{Compaction, ResultMeta};
@@ -59,7 +59,7 @@ pub struct History {
     /// The calls of the last closed assistant message, in order.
     asked: Vec<CallId>,
     /// Their results so far: text, and whether it is an error.
-    answered: HashMap<CallId, (String, bool)>,
+    answered: HashMap<CallId, (String, bool, Vec<Image>)>,
     turns: u32,
     in_turn: bool,
     turn_starts: Vec<(u32, usize)>,
@@ -149,8 +149,10 @@ impl History {
                 {
                     self.searches.push(query);
                 }
-                self.answered
-                    .insert(call_id.clone(), (result.visible.clone(), !result.ok));
+                self.answered.insert(
+                    call_id.clone(),
+                    (result.visible.clone(), !result.ok, result.images.clone()),
+                );
             }
             Event::TurnDone { stop } => self.end_turn(*stop),
             Event::Compacted {
@@ -344,16 +346,18 @@ impl History {
         }
         let content = std::mem::take(&mut self.asked)
             .into_iter()
-            .map(|id| {
-                let (content, is_error) = self
+            .flat_map(|id| {
+                let (content, is_error, images) = self
                     .answered
                     .remove(&id)
-                    .unwrap_or_else(|| (NOT_FINISHED.to_owned(), true));
-                ContentBlock::ToolResult {
+                    .unwrap_or_else(|| (NOT_FINISHED.to_owned(), true, Vec::new()));
+                // A result's images follow it.
+                std::iter::once(ContentBlock::ToolResult {
                     tool_use_id: id,
                     content,
                     is_error,
-                }
+                })
+                .chain(images.into_iter().map(ContentBlock::Image))
             })
             .collect();
         self.answered.clear();

@@ -58,6 +58,10 @@ pub enum ContentBlock {
         content: String,
         is_error: bool,
     },
+    /// An image that belongs to the tool result just before it (a
+    /// provider that cannot put images in a tool result sends it after
+    /// the results, in a user message).
+    Image(crate::types::Image),
 }
 
 /// One message of the history.

@@ -254,6 +254,19 @@ pub struct ToolResult {
     /// reads says them too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// Images the model is shown with the text (an MCP tool's screenshot);
+    /// `visible` names each in a line too, for the surfaces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image, as the providers take it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64.
+    pub data: String,
 }
 
 impl ToolResult {
@@ -267,6 +280,7 @@ impl ToolResult {
             denied: false,
             archive: None,
             notices: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -280,6 +294,7 @@ impl ToolResult {
             denied: false,
             archive: None,
             notices: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -293,6 +308,7 @@ impl ToolResult {
             denied: true,
             archive: None,
             notices: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -300,6 +316,13 @@ impl ToolResult {
     #[must_use]
     pub fn with_bytes(mut self, bytes: u64) -> Self {
         self.bytes = Some(bytes);
+        self
+    }
+
+    /// The same result with images for the model.
+    #[must_use]
+    pub fn with_images(mut self, images: Vec<Image>) -> Self {
+        self.images = images;
         self
     }
 }

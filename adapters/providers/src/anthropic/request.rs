@@ -98,31 +98,27 @@ fn last_finished_turn(messages: &[std::sync::Arc<Message>]) -> Option<usize> {
 
 /// One message as the API wants it; `None` when nothing in it is sent.
 fn message(message: &Message) -> Option<Value> {
-    let content: Vec<Value> = message
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text { text } if !text.is_empty() => {
-                Some(json!({"type": "text", "text": text}))
-            }
-            ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => None,
-            ContentBlock::ToolUse { id, name, input } => {
-                Some(json!({"type": "tool_use", "id": id, "name": name, "input": input}))
-            }
-            ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => {
-                let mut block =
-                    json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
-                if *is_error {
-                    block["is_error"] = json!(true);
+    let mut content: Vec<Value> = Vec::with_capacity(message.content.len());
+    for block in &message.content {
+        if let ContentBlock::Image(image) = block {
+            let image = json!({"type": "image", "source": {
+                "type": "base64", "media_type": image.media_type, "data": image.data}});
+            // Inside the tool result it belongs to, as its content's part.
+            match content.last_mut() {
+                Some(last) if last["type"] == "tool_result" => {
+                    if let Some(text) = last["content"].as_str() {
+                        last["content"] = json!([{"type": "text", "text": text}]);
+                    }
+                    if let Some(parts) = last["content"].as_array_mut() {
+                        parts.push(image);
+                    }
                 }
-                Some(block)
+                _ => content.push(image),
             }
-        })
-        .collect();
+            continue;
+        }
+        content.extend(block_value(block));
+    }
     if content.is_empty() {
         return None;
     }
@@ -131,6 +127,32 @@ fn message(message: &Message) -> Option<Value> {
         Role::Assistant => "assistant",
     };
     Some(json!({"role": role, "content": content}))
+}
+
+/// One block as the API wants it (an image is placed by [`message`]).
+fn block_value(block: &ContentBlock) -> Option<Value> {
+    match block {
+        ContentBlock::Text { text } if !text.is_empty() => {
+            Some(json!({"type": "text", "text": text}))
+        }
+        ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => None,
+        ContentBlock::ToolUse { id, name, input } => {
+            Some(json!({"type": "tool_use", "id": id, "name": name, "input": input}))
+        }
+        ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => {
+            let mut block =
+                json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
+            if *is_error {
+                block["is_error"] = json!(true);
+            }
+            Some(block)
+        }
+        ContentBlock::Image(_) => None,
+    }
 }
 
 #[cfg(test)]
@@ -267,5 +289,45 @@ mod tests {
             "breakpoint 1 on the prompt"
         );
         assert_eq!(body["system"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_results_images_go_inside_that_tool_result() {
+        let image = |data: &str| {
+            ContentBlock::Image(cox_protocol::types::Image {
+                media_type: "image/png".into(),
+                data: data.into(),
+            })
+        };
+        let mut messages = turn_one();
+        messages[2].content = vec![
+            ContentBlock::ToolResult {
+                tool_use_id: "t1".into(),
+                content: "[image: image/png, 3 bytes]".into(),
+                is_error: false,
+            },
+            image("AAAA"),
+            image("BBBB"),
+            ContentBlock::ToolResult {
+                tool_use_id: "t2".into(),
+                content: "plain".into(),
+                is_error: false,
+            },
+        ];
+        let body = body(&request(messages));
+        let results = &body["messages"][2]["content"];
+        assert_eq!(
+            results[0]["content"],
+            json!([
+                {"type": "text", "text": "[image: image/png, 3 bytes]"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "BBBB"}}
+            ])
+        );
+        assert_eq!(
+            results[1]["content"], "plain",
+            "a result without images stays text"
+        );
+        assert_eq!(results.as_array().unwrap().len(), 2);
     }
 }

@@ -76,9 +76,15 @@ pub fn body(request: &Request, limit: LimitField) -> Value {
     Value::Object(body)
 }
 
+/// What leads the images of tool results, sent after the results.
+const IMAGES_LEAD: &str = "The images the tool results above returned:";
+
 fn push_message(out: &mut Vec<Value>, message: &Message) {
     let mut text = String::new();
     let mut calls = Vec::new();
+    // A tool message carries text only: a result's images follow the
+    // results, in a user message of their own.
+    let mut images = Vec::new();
     for block in &message.content {
         match block {
             ContentBlock::Text { text: t } => {
@@ -97,9 +103,23 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
                 content,
                 ..
             } => out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
+            ContentBlock::Image(image) => images.push(json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{};base64,{}", image.media_type, image.data)},
+            })),
         }
     }
     match message.role {
+        Role::User if !images.is_empty() => {
+            let lead = if text.is_empty() {
+                IMAGES_LEAD.to_owned()
+            } else {
+                text
+            };
+            let mut parts = vec![json!({"type": "text", "text": lead})];
+            parts.append(&mut images);
+            out.push(json!({"role": "user", "content": parts}));
+        }
         Role::User if !text.is_empty() => out.push(json!({"role": "user", "content": text})),
         Role::User => {}
         Role::Assistant if calls.is_empty() && text.is_empty() => {}
@@ -233,5 +253,46 @@ mod tests {
         let open = first.len() - "]}".len();
         assert_eq!(first[..open], second[..open]);
         assert!(first.ends_with("]}"));
+    }
+
+    #[test]
+    fn a_results_images_follow_the_tool_messages_in_a_user_message() {
+        let messages = vec![
+            Message::user_text("look"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "shot".into(),
+                    input: json!({}),
+                }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::ToolResult {
+                        tool_use_id: "c1".into(),
+                        content: "[image: image/png, 3 bytes]".into(),
+                        is_error: false,
+                    },
+                    ContentBlock::Image(cox_protocol::types::Image {
+                        media_type: "image/png".into(),
+                        data: "AAAA".into(),
+                    }),
+                ],
+            },
+        ];
+        let body = body(&request(messages), LimitField::MaxCompletionTokens);
+        let sent = body["messages"].as_array().unwrap();
+        assert_eq!(sent[3]["role"], "tool");
+        assert_eq!(sent[3]["content"], "[image: image/png, 3 bytes]");
+        assert_eq!(
+            sent[4],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": IMAGES_LEAD},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+            ]})
+        );
+        assert_eq!(sent.len(), 5);
     }
 }

@@ -230,3 +230,17 @@ pub fn doctor_row(env: &Env, check: &str) -> String {
         .unwrap_or_else(|| panic!("no {check} row in:\n{stdout}"))
         .to_owned()
 }
+
+/// The reference server (`server-everything` over stdio) as `every` in an
+/// `--mcp-config` file.
+pub fn everything_config(env: &Env) -> Option<PathBuf> {
+    let modules = node_modules()?;
+    let server = modules.join(".bin/mcp-server-everything");
+    Some(write(
+        &env.home.path().join("mcp.json"),
+        &servers_json(&[(
+            "every",
+            serde_json::json!({"command": "node", "args": [server, "stdio"]}),
+        )]),
+    ))
+}
