@@ -58,6 +58,8 @@ pub enum Status {
     /// The token has expired; `refreshable` when a refresh token is kept
     /// (the next connection refreshes it).
     Expired { refreshable: bool },
+    /// Where it is kept could not be read: why.
+    Unreadable(String),
 }
 
 impl std::fmt::Display for Status {
@@ -72,6 +74,7 @@ impl std::fmt::Display for Status {
                 f.write_str("expired (refreshed at the next connection)")
             }
             Status::Expired { refreshable: false } => f.write_str("expired"),
+            Status::Unreadable(why) => write!(f, "unreadable: {why}"),
         }
     }
 }
@@ -116,15 +119,15 @@ impl TokenFile {
 
     /// The whole login, when there is one for this URL.
     fn read(&self) -> Result<Option<Value>, String> {
-        let Some(text) = self.vault.read()? else {
-            return Ok(None);
-        };
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a login cox wrote: {e}", self.vault.label()))?;
-        if value.get("url").and_then(Value::as_str) != Some(self.url.as_str()) {
-            return Ok(None);
+        // The keyring's first, then a file's: the first for this URL.
+        for (place, text) in self.vault.read()? {
+            let value: Value = serde_json::from_str(&text)
+                .map_err(|e| format!("{place}: not a login cox wrote: {e}"))?;
+            if value.get("url").and_then(Value::as_str) == Some(self.url.as_str()) {
+                return Ok(Some(value));
+            }
         }
-        Ok(Some(value))
+        Ok(None)
     }
 
     fn write(&self, value: &Value) -> Result<(), String> {
@@ -134,8 +137,10 @@ impl TokenFile {
     /// Where this server's login stands.
     #[must_use]
     pub fn status(&self) -> Status {
-        let Ok(Some(file)) = self.read() else {
-            return Status::None;
+        let file = match self.read() {
+            Ok(Some(file)) => file,
+            Ok(None) => return Status::None,
+            Err(why) => return Status::Unreadable(why),
         };
         let Some(token) = file
             .pointer("/credentials/token_response")
@@ -191,10 +196,24 @@ fn store_error(e: String) -> AuthError {
     AuthError::InternalError(e)
 }
 
+/// `work` on a copy of `file`, on a blocking thread: a keyring call may
+/// wait on the person (an unlock prompt), and the terminal UI's runtime
+/// has one thread.
+async fn off_thread<T: Send + 'static>(
+    file: &TokenFile,
+    work: impl FnOnce(&TokenFile) -> Result<T, String> + Send + 'static,
+) -> Result<T, AuthError> {
+    let file = file.clone();
+    tokio::task::spawn_blocking(move || work(&file))
+        .await
+        .map_err(|e| store_error(format!("reading the login failed: {e}")))?
+        .map_err(store_error)
+}
+
 #[async_trait::async_trait]
 impl CredentialStore for Store {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let Some(file) = self.file.read().map_err(store_error)? else {
+        let Some(file) = off_thread(&self.file, |f| f.read()).await? else {
             return Ok(None);
         };
         match file.get("credentials") {
@@ -210,25 +229,21 @@ impl CredentialStore for Store {
             serde_json::to_value(credentials).map_err(|e| store_error(e.to_string()))?;
         let metadata = match &self.metadata {
             Some(m) => serde_json::to_value(m).map_err(|e| store_error(e.to_string()))?,
-            None => self
-                .file
-                .read()
-                .ok()
-                .flatten()
+            None => off_thread(&self.file, |f| f.read())
+                .await?
                 .and_then(|f| f.get("metadata").cloned())
                 .unwrap_or(Value::Null),
         };
-        self.file
-            .write(&json!({
-                "url": self.file.url,
-                "metadata": metadata,
-                "credentials": credentials,
-            }))
-            .map_err(store_error)
+        let login = json!({
+            "url": self.file.url,
+            "metadata": metadata,
+            "credentials": credentials,
+        });
+        off_thread(&self.file, move |f| f.write(&login)).await
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.file.forget().map(|_| ()).map_err(store_error)
+        off_thread(&self.file, |f| f.forget().map(|_| ())).await
     }
 
     async fn acquire_refresh_guard(
@@ -253,10 +268,18 @@ pub async fn authorized(
     url: &str,
 ) -> Result<Option<AuthClient<reqwest::Client>>, String> {
     let file = TokenFile::new(home, name, url);
-    if file.status() == Status::None {
-        return Ok(None);
+    // A keyring may block (an unlock prompt): off the async threads.
+    let looked = file.clone();
+    let (status, metadata) =
+        tokio::task::spawn_blocking(move || (looked.status(), looked.metadata()))
+            .await
+            .map_err(|e| format!("reading the login failed: {e}"))?;
+    match status {
+        Status::None => return Ok(None),
+        Status::Unreadable(why) => return Err(format!("its login cannot be read: {why}")),
+        Status::Ok { .. } | Status::Expired { .. } => {}
     }
-    let metadata = file.metadata().ok_or_else(|| {
+    let metadata = metadata.ok_or_else(|| {
         format!(
             "{}: the login has no authorization server metadata; run cox mcp login {name}",
             file.vault.label()

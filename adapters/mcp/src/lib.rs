@@ -193,7 +193,15 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
         }
     }
     let configured = out.states.iter().map(|(name, _)| name.clone()).collect();
-    out.expander = Some(Arc::new(prompts::McpExpander::new(offers, configured)));
+    let connected = out
+        .states
+        .iter()
+        .filter(|(_, state)| matches!(state, ServerState::Connected { .. }))
+        .map(|(name, _)| name.clone())
+        .collect();
+    out.expander = Some(Arc::new(prompts::McpExpander::new(
+        offers, configured, connected,
+    )));
     out
 }
 

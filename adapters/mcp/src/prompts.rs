@@ -29,6 +29,12 @@ use crate::Server;
 /// The most of one resource's text a prompt takes.
 pub const ATTACH_MAX: usize = 100_000;
 
+/// The most of all resources' text one prompt takes.
+pub const TOTAL_MAX: usize = 200_000;
+
+/// The most resources one prompt attaches.
+pub const MENTIONS_MAX: usize = 20;
+
 /// The longest a prompt or resource may take to arrive.
 const FETCH_MAX: Duration = Duration::from_secs(60);
 
@@ -44,11 +50,17 @@ pub struct McpExpander {
     offers: Vec<Offer>,
     /// Every server configured, connected or not.
     configured: BTreeSet<String>,
+    /// The servers that connected (with or without prompts and resources).
+    connected: BTreeSet<String>,
     commands: Vec<(SlashCommand, usize, usize)>,
 }
 
 impl McpExpander {
-    pub(crate) fn new(offers: Vec<Offer>, configured: BTreeSet<String>) -> Self {
+    pub(crate) fn new(
+        offers: Vec<Offer>,
+        configured: BTreeSet<String>,
+        connected: BTreeSet<String>,
+    ) -> Self {
         let mut commands = Vec::new();
         for (at, offer) in offers.iter().enumerate() {
             for (index, prompt) in offer.prompts.iter().enumerate() {
@@ -79,6 +91,7 @@ impl McpExpander {
         Self {
             offers,
             configured,
+            connected,
             commands,
         }
     }
@@ -120,17 +133,24 @@ impl McpExpander {
             )
         })?;
         let value = serde_json::to_value(&answer).unwrap_or(Value::Null);
-        let text = messages(&value);
+        let mut text = messages(&value);
         if text.trim().is_empty() {
             return Err(format!(
                 "MCP server '{name}' answered prompt {} with nothing to send",
                 prompt.name
             ));
         }
-        Ok(Expanded {
-            text,
-            notices: Vec::new(),
-        })
+        let mut notices = Vec::new();
+        if text.len() > TOTAL_MAX {
+            let cut = floor_char_boundary(&text, TOTAL_MAX);
+            notices.push(format!(
+                "/{word} is {} bytes; the first {cut} are sent",
+                text.len()
+            ));
+            text.truncate(cut);
+            text.push_str("\n[cut]");
+        }
+        Ok(Expanded { text, notices })
     }
 
     fn unknown_prompt(&self, word: &str) -> String {
@@ -171,6 +191,11 @@ impl McpExpander {
                         "@{server}:{uri}: MCP server '{server}' offers no resources"
                     ));
                 }
+                None if self.connected.contains(server) => {
+                    return Err(format!(
+                        "@{server}:{uri}: MCP server '{server}' offers no resources"
+                    ));
+                }
                 None if self.configured.contains(server) => notices.push(format!(
                     "@{server}:{uri} was sent as typed: MCP server '{server}' is not connected"
                 )),
@@ -180,6 +205,15 @@ impl McpExpander {
                 None => {}
             }
         }
+        let mut seen = BTreeSet::new();
+        notices.retain(|n| seen.insert(n.clone()));
+        if wanted.len() > MENTIONS_MAX {
+            notices.push(format!(
+                "{} resources were named; the first {MENTIONS_MAX} are attached",
+                wanted.len()
+            ));
+            wanted.truncate(MENTIONS_MAX);
+        }
         if wanted.is_empty() {
             return Ok((!notices.is_empty()).then(|| Expanded {
                 text: text.to_owned(),
@@ -188,6 +222,7 @@ impl McpExpander {
         }
         let reads = wanted.iter().map(|(offer, uri)| read(offer, uri));
         let mut out = text.trim_end().to_owned();
+        let mut attached = 0;
         for ((offer, uri), read) in wanted.iter().zip(futures::future::join_all(reads).await) {
             let contents = read?;
             let name = &offer.server.name;
@@ -195,9 +230,10 @@ impl McpExpander {
                 return Err(format!("@{name}:{uri}: the server sent no contents"));
             }
             for (part_uri, mime, body) in contents {
+                let room = ATTACH_MAX.min(TOTAL_MAX.saturating_sub(attached));
                 let body = match body {
-                    Body::Text(text) if text.len() > ATTACH_MAX => {
-                        let cut = floor_char_boundary(&text, ATTACH_MAX);
+                    Body::Text(text) if text.len() > room => {
+                        let cut = floor_char_boundary(&text, room);
                         notices.push(format!(
                             "@{name}:{part_uri} is {} bytes; the first {cut} are attached",
                             text.len()
@@ -207,6 +243,7 @@ impl McpExpander {
                     Body::Text(text) => text,
                     Body::Binary(bytes) => format!("[binary, {bytes} bytes: not attached]"),
                 };
+                attached += body.len();
                 let mime = mime
                     .map(|m| format!(" mimeType=\"{m}\""))
                     .unwrap_or_default();
@@ -380,6 +417,7 @@ fn messages(value: &Value) -> String {
 /// server name, `:` and something after it, trailing punctuation left out.
 fn mentions(text: &str) -> Vec<(&str, &str)> {
     text.split_whitespace()
+        .map(|word| word.trim_start_matches(['`', '"', '\'', '(', '<', '[']))
         .filter_map(|word| word.strip_prefix('@'))
         .filter_map(|word| word.split_once(':'))
         .filter(|(server, _)| cox_protocol::mcp::valid_server_name(server).is_none())
@@ -393,7 +431,7 @@ fn mentions(text: &str) -> Vec<(&str, &str)> {
 fn trim_trailing(mut uri: &str) -> &str {
     loop {
         let before = uri;
-        uri = uri.trim_end_matches(['.', ',', ';', ':', '!', '?', '"', '\'']);
+        uri = uri.trim_end_matches(['.', ',', ';', ':', '!', '?', '"', '\'', '`', ']', '>', '*']);
         if uri.ends_with(')') && uri.matches('(').count() < uri.matches(')').count() {
             uri = &uri[..uri.len() - 1];
         }
@@ -436,7 +474,11 @@ mod tests {
             mentions("see @docs:file:///a/b.md, then @git-hub:repo://x/(y). mail@host:1 @:x @a:"),
             vec![("docs", "file:///a/b.md"), ("git-hub", "repo://x/(y)")]
         );
-        assert_eq!(mentions("(@s:test://1)"), vec![]);
+        assert_eq!(mentions("(@s:test://1)"), vec![("s", "test://1")]);
+        assert_eq!(
+            mentions("`@s:test://2` and \"@s:test://3\", [@s:test://4]"),
+            vec![("s", "test://2"), ("s", "test://3"), ("s", "test://4")]
+        );
         assert_eq!(mentions("@s:test://1)"), vec![("s", "test://1")]);
         assert_eq!(
             mentions("@bad__name:x://1 @ok:x://2?"),

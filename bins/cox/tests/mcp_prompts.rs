@@ -114,7 +114,12 @@ fn a_prompt_that_cannot_be_had_refuses_the_turn_before_the_model() {
     ];
     for (prompt, why) in cases {
         let out = ask(&env, &config, prompt);
-        assert_eq!(out.status.code(), Some(1), "{prompt}: {}", text(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{prompt}: refused: {}",
+            text(&out)
+        );
         let errors: Vec<String> = lines(&out)
             .into_iter()
             .filter(|e| e["type"] == "notice" && e["level"] == "error")
@@ -174,7 +179,7 @@ fn a_mention_attaches_the_resource_and_unknown_ones_stay_as_typed() {
 
     // A resource the server does not have refuses the turn.
     let out = ask(&env, &config, "read @every:demo://resource/nothing/here");
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert_eq!(model_calls(&out), 0);
     assert!(
         notices(&out)

@@ -32,7 +32,9 @@ impl Tmux {
         let socket = format!("cox-test-{}-{}", std::process::id(), rand_suffix());
         let cox = env!("CARGO_BIN_EXE_cox");
         let command = format!(
-            "cd {} && COX_HOME={home} HOME={home} {vars} {cox} {args}; echo EXITED $?; sleep 30",
+            // No session bus: a login never reaches the runner's keyring.
+            "cd {} && COX_HOME={home} HOME={home} XDG_RUNTIME_DIR={home} {vars} \
+             env -u DBUS_SESSION_BUS_ADDRESS {cox} {args}; echo EXITED $?; sleep 30",
             env.work.path().display(),
             home = env.home.path().display()
         );

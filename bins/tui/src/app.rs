@@ -372,7 +372,10 @@ impl App {
                 self.commands
                     .iter()
                     .filter(|c| format!("/{}", c.name).to_lowercase().starts_with(&typed))
-                    .map(|c| (format!("/{}", c.name), c.description.clone())),
+                    .map(|c| {
+                        let help = crate::sanitize::sanitize(&c.description).into_owned();
+                        (format!("/{}", c.name), help)
+                    }),
             );
         }
         out
@@ -819,7 +822,8 @@ impl App {
                     lines.push("the MCP servers' prompts:".into());
                     lines.extend(self.commands.iter().map(|c| {
                         let usage = format!("/{} {}", c.name, c.hint);
-                        format!("{:<22} {}", usage.trim_end(), c.description)
+                        let line = format!("{:<22} {}", usage.trim_end(), c.description);
+                        crate::sanitize::sanitize(&line).into_owned()
                     }));
                 }
                 lines.extend([

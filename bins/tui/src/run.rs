@@ -52,11 +52,14 @@ enum Ended {
     NewSession,
     Resume(String),
     /// A login went through: the session is picked up again, its servers
-    /// connected anew, and the login's lines (`said`, the last one flashed)
-    /// drawn again after its past.
+    /// connected anew, the login's lines (`said`, the last one flashed)
+    /// drawn again after its past, and what the person was typing (`draft`)
+    /// and had queued kept.
     Reconnect {
         id: String,
         said: Vec<String>,
+        draft: String,
+        queued: std::collections::VecDeque<String>,
     },
 }
 
@@ -159,11 +162,19 @@ where
                     let _ = terminal.clear();
                     let history = app.composer.history().to_vec();
                     app = App::new(facts, history);
-                    if let Ended::Reconnect { said, .. } = next {
+                    if let Ended::Reconnect {
+                        said,
+                        draft,
+                        queued,
+                        ..
+                    } = next
+                    {
                         for line in &said {
                             app.note(NoticeLevel::Info, line);
                         }
                         app.flash = said.last().cloned();
+                        app.composer.set_text(&draft);
+                        app.queued = queued;
                     }
                     session = Some(started);
                 }
@@ -225,6 +236,9 @@ async fn drive<W: World>(
     let mut logging_in: Option<(String, BoxFuture<'static, Result<String, String>>)> = None;
     // What the login said, to be said again once the session is picked up.
     let mut said: Vec<String> = Vec::new();
+    // A login went through: the session is picked up again once no turn
+    // runs and no approval waits.
+    let mut reconnect = false;
     let (lines_tx, mut urls) = mpsc::unbounded::<String>();
     loop {
         if dirty && tokio::time::Instant::now() >= next_frame {
@@ -273,13 +287,14 @@ async fn drive<W: World>(
                 logging_in = None;
                 match result {
                     Ok(note) => {
-                        app.note(NoticeLevel::Info, &format!("{note}; connecting it"));
-                        let _ = subs.unbounded_send(Submission::Shutdown);
+                        let when = if app.transcript.busy {
+                            "; connecting it when this turn ends"
+                        } else {
+                            "; connecting it"
+                        };
+                        app.note(NoticeLevel::Info, &format!("{note}{when}"));
                         said.push(note);
-                        ended = Some(Ended::Reconnect {
-                            id: app.session_id().to_owned(),
-                            said: std::mem::take(&mut said),
-                        });
+                        reconnect = true;
                     }
                     Err(why) => {
                         said.clear();
@@ -364,6 +379,18 @@ async fn drive<W: World>(
                 dirty = true;
             }
             () = frame_due => {}
+        }
+        if reconnect && ended.is_none() && !app.transcript.busy && app.transcript.pending.is_none()
+        {
+            reconnect = false;
+            let _ = subs.unbounded_send(Submission::Shutdown);
+            ended = Some(Ended::Reconnect {
+                id: app.session_id().to_owned(),
+                said: std::mem::take(&mut said),
+                draft: app.composer.text(),
+                queued: std::mem::take(&mut app.queued),
+            });
+            dirty = true;
         }
         if ended.is_none() {
             for action in app.ready() {

@@ -256,6 +256,60 @@ pub fn microcompact(
     (changed, last)
 }
 
+/// The most images one request carries: past it providers shrink or refuse
+/// them.
+pub const REQUEST_IMAGES_MAX: usize = 20;
+
+/// The most base64 bytes of images one request carries (providers refuse a
+/// body past 32 MB).
+pub const REQUEST_IMAGE_BYTES_MAX: usize = 20 * 1024 * 1024;
+
+/// `messages` with only the newest images that fit one request
+/// ([`REQUEST_IMAGES_MAX`], [`REQUEST_IMAGE_BYTES_MAX`]): older ones are
+/// left out (their results' lines still name them), so a long turn of
+/// screenshots never grows a request the provider refuses. The same list
+/// when all fit, which is the common case: nothing is copied.
+#[must_use]
+pub fn image_budget(messages: Arc<Vec<Arc<Message>>>) -> Arc<Vec<Arc<Message>>> {
+    let mut count = 0;
+    let mut bytes = 0;
+    let mut cut: Option<(usize, usize)> = None;
+    'scan: for (m, message) in messages.iter().enumerate().rev() {
+        for (b, block) in message.content.iter().enumerate().rev() {
+            if let ContentBlock::Image(image) = block {
+                count += 1;
+                bytes += image.data.len();
+                if count > REQUEST_IMAGES_MAX || bytes > REQUEST_IMAGE_BYTES_MAX {
+                    cut = Some((m, b));
+                    break 'scan;
+                }
+            }
+        }
+    }
+    let Some((m_cut, b_cut)) = cut else {
+        return messages;
+    };
+    let mut out = messages.as_ref().clone();
+    for (m, message) in out.iter_mut().enumerate().take(m_cut + 1) {
+        if !message
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Image(_)))
+        {
+            continue;
+        }
+        let mut copy = Message::clone(message);
+        let mut index = 0;
+        copy.content.retain(|block| {
+            let keep = !matches!(block, ContentBlock::Image(_)) || (m == m_cut && index > b_cut);
+            index += 1;
+            keep
+        });
+        *message = Arc::new(copy);
+    }
+    Arc::new(out)
+}
+
 /// The conversation as requests carry it after microcompaction, kept from
 /// request to request: the messages whose form can no longer change stay
 /// as they are, and only the rest (the last few turns) is redone, so a
@@ -420,6 +474,52 @@ mod tests {
             "too old"
         );
         assert_eq!(seen.check("read", "{b}", "B", 20, 8, "id5"), None);
+    }
+
+    #[test]
+    fn a_request_carries_the_newest_twenty_images() {
+        let image = |n: usize| {
+            ContentBlock::Image(cox_protocol::types::Image {
+                media_type: "image/png".into(),
+                data: format!("IMG{n}"),
+            })
+        };
+        let result = ContentBlock::ToolResult {
+            tool_use_id: "c".into(),
+            content: "[image]".into(),
+            is_error: false,
+        };
+        let few = Arc::new(vec![Arc::new(Message {
+            role: Role::User,
+            content: vec![result.clone(), image(0)],
+        })]);
+        assert!(
+            Arc::ptr_eq(&image_budget(few.clone()), &few),
+            "nothing copied"
+        );
+        // Three messages of ten images each: the newest twenty stay.
+        let many: Vec<Arc<Message>> = (0..3)
+            .map(|m| {
+                let mut content = vec![result.clone()];
+                content.extend((0..10).map(|i| image(m * 10 + i)));
+                Arc::new(Message {
+                    role: Role::User,
+                    content,
+                })
+            })
+            .collect();
+        let kept = image_budget(Arc::new(many));
+        let names: Vec<String> = kept
+            .iter()
+            .flat_map(|m| m.content.iter())
+            .filter_map(|b| match b {
+                ContentBlock::Image(i) => Some(i.data.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names.len(), REQUEST_IMAGES_MAX);
+        assert_eq!(names[0], "IMG10");
+        assert_eq!(kept[0].content.len(), 1, "the oldest result keeps its text");
     }
 
     #[test]

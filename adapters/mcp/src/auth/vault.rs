@@ -74,22 +74,25 @@ impl Vault {
         }
     }
 
-    /// The text kept, if any: the keyring's entry, else the file (a login
-    /// made before a keyring was there).
-    pub fn read(&self) -> Result<Option<String>, String> {
+    /// What is kept, each with where: the keyring's entry first, then the
+    /// file (a login made before a keyring was there, or another home's
+    /// keyring entry shadowing it); the caller takes the one for its URL.
+    pub fn read(&self) -> Result<Vec<(String, String)>, String> {
+        let mut out = Vec::new();
         #[cfg(feature = "keyring")]
         if keyring().is_ok() {
             match self.entry()?.get_password() {
-                Ok(text) => return Ok(Some(text)),
+                Ok(text) => out.push((self.label(), text)),
                 Err(keyring::Error::NoEntry) => {}
                 Err(e) => return Err(format!("{}: {e}", self.label())),
             }
         }
         match std::fs::read_to_string(&self.path) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", self.path.display())),
+            Ok(text) => out.push((self.path.display().to_string(), text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("{}: {e}", self.path.display())),
         }
+        Ok(out)
     }
 
     /// Keeps `text`, in the keyring when it is used (the file goes), else
@@ -100,7 +103,12 @@ impl Vault {
             self.entry()?
                 .set_password(text)
                 .map_err(|e| format!("{}: {e}", self.label()))?;
-            return self.remove_file().map(|_| ());
+            // The login is kept; a stale file left behind is only read
+            // after the keyring's entry, and logout removes it.
+            if let Err(why) = self.remove_file() {
+                tracing::warn!(%why, "an older login file could not be removed");
+            }
+            return Ok(());
         }
         self.write_file(text)
     }

@@ -69,8 +69,14 @@ pub fn body(request: &Request, limit: LimitField) -> Value {
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system.join("\n\n")}));
     }
+    // Images go to OpenAI's own API (the one that takes
+    // `max_completion_tokens`); another server speaking its format may
+    // serve a text-only model, or refuse a user message after tool
+    // messages, and either would refuse every later request: there the
+    // results' lines name the images instead.
+    let images = matches!(limit, LimitField::MaxCompletionTokens);
     for message in request.messages.iter() {
-        push_message(&mut messages, message);
+        push_message(&mut messages, message, images);
     }
     body.insert("messages".into(), Value::Array(messages));
     Value::Object(body)
@@ -79,7 +85,7 @@ pub fn body(request: &Request, limit: LimitField) -> Value {
 /// What leads the images of tool results, sent after the results.
 const IMAGES_LEAD: &str = "The images the tool results above returned:";
 
-fn push_message(out: &mut Vec<Value>, message: &Message) {
+fn push_message(out: &mut Vec<Value>, message: &Message, send_images: bool) {
     let mut text = String::new();
     let mut calls = Vec::new();
     // A tool message carries text only: a result's images follow the
@@ -103,6 +109,7 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
                 content,
                 ..
             } => out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
+            ContentBlock::Image(_) if !send_images => {}
             ContentBlock::Image(image) => images.push(json!({
                 "type": "image_url",
                 "image_url": {"url": format!("data:{};base64,{}", image.media_type, image.data)},
@@ -282,7 +289,7 @@ mod tests {
                 ],
             },
         ];
-        let body = body(&request(messages), LimitField::MaxCompletionTokens);
+        let body = body(&request(messages.clone()), LimitField::MaxCompletionTokens);
         let sent = body["messages"].as_array().unwrap();
         assert_eq!(sent[3]["role"], "tool");
         assert_eq!(sent[3]["content"], "[image: image/png, 3 bytes]");
@@ -294,5 +301,10 @@ mod tests {
             ]})
         );
         assert_eq!(sent.len(), 5);
+        // Another server in OpenAI's format is sent the lines only.
+        let body = super::body(&request(messages), LimitField::MaxTokens);
+        let sent = body["messages"].as_array().unwrap();
+        assert_eq!(sent.len(), 4, "{sent:?}");
+        assert_eq!(sent[3]["content"], "[image: image/png, 3 bytes]");
     }
 }

@@ -43,6 +43,7 @@ where
             Some(compaction) => std::sync::Arc::new(compaction.apply(&sent)),
             None => sent,
         };
+        let messages = crate::context::image_budget(messages);
         let (streaming, mut request) = turn.request(messages, prefix, &self.state.found);
         request.model_override = self.switched_model();
         let found = self.state.found.len();

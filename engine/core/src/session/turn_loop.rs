@@ -78,16 +78,19 @@ where
         // What the prompt names of the MCP servers' (a prompt, resources)
         // is brought in before the turn starts, so the rollout holds what
         // the model saw.
+        // One that cannot be is refused as a hook's block is: its text (as
+        // the hooks left it) is recorded, never sent.
+        let hooked = text.clone();
         let text = match self.expand(text).await {
             Ok(text) => text,
             Err(why) => {
                 self.out.emit(Event::TurnStarted {
                     turn: number,
-                    text: original,
+                    text: hooked,
                 });
                 self.out.notice(NoticeLevel::Error, why);
                 self.out
-                    .done(Turn::refused(number, StopReason::Error))
+                    .done(Turn::refused(number, StopReason::Denied))
                     .await;
                 return;
             }
@@ -352,25 +355,40 @@ where
         }
     }
 
-    /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or
-    /// `Err` when a hook blocked it (already said in a notice).
     /// `text` with the MCP prompt or resources it names brought in (each
-    /// notice of that said), or why they cannot be.
+    /// notice of that said), or why they cannot be. What a server sent is
+    /// scrubbed of secret-shaped strings, as a tool's output is for the
+    /// record; the person's own words are kept as typed.
     async fn expand(&mut self, text: String) -> Result<String, String> {
         let Some(expander) = self.fixed.expander.as_ref() else {
             return Ok(text);
         };
-        match expander.expand(&text).await? {
-            None => Ok(text),
-            Some(expanded) => {
-                for line in expanded.notices {
-                    self.out.notice(NoticeLevel::Warn, line);
-                }
-                Ok(expanded.text)
+        let Some(expanded) = expander.expand(&text).await? else {
+            return Ok(text);
+        };
+        for line in expanded.notices {
+            self.out.notice(NoticeLevel::Warn, line);
+        }
+        let (typed, sent) = match expanded.text.strip_prefix(text.as_str()) {
+            Some(rest) => (text.as_str(), rest),
+            None => ("", expanded.text.as_str()),
+        };
+        match crate::redact::scrub(sent) {
+            std::borrow::Cow::Borrowed(_) => Ok(expanded.text),
+            std::borrow::Cow::Owned(clean) => {
+                self.out.notice(
+                    NoticeLevel::Security,
+                    "what an MCP server sent for this prompt held a secret-shaped string; \
+                     it was redacted"
+                        .to_owned(),
+                );
+                Ok(format!("{typed}{clean}"))
             }
         }
     }
 
+    /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or
+    /// `Err` when a hook blocked it (already said in a notice).
     async fn prompt_hooks(&mut self, mut text: String) -> Result<String, ()> {
         for hook in &self.fixed.hooks {
             let payload =
