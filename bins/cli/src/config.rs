@@ -83,6 +83,45 @@ struct ConfigFile {
     /// `[mcp_servers.<name>]`: read by [`load_mcp_servers`].
     #[serde(default)]
     mcp_servers: BTreeMap<String, crate::mcp::Entry>,
+    #[serde(default)]
+    tui: TuiConfig,
+}
+
+/// `[tui]`: the terminal UI's own settings.
+#[derive(Deserialize, Default, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TuiConfig {
+    /// A command whose first line of output is the status line (Claude
+    /// Code's `statusLine`).
+    pub status_line: Option<StatusLineConfig>,
+}
+
+/// `[tui] status_line = { command = "…" }`.
+#[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StatusLineConfig {
+    /// Run with `sh -c`, the session's JSON on its stdin.
+    pub command: String,
+}
+
+/// `[tui]` of the user's config (a project's is ignored with a warning:
+/// its command would run whatever a repository says).
+///
+/// # Errors
+/// The file does not load, or `status_line.command` is empty.
+pub fn load_tui(user_config: &Path) -> Result<TuiConfig> {
+    let Some(source) = read(user_config)? else {
+        return Ok(TuiConfig::default());
+    };
+    if let Some(line) = &source.file.tui.status_line
+        && line.command.trim().is_empty()
+    {
+        return Err(anyhow!(
+            "{}: [tui] status_line.command is empty",
+            source.path.display()
+        ));
+    }
+    Ok(source.file.tui)
 }
 
 /// `[sandbox]` as written: how far shell commands reach.
@@ -408,7 +447,7 @@ pub fn load_permissions(
                 project.path.display()
             ));
         }
-        let own: Vec<String> = ["core", "context"]
+        let own: Vec<String> = ["core", "context", "tui"]
             .into_iter()
             .filter(|t| project.tables.iter().any(|have| have == t))
             .map(|t| format!("[{t}]"))

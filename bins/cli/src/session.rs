@@ -188,6 +188,8 @@ pub(crate) struct Prepared<P> {
     sandbox: SandboxPolicy,
     /// The MCP servers to connect, and what was wrong with the others.
     mcp: crate::mcp::Loaded,
+    /// `[tui] status_line.command`.
+    status_line: Option<String>,
 }
 
 /// Everything before the session: see the module doc.
@@ -287,6 +289,9 @@ where
         models,
     };
     let mcp = mcp_servers(args, &home, &cwd)?;
+    let status_line = config::load_tui(&home.root().join("config.toml"))?
+        .status_line
+        .map(|s| s.command);
     let provider = make_provider(&choice)?;
     Ok(Prepared {
         provider,
@@ -320,6 +325,7 @@ where
         context,
         sandbox,
         mcp,
+        status_line,
     })
 }
 
@@ -511,6 +517,9 @@ pub struct SessionFacts {
     /// Every catalog row: model, prices, window (for a model switched to),
     /// then each `[tiers]` model without a row (no prices, window 0).
     pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
+    /// The command whose first line is the TUI's status line
+    /// (`[tui] status_line.command`).
+    pub status_line: Option<String>,
 }
 
 /// How long a session's end waits for a title the cheap tier is still
@@ -541,6 +550,7 @@ pub(crate) fn build_session<P: Provider>(
         context,
         sandbox,
         mcp,
+        status_line,
     } = prepared;
     let connect = connect_context(&home, &cwd, &sandbox)?;
     let info = catalog.get(provider.model()).cloned();
@@ -675,6 +685,7 @@ pub(crate) fn build_session<P: Provider>(
         past,
         recent,
         models,
+        status_line,
     };
     Ok((session, facts))
 }

@@ -140,6 +140,7 @@ fn tui(args: RunArgs) -> i32 {
                 past: facts.past,
                 recent: facts.recent,
                 models: facts.models,
+                status_line: facts.status_line,
             },
         ))
     };

@@ -133,10 +133,10 @@ fn a_table_of_a_later_release_is_refused_not_ignored() {
     let version = env!("CARGO_PKG_VERSION");
     for (text, needle) in [
         (
-            "[tui]\ntheme = \"dark\"\n",
+            "[tools]\nweb_search = true\n",
             format!(
-                ":1: `[tui]` is not supported by this version of cox ({version}): TUI settings \
-                 come in a later release; remove it"
+                ":1: `[tools]` is not supported by this version of cox ({version}): tool \
+                 settings come in a later release; remove it"
             ),
         ),
         (
@@ -336,4 +336,47 @@ fn a_misspelt_log_level_is_refused_with_the_nearest_level() {
         .output()
         .unwrap();
     assert_one_line_error(&out, "COX_LOG=verbose: `verbose` is not a level");
+}
+
+/// `[tui] status_line` is read from your config and shown by `cox config
+/// show`; a project's is ignored with a warning (its command would run
+/// whatever the repository says); an empty command or a misspelt key is an
+/// error naming the file.
+#[test]
+fn the_status_line_is_yours_to_set() {
+    let env = Env::new();
+    let user = env.home.path().join("config.toml");
+    std::fs::write(&user, "[tui]\nstatus_line = { command = \"echo hi\" }\n").unwrap();
+    std::fs::create_dir_all(env.work.path().join(".cox")).unwrap();
+    let project = env.work.path().join(".cox/config.toml");
+    std::fs::write(&project, "[tui]\nstatus_line = { command = \"evil\" }\n").unwrap();
+    let out = env.cox().args(["config", "show"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        shown.contains("tui.status_line.command      = echo hi"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("# ignored: tui.status_line.command (from"),
+        "{shown}"
+    );
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ignoring [tui] in project config"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(&project).unwrap();
+
+    std::fs::write(&user, "[tui]\nstatus_line = { command = \"  \" }\n").unwrap();
+    assert_one_line_error(
+        &env.run("hello", &[]),
+        "config.toml: [tui] status_line.command is empty",
+    );
+    std::fs::write(&user, "[tui]\nstatus_line = { comand = \"x\" }\n").unwrap();
+    assert_one_line_error(
+        &env.run("hello", &[]),
+        "config.toml:2: unknown key `comand`",
+    );
 }

@@ -485,3 +485,42 @@ fn mcp_login_runs_in_the_ui_and_the_tools_join() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// `[tui] status_line`: the command's first line is the status line, fed
+/// the session as JSON; a failing one leaves the built-in line with one
+/// warning.
+#[test]
+fn a_status_line_command_draws_the_status_line() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[tui]\nstatus_line = { command = \"python3 -c 'import json,sys; j=json.load(sys.stdin); \
+         print(\\\"MINE \\\" + j[\\\"model\\\"][\\\"id\\\"] + \\\" \\\" + j[\\\"permission_mode\\\"])'\" }\n",
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    // Once the session has started, the line is given its model.
+    let screen = tmux.wait_for("MINE scripted default");
+    assert!(
+        !screen.contains(" tok"),
+        "it replaces the built-in line: {screen}"
+    );
+    // It follows the session: Shift+Tab changes the mode it is given.
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("MINE scripted acceptEdits");
+    drop(tmux);
+
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[tui]\nstatus_line = { command = \"exit 4\" }\n",
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    let screen = tmux.wait_for("the status line command failed (it exited with exit status: 4)");
+    assert!(screen.contains(" tok"), "the built-in line stays: {screen}");
+}

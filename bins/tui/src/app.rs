@@ -114,6 +114,8 @@ pub struct Facts {
     pub recent: Vec<(String, String)>,
     /// Prices and window of every model cox knows, for a `/model` switch.
     pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
+    /// `[tui] status_line.command`: its first line is the status line.
+    pub status_line: Option<String>,
 }
 
 /// The state of the screen.
@@ -152,6 +154,9 @@ pub struct App {
     rewinding: Option<(u32, String, RewindWhat)>,
     /// The session's own commands (the MCP servers' prompts).
     pub commands: Vec<SlashCommand>,
+    /// The status line's command printed this last (sanitised); the
+    /// built-in line shows while it is `None`.
+    pub custom_status: Option<String>,
 }
 
 impl App {
@@ -191,6 +196,7 @@ impl App {
             preview_max: Cell::new(usize::MAX),
             preview_page: Cell::new(1),
             commands: Vec::new(),
+            custom_status: None,
         }
     }
 
@@ -222,6 +228,28 @@ impl App {
     #[must_use]
     pub fn session_id(&self) -> &str {
         &self.transcript.session
+    }
+
+    /// What the status line's command is given on stdin: Claude Code's
+    /// fields (`session_id`, `cwd`, `model`, `workspace`, `version`,
+    /// `cost`) and cox's own (`context`, `permission_mode`, `mode`,
+    /// `branch`).
+    #[must_use]
+    pub fn status_input(&self) -> serde_json::Value {
+        let t = &self.transcript;
+        serde_json::json!({
+            "hook_event_name": "Status",
+            "session_id": t.session,
+            "cwd": t.cwd,
+            "model": {"id": t.model, "display_name": t.model},
+            "workspace": {"current_dir": t.cwd, "project_dir": t.cwd},
+            "version": env!("CARGO_PKG_VERSION"),
+            "cost": {"total_cost_usd": self.cost()},
+            "context": {"used_percentage": self.context_percent()},
+            "permission_mode": self.permission_mode.to_string(),
+            "mode": if self.tier == Tier::Think { "architect" } else { "editor" },
+            "branch": self.facts.branch,
+        })
     }
 
     /// Folds a session event in.

@@ -28,5 +28,6 @@ pub mod preview;
 pub mod run;
 pub mod sanitize;
 pub mod slash;
+pub mod status_line;
 pub mod transcript;
 pub mod view;

@@ -239,6 +239,13 @@ async fn drive<W: World>(
     // A login went through: the session is picked up again once no turn
     // runs and no approval waits.
     let mut reconnect = false;
+    // The status line's command: what it was last given, when it may run
+    // next, the run under way, and whether a failure was said.
+    let status_command = app.facts.status_line.clone();
+    let mut status_given = String::new();
+    let mut status_at = tokio::time::Instant::now();
+    let mut status_run: Option<BoxFuture<'static, Result<String, String>>> = None;
+    let mut status_warned = false;
     let (lines_tx, mut urls) = mpsc::unbounded::<String>();
     loop {
         if dirty && tokio::time::Instant::now() >= next_frame {
@@ -259,15 +266,42 @@ async fn drive<W: World>(
         if leave_by.is_some_and(|at| tokio::time::Instant::now() >= at) {
             break;
         }
+        let mut status_due = None;
+        if let Some(command) = &status_command
+            && status_run.is_none()
+        {
+            let input = app.status_input().to_string();
+            if input != status_given {
+                let now = tokio::time::Instant::now();
+                if now >= status_at {
+                    status_given.clone_from(&input);
+                    status_at = now + crate::status_line::EVERY;
+                    let command = command.clone();
+                    status_run = Some(Box::pin(async move {
+                        crate::status_line::run(&command, &input).await
+                    }));
+                } else {
+                    status_due = Some(status_at);
+                }
+            }
+        }
         let wake = match (dirty, leave_by) {
             (true, Some(at)) => Some(next_frame.min(at)),
             (true, None) => Some(next_frame),
             (false, at) => at,
         };
+        let wake = [wake, status_due].into_iter().flatten().min();
         let frame_due = async {
             match wake {
                 Some(at) => tokio::time::sleep_until(at).await,
                 None => futures::future::pending::<()>().await,
+            }
+        };
+        let status_live = status_run.is_some();
+        let status_done = async {
+            match status_run.as_mut() {
+                Some(run) => run.await,
+                None => futures::future::pending().await,
             }
         };
         let login_live = logging_in.is_some() && ended.is_none();
@@ -278,6 +312,25 @@ async fn drive<W: World>(
             }
         };
         tokio::select! {
+            result = status_done, if status_live => {
+                status_run = None;
+                match result {
+                    Ok(line) => app.custom_status = Some(line),
+                    Err(why) => {
+                        app.custom_status = None;
+                        if !status_warned {
+                            status_warned = true;
+                            app.note(
+                                NoticeLevel::Warn,
+                                &format!(
+                                    "the status line command failed ({why}); the built-in line is shown"
+                                ),
+                            );
+                        }
+                    }
+                }
+                dirty = true;
+            }
             Some(line) = urls.next() => {
                 app.note(NoticeLevel::Info, &line);
                 said.push(line);

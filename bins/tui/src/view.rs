@@ -412,9 +412,10 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         place.push_str(&format!(" ⎇ {branch}"));
     }
     parts.push(place);
-    let text = match &app.flash {
-        Some(flash) => flash.clone(),
-        None => parts.join(" · "),
+    let text = match (&app.flash, &app.custom_status) {
+        (Some(flash), _) => flash.clone(),
+        (None, Some(custom)) => custom.clone(),
+        (None, None) => parts.join(" · "),
     };
     let style = if app.flash.is_some() {
         Style::new().fg(Color::Yellow)

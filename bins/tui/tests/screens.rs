@@ -36,6 +36,7 @@ fn app() -> App {
                 ("claude-sonnet-5".into(), None, 200_000),
                 ("claude-opus-4-5".into(), None, 200_000),
             ],
+            status_line: None,
         },
         Vec::new(),
     );

@@ -157,7 +157,10 @@ pub(super) const ROOT: Shape = Table(&[
     ),
     ("telemetry", Later("telemetry comes in a later release")),
     ("tools", Later("tool settings come in a later release")),
-    ("tui", Later("TUI settings come in a later release")),
+    (
+        "tui",
+        Table(&[("status_line", Table(&[("command", Value)]))]),
+    ),
 ]);
 
 /// A name the config may not use: where it is and what to say.
