@@ -33,6 +33,26 @@ pub fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
 
+/// The hooks a settings object defines, run in `cwd`; a settings object
+/// that does not load whole fails the test.
+#[must_use]
+pub fn command_hooks(settings: &Value, cwd: &Path, id: SessionId) -> cox_hooks::CommandHooks {
+    let path = cwd.join(".hooks-settings.json");
+    std::fs::write(&path, settings.to_string()).expect("the hooks' settings are written");
+    let mut loader = cox_hooks::Loader::new();
+    loader.settings_file(&path, &cox_hooks::Scope::User, &[]);
+    let loaded = loader.finish();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    cox_hooks::CommandHooks::new(
+        loaded.defs,
+        cox_hooks::SessionInfo {
+            session_id: id.to_string(),
+            transcript_path: cwd.join("rollout.jsonl"),
+            cwd: cwd.to_path_buf(),
+        },
+    )
+}
+
 /// The folder of the golden event logs.
 #[must_use]
 pub fn golden_dir() -> PathBuf {
@@ -62,8 +82,9 @@ pub struct Options {
     pub context: cox_protocol::config::ContextConfig,
     /// The main model's window, for automatic compaction.
     pub context_window: Option<u64>,
-    /// Hooks, called in order.
-    pub hooks: Vec<Arc<dyn cox_protocol::Hook>>,
+    /// Hooks, as a Claude Code settings object (`{"hooks": {…}}`): run as
+    /// real commands in the work folder.
+    pub hooks: Option<Value>,
     /// Permission rules, compiled with the work folder as cwd and the
     /// temporary COX_HOME as `~`; `None` runs with no rules at all.
     pub permissions: Option<cox_protocol::config::PermissionsConfig>,
@@ -94,7 +115,7 @@ impl Default for Options {
             then: Vec::new(),
             context: cox_protocol::config::ContextConfig::default(),
             context_window: None,
-            hooks: Vec::new(),
+            hooks: None,
             permissions: None,
             cheap_tier: false,
             title_grace: None,
@@ -203,6 +224,7 @@ pub fn run(name: &str, mut options: Options) -> Run {
         budget: cox_protocol::config::BudgetConfig::default(),
         context: options.context,
         context_window: options.context_window,
+        parent: None,
     };
     let mut tools = cox_tools::builtin_tools();
     tools.append(&mut options.extra_tools);
@@ -217,8 +239,11 @@ pub fn run(name: &str, mut options: Options) -> Run {
         FileArchive::new(&home),
         ProcessSandbox::new(),
         tools,
-    )
-    .with_hooks(std::mem::take(&mut options.hooks));
+    );
+    let session = match options.hooks.take() {
+        Some(settings) => session.with_hooks(Arc::new(command_hooks(&settings, &cwd, id))),
+        None => session,
+    };
     let session = match options.title_grace {
         Some(wait) => session.with_title_grace(Arc::new(move || {
             Box::pin(tokio::time::sleep(wait)) as cox_protocol::provider::BoxFuture<'static, ()>

@@ -378,33 +378,15 @@ fn call_ids_reused_across_rounds_stay_separate_calls() {
     check_invariants(&run);
 }
 
-/// Rewrites every prompt: the turn starts with what the model sees.
-struct Rewriter;
-
-impl cox_protocol::Hook for Rewriter {
-    fn name(&self) -> &str {
-        "rewriter"
-    }
-
-    fn run<'a>(
-        &'a self,
-        _point: cox_protocol::hook::HookPoint,
-        _payload: &'a serde_json::Value,
-    ) -> cox_protocol::provider::BoxFuture<'a, cox_protocol::hook::HookVerdict> {
-        Box::pin(async {
-            cox_protocol::hook::HookVerdict::Rewrite {
-                text: "REWRITTEN PROMPT".into(),
-            }
-        })
-    }
-}
-
 #[test]
-fn a_prompt_rewritten_by_a_hook_is_what_the_turn_starts_with_and_resumes() {
+fn a_prompt_hooks_context_is_what_the_first_message_carries_and_a_resume_rebuilds() {
+    // A real command: its plain stdout is context for the model.
     let run = run(
         "compact",
         Options {
-            hooks: vec![Arc::new(Rewriter)],
+            hooks: Some(serde_json::json!({"hooks": {"UserPromptSubmit": [
+                {"hooks": [{"type": "command", "command": "echo 'the branch is main'"}]}
+            ]}})),
             prompt: "prompt one".into(),
             ..Options::default()
         },
@@ -412,8 +394,25 @@ fn a_prompt_rewritten_by_a_hook_is_what_the_turn_starts_with_and_resumes() {
     assert!(
         run.events
             .iter()
-            .any(|e| matches!(e, Event::TurnStarted { text, .. } if text == "REWRITTEN PROMPT"))
+            .any(|e| matches!(e, Event::TurnStarted { text, .. } if text == "prompt one"))
     );
+    let first = &run.end.history.messages()[0];
+    let texts: Vec<&str> = first
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            cox_protocol::provider::ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts[0], "prompt one");
+    assert!(
+        texts[1].contains("UserPromptSubmit hook") && texts[1].contains("the branch is main"),
+        "{texts:?}"
+    );
+    // The request the model got carried it.
+    let sent = serde_json::to_string(&run.requests[0].messages).unwrap();
+    assert!(sent.contains("the branch is main"), "{sent}");
     check_invariants(&run);
 }
 

@@ -3,11 +3,9 @@
 //! at the end of the first turn (just before its `TurnDone`), and kept in
 //! the rollout.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cox_protocol::hook::{HookPoint, HookVerdict};
-use cox_protocol::provider::{BoxFuture, Tier};
+use cox_protocol::provider::Tier;
 use cox_protocol::types::{Event, Job};
 use cox_tests::{Options, Run, assert_nothing_after_turn_done, run};
 
@@ -146,27 +144,6 @@ fn the_grace_lets_a_slow_title_land_at_the_end_of_the_turn() {
     assert_eq!(title_calls(&run), 1);
 }
 
-/// Blocks every prompt.
-struct Blocker;
-
-impl cox_protocol::Hook for Blocker {
-    fn name(&self) -> &str {
-        "blocker"
-    }
-
-    fn run<'a>(
-        &'a self,
-        _point: HookPoint,
-        _payload: &'a serde_json::Value,
-    ) -> BoxFuture<'a, HookVerdict> {
-        Box::pin(async {
-            HookVerdict::Block {
-                reason: "holds a secret".into(),
-            }
-        })
-    }
-}
-
 #[test]
 fn a_prompt_a_hook_blocked_is_not_sent_for_a_title() {
     let run = run(
@@ -174,7 +151,10 @@ fn a_prompt_a_hook_blocked_is_not_sent_for_a_title() {
         Options {
             prompt: PROMPT.into(),
             cheap_tier: true,
-            hooks: vec![Arc::new(Blocker)],
+            // A real command that refuses every prompt (exit 2).
+            hooks: Some(serde_json::json!({"hooks": {"UserPromptSubmit": [
+                {"hooks": [{"type": "command", "command": "echo 'holds a secret' >&2; exit 2"}]}
+            ]}})),
             ..Options::default()
         },
     );

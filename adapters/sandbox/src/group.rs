@@ -14,27 +14,28 @@
 //!   alive, so a late kill can only miss, not hit a stranger, unless the
 //!   whole group is gone and the id was reused in between.
 
-/// A process group we started and must leave empty.
-pub(crate) struct ProcessGroup {
+/// A process group we started and must leave empty (the hooks adapter
+/// holds its hooks' groups with it too).
+pub struct ProcessGroup {
     pgid: Option<libc::pid_t>,
 }
 
 impl ProcessGroup {
     /// Takes charge of the group led by `leader` (its pid is the group id).
-    pub(crate) fn new(leader: u32) -> Self {
+    pub fn new(leader: u32) -> Self {
         let pgid = libc::pid_t::try_from(leader).ok().filter(|&id| id > 1);
         Self { pgid }
     }
 
     /// Sends SIGKILL to every process in the group.
-    pub(crate) fn kill(&self) {
+    pub fn kill(&self) {
         if let Some(pgid) = self.pgid {
             kill_group(pgid);
         }
     }
 
     /// The group is known to be empty: dropping must not signal it again.
-    pub(crate) fn disarm(&mut self) {
+    pub fn disarm(&mut self) {
         self.pgid = None;
     }
 }

@@ -33,6 +33,7 @@ pub mod probe;
 mod proxy;
 mod seccomp;
 
+pub use group::ProcessGroup;
 pub use os::{OsSandbox, ServerLaunch};
 pub use policy::{DomainPattern, Network, SandboxPolicy};
 
@@ -50,8 +51,6 @@ use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::process::Command;
 use tokio::time::Instant;
-
-use crate::group::ProcessGroup;
 
 /// How long output is still read after the group was killed or the leader
 /// exited. Data already in the pipe arrives at once; this only bounds the

@@ -129,7 +129,8 @@ fn between_calls(event: &Event) -> bool {
         | Event::TurnDone { .. }
         | Event::Checkpoint { .. }
         | Event::Rewound { .. }
-        | Event::RewindConflict { .. } => true,
+        | Event::RewindConflict { .. }
+        | Event::HookRan { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
         | Event::ToolCallRequested { .. }

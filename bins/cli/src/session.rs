@@ -614,6 +614,7 @@ pub(crate) fn build_session<P: Provider>(
         budget,
         context,
         context_window,
+        parent: None,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let store = std::sync::Arc::new(CoxStore::open(&home, catalog)?);

@@ -263,6 +263,7 @@ impl Bench {
             budget: cox_protocol::config::BudgetConfig::default(),
             context,
             context_window: None,
+            parent: None,
         };
         let session = Session::new(
             config,

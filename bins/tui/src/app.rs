@@ -958,6 +958,15 @@ impl App {
                     out.push_str(&format!("  … {dropped} earlier turns compacted\n"));
                 }
                 Entry::Stopped { stop } => out.push_str(&format!("  [{}]\n", stop.as_str())),
+                Entry::Hook {
+                    hook, event, said, ..
+                } => {
+                    out.push_str(&format!("  hook {hook} ({event})"));
+                    if let Some(said) = said {
+                        out.push_str(&format!(": {said}"));
+                    }
+                    out.push('\n');
+                }
             }
         }
         // It goes straight to the real terminal: one more pass, whatever

@@ -14,6 +14,7 @@
 //! person's edit of it, and replaces its input.
 
 use cox_protocol::CallId;
+use cox_protocol::hook::{HookEvent, HookOutcome};
 use cox_protocol::types::{Event, NoticeLevel, StopReason, ToolCall, ToolResult, Usage};
 
 use crate::preview::{self, Preview, Read};
@@ -39,6 +40,16 @@ pub enum Entry {
     Compacted { dropped: usize, summary: String },
     /// A turn that did not simply end (interrupted, denied, an error…).
     Stopped { stop: StopReason },
+    /// A hook ran: one line, with what it said.
+    Hook {
+        hook: String,
+        event: HookEvent,
+        outcome: HookOutcome,
+        duration_ms: u64,
+        /// Its reason or warning, and the first line of what it printed
+        /// (unless it suppressed that), sanitised.
+        said: Option<String>,
+    },
 }
 
 /// A tool call and what became of it.
@@ -241,6 +252,28 @@ impl Transcript {
                 summary: sanitize(summary).into_owned(),
             }),
             Event::ModeChanged { .. } | Event::SessionTitled { .. } | Event::Commands { .. } => {}
+            Event::HookRan {
+                hook,
+                event,
+                duration_ms,
+                outcome,
+                message,
+                output,
+                ..
+            } => {
+                let said = message
+                    .as_deref()
+                    .or(output.as_deref())
+                    .and_then(|text| text.lines().find(|l| !l.trim().is_empty()))
+                    .map(|line| sanitize(line).into_owned());
+                self.entries.push(Entry::Hook {
+                    hook: sanitize(hook).into_owned(),
+                    event: *event,
+                    outcome: *outcome,
+                    duration_ms: *duration_ms,
+                    said,
+                });
+            }
             Event::Checkpoint { turn, files, .. } => {
                 let changed = self.changed.entry(*turn).or_default();
                 changed.extend(files.iter().map(|f| f.path.clone()));

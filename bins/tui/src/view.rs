@@ -8,6 +8,7 @@
 //! the same layout, truncated, never a panic; below 20×6 only a line saying
 //! the terminal is too small is drawn.
 
+use cox_protocol::hook::HookOutcome;
 use cox_protocol::types::{NoticeLevel, Risk, StopReason};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -194,6 +195,28 @@ fn entry_lines(entry: &Entry, width: u16, lines: &mut Vec<Line<'static>>) {
                     format!("  ⋯ {dropped} earlier turns compacted: {first}"),
                     Style::new().add_modifier(Modifier::DIM),
                 ));
+            }
+            Entry::Hook {
+                hook,
+                event,
+                outcome,
+                duration_ms,
+                said,
+            } => {
+                let (mark, style) = match outcome {
+                    HookOutcome::Ok => ("✓", Style::new().add_modifier(Modifier::DIM)),
+                    HookOutcome::Blocked => ("⛔", Style::new().fg(Color::Yellow)),
+                    HookOutcome::Warning | HookOutcome::Failed => {
+                        ("⚠", Style::new().fg(Color::Yellow))
+                    }
+                };
+                let mut text = format!("  ⚓ {event} hook {hook} {mark} {duration_ms} ms");
+                if let Some(said) = said {
+                    text.push_str(&format!(": {said}"));
+                }
+                for piece in wrap_columns(&text, width.saturating_sub(2)) {
+                    lines.push(Line::styled(piece, style));
+                }
             }
             Entry::Stopped { stop } => {
                 let text = match stop {

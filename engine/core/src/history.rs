@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cox_protocol::CallId;
+use cox_protocol::hook::HookEvent;
 use cox_protocol::provider::{ContentBlock, Message, Role, Tier};
 use cox_protocol::types::{Event, Image, PermissionMode, StopReason};
 use serde_json::Value;
@@ -72,6 +73,9 @@ pub struct History {
     searching: HashMap<CallId, String>,
     /// The queries of `tool_search` calls that were answered, in order.
     searches: Vec<String>,
+    /// What hooks added for the model, not yet in a message: it joins the
+    /// next prompt or, within a turn, the next request.
+    context: Vec<(HookEvent, String)>,
 }
 
 /// The assistant message of the model call in progress.
@@ -185,7 +189,13 @@ impl History {
                     self.cut(*to_turn);
                 }
             }
+            Event::HookRan {
+                event,
+                context: Some(text),
+                ..
+            } => self.context.push((*event, text.clone())),
             Event::SessionStarted { .. }
+            | Event::HookRan { .. }
             | Event::ApprovalRequired { .. }
             | Event::ToolCallOutput { .. }
             | Event::SessionTitled { .. }
@@ -222,6 +232,9 @@ impl History {
         self.prompt_in();
         self.close_reply();
         self.results_in();
+        if self.in_turn {
+            self.context_in();
+        }
     }
 
     /// Ends a turn the events left open (the process died inside it): the
@@ -294,7 +307,35 @@ impl History {
     fn prompt_in(&mut self) {
         if let Some(text) = self.prompt.take() {
             self.turn_starts.push((self.turns, self.messages.len()));
-            self.messages.push(Arc::new(Message::user_text(text)));
+            let mut message = Message::user_text(text);
+            message.content.extend(self.context_blocks());
+            self.messages.push(Arc::new(message));
+        }
+    }
+
+    /// What hooks added, as text blocks, taken out of the pending list.
+    fn context_blocks(&mut self) -> impl Iterator<Item = ContentBlock> + use<> {
+        std::mem::take(&mut self.context)
+            .into_iter()
+            .map(|(event, text)| ContentBlock::Text {
+                text: format!("[context from a {event} hook]\n{text}"),
+            })
+    }
+
+    /// Hooks' context within a turn (a `Stop` hook's reason to go on):
+    /// with the last user message (a call's results) when that is the
+    /// last one, else as a user message of its own.
+    fn context_in(&mut self) {
+        if self.context.is_empty() {
+            return;
+        }
+        let blocks: Vec<ContentBlock> = self.context_blocks().collect();
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => Arc::make_mut(last).content.extend(blocks),
+            _ => self.messages.push(Arc::new(Message {
+                role: Role::User,
+                content: blocks,
+            })),
         }
     }
 
@@ -407,6 +448,15 @@ impl History {
         if refused {
             self.prompt = None;
         } else {
+            // A prompt still held takes its context with it.
+            self.prompt_in();
+        }
+        // Context from within the turn dies with it (a `Stop` hook's
+        // reason the turn did not act on); a session start's waits for the
+        // next prompt.
+        self.context
+            .retain(|(event, _)| *event == HookEvent::SessionStart);
+        if !refused {
             self.settle();
         }
         self.in_turn = false;

@@ -100,8 +100,9 @@ pub fn may_hold_secret(text: &[u8]) -> bool {
 
 /// The copy of `event` the rollout should receive instead of `event`, when
 /// it differs: the text of a `TextDelta`, the chunk of a `ToolCallOutput`,
-/// the visible result of a `ToolCallDone`, a compaction's summary and the
-/// session's title (which `cox sessions` lists), scrubbed. `None` when the
+/// the visible result of a `ToolCallDone`, a compaction's summary, the
+/// session's title (which `cox sessions` lists) and what a hook said,
+/// added or printed (`HookRan`), scrubbed. `None` when the
 /// event goes to the rollout as it is (every other kind, and text with no
 /// secret), so the common case clones nothing.
 #[must_use]
@@ -147,6 +148,34 @@ pub fn rollout_copy(event: &Event) -> Option<Event> {
             Cow::Borrowed(_) => None,
             Cow::Owned(title) => Some(Event::SessionTitled { title }),
         },
+        // What a hook said or printed may quote a key from its environment.
+        Event::HookRan {
+            hook,
+            event,
+            duration_ms,
+            outcome,
+            message,
+            context,
+            output,
+        } => {
+            fn clean(text: &Option<String>) -> Option<Cow<'_, str>> {
+                text.as_deref().map(scrub)
+            }
+            let parts = [clean(message), clean(context), clean(output)];
+            if !parts.iter().flatten().any(|c| matches!(c, Cow::Owned(_))) {
+                return None;
+            }
+            let [message, context, output] = parts.map(|c| c.map(Cow::into_owned));
+            Some(Event::HookRan {
+                hook: hook.clone(),
+                event: *event,
+                duration_ms: *duration_ms,
+                outcome: *outcome,
+                message,
+                context,
+                output,
+            })
+        }
         _ => None,
     }
 }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use cox_protocol::Checkpoints;
 use cox_protocol::config::{BudgetConfig, ContextConfig};
-use cox_protocol::hook::Hook;
+use cox_protocol::hook::Hooks;
 use cox_protocol::mcp::Expander;
 use cox_protocol::provider::{Effort, SystemParts, Tier};
 use cox_protocol::store::{SessionMeta, SessionState, StoreError};
@@ -51,6 +51,7 @@ mod budget;
 mod calls;
 mod checkpoints;
 mod compaction;
+mod hooks;
 mod modes;
 mod request;
 mod results;
@@ -87,6 +88,9 @@ pub struct SessionConfig {
     /// The main model's context window, when the catalog knows it: what
     /// `context.compact_at` is a share of.
     pub context_window: Option<u64>,
+    /// The session that started this one (a subagent's parent): its turns
+    /// end with `SubagentStop` hooks rather than `Stop`.
+    pub parent: Option<SessionId>,
 }
 
 /// The session could not start.
@@ -108,7 +112,8 @@ struct Fixed<W> {
     late: Option<LateSource>,
     /// What prompts may name of the servers' (set once `late` is in).
     expander: Option<Arc<dyn Expander>>,
-    hooks: Vec<Arc<dyn Hook>>,
+    /// The hooks configured for the session; `None` runs none.
+    hooks: Option<Arc<dyn Hooks>>,
     /// Where pre-images are kept; `None` runs without checkpoints.
     checkpoints: Option<Arc<dyn Checkpoints>>,
     /// Shared with each running call, which checks the paths it opens.
@@ -206,7 +211,7 @@ impl<W: World> Session<W> {
             base_tools: tools,
             late: None,
             expander: None,
-            hooks: Vec::new(),
+            hooks: None,
             checkpoints: None,
             engine: Arc::new(Engine::default()),
             config,
@@ -254,10 +259,10 @@ impl<W: World> Session<W> {
         self
     }
 
-    /// Adds hooks, called in the order given.
+    /// Runs `hooks` at the session's points (see [`cox_protocol::hook`]).
     #[must_use]
-    pub fn with_hooks(mut self, hooks: Vec<Arc<dyn Hook>>) -> Self {
-        self.fixed.hooks = hooks;
+    pub fn with_hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
+        self.fixed.hooks = Some(hooks);
         self
     }
 
@@ -319,7 +324,7 @@ impl<W: World> Session<W> {
             provider: provider.name().to_owned(),
             model: provider.model().to_owned(),
             created_at: cfg.started_at.clone(),
-            parent_id: None,
+            parent_id: cfg.parent,
             resumed: state.resumed,
         })?;
         // The record is started before the first event: a store that writes
@@ -351,11 +356,15 @@ impl<W: World> Session<W> {
         for text in late_notices {
             driver.out.notice(NoticeLevel::Warn, text);
         }
+        driver.session_start_hooks().await;
+        let mut why = EndReason::InputClosed;
         while let Some(sub) = driver.inbox.next_idle().await {
             if !driver.between_turns(sub).await {
+                why = EndReason::Shutdown;
                 break;
             }
         }
+        driver.session_end_hooks(why).await;
         Ok(driver.end().await)
     }
 }
@@ -430,7 +439,7 @@ where
             } => self.rewind(to_turn, what, force).await,
             Submission::Compact { focus } => {
                 let keep = self.fixed.config.context.keep_turns.max(1);
-                if self.compact(focus.as_deref(), keep).await == CompactOutcome::Nothing {
+                if self.compact(focus.as_deref(), keep, true).await == CompactOutcome::Nothing {
                     self.out.notice(
                         NoticeLevel::Info,
                         format!(
@@ -612,6 +621,15 @@ impl<I: Stream<Item = Submission> + Unpin> Inbox<I> {
         }
         std::future::pending().await
     }
+}
+
+/// Why a session's run ends, as `SessionEnd` hooks are told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EndReason {
+    /// A `Shutdown` came: the person (or script) ended it.
+    Shutdown,
+    /// The submissions ended without one.
+    InputClosed,
 }
 
 /// What a submission that arrived mid-turn means for the turn.

@@ -462,6 +462,23 @@ impl Turn<RunningTools> {
 }
 
 impl Turn<Done> {
+    /// A turn the model ended on its own goes on after all (a `Stop` hook
+    /// refused its end): back to building a request, unless the round
+    /// limit is reached or it ended another way (then it stays done).
+    pub fn reopen(self) -> Result<Turn<Assembling>, Turn<Done>> {
+        let spent = self
+            .ctx
+            .max_rounds
+            .is_some_and(|max| self.ctx.rounds >= max);
+        if self.phase.stop != StopReason::EndTurn || spent {
+            return Err(self);
+        }
+        Ok(Turn {
+            ctx: self.ctx,
+            phase: Assembling,
+        })
+    }
+
     /// Why the turn ended.
     #[must_use]
     pub fn stop(&self) -> StopReason {

@@ -325,3 +325,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn what_a_hook_printed_reaches_the_rollout_scrubbed() {
+    use cox_protocol::hook::{HookEvent, HookOutcome};
+    let event = Event::HookRan {
+        hook: "user:SessionStart:1".into(),
+        event: HookEvent::SessionStart,
+        duration_ms: 3,
+        outcome: HookOutcome::Ok,
+        message: None,
+        context: Some("key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789".into()),
+        output: Some("plain".into()),
+    };
+    let Some(Event::HookRan {
+        context, output, ..
+    }) = cox_core::redact::rollout_copy(&event)
+    else {
+        panic!("a secret in a hook's context must be scrubbed");
+    };
+    assert_eq!(context.as_deref(), Some("key is «redacted»"));
+    assert_eq!(output.as_deref(), Some("plain"));
+}

@@ -5,7 +5,7 @@
 //! tests) renders that same sequence. This crate holds those two enums, the
 //! values they carry, the provider-neutral request the core sends a model, and
 //! the traits through which the core reaches the outside world:
-//! [`Provider`], [`Tool`], [`Store`], [`Archive`], [`Sandbox`], [`Hook`] and
+//! [`Provider`], [`Tool`], [`Store`], [`Archive`], [`Sandbox`], [`Hooks`] and
 //! [`Checkpoints`],
 //! with the typed errors they fail with ([`error`] says how those are said
 //! and printed).
@@ -33,7 +33,7 @@ pub mod types;
 pub use archive::Archive;
 pub use cancel::CancelToken;
 pub use checkpoint::Checkpoints;
-pub use hook::Hook;
+pub use hook::Hooks;
 pub use ids::{CallId, SessionId};
 pub use provider::Provider;
 pub use sandbox::Sandbox;

@@ -524,6 +524,26 @@ pub enum Event {
     /// last wrote them. Send the rewind again with `force` to overwrite
     /// them.
     RewindConflict { to_turn: u32, files: Vec<String> },
+    /// A hook ran (see [`crate::hook`]): which, at what point, how long it
+    /// took and how it ended.
+    HookRan {
+        hook: String,
+        event: crate::hook::HookEvent,
+        duration_ms: u64,
+        outcome: crate::hook::HookOutcome,
+        /// Why it blocked, what went wrong, or the line it had for the
+        /// person.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// Text it added to the conversation: the model reads it with the
+        /// next message (context at a session's start or with a prompt,
+        /// the reason a turn's end was refused).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
+        /// What it printed (cut short), unless it asked to suppress that.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+    },
 }
 
 impl Event {
@@ -550,6 +570,7 @@ impl Event {
             Event::Rewound { .. } => "rewound",
             Event::RewindConflict { .. } => "rewind_conflict",
             Event::Commands { .. } => "commands",
+            Event::HookRan { .. } => "hook_ran",
         }
     }
 }

@@ -13,8 +13,7 @@
 
 use std::sync::Arc;
 
-use cox_protocol::CancelToken;
-use cox_protocol::hook::{HookPoint, HookVerdict};
+use cox_protocol::hook::{HookDecision, HookEvent};
 use cox_protocol::provider::BoxFuture;
 use cox_protocol::sandbox::{Confinement, Sandbox as _};
 use cox_protocol::tool::{OutputSink, PathRules, ToolContext};
@@ -22,11 +21,14 @@ use cox_protocol::types::{
     ApprovalPolicy, Decision, Event, NoticeLevel, PermissionMode, Risk, SandboxMode, StopReason,
     Submission, ToolCall, ToolResult,
 };
+use cox_protocol::{CallId, CancelToken};
 use futures::channel::mpsc;
 use futures::stream::FuturesUnordered;
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
+use serde_json::Value;
 
 use super::checkpoints::{Kept, bracket};
+use super::hooks::{PostStop, Verdict, tool_fields};
 use super::{Driver, MidTurn};
 use crate::own_tools::{self, OwnTool};
 use crate::permission::{CallRules, Engine, Grant, Outcome};
@@ -55,6 +57,8 @@ where
         let mut kept: Vec<Option<Kept>> = (0..count).map(|_| None).collect();
         let turn = self.out.history.turns();
         let mut stop = None;
+        // A `PostToolUse` hook's `continue: false`.
+        let mut hook_stop: Option<String> = None;
 
         // Decide every call first, in order; people answer approvals one by one.
         #[allow(clippy::needless_range_loop)] // `decide_call` reads `running` by index
@@ -145,11 +149,21 @@ where
                     Some((slot, (result, done))) = group.next() => {
                         kept[slot] = Some(done);
                         let mut notices = Vec::new();
-                        let shaped = self.shape_result(&calls[slot], result, &mut notices).await;
+                        let mut shaped = self.shape_result(&calls[slot], result, &mut notices).await;
                         for text in notices {
                             self.out.notice(NoticeLevel::Warn, text);
                         }
+                        let after = self.post_tool_hooks(&calls[slot], &mut shaped).await;
                         results[slot] = Some(shaped);
+                        match after {
+                            None => {}
+                            Some(PostStop::Hook(line)) => hook_stop = hook_stop.or(Some(line)),
+                            Some(PostStop::Interrupted) => {
+                                cancel.cancel();
+                                interrupted = true;
+                                break;
+                            }
+                        }
                     }
                 }
             }
@@ -161,6 +175,15 @@ where
             if interrupted {
                 stop = Some(StopReason::Interrupted);
                 break;
+            }
+            if let Some(line) = hook_stop.take() {
+                // `continue: false` after a call: the calls not yet run
+                // are not, and the turn ends after this message.
+                self.out.notice(NoticeLevel::Warn, line.clone());
+                for result in results.iter_mut().skip(end).filter(|r| r.is_none()) {
+                    *result = Some(ToolResult::denied(format!("not run: {line}")));
+                }
+                stop = Some(StopReason::Denied);
             }
             for call in &calls[emitted..end] {
                 let result = results[emitted]
@@ -204,10 +227,15 @@ where
         }
     }
 
-    /// Decides one call: rules, modes, grants, a person's answer, hooks.
+    /// Decides one call: rules, modes and grants (the engine), then the
+    /// `PreToolUse` hooks, then, where it would ask, the
+    /// `PermissionRequest` hooks and a person.
     async fn decide_call(&mut self, running: &mut Turn<RunningTools>, index: usize) -> Decided {
         let fixed = self.fixed;
         let cfg = &fixed.config;
+        // What the `PreToolUse` hooks said of this call; asked again after
+        // a person edits it, not after a hook's own `updatedInput`.
+        let mut pre: Option<Verdict> = None;
         loop {
             let call = &running.calls()[index];
             if fixed.tools.get(&call.name).is_none() {
@@ -219,13 +247,62 @@ where
                 )));
             }
             let mode = self.current_mode().0;
+            // Asked as if someone could answer: whether nobody can is
+            // decided below, after the hooks had their say.
             let outcome = fixed.engine.decide(
                 call,
                 mode,
-                cfg.approval,
+                ApprovalPolicy::OnRequest,
                 cfg.sandbox_mode,
                 &self.state.grants,
             );
+            if let Outcome::Deny { reason } = outcome {
+                return Decided::Result(ToolResult::denied(reason));
+            }
+            if pre.is_none() {
+                let Some(verdict) = self.pre_tool_hooks(call).await else {
+                    return Decided::Interrupted;
+                };
+                if let Some((hook, reason)) = verdict.denied() {
+                    return Decided::Result(ToolResult::denied(format!(
+                        "hook {hook} blocked this call: {reason}"
+                    )));
+                }
+                if let Some(line) = verdict.stopped() {
+                    self.out.notice(NoticeLevel::Warn, line.clone());
+                    return Decided::Stop(ToolResult::denied(format!("not run: {line}")));
+                }
+                if let Some((hook, input)) = verdict.updated_input.clone() {
+                    // The new input is classified and decided afresh: a hook
+                    // cannot move a call past the engine.
+                    self.out.notice(
+                        NoticeLevel::Info,
+                        format!("hook {hook} changed the input of this {} call", call.name),
+                    );
+                    self.replace_input(running, index, input);
+                    pre = Some(verdict);
+                    continue;
+                }
+                pre = Some(verdict);
+            }
+            let hooked = pre.as_ref().and_then(|v| v.decision.clone());
+            // A hook's allow runs the call as one a person approved.
+            let by_hook = matches!(
+                (&outcome, &hooked),
+                (Outcome::Ask { .. }, Some((HookDecision::Allow, ..)))
+            );
+            let outcome = match (outcome, hooked) {
+                (Outcome::Allow { .. }, Some((HookDecision::Ask, hook, reason))) => Outcome::Ask {
+                    reason: match reason {
+                        Some(reason) => format!("hook {hook} asks: {reason}"),
+                        None => format!("hook {hook} asks"),
+                    },
+                },
+                (Outcome::Ask { reason }, Some((HookDecision::Allow, hook, _))) => {
+                    self.hook_allows(call, mode, &hook, reason)
+                }
+                (outcome, _) => outcome,
+            };
             let outside = self.unconfined_reason(call);
             let reason = match (outcome, &outside) {
                 (Outcome::Deny { reason }, _) => {
@@ -234,10 +311,12 @@ where
                 (Outcome::Allow { .. }, None) => {
                     let how = if mode == PermissionMode::BypassPermissions {
                         Asked::Bypassed
+                    } else if by_hook {
+                        Asked::Approved
                     } else {
                         Asked::Nobody
                     };
-                    return self.pre_tool_hooks(call, how, false).await;
+                    return Decided::Run(how, false);
                 }
                 // Running outside the sandbox is always a person's call, in
                 // every mode; a session nobody can answer refuses it.
@@ -251,36 +330,44 @@ where
                 (Outcome::Ask { reason }, None) => reason,
             };
             let outside = outside.is_some();
+            // A person would be asked: `PermissionRequest` hooks may answer
+            // first (never for a call that would leave the sandbox).
+            if !outside {
+                match self.permission_hooks(call).await {
+                    Answered::Nobody => {}
+                    Answered::Allow(None) => return Decided::Run(Asked::Approved, false),
+                    Answered::Allow(Some(input)) => {
+                        self.replace_input(running, index, input);
+                        continue;
+                    }
+                    Answered::Deny(reason) => return Decided::Result(ToolResult::denied(reason)),
+                    Answered::Stop(reason) => return Decided::Stop(ToolResult::denied(reason)),
+                    Answered::Interrupted => return Decided::Interrupted,
+                }
+            }
+            if cfg.approval == ApprovalPolicy::Never {
+                return Decided::Result(ToolResult::denied(format!(
+                    "{reason}, and this session cannot ask (approval policy: never); the call was \
+                     not run"
+                )));
+            }
             let call_id = call.id.clone();
+            let tool = call.name.clone();
             self.out.emit(Event::ApprovalRequired {
                 call_id: call_id.clone(),
                 reason,
             });
-            let decision = loop {
-                let Some(sub) = self.inbox.next_or_closed().await else {
-                    return Decided::Result(ToolResult::denied(
-                        "not run: the session's input closed before anyone answered the approval request",
-                    ));
-                };
-                if sub == Submission::Shutdown {
-                    // Nobody will answer: end the turn, then the session.
-                    self.inbox.queue.push_back(sub);
-                    return Decided::Interrupted;
-                }
-                match self.mid_turn(sub, Some(&call_id)) {
-                    MidTurn::Interrupt => return Decided::Interrupted,
-                    MidTurn::Approve(decision) => break decision,
-                    MidTurn::Ignored => {}
-                }
+            let decision = match self.wait_for_answer(&call_id, &tool).await {
+                Ok(decision) => decision,
+                Err(decided) => return decided,
             };
             match decision {
-                Decision::Allow => {
-                    return self.pre_tool_hooks(call, Asked::Approved, outside).await;
-                }
+                Decision::Allow => return Decided::Run(Asked::Approved, outside),
                 Decision::AllowForSession => {
+                    let call = &running.calls()[index];
                     self.state.grants.extend(Grant::for_call(call));
                     self.state.unconfined_granted |= outside;
-                    return self.pre_tool_hooks(call, Asked::Approved, outside).await;
+                    return Decided::Run(Asked::Approved, outside);
                 }
                 Decision::Deny {
                     reason: Some(reason),
@@ -293,17 +380,116 @@ where
                     return Decided::Stop(ToolResult::denied("the user denied this call"));
                 }
                 Decision::Edit { input } => {
-                    let edited =
-                        fixed
-                            .tools
-                            .classify(call_id, call.name.clone(), input, &cfg.workspace);
-                    self.out.emit(Event::ToolCallRequested {
-                        call: edited.clone(),
-                    });
-                    running.replace_call(index, edited);
+                    // A person's edit is a new call: hooks see it too.
+                    self.replace_input(running, index, input);
+                    pre = None;
                 }
             }
         }
+    }
+
+    /// Waits for a person's answer to the approval of `call_id`, while the
+    /// `Notification` hooks tell them one waits; `Err` when the turn must
+    /// end instead (an interrupt, a shutdown, the input closed).
+    async fn wait_for_answer(&mut self, call_id: &CallId, tool: &str) -> Result<Decision, Decided> {
+        let fixed = self.fixed;
+        let hooks = fixed
+            .hooks
+            .as_deref()
+            .filter(|h| h.wants(HookEvent::Notification));
+        let call = self
+            .hook_call(HookEvent::Notification)
+            .target("permission_prompt")
+            .field(
+                "message",
+                format!("cox needs your permission to use {tool}"),
+            )
+            .field("notification_type", "permission_prompt");
+        let mut notifying = match hooks {
+            Some(hooks) => hooks.run(&call),
+            None => Box::pin(futures::future::pending()),
+        }
+        .fuse();
+        let mut told = Vec::new();
+        let answer = loop {
+            let sub = tokio::select! {
+                replies = &mut notifying => {
+                    told = replies;
+                    continue;
+                }
+                sub = self.inbox.next_or_closed() => sub,
+            };
+            let Some(sub) = sub else {
+                break Err(Decided::Result(ToolResult::denied(
+                    "not run: the session's input closed before anyone answered the approval request",
+                )));
+            };
+            if sub == Submission::Shutdown {
+                // Nobody will answer: end the turn, then the session.
+                self.inbox.queue.push_back(sub);
+                break Err(Decided::Interrupted);
+            }
+            match self.mid_turn(sub, Some(call_id)) {
+                MidTurn::Interrupt => break Err(Decided::Interrupted),
+                MidTurn::Approve(decision) => break Ok(decision),
+                MidTurn::Ignored => {}
+            }
+        };
+        drop(notifying);
+        for reply in &told {
+            self.say_hook(HookEvent::Notification, reply, None);
+        }
+        answer
+    }
+
+    /// A call the engine would ask about that a `PreToolUse` hook allowed:
+    /// it runs unasked only where `bypassPermissions` would run it (deny
+    /// rules, plan mode, a cloud agent and a line the engine cannot vouch
+    /// for still ask or refuse).
+    fn hook_allows(
+        &self,
+        call: &ToolCall,
+        mode: PermissionMode,
+        hook: &str,
+        asked: String,
+    ) -> Outcome {
+        if mode == PermissionMode::Plan {
+            return Outcome::Ask { reason: asked };
+        }
+        let cfg = &self.fixed.config;
+        match self.fixed.engine.decide(
+            call,
+            PermissionMode::BypassPermissions,
+            ApprovalPolicy::OnRequest,
+            cfg.sandbox_mode,
+            &self.state.grants,
+        ) {
+            Outcome::Allow { .. } => Outcome::Allow {
+                reason: format!("allowed by hook {hook}"),
+            },
+            Outcome::Ask { reason } => Outcome::Ask {
+                reason: format!("{reason} (hook {hook} allowed it, which cannot lift that)"),
+            },
+            deny @ Outcome::Deny { .. } => deny,
+        }
+    }
+
+    /// Replaces the input of call `index` (a person's edit, a hook's
+    /// `updatedInput`): classified again, and said again, so the
+    /// conversation holds the input that runs.
+    fn replace_input(&mut self, running: &mut Turn<RunningTools>, index: usize, input: Value) {
+        let fixed = self.fixed;
+        let call = &running.calls()[index];
+        let edited = fixed.tools.classify(
+            call.id.clone(),
+            call.name.clone(),
+            input,
+            &fixed.config.workspace,
+        );
+        self.out.emit(Event::ToolCallRequested {
+            call: edited.clone(),
+        });
+        running.replace_call(index, edited);
     }
 
     /// Why `call` would run outside the OS sandbox, when it would and no
@@ -328,35 +514,60 @@ where
             .then(|| "it asks to run outside the OS sandbox".to_owned())
     }
 
-    /// Runs the `PreToolUse` hooks on an allowed call.
-    async fn pre_tool_hooks(&mut self, call: &ToolCall, how: Asked, outside: bool) -> Decided {
-        let fixed = self.fixed;
-        if fixed.hooks.is_empty() {
-            return Decided::Run(how, outside);
+    /// The `PreToolUse` hooks' verdict on `call`; `None` when an
+    /// interrupt came first.
+    async fn pre_tool_hooks(&mut self, call: &ToolCall) -> Option<Verdict> {
+        if self.hooks_for(HookEvent::PreToolUse).is_none() {
+            return Some(Verdict::default());
         }
-        let payload = serde_json::json!({
-            "hook_event_name": "PreToolUse",
-            "tool_name": call.name,
-            "tool_input": call.input,
-            "call_id": call.id,
-        });
-        for hook in &fixed.hooks {
-            match hook.run(HookPoint::PreToolUse, &payload).await {
-                HookVerdict::Continue | HookVerdict::Rewrite { .. } => {}
-                HookVerdict::Block { reason } => {
-                    return Decided::Result(ToolResult::denied(format!(
-                        "hook {} blocked this call: {reason}",
-                        hook.name()
-                    )));
-                }
-                HookVerdict::Failed { message } => self.out.notice(
-                    NoticeLevel::Warn,
-                    format!("hook {} failed and was skipped: {message}", hook.name()),
-                ),
-            }
-        }
-        Decided::Run(how, outside)
+        let hook_call = tool_fields(&self.hook_call(HookEvent::PreToolUse), call);
+        let replies = self.run_hooks(hook_call, false).await?;
+        Some(Verdict::of(&replies))
     }
+
+    /// The `PermissionRequest` hooks' answer for a call a person would be
+    /// asked about.
+    async fn permission_hooks(&mut self, call: &ToolCall) -> Answered {
+        if self.hooks_for(HookEvent::PermissionRequest).is_none() {
+            return Answered::Nobody;
+        }
+        let hook_call = tool_fields(&self.hook_call(HookEvent::PermissionRequest), call);
+        let Some(replies) = self.run_hooks(hook_call, false).await else {
+            return Answered::Interrupted;
+        };
+        let verdict = Verdict::of(&replies);
+        if let Some((hook, reason)) = verdict.denied() {
+            let line = format!("hook {hook} denied this call: {reason}");
+            return if verdict.interrupt {
+                Answered::Stop(line)
+            } else {
+                Answered::Deny(line)
+            };
+        }
+        if let Some(line) = verdict.stopped() {
+            self.out.notice(NoticeLevel::Warn, line.clone());
+            return Answered::Stop(format!("not run: {line}"));
+        }
+        match verdict.decision {
+            Some((HookDecision::Allow, ..)) => {
+                Answered::Allow(verdict.updated_input.map(|(_, input)| input))
+            }
+            _ => Answered::Nobody,
+        }
+    }
+}
+
+/// What the `PermissionRequest` hooks answered.
+enum Answered {
+    /// None answered: a person is asked.
+    Nobody,
+    /// Allowed, with the input to run instead (decided again) when given.
+    Allow(Option<Value>),
+    Deny(String),
+    /// Denied, and the turn stops after this message.
+    Stop(String),
+    /// An interrupt came while they ran.
+    Interrupted,
 }
 
 /// Whose answer let a call run, for the path rules it runs under: the

@@ -152,9 +152,18 @@ where
     F: FnMut(&Event),
 {
     /// Summarises every turn but the last `keep` (at least one).
-    pub(super) async fn compact(&mut self, focus: Option<&str>, keep: u32) -> CompactOutcome {
+    pub(super) async fn compact(
+        &mut self,
+        focus: Option<&str>,
+        keep: u32,
+        manual: bool,
+    ) -> CompactOutcome {
         let fixed = self.fixed;
         self.out.history.settle();
+        if span(&self.out.history, keep).is_none() {
+            return CompactOutcome::Nothing;
+        }
+        self.pre_compact_hooks(manual, focus).await;
         let Some((first_kept, until, since)) = span(&self.out.history, keep) else {
             return CompactOutcome::Nothing;
         };

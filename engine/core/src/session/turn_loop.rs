@@ -6,13 +6,13 @@
 
 use std::pin::pin;
 
-use cox_protocol::hook::{HookPoint, HookVerdict};
 use cox_protocol::provider::{ProviderError, Request};
 use cox_protocol::types::{Event, NoticeLevel, StopReason, Submission};
 use cox_protocol::{CancelToken, Provider, Store};
 use futures::{Stream, StreamExt};
 
 use super::compaction::{CompactOutcome, can_compact};
+use super::hooks::PostStop;
 use super::title::Pending;
 use super::{Driver, MidTurn};
 use crate::turn::{Assembling, Done, Next, Prefix, RunningTools, Streaming, Turn};
@@ -47,7 +47,13 @@ struct Rounds {
     cut_before: bool,
     /// The output limit of the last request.
     limit: u32,
+    /// How many times `Stop` hooks sent the model back to work this turn.
+    sent_back: u32,
 }
+
+/// The most times `Stop` hooks may send the model back within one turn:
+/// a hook that always refuses cannot keep a turn running for ever.
+const MAX_SENT_BACK: u32 = 8;
 
 impl<W, I, F> Driver<'_, W, I, F>
 where
@@ -62,19 +68,13 @@ where
     pub(super) async fn run_turn(&mut self, text: String) {
         let fixed = self.fixed;
         let number = self.out.history.turns() + 1;
-        // Hooks first, so the turn starts with the prompt the model will see
-        // (a hook may rewrite it) and a resume rebuilds that same prompt.
-        let original = text.clone();
-        let Ok(text) = self.prompt_hooks(text).await else {
-            self.out.emit(Event::TurnStarted {
-                turn: number,
-                text: original,
-            });
-            self.out
-                .done(Turn::refused(number, StopReason::Denied))
-                .await;
+        // Hooks first: a prompt a hook refuses goes no further (its text
+        // is recorded, never sent).
+        if let Err(stop) = self.prompt_hooks(&text).await {
+            self.out.emit(Event::TurnStarted { turn: number, text });
+            self.out.done(Turn::refused(number, stop)).await;
             return;
-        };
+        }
         // What the prompt names of the MCP servers' (a prompt, resources)
         // is brought in before the turn starts, so the rollout holds what
         // the model saw.
@@ -147,6 +147,7 @@ where
             compacted_for_length: false,
             cut_before: false,
             limit: cfg.max_output_tokens,
+            sent_back: 0,
         };
         let mut turn = Turn::begin(number, cfg.max_turns);
         let done = loop {
@@ -167,7 +168,13 @@ where
                     turn = next;
                     continue;
                 }
-                Round::Over(done) => break done,
+                Round::Over(done) => match self.at_the_end(done, &mut rounds).await {
+                    Ok(next) => {
+                        turn = next;
+                        continue;
+                    }
+                    Err(done) => break done,
+                },
                 Round::Tools(running) => running,
             };
             let mut running = match self.cut_calls(running, &mut rounds) {
@@ -182,6 +189,41 @@ where
         };
         self.end_of_rounds(&done, rounds.limit).await;
         done
+    }
+
+    /// The model ended the turn: `Stop` hooks may send it back to work
+    /// (the reason they gave is what it reads next), a bounded number of
+    /// times.
+    async fn at_the_end(
+        &mut self,
+        done: Turn<Done>,
+        rounds: &mut Rounds,
+    ) -> Result<Turn<Assembling>, Turn<Done>> {
+        if done.stop() != StopReason::EndTurn {
+            return Err(done);
+        }
+        if rounds.sent_back >= MAX_SENT_BACK {
+            self.out.notice(
+                NoticeLevel::Warn,
+                format!(
+                    "Stop hooks sent the model back to work {MAX_SENT_BACK} times this turn; \
+                     the turn ends here"
+                ),
+            );
+            return Err(done);
+        }
+        match self.stop_hooks(rounds.sent_back > 0).await {
+            Ok(None) => Err(done),
+            Ok(Some(_)) => {
+                rounds.sent_back += 1;
+                done.reopen()
+            }
+            Err(PostStop::Hook(line)) => {
+                self.out.notice(NoticeLevel::Warn, line);
+                Err(done)
+            }
+            Err(PostStop::Interrupted) => Err(done.end(StopReason::Interrupted)),
+        }
     }
 
     /// Streams one model call into `streaming`, emitting what it becomes,
@@ -273,7 +315,7 @@ where
                 NoticeLevel::Warn,
                 format!("{why}; compacting the earlier turns and trying again"),
             );
-            if self.compact(None, keep).await == CompactOutcome::Done {
+            if self.compact(None, keep, false).await == CompactOutcome::Done {
                 return Ok(());
             }
             return Err(format!("the model call failed: {why}"));
@@ -351,7 +393,8 @@ where
             && self.state.last_context as f64 >= cfg.context.compact_at * window as f64
             && !matches!(done.stop(), StopReason::Interrupted | StopReason::Budget)
         {
-            self.compact(None, cfg.context.keep_turns.max(1)).await;
+            self.compact(None, cfg.context.keep_turns.max(1), false)
+                .await;
         }
     }
 
@@ -385,34 +428,5 @@ where
                 Ok(format!("{typed}{clean}"))
             }
         }
-    }
-
-    /// Runs the `UserPromptSubmit` hooks: the prompt, possibly rewritten, or
-    /// `Err` when a hook blocked it (already said in a notice).
-    async fn prompt_hooks(&mut self, mut text: String) -> Result<String, ()> {
-        for hook in &self.fixed.hooks {
-            let payload =
-                serde_json::json!({ "hook_event_name": "UserPromptSubmit", "prompt": text });
-            match hook.run(HookPoint::UserPromptSubmit, &payload).await {
-                HookVerdict::Continue => {}
-                HookVerdict::Rewrite { text: new } => text = new,
-                HookVerdict::Block { reason } => {
-                    let name = hook.name();
-                    self.out.notice(
-                        NoticeLevel::Warn,
-                        format!("hook {name} blocked the prompt: {reason}"),
-                    );
-                    return Err(());
-                }
-                HookVerdict::Failed { message } => {
-                    let name = hook.name();
-                    self.out.notice(
-                        NoticeLevel::Warn,
-                        format!("hook {name} failed and was skipped: {message}"),
-                    );
-                }
-            }
-        }
-        Ok(text)
     }
 }

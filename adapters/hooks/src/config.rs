@@ -1,0 +1,624 @@
+//! Hooks as settings files write them, read into [`HookDef`]s.
+//!
+//! Claude Code's shape, in its settings files, a plugin's
+//! `hooks/hooks.json` and cox's `[hooks]` table alike:
+//!
+//! ```json
+//! {"hooks": {"PreToolUse": [
+//!   {"matcher": "Bash|Write",
+//!    "hooks": [{"type": "command", "command": "./check.sh", "timeout": 30}]}
+//! ]}}
+//! ```
+//!
+//! Reading never fails as a whole: a file that does not parse, an unknown
+//! event, an entry without a command, a matcher that does not compile or a
+//! hook of a kind cox does not run (`"type": "prompt"`) is one warning
+//! naming the file and line, and everything else in the file still loads.
+//!
+//! Each hook gets a name, `<scope>:<event>:<n>` (`project:PreToolUse:1`),
+//! counted per scope and event in the order read: what `cox ext list`
+//! shows and `cox ext trust` takes. Its identity for trust is
+//! [`HookDef::fingerprint`]: where it is written, its event, its matcher
+//! and its command, so a changed command is a new hook.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cox_protocol::hook::HookEvent;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::matcher::Matcher;
+
+/// How long a hook may run when its entry gives no `timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Whose files a hook comes from, which decides whether it runs before a
+/// person trusts it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// The person's own files (`~/.claude/settings.json`, cox's config):
+    /// trusted as written.
+    User,
+    /// The project's `.claude/settings.json`, `.claude/settings.local.json`
+    /// or `.cox/config.toml`: runs only once trusted.
+    Project,
+    /// A plugin, by name: runs only once trusted.
+    Plugin(String),
+}
+
+impl Scope {
+    /// The first part of its hooks' names.
+    #[must_use]
+    pub fn label(&self) -> &str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Plugin(name) => name,
+        }
+    }
+
+    /// Whether its hooks run without a person's trust.
+    #[must_use]
+    pub fn trusted_as_written(&self) -> bool {
+        matches!(self, Scope::User)
+    }
+}
+
+/// Where a hook is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub scope: Scope,
+    pub file: PathBuf,
+    /// The line (from 1) of its command, as near as can be told.
+    pub line: usize,
+}
+
+/// One configured hook.
+#[derive(Clone, Debug)]
+pub struct HookDef {
+    /// `<scope>:<event>:<n>`.
+    pub name: String,
+    pub event: HookEvent,
+    /// As written (`None` when absent).
+    pub matcher_text: Option<String>,
+    pub matcher: Matcher,
+    /// Run with `bash -c` (or `sh -c` where there is no bash).
+    pub command: String,
+    pub timeout: Duration,
+    pub origin: Origin,
+    /// Set for the hook's process on top of cox's environment (a plugin's
+    /// `CLAUDE_PLUGIN_ROOT`).
+    pub env: Vec<(String, String)>,
+}
+
+impl HookDef {
+    /// What a person trusts: a hash of where the hook is written, its
+    /// event, its matcher and its command.
+    #[must_use]
+    pub fn fingerprint(&self) -> String {
+        let mut hash = Sha256::new();
+        for part in [
+            self.origin.file.display().to_string().as_str(),
+            self.event.as_str(),
+            self.matcher_text.as_deref().unwrap_or(""),
+            self.command.as_str(),
+        ] {
+            hash.update((part.len() as u64).to_le_bytes());
+            hash.update(part.as_bytes());
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Gathers hooks from several sources, in order, with their warnings.
+#[derive(Debug, Default)]
+pub struct Loader {
+    defs: Vec<HookDef>,
+    warnings: Vec<String>,
+    /// A source said `"disableAllHooks": true`: where.
+    disabled_by: Option<String>,
+}
+
+impl Loader {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A Claude Code settings file (its `hooks`, and `disableAllHooks`);
+    /// a missing file is no hooks.
+    pub fn settings_file(&mut self, path: &Path, scope: &Scope, env: &[(String, String)]) {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return,
+            Err(err) => {
+                self.warnings.push(format!(
+                    "{}: cannot read: {err}; its hooks are left out",
+                    path.display()
+                ));
+                return;
+            }
+        };
+        let value: Value = match serde_json::from_str(&text) {
+            Ok(value) => value,
+            Err(err) => {
+                self.warnings.push(format!(
+                    "{}:{}: not valid JSON ({}); its hooks are left out",
+                    path.display(),
+                    err.line().max(1),
+                    err.to_string().split(" at line").next().unwrap_or_default()
+                ));
+                return;
+            }
+        };
+        let Value::Object(object) = &value else {
+            self.warnings.push(format!(
+                "{}:1: settings must be a JSON object; its hooks are left out",
+                path.display()
+            ));
+            return;
+        };
+        match object.get("disableAllHooks") {
+            Some(Value::Bool(true)) => {
+                self.disabled_by
+                    .get_or_insert_with(|| format!("{} (disableAllHooks)", path.display()));
+            }
+            None | Some(Value::Bool(false)) => {}
+            Some(_) => self.warnings.push(format!(
+                "{}:{}: disableAllHooks must be true or false; ignored",
+                path.display(),
+                line_of(&text, "\"disableAllHooks\"")
+            )),
+        }
+        if let Some(hooks) = object.get("hooks") {
+            self.hooks_value(hooks, &text, path, scope, env);
+        }
+    }
+
+    /// The value of a `hooks` table: `{"<Event>": [{matcher, hooks}]}`.
+    /// `text` is the file it came from (for the lines).
+    pub fn hooks_value(
+        &mut self,
+        hooks: &Value,
+        text: &str,
+        path: &Path,
+        scope: &Scope,
+        env: &[(String, String)],
+    ) {
+        let mut cursor = Cursor::new(text);
+        let Value::Object(events) = hooks else {
+            self.warnings.push(format!(
+                "{}:{}: `hooks` must be an object of events; its hooks are left out",
+                path.display(),
+                cursor.line(&["hooks"])
+            ));
+            return;
+        };
+        cursor.line(&["\"hooks\"", "hooks"]);
+        for (name, groups) in events {
+            let line = cursor.line(&[&format!("\"{name}\""), name]);
+            let at = |_: &str| format!("{}:{line}", path.display());
+            let Some(event) = HookEvent::parse(name) else {
+                let near = nearest_event(name)
+                    .map(|e| format!(", did you mean {e}?"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            " (events: {})",
+                            HookEvent::ALL.map(HookEvent::as_str).join(", ")
+                        )
+                    });
+                self.warnings.push(format!(
+                    "{}: unknown hook event `{name}`{near}; its hooks are left out",
+                    at(&format!("\"{name}\""))
+                ));
+                continue;
+            };
+            let Value::Array(groups) = groups else {
+                self.warnings.push(format!(
+                    "{}: {name} must be a list of {{matcher, hooks}} entries; left out",
+                    at(name)
+                ));
+                continue;
+            };
+            for group in groups {
+                self.group(event, group, &mut cursor, path, scope, env);
+            }
+        }
+    }
+
+    /// One `{matcher, hooks: [...]}` entry of `event`.
+    fn group(
+        &mut self,
+        event: HookEvent,
+        group: &Value,
+        cursor: &mut Cursor<'_>,
+        path: &Path,
+        scope: &Scope,
+        env: &[(String, String)],
+    ) {
+        let file = path.display();
+        let Value::Object(group) = group else {
+            self.warnings.push(format!(
+                "{file}:{}: an entry of {event} must be an object with `hooks`; left out",
+                cursor.here()
+            ));
+            return;
+        };
+        // The entry starts at its first key; its hooks at theirs (found
+        // now, so an entry left out still moves the cursor past them).
+        let line = first_key_line(cursor, group);
+        let hook_lines: Vec<usize> = match group.get("hooks") {
+            Some(Value::Array(hooks)) => hooks
+                .iter()
+                .map(|hook| match hook {
+                    Value::Object(hook) => first_key_line(cursor, hook),
+                    _ => cursor.here(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if let Some(key) = group
+            .keys()
+            .find(|k| !matches!(k.as_str(), "matcher" | "hooks"))
+        {
+            self.warnings.push(format!(
+                "{file}:{line}: unknown key `{key}` in an entry of {event} (known: matcher, \
+                 hooks); the key is ignored"
+            ));
+        }
+        let matcher_text = match group.get("matcher") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(_) => {
+                self.warnings.push(format!(
+                    "{file}:{line}: the matcher of an entry of {event} must be a string; left out"
+                ));
+                return;
+            }
+        };
+        let matcher = match Matcher::parse(matcher_text.as_deref()) {
+            Ok(matcher) => matcher,
+            Err(why) => {
+                self.warnings.push(format!(
+                    "{file}:{line}: {why}; the entry of {event} is left out"
+                ));
+                return;
+            }
+        };
+        if !takes_matcher(event) && !matches!(matcher, Matcher::All) {
+            self.warnings.push(format!(
+                "{file}:{line}: {event} takes no matcher; its hooks run for every {event}"
+            ));
+        }
+        let Some(Value::Array(hooks)) = group.get("hooks") else {
+            self.warnings.push(format!(
+                "{file}:{line}: an entry of {event} needs a `hooks` list; left out"
+            ));
+            return;
+        };
+        for (hook, line) in hooks.iter().zip(hook_lines) {
+            if let Some(def) = self.hook(event, &matcher_text, &matcher, hook, line, path, scope) {
+                let mut def = def;
+                def.env = env.to_vec();
+                self.defs.push(def);
+            }
+        }
+    }
+
+    /// One `{type, command, timeout}`.
+    #[allow(clippy::too_many_arguments)]
+    fn hook(
+        &mut self,
+        event: HookEvent,
+        matcher_text: &Option<String>,
+        matcher: &Matcher,
+        hook: &Value,
+        line: usize,
+        path: &Path,
+        scope: &Scope,
+    ) -> Option<HookDef> {
+        let file = path.display();
+        let Value::Object(hook) = hook else {
+            self.warnings.push(format!(
+                "{file}:{line}: a hook of {event} must be an object with `command`; left out"
+            ));
+            return None;
+        };
+        match hook.get("type") {
+            Some(Value::String(kind)) if kind == "command" => {}
+            None => {}
+            Some(Value::String(kind)) => {
+                self.warnings.push(format!(
+                    "{file}:{line}: hooks of type `{kind}` are not run by cox (only `command`); \
+                     left out"
+                ));
+                return None;
+            }
+            Some(_) => {
+                self.warnings.push(format!(
+                    "{file}:{line}: a hook's type must be the string \"command\"; left out"
+                ));
+                return None;
+            }
+        }
+        let command = match hook.get("command") {
+            Some(Value::String(command)) if !command.trim().is_empty() => command.clone(),
+            _ => {
+                self.warnings.push(format!(
+                    "{file}:{line}: a hook of {event} has no command; left out"
+                ));
+                return None;
+            }
+        };
+        if let Some(key) = hook
+            .keys()
+            .find(|k| !matches!(k.as_str(), "type" | "command" | "timeout"))
+        {
+            self.warnings.push(format!(
+                "{file}:{line}: unknown key `{key}` in a hook of {event} (known: type, command, \
+                 timeout); the key is ignored"
+            ));
+        }
+        let timeout = match hook.get("timeout") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT,
+            Some(value) => match value.as_f64().filter(|s| s.is_finite() && *s > 0.0) {
+                Some(seconds) => Duration::from_secs_f64(seconds.min(86_400.0)),
+                None => {
+                    self.warnings.push(format!(
+                        "{file}:{line}: a hook's timeout must be a number of seconds above 0; \
+                         {}s is used",
+                        DEFAULT_TIMEOUT.as_secs()
+                    ));
+                    DEFAULT_TIMEOUT
+                }
+            },
+        };
+        Some(HookDef {
+            name: String::new(),
+            event,
+            matcher_text: matcher_text.clone(),
+            matcher: matcher.clone(),
+            command,
+            timeout,
+            origin: Origin {
+                scope: scope.clone(),
+                file: path.to_path_buf(),
+                line,
+            },
+            env: Vec::new(),
+        })
+    }
+
+    /// The hooks read, each named, and the warnings; empty hooks (with a
+    /// line saying so) when a source disabled them all.
+    #[must_use]
+    pub fn finish(self) -> Loaded {
+        let mut counts: BTreeMap<(String, HookEvent), usize> = BTreeMap::new();
+        let mut defs = self.defs;
+        for def in &mut defs {
+            let n = counts
+                .entry((def.origin.scope.label().to_owned(), def.event))
+                .or_default();
+            *n += 1;
+            def.name = format!("{}:{}:{n}", def.origin.scope.label(), def.event);
+        }
+        Loaded {
+            defs,
+            warnings: self.warnings,
+            disabled_by: self.disabled_by,
+        }
+    }
+}
+
+/// Every hook read, and what was wrong with the rest.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub defs: Vec<HookDef>,
+    pub warnings: Vec<String>,
+    /// Where `disableAllHooks` was set, when it was: no hook runs.
+    pub disabled_by: Option<String>,
+}
+
+/// Whether a matcher chooses among calls of `event`.
+#[must_use]
+pub fn takes_matcher(event: HookEvent) -> bool {
+    event.is_tool_event()
+        || matches!(
+            event,
+            HookEvent::SessionStart
+                | HookEvent::SessionEnd
+                | HookEvent::PreCompact
+                | HookEvent::Notification
+        )
+}
+
+/// The event a misspelt name most likely meant.
+fn nearest_event(name: &str) -> Option<&'static str> {
+    let lower = name.to_lowercase();
+    HookEvent::ALL
+        .iter()
+        .map(|e| e.as_str())
+        .find(|e| e.to_lowercase() == lower || distance(&e.to_lowercase(), &lower) <= 2)
+}
+
+/// Levenshtein distance, for the suggestion.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// The line (from 1) where `needle` first appears in `text`; 1 when it
+/// does not.
+#[must_use]
+pub fn line_of(text: &str, needle: &str) -> usize {
+    text.find(needle).map_or(1, |at| {
+        text[..at].bytes().filter(|b| *b == b'\n').count() + 1
+    })
+}
+
+/// The line of `object`'s first key, from the cursor on.
+fn first_key_line(cursor: &mut Cursor<'_>, object: &Map<String, Value>) -> usize {
+    match object.keys().next() {
+        Some(key) => {
+            let quoted = format!("\"{key}\"");
+            cursor.line(&[&quoted, key])
+        }
+        None => cursor.here(),
+    }
+}
+
+/// Lines of a file read in order: each needle is looked for from where
+/// the last one was found, so entries read in the order the file writes
+/// them (JSON objects keep their order) get their own lines, not the first
+/// line that happens to hold the same text.
+struct Cursor<'t> {
+    text: &'t str,
+    at: usize,
+}
+
+impl<'t> Cursor<'t> {
+    fn new(text: &'t str) -> Self {
+        Self { text, at: 0 }
+    }
+
+    /// The line of the first of `needles` found from here (moving past
+    /// it), or of here when none is.
+    fn line(&mut self, needles: &[&str]) -> usize {
+        let rest = &self.text[self.at..];
+        if let Some(found) = needles.iter().find_map(|n| rest.find(n)) {
+            self.at += found;
+            let line = self.here();
+            self.at += 1;
+            return line;
+        }
+        self.here()
+    }
+
+    /// The line of here.
+    fn here(&self) -> usize {
+        self.text[..self.at].bytes().filter(|b| *b == b'\n').count() + 1
+    }
+}
+
+/// A `hooks` object of JSON built from another format's table (cox's
+/// TOML): the same value, for [`Loader::hooks_value`].
+#[must_use]
+pub fn object(map: Map<String, Value>) -> Value {
+    Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Loaded {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, text).unwrap();
+        let mut loader = Loader::new();
+        loader.settings_file(&path, &Scope::Project, &[]);
+        loader.finish()
+    }
+
+    #[test]
+    fn a_claude_code_settings_file_loads_as_it_is() {
+        let loaded = load(
+            r#"{
+  "permissions": {"allow": ["Bash(npm test)"]},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]},
+      {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write"}]}
+    ],
+    "Stop": [{"hooks": [{"type": "command", "command": "./check.sh"}]}]
+  }
+}"#,
+        );
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let names: Vec<&str> = loaded.defs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "project:PreToolUse:1",
+                "project:PreToolUse:2",
+                "project:Stop:1"
+            ]
+        );
+        assert_eq!(loaded.defs[0].timeout, Duration::from_secs(5));
+        assert_eq!(loaded.defs[0].origin.line, 5);
+        assert_eq!(loaded.defs[1].timeout, DEFAULT_TIMEOUT);
+    }
+
+    #[test]
+    fn bad_entries_are_warnings_naming_the_line_and_the_rest_loads() {
+        let loaded = load(
+            r#"{"hooks": {
+  "PreToolUs": [{"hooks": [{"type": "command", "command": "a"}]}],
+  "PostToolUse": [
+    {"matcher": "Bash(", "hooks": [{"type": "command", "command": "b"}]},
+    {"hooks": [{"type": "prompt", "prompt": "is it done?"}]},
+    {"hooks": [{"type": "command"}]},
+    {"hooks": [{"type": "command", "command": "c", "timeout": -1}]},
+    {"hooks": [{"type": "command", "command": "d"}]}
+  ]
+}}"#,
+        );
+        let all = loaded.warnings.join("\n");
+        assert!(
+            all.contains(":2: unknown hook event `PreToolUs`, did you mean PreToolUse?"),
+            "{all}"
+        );
+        assert!(all.contains(":4: matcher `Bash(`"), "{all}");
+        assert!(all.contains("type `prompt` are not run"), "{all}");
+        assert!(all.contains("has no command"), "{all}");
+        assert!(all.contains(":7: a hook's timeout"), "{all}");
+        let commands: Vec<&str> = loaded.defs.iter().map(|d| d.command.as_str()).collect();
+        assert_eq!(commands, ["c", "d"]);
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_is_one_warning() {
+        let loaded = load("{\n  \"hooks\": {\n    \"Stop\": [,]\n}");
+        assert!(loaded.defs.is_empty());
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(
+            loaded.warnings[0].contains(":3: not valid JSON"),
+            "{:?}",
+            loaded.warnings
+        );
+    }
+
+    #[test]
+    fn a_changed_command_is_a_new_fingerprint_and_a_timeout_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let fingerprint = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let mut loader = Loader::new();
+            loader.settings_file(&path, &Scope::Project, &[]);
+            loader.finish().defs[0].fingerprint()
+        };
+        let one = fingerprint(r#"{"hooks": {"Stop": [{"hooks": [{"command": "one"}]}]}}"#);
+        let two = fingerprint(r#"{"hooks": {"Stop": [{"hooks": [{"command": "two"}]}]}}"#);
+        let slower =
+            fingerprint(r#"{"hooks": {"Stop": [{"hooks": [{"command": "one", "timeout": 9}]}]}}"#);
+        let moved = fingerprint(r#"{"hooks": {"SessionEnd": [{"hooks": [{"command": "one"}]}]}}"#);
+        assert_ne!(one, two);
+        assert_ne!(one, moved);
+        assert_eq!(one, slower);
+    }
+}
