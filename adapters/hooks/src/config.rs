@@ -117,8 +117,8 @@ impl HookDef {
 pub struct Loader {
     defs: Vec<HookDef>,
     warnings: Vec<String>,
-    /// A source said `"disableAllHooks": true`: where.
-    disabled_by: Option<String>,
+    /// Where a source said `"disableAllHooks": true`, and whose it is.
+    disabled: Vec<(Scope, String)>,
 }
 
 impl Loader {
@@ -161,10 +161,10 @@ impl Loader {
             return;
         };
         match object.get("disableAllHooks") {
-            Some(Value::Bool(true)) => {
-                self.disabled_by
-                    .get_or_insert_with(|| format!("{} (disableAllHooks)", path.display()));
-            }
+            Some(Value::Bool(true)) => self.disabled.push((
+                scope.clone(),
+                format!("{} (disableAllHooks)", path.display()),
+            )),
             None | Some(Value::Bool(false)) => {}
             Some(_) => self.warnings.push(format!(
                 "{}:{}: disableAllHooks must be true or false; ignored",
@@ -391,8 +391,10 @@ impl Loader {
         })
     }
 
-    /// The hooks read, each named, and the warnings; empty hooks (with a
-    /// line saying so) when a source disabled them all.
+    /// The hooks read, each named, and the warnings. `disableAllHooks` in
+    /// the person's own settings turns every hook off; in a project's or a
+    /// plugin's, only that scope's own (a repository must not be able to
+    /// switch off the person's guard hooks).
     #[must_use]
     pub fn finish(self) -> Loaded {
         let mut counts: BTreeMap<(String, HookEvent), usize> = BTreeMap::new();
@@ -404,11 +406,25 @@ impl Loader {
             *n += 1;
             def.name = format!("{}:{}:{n}", def.origin.scope.label(), def.event);
         }
-        Loaded {
-            defs,
-            warnings: self.warnings,
-            disabled_by: self.disabled_by,
+        let mut warnings = self.warnings;
+        let all_off = self
+            .disabled
+            .iter()
+            .find(|(scope, _)| *scope == Scope::User);
+        if let Some((_, place)) = all_off {
+            if !defs.is_empty() {
+                warnings.push(format!("every hook is off: {place}"));
+            }
+            defs.clear();
         }
+        for (scope, place) in &self.disabled {
+            let before = defs.len();
+            defs.retain(|d| d.origin.scope != *scope);
+            if defs.len() < before {
+                warnings.push(format!("the {} hooks are off: {place}", scope.label()));
+            }
+        }
+        Loaded { defs, warnings }
     }
 }
 
@@ -416,9 +432,8 @@ impl Loader {
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub defs: Vec<HookDef>,
+    /// What was wrong, and what `disableAllHooks` turned off.
     pub warnings: Vec<String>,
-    /// Where `disableAllHooks` was set, when it was: no hook runs.
-    pub disabled_by: Option<String>,
 }
 
 /// Whether a matcher chooses among calls of `event`.
@@ -524,6 +539,51 @@ pub fn object(map: Map<String, Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_projects_disable_all_hooks_turns_off_only_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.json");
+        let project = dir.path().join("project.json");
+        std::fs::write(
+            &user,
+            r#"{"hooks": {"Stop": [{"hooks": [{"command": "guard"}]}]}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            &project,
+            r#"{"disableAllHooks": true, "hooks": {"Stop": [{"hooks": [{"command": "p"}]}]}}"#,
+        )
+        .unwrap();
+        let mut loader = Loader::new();
+        loader.settings_file(&user, &Scope::User, &[]);
+        loader.settings_file(&project, &Scope::Project, &[]);
+        let loaded = loader.finish();
+        let commands: Vec<&str> = loaded.defs.iter().map(|d| d.command.as_str()).collect();
+        assert_eq!(commands, ["guard"]);
+        assert!(
+            loaded.warnings[0].contains("the project hooks are off"),
+            "{:?}",
+            loaded.warnings
+        );
+        // The person's own switch turns everything off.
+        std::fs::write(&user, r#"{"disableAllHooks": true}"#).unwrap();
+        std::fs::write(
+            &project,
+            r#"{"hooks": {"Stop": [{"hooks": [{"command": "p"}]}]}}"#,
+        )
+        .unwrap();
+        let mut loader = Loader::new();
+        loader.settings_file(&user, &Scope::User, &[]);
+        loader.settings_file(&project, &Scope::Project, &[]);
+        let loaded = loader.finish();
+        assert!(loaded.defs.is_empty());
+        assert!(
+            loaded.warnings[0].contains("every hook is off"),
+            "{:?}",
+            loaded.warnings
+        );
+    }
 
     fn load(text: &str) -> Loaded {
         let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,8 @@
 //! A hook's matcher, as Claude Code reads one.
 //!
-//! Absent, empty or `*`: every call. Letters, digits, `_`, `-` and `|`
-//! only (`Bash`, `Edit|Write`): one of those names exactly. Anything else
+//! Absent, empty or `*`: every call. Letters, digits, `_`, `-` and the
+//! separators `|`, `,` and space only (`Bash`, `Edit|Write`, `Edit, Bash`):
+//! one of those names exactly. Anything else
 //! is a regular expression searched for in the name (`mcp__github__.*`,
 //! `Notebook.*`), case-sensitive as Claude Code's is. A matcher that does
 //! not compile is refused where the hook is read, never at run time.
@@ -31,10 +32,10 @@ impl Matcher {
         }
         let plain = text
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '|'));
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '|' | ',' | ' '));
         if plain {
             let names = text
-                .split('|')
+                .split(['|', ',', ' '])
                 .filter(|n| !n.is_empty())
                 .map(str::to_owned)
                 .collect();
@@ -77,6 +78,8 @@ mod tests {
         let names = Matcher::parse(Some("Edit|Write")).unwrap();
         assert!(names.matches(&["write", "Write"]));
         assert!(!names.matches(&["bash", "Bash"]));
+        let listed = Matcher::parse(Some("Edit, Bash")).unwrap();
+        assert!(listed.matches(&["Bash"]) && listed.matches(&["Edit"]));
         // Exact: a prefix is not a match.
         assert!(!Matcher::parse(Some("Bas")).unwrap().matches(&["Bash"]));
         let pattern = Matcher::parse(Some("mcp__fs__.*")).unwrap();

@@ -150,7 +150,11 @@ impl McpExpander {
             text.truncate(cut);
             text.push_str("\n[cut]");
         }
-        Ok(Expanded { text, notices })
+        Ok(Expanded {
+            text,
+            notices,
+            ..Expanded::default()
+        })
     }
 
     fn unknown_prompt(&self, word: &str) -> String {
@@ -216,6 +220,9 @@ impl McpExpander {
         }
         if wanted.is_empty() {
             return Ok((!notices.is_empty()).then(|| Expanded {
+                model: None,
+                allowed_tools: Vec::new(),
+                command_file: None,
                 text: text.to_owned(),
                 notices,
             }));
@@ -253,7 +260,11 @@ impl McpExpander {
                 ));
             }
         }
-        Ok(Some(Expanded { text: out, notices }))
+        Ok(Some(Expanded {
+            text: out,
+            notices,
+            ..Expanded::default()
+        }))
     }
 }
 

@@ -127,6 +127,7 @@ pub fn canonical(value: &Value) -> String {
 pub fn scope(server: &McpServer) -> String {
     let place = match server.origin.kind {
         OriginKind::Project => format!("project:{}", server.origin.file.display()),
+        OriginKind::Plugin => format!("plugin:{}", server.origin.file.display()),
         _ => "user".to_owned(),
     };
     let pairs = |list: &[(String, String)]| -> Value {

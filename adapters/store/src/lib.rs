@@ -30,8 +30,9 @@ mod writer;
 
 pub use archive::{ArchiveReader, FileArchive, INLINE_MAX};
 pub use db::{
-    ArchiveRow, CacheDay, CheckpointRow, Db, DbError, Kept, ModelTotals, PeriodTotals, Pruned,
-    SCHEMA_VERSION, SessionRow, TierJobTotals, Totals, TrustedTool, UsageRow, project_slug,
+    ArchiveRow, CacheDay, CheckpointRow, Db, DbError, Kept, MemoryRow, ModelTotals, PeriodTotals,
+    Pruned, SCHEMA_VERSION, SessionRow, TierJobTotals, Totals, TrustedExtension, TrustedTool,
+    UsageRow, project_slug,
 };
 pub use home::{CoxHome, HomeError};
 pub use ledger::CoxStore;

@@ -117,11 +117,12 @@ fn assert_one_line_naming(error: &DbError, path: &Path) {
 fn migrations_create_every_table() {
     let (_dir, path, db) = fresh();
     assert_eq!(db.schema_version().unwrap(), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
     let tables = names(&path, "table");
     for table in [
         "archive",
         "checkpoints",
+        "ext_trust",
         "mcp_trust",
         "memory",
         "sessions",
@@ -669,4 +670,56 @@ fn a_reader_refuses_an_older_schema_rather_than_migrating_it() {
     let error = Db::open_for_reading(&path).unwrap_err();
     assert_one_line_naming(&error, &path);
     assert!(error.to_string().contains("not a database"), "{error}");
+}
+
+#[test]
+fn trusted_extensions_are_kept_per_scope_and_kind() {
+    let (_dir, _path, db) = fresh();
+    let row = |scope: &str, hash: &str| cox_store::TrustedExtension {
+        scope: scope.into(),
+        kind: "hook".into(),
+        hash: hash.into(),
+        label: "project:Stop:1".into(),
+        trusted_at: "2026-12-05T00:00:00.000Z".into(),
+    };
+    db.trust_extensions(&[row("/a", "h1"), row("/a", "h2"), row("/b", "h3")])
+        .unwrap();
+    // Trusting again is no error and no duplicate.
+    db.trust_extensions(&[row("/a", "h1")]).unwrap();
+    let mut a = db.trusted_extensions("/a", "hook").unwrap();
+    a.sort();
+    assert_eq!(a, ["h1", "h2"]);
+    assert!(db.trusted_extensions("/a", "plugin").unwrap().is_empty());
+    assert_eq!(db.trusted_extensions("/b", "hook").unwrap(), ["h3"]);
+}
+
+#[test]
+fn notes_are_kept_per_project_and_recalled_by_their_words() {
+    let (_dir, _path, db) = fresh();
+    let at = "2026-12-05T00:00:00.000Z";
+    let a = db
+        .memory_add("/repo", "the tests need a running redis on port 6379", at)
+        .unwrap();
+    db.memory_add("/repo", "release notes live in CHANGES.md", at)
+        .unwrap();
+    db.memory_add("/other", "redis is not used here", at)
+        .unwrap();
+    let found = db
+        .memory_search("/repo", "why do the redis tests fail?", 5)
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].id, a);
+    // Words that are FTS5 syntax are words.
+    assert!(
+        db.memory_search("/repo", "NEAR( \"OR", 5)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(db.memory_list("/repo").unwrap().len(), 2);
+    assert!(db.memory_forget("/repo", a).unwrap());
+    assert!(!db.memory_forget("/repo", a).unwrap());
+    // Another project's note is not this one's to forget.
+    let other = db.memory_list("/other").unwrap()[0].id;
+    assert!(!db.memory_forget("/repo", other).unwrap());
+    assert_eq!(db.memory_list("/repo").unwrap().len(), 1);
 }

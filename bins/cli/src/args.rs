@@ -191,6 +191,15 @@ pub struct RunArgs {
     /// Start no MCP server at all.
     #[arg(long, conflicts_with_all = ["mcp_config", "strict_mcp_config"])]
     pub no_mcp: bool,
+
+    /// Run no hook at all (from any settings file, config or plugin).
+    #[arg(long)]
+    pub no_hooks: bool,
+
+    /// A plugin in Claude Code's layout to load for this session, besides
+    /// those in $COX_HOME/plugins; repeatable.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
 }
 
 impl RunArgs {
@@ -277,6 +286,8 @@ impl RunArgs {
             mcp_config: list(outer.mcp_config, self.mcp_config),
             strict_mcp_config: self.strict_mcp_config || outer.strict_mcp_config,
             no_mcp: self.no_mcp || outer.no_mcp,
+            no_hooks: self.no_hooks || outer.no_hooks,
+            plugin_dir: list(outer.plugin_dir, self.plugin_dir),
         };
         if merged.no_mcp && (merged.strict_mcp_config || !merged.mcp_config.is_empty()) {
             return Err("--no-mcp cannot be used with --mcp-config or --strict-mcp-config".into());
@@ -338,6 +349,8 @@ Claude Code flag → cox:
   --dangerously-skip-permissions  the same: bypassPermissions, deny rules still apply
   --add-dir DIR                   the same
   --append-system-prompt TEXT     the same
+  --plugin-dir DIR                the same (and $COX_HOME/plugins)
+  --mcp-config, --strict-mcp-config  the same
 
 Session flags mean the same before or after `run`.";
 
@@ -655,6 +668,9 @@ mod tests {
         "/tmp/c.toml",
         "--scenario",
         "/tmp/s.toml",
+        "--no-hooks",
+        "--plugin-dir",
+        "/opt/plugin",
     ];
 
     #[test]
@@ -672,6 +688,8 @@ mod tests {
         // Nothing left at its default: a field the merge forgot would be.
         assert_ne!(after.output_format, None);
         assert!(after.verbose && after.deep && after.dangerously_skip_permissions);
+        assert!(after.no_hooks);
+        assert_eq!(after.plugin_dir, [PathBuf::from("/opt/plugin")]);
         assert_eq!(after.max_budget_usd, Some(0.5));
         assert_eq!(after.add_dir, vec![PathBuf::from("/srv")]);
     }
@@ -800,6 +818,18 @@ mod tests {
         );
         assert_eq!(run.max_turns, Some(3));
         assert!(cli(&["run", "-p", "x", "--max-budget-usd", "-1"]).is_err());
-        assert!(cli(&["run", "-p", "x", "--no-hooks"]).is_err());
+        let run = cli(&[
+            "--no-hooks",
+            "--plugin-dir",
+            "a",
+            "run",
+            "-p",
+            "x",
+            "--plugin-dir",
+            "b",
+        ])
+        .unwrap();
+        assert!(run.no_hooks);
+        assert_eq!(run.plugin_dir, [PathBuf::from("a"), PathBuf::from("b")]);
     }
 }

@@ -15,6 +15,7 @@ pub mod checkpoints;
 pub mod config;
 pub mod doctor;
 pub mod expand;
+pub mod ext;
 pub mod mcp;
 pub mod permissions;
 pub mod rewind;

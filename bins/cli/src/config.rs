@@ -14,7 +14,7 @@
 //! effect: an unknown table or key (`[permision]`, `[core] modle`, a
 //! top-level `model =`) is an error naming the file, the line and the
 //! nearest known name, and a table a later release will read
-//! (`[hooks]`, `[telemetry]`) is refused as not supported
+//! (`[telemetry]`) is refused as not supported
 //! by this version, never accepted and ignored (see [`names`]). Known
 //! tables a project config may not set are dropped with a warning.
 //!
@@ -85,6 +85,10 @@ struct ConfigFile {
     mcp_servers: BTreeMap<String, crate::mcp::Entry>,
     #[serde(default)]
     tui: TuiConfig,
+    /// `[hooks]`: read by [`load_hooks_table`] (the hooks' reader checks
+    /// it, warning per entry).
+    #[serde(default)]
+    hooks: Option<serde_json::Value>,
 }
 
 /// `[tui]`: the terminal UI's own settings.
@@ -340,6 +344,18 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
     })
 }
 
+/// The `[hooks]` of a config file: its path, its text (for the lines) and
+/// the table, or `None` when the file or the table is absent.
+///
+/// # Errors
+/// The file cannot be read or parsed: one line naming it.
+pub fn load_hooks_table(path: &Path) -> Result<Option<(PathBuf, String, serde_json::Value)>> {
+    Ok(read(path)?.and_then(|source| {
+        let hooks = source.file.hooks?;
+        Some((source.path, source.text, hooks))
+    }))
+}
+
 /// A config's path, its text and its `[mcp_servers]`.
 pub type McpEntries = (PathBuf, String, BTreeMap<String, crate::mcp::Entry>);
 
@@ -419,7 +435,7 @@ pub fn load_permissions(
                 .into_iter()
                 .flatten()
                 .find(|s| &s.path == path),
-            Origin::BuiltIn | Origin::Flag => None,
+            Origin::BuiltIn | Origin::Flag | Origin::Command(_) => None,
         };
         match source {
             Some(source) => {

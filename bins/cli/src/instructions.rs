@@ -31,7 +31,7 @@
 //!
 //! [`SystemParts::instructions`]: cox_protocol::provider::SystemParts
 
-mod skills;
+pub mod skills;
 
 use std::collections::HashSet;
 use std::fs;
@@ -53,25 +53,41 @@ pub struct Instructions {
     pub text: String,
     /// One line each, for stderr; they name the path.
     pub warnings: Vec<String>,
+    /// The instruction files included, by their stable names.
+    pub files: Vec<String>,
+    /// The skills found (the `skill` tool loads them).
+    pub skills: Vec<skills::Skill>,
 }
 
-/// [`gather`] for `cox run`: prints each warning as `cox: warning: …` and
-/// returns the text.
+/// [`gather_with`] for a session: prints each warning as `cox: warning:
+/// …`.
 #[must_use]
-pub fn load(cox_home: &Path, cwd: &Path) -> String {
-    let found = gather(cox_home, crate::env::home_dir().as_deref(), cwd);
+pub fn load(cox_home: &Path, cwd: &Path, plugins: &[crate::ext::plugins::Plugin]) -> Instructions {
+    let found = gather_with(cox_home, crate::env::home_dir().as_deref(), cwd, plugins);
     for warning in &found.warnings {
         eprintln!("cox: warning: {warning}");
         tracing::warn!(%warning, "instructions");
     }
-    found.text
+    found
 }
 
-/// Reads the instruction files and the skills for a session working in
-/// `cwd` (canonical). `user_home` is `$HOME`, only used to spell cox's home
-/// as `~/.cox` when that is where it is.
+/// [`gather_with`] without plugins.
 #[must_use]
 pub fn gather(cox_home: &Path, user_home: Option<&Path>, cwd: &Path) -> Instructions {
+    gather_with(cox_home, user_home, cwd, &[])
+}
+
+/// Reads the instruction files and the skills (the plugins' too) for a
+/// session working in `cwd` (canonical). `user_home` is `$HOME`, used to
+/// spell cox's home as `~/.cox` when that is where it is, and for Claude
+/// Code's `~/.claude/skills`.
+#[must_use]
+pub fn gather_with(
+    cox_home: &Path,
+    user_home: Option<&Path>,
+    cwd: &Path,
+    plugins: &[crate::ext::plugins::Plugin],
+) -> Instructions {
     let root = repo_root(cwd);
     // Where paths are relative to: the repository root, else the cwd.
     let base = root.as_deref().unwrap_or(cwd);
@@ -101,11 +117,29 @@ pub fn gather(cox_home: &Path, user_home: Option<&Path>, cwd: &Path) -> Instruct
             Err(why) => warnings.push(format!("{}: {why}; left out", shown(&path))),
         }
     }
-    let skill_dirs = [
-        (base.join(".cox/skills"), ".cox/skills".to_owned()),
-        (base.join(".claude/skills"), ".claude/skills".to_owned()),
-        (cox_home.join("skills"), format!("{home}/skills")),
+    let dir = |dir: PathBuf, label: String| skills::SkillDir {
+        dir,
+        label,
+        prefix: None,
+    };
+    let mut skill_dirs = vec![
+        dir(base.join(".cox/skills"), ".cox/skills".to_owned()),
+        dir(base.join(".claude/skills"), ".claude/skills".to_owned()),
+        dir(cox_home.join("skills"), format!("{home}/skills")),
     ];
+    if let Some(user_home) = user_home {
+        skill_dirs.push(dir(
+            user_home.join(".claude/skills"),
+            "~/.claude/skills".to_owned(),
+        ));
+    }
+    for plugin in plugins {
+        skill_dirs.push(skills::SkillDir {
+            dir: plugin.skills.clone(),
+            label: format!("plugin {}/skills", plugin.name),
+            prefix: Some(plugin.name.clone()),
+        });
+    }
     let found_skills = skills::scan(&skill_dirs, &mut warnings);
     let at = match root {
         Some(_) => Place::Repository {
@@ -116,6 +150,8 @@ pub fn gather(cox_home: &Path, user_home: Option<&Path>, cwd: &Path) -> Instruct
     Instructions {
         text: render(at, &files, &skills::index(&found_skills)),
         warnings,
+        files: files.iter().map(|f| f.label.clone()).collect(),
+        skills: found_skills,
     }
 }
 

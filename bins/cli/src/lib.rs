@@ -16,7 +16,8 @@
 //!   branch, the home folder, the variables no flag stands for);
 //! - [`config`]: the config files, checked and layered; [`providers`]: the
 //!   provider and its tier routes; [`instructions`]: `AGENTS.md` and the
-//!   skills; [`resume`]: the session to pick up;
+//!   skills; [`ext`]: hooks, plugins and commands; [`resume`]: the
+//!   session to pick up;
 //! - [`output`]: a session's events as text, json or stream-json;
 //!   `report` and `table`: the record read back, and its tables, for the
 //!   commands that only read.
@@ -29,6 +30,7 @@ pub mod args;
 pub mod commands;
 pub mod config;
 pub mod env;
+pub mod ext;
 pub mod given;
 pub mod instructions;
 pub mod mcp;

@@ -138,4 +138,11 @@ pub trait McpClient: Send + Sync {
 
     /// Where logins are kept, for `cox doctor`.
     fn login_store(&self, home: &std::path::Path) -> String;
+
+    /// Whether `server` may be started: a project's or a plugin's only once
+    /// trusted as it is configured now (`cox ext list`).
+    ///
+    /// # Errors
+    /// `cox.db` cannot be read.
+    fn may_start(&self, home: &std::path::Path, server: &McpServer) -> Result<bool, String>;
 }

@@ -190,6 +190,45 @@ pub(crate) struct Prepared<P> {
     mcp: crate::mcp::Loaded,
     /// `[tui] status_line.command`.
     status_line: Option<String>,
+    /// The plugins found (`$COX_HOME/plugins`, `--plugin-dir`).
+    plugins: Vec<crate::ext::plugins::Plugin>,
+    /// The hooks found, trusted or pending (none with `--no-hooks`).
+    hooks: crate::ext::hooks::Found,
+}
+
+/// Says each of `warnings` on stderr (and in the log), as `what`.
+fn warn_all(warnings: &[String], what: &str) {
+    for warning in warnings {
+        eprintln!("cox: warning: {}", crate::output::printable(warning));
+        tracing::warn!(%warning, "{what}");
+    }
+}
+
+/// The plugins and hooks a session with these flags has in `cwd`, their
+/// warnings said.
+fn extensions(
+    args: &RunArgs,
+    home: &CoxHome,
+    cwd: &std::path::Path,
+) -> (Vec<crate::ext::plugins::Plugin>, crate::ext::hooks::Found) {
+    let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir);
+    warn_all(&plugins.warnings, "plugins");
+    if args.no_hooks {
+        return (plugins.plugins, crate::ext::hooks::Found::default());
+    }
+    let home_dir = env::home_dir();
+    let user_config = home.root().join("config.toml");
+    let hooks = crate::ext::hooks::find(
+        &crate::ext::hooks::Places {
+            user_config: &user_config,
+            home_dir: home_dir.as_deref(),
+            cwd,
+            plugins: &plugins.plugins,
+        },
+        &home.db_path(),
+    );
+    warn_all(&hooks.warnings, "hooks");
+    (plugins.plugins, hooks)
 }
 
 /// Everything before the session: see the module doc.
@@ -288,7 +327,8 @@ where
         main_tier: preset.tier,
         models,
     };
-    let mcp = mcp_servers(args, &home, &cwd)?;
+    let (plugins, hooks) = extensions(args, &home, &cwd);
+    let mcp = mcp_servers(args, &home, &cwd, &plugins)?;
     let status_line = config::load_tui(&home.root().join("config.toml"))?
         .status_line
         .map(|s| s.command);
@@ -326,6 +366,8 @@ where
         sandbox,
         mcp,
         status_line,
+        plugins,
+        hooks,
     })
 }
 
@@ -380,6 +422,7 @@ fn mcp_servers(
     args: &RunArgs,
     home: &CoxHome,
     cwd: &std::path::Path,
+    plugins: &[crate::ext::plugins::Plugin],
 ) -> Result<crate::mcp::Loaded> {
     if args.no_mcp {
         return Ok(crate::mcp::Loaded::default());
@@ -392,6 +435,7 @@ fn mcp_servers(
             project: cwd,
             flags: &args.mcp_config,
             strict: args.strict_mcp_config,
+            plugins,
         },
         &|name| std::env::var(name).ok(),
     )?;
@@ -432,7 +476,8 @@ pub(crate) fn mcp_outside_a_session(
     let (permissions, _) = session_permissions(&home, &cwd, args)?;
     let workspace = Workspace::single(cwd.clone());
     let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
-    let loaded = mcp_servers(args, &home, &cwd)?;
+    let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir).plugins;
+    let loaded = mcp_servers(args, &home, &cwd, &plugins)?;
     Ok((loaded, connect_context(&home, &cwd, &sandbox)?))
 }
 
@@ -520,6 +565,8 @@ pub struct SessionFacts {
     /// The command whose first line is the TUI's status line
     /// (`[tui] status_line.command`).
     pub status_line: Option<String>,
+    /// The project's notes (`/memory`).
+    pub memory: std::sync::Arc<crate::ext::memory::ProjectMemory>,
 }
 
 /// How long a session's end waits for a title the cheap tier is still
@@ -551,6 +598,8 @@ pub(crate) fn build_session<P: Provider>(
         sandbox,
         mcp,
         status_line,
+        plugins,
+        hooks,
     } = prepared;
     let connect = connect_context(&home, &cwd, &sandbox)?;
     let info = catalog.get(provider.model()).cloned();
@@ -567,6 +616,7 @@ pub(crate) fn build_session<P: Provider>(
         }
     }
     let context_window = info.as_ref().map(|m| m.context_window);
+    let found = instructions::load(home.root(), &cwd, &plugins);
     // Architect's plan mode is already in `permissions`.
     let mode = permissions.mode;
     let id = resumed
@@ -600,7 +650,7 @@ pub(crate) fn build_session<P: Provider>(
                 Some(text) => format!("{}\n\n{text}", cox_core::prompt::SYSTEM_PROMPT),
                 None => cox_core::prompt::SYSTEM_PROMPT.to_owned(),
             },
-            instructions: instructions::load(home.root(), &cwd),
+            instructions: found.text,
             volatile: cox_core::prompt::volatile_block(
                 &started_at[..10],
                 &cwd_text,
@@ -650,9 +700,34 @@ pub(crate) fn build_session<P: Provider>(
         .collect();
     // Written off the runtime, so a cox.db another process holds locked
     // never stops the session (nor the TUI drawing it).
+    // Notes are read and kept through the session's own connection.
+    let memory = std::sync::Arc::new(crate::ext::memory::ProjectMemory::new(
+        std::sync::Arc::clone(&store),
+        &cwd,
+    ));
     let record = std::sync::Arc::new(
         Background::start(store).context("cannot start the record's writer thread")?,
     );
+    let mut tools = cox_tools::builtin_tools();
+    tools.push(std::sync::Arc::new(crate::ext::memory::MemoryTool::new(
+        std::sync::Arc::clone(&memory),
+    )));
+    if let Some(tool) = crate::ext::skill_tool::SkillTool::over(found.skills.clone()) {
+        tools.push(std::sync::Arc::new(tool));
+    }
+    let home_dir = env::home_dir();
+    let known: Vec<String> = models.iter().map(|(id, ..)| id.clone()).collect();
+    let commands = crate::ext::commands::Commands::find(
+        &crate::ext::commands::Places {
+            cox_home: home.root(),
+            home_dir: home_dir.as_deref(),
+            base: &instructions::repo_root(&cwd).unwrap_or_else(|| cwd.clone()),
+            plugins: &plugins,
+            models: &known,
+        },
+        &found.skills,
+    );
+    warn_all(&commands.warnings, "commands");
     let session = Session::new(
         config,
         provider,
@@ -660,9 +735,10 @@ pub(crate) fn build_session<P: Provider>(
         std::sync::Arc::clone(&record),
         record,
         OsSandbox::new(sandbox),
-        cox_tools::builtin_tools(),
+        tools,
     )
     .with_engine(permissions.engine)
+    .with_memory(std::sync::Arc::clone(&memory) as _)
     .with_checkpoints(std::sync::Arc::new(
         cox_checkpoints::GitCheckpoints::open(&home, &checkpoint_roots)
             .context("cannot open the checkpoint store")?,
@@ -674,7 +750,27 @@ pub(crate) fn build_session<P: Provider>(
         Some(resumed) => session.resume(resumed),
         None => session,
     };
+    let session = if commands.entries().next().is_some() {
+        session.with_expander(std::sync::Arc::new(commands))
+    } else {
+        session
+    };
     let session = with_mcp(session, mcp, connect);
+    if let Some(line) = crate::ext::hooks::pending_line(&hooks.pending) {
+        warn_all(&[line], "hooks");
+    }
+    let session = if hooks.trusted.is_empty() {
+        session
+    } else {
+        session.with_hooks(std::sync::Arc::new(cox_hooks::CommandHooks::new(
+            hooks.trusted,
+            cox_hooks::SessionInfo {
+                session_id: id.to_string(),
+                transcript_path: home.rollout_path(id),
+                cwd: cwd.clone(),
+            },
+        )))
+    };
     let facts = SessionFacts {
         cwd,
         sandbox: sandbox_label,
@@ -687,6 +783,7 @@ pub(crate) fn build_session<P: Provider>(
         recent,
         models,
         status_line,
+        memory,
     };
     Ok((session, facts))
 }

@@ -58,6 +58,11 @@ enum Command {
     /// starts the ones `list` shows).
     #[command(subcommand)]
     Mcp(commands::mcp::McpCommand),
+    /// Extensions: `cox ext list [--json]` (instruction files, skills,
+    /// commands, plugins, hooks, MCP servers) and `cox ext trust` (the
+    /// hooks of a project or a plugin).
+    #[command(subcommand)]
+    Ext(commands::ext::ExtCommand),
     /// Record a session's provider exchanges as a cassette:
     /// `cox record --out FILE -- run -p …`. Replay it offline with
     /// `cox run --scenario FILE -p …`.
@@ -90,6 +95,24 @@ enum ConfigCommand {
 enum PermissionsCommand {
     /// Decide one call and say which rule or step decided it.
     Check(commands::permissions::CheckArgs),
+}
+
+/// The project's notes as the terminal UI's `/memory` reaches them.
+#[derive(Debug)]
+struct Notes(std::sync::Arc<cox_cli::ext::memory::ProjectMemory>);
+
+impl cox_tui::app::Notes for Notes {
+    fn add(&self, text: &str) -> Result<String, String> {
+        self.0.add(text)
+    }
+
+    fn list(&self) -> Result<String, String> {
+        self.0.list()
+    }
+
+    fn forget(&self, id: i64) -> Result<String, String> {
+        self.0.forget(id)
+    }
 }
 
 /// Plain `cox`: the terminal UI over a session built as `cox run` builds
@@ -141,10 +164,19 @@ fn tui(args: RunArgs) -> i32 {
                 recent: facts.recent,
                 models: facts.models,
                 status_line: facts.status_line,
+                notes: Some(std::sync::Arc::new(Notes(facts.memory))),
             },
         ))
     };
-    cox_tui::run::run(make, &login)
+    // A project's hooks wait for the person's word before the session
+    // that would run them starts.
+    let question =
+        cox_cli::ext::hooks::Pending::find(&args).map(|pending| cox_tui::run::TrustQuestion {
+            project: pending.cwd.display().to_string(),
+            hooks: pending.lines(),
+            trust: Box::new(move || pending.trust().map_err(|e| cox_cli::error_chain(&e))),
+        });
+    cox_tui::run::run(make, &login, question)
 }
 
 /// `cox run` (or `cox record -- run`): the flags after `run` over those
@@ -218,6 +250,7 @@ fn main() {
                 Some(Command::Rewind(_)) => Some("rewind"),
                 Some(Command::Checkpoints(_)) => Some("checkpoints"),
                 Some(Command::Mcp(_)) => Some("mcp"),
+                Some(Command::Ext(_)) => Some("ext"),
                 // `cox record` takes its flags after `--`.
                 Some(Command::Record(_)) => Some("record"),
             };
@@ -247,6 +280,7 @@ fn dispatch(cli: Cli) -> i32 {
         }
         Some(Command::Expand(args)) => commands::expand::run(&args),
         Some(Command::Mcp(command)) => commands::mcp::run(&command, &RunArgs::default()),
+        Some(Command::Ext(command)) => commands::ext::run(&command),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);
             match cox_cli::parse::<Cli>(argv) {

@@ -109,4 +109,9 @@ impl McpClient for Client {
     fn login_store(&self, home: &Path) -> String {
         cox_mcp::auth::backend(home)
     }
+
+    fn may_start(&self, home: &Path, server: &McpServer) -> Result<bool, String> {
+        let db = cox_store::Db::open(&home.join("cox.db")).map_err(|e| e.to_string())?;
+        cox_mcp::trust::may_start(&db, server)
+    }
 }

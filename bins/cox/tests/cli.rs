@@ -49,6 +49,7 @@ fn hello_in_stream_json_frames_init_events_and_result() {
             "expand",
             "glob",
             "grep",
+            "memory",
             "read",
             "write"
         ]

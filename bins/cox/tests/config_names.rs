@@ -143,10 +143,6 @@ fn a_table_of_a_later_release_is_refused_not_ignored() {
             "[budget]\nsession_usd = 3.0\n\n[telemetry]\notel = true\n",
             ":4: `[telemetry]` is not supported by this version of cox".to_owned(),
         ),
-        (
-            "[hooks]\nPreToolUse = []\n",
-            ":1: `[hooks]` is not supported by this version".to_owned(),
-        ),
     ] {
         for project in [false, true] {
             let s = Setup::new();

@@ -135,13 +135,6 @@ fn a_flag_given_on_both_sides_must_agree_and_strays_are_refused() {
         .unwrap();
     common::assert_one_line_error(&out, "--output-format is for headless runs");
 
-    // Hooks do not exist yet: their switch is refused.
-    let out = scripted(&env, "hello")
-        .args(["run", "-p", "x", "--no-hooks"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("--no-hooks"), "{}", stderr(&out));
     // --no-mcp with --mcp-config asks for two opposite things.
     let out = scripted(&env, "hello")
         .args(["run", "-p", "x", "--no-mcp", "--mcp-config", "{}"])

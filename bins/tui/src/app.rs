@@ -116,6 +116,28 @@ pub struct Facts {
     pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
     /// `[tui] status_line.command`: its first line is the status line.
     pub status_line: Option<String>,
+    /// The project's notes, for `/memory`.
+    pub notes: Option<std::sync::Arc<dyn Notes>>,
+}
+
+/// What `/memory` reaches: the project's notes, kept across sessions
+/// (their recall into each turn is the session's business).
+pub trait Notes: Send + Sync + std::fmt::Debug {
+    /// Keeps a note; the line saying so.
+    ///
+    /// # Errors
+    /// One line saying why not.
+    fn add(&self, text: &str) -> Result<String, String>;
+    /// Every note, one line each.
+    ///
+    /// # Errors
+    /// One line saying why not.
+    fn list(&self) -> Result<String, String>;
+    /// Forgets note `id`.
+    ///
+    /// # Errors
+    /// One line saying why not (no such note).
+    fn forget(&self, id: i64) -> Result<String, String>;
 }
 
 /// The state of the screen.
@@ -382,6 +404,43 @@ impl App {
         }
     }
 
+    /// `/memory [list | add <text> | forget <id>]`: the answer as a note in
+    /// the transcript (a list in an overlay).
+    fn memory(&mut self, arg: Option<&str>) {
+        let Some(notes) = self.facts.notes.clone() else {
+            self.flash = Some("this session keeps no notes".into());
+            return;
+        };
+        let arg = arg.unwrap_or("list").trim();
+        let (word, rest) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+        let rest = rest.trim();
+        let done = match word {
+            "list" if rest.is_empty() => match notes.list() {
+                Ok(text) => {
+                    self.overlay = Some(Overlay::Text {
+                        title: "memory".into(),
+                        lines: text
+                            .lines()
+                            .map(|l| crate::sanitize::sanitize(l).into_owned())
+                            .collect(),
+                    });
+                    return;
+                }
+                Err(err) => Err(err),
+            },
+            "add" => notes.add(rest),
+            "forget" => match rest.trim_start_matches('[').trim_end_matches(']').parse() {
+                Ok(id) => notes.forget(id),
+                Err(_) => Err("usage: /memory forget <id> (ids are in /memory list)".into()),
+            },
+            _ => Err("usage: /memory [list | add <text> | forget <id>]".into()),
+        };
+        match done {
+            Ok(line) => self.note(NoticeLevel::Info, &line),
+            Err(err) => self.flash = Some(err),
+        }
+    }
+
     /// Slash commands matching what is typed, for the completion popup:
     /// cox's own, then the session's (`/mcp__<server>__<prompt>`).
     #[must_use]
@@ -409,9 +468,17 @@ impl App {
         out
     }
 
-    /// The session's command `text` starts with, or why it names none;
-    /// `None` when it does not start with `/mcp__`.
+    /// The session's command `text` starts with (a custom command, a
+    /// skill, an MCP server's prompt), or why it names none; `None` when it
+    /// names none and does not start with `/mcp__` (cox's own commands win
+    /// over the session's of the same name).
     fn session_command(&self, text: &str) -> Option<Result<(), String>> {
+        let typed = text.trim_end().strip_prefix('/')?;
+        let first = typed.split(char::is_whitespace).next().unwrap_or_default();
+        if !first.starts_with("mcp__") {
+            let ours = !slash::is_builtin(first) && self.commands.iter().any(|c| c.name == first);
+            return ours.then_some(Ok(()));
+        }
         let word = text.trim_end().strip_prefix("/mcp__")?;
         let word = word.split(char::is_whitespace).next().unwrap_or_default();
         let name = format!("mcp__{word}");
@@ -715,7 +782,7 @@ impl App {
 
     fn submit(&mut self, text: &str) -> Vec<Action> {
         self.scroll = 0;
-        // A server's prompt goes to the session as typed: it expands it.
+        // A session's command goes to it as typed: the session expands it.
         let parsed = match self.session_command(text) {
             Some(Err(message)) => {
                 self.flash = Some(message);
@@ -802,6 +869,10 @@ impl App {
                     title: "permissions".into(),
                     lines,
                 });
+                Vec::new()
+            }
+            Command::Memory(arg) => {
+                self.memory(arg.as_deref());
                 Vec::new()
             }
             Command::Cost => {

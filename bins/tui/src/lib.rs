@@ -14,10 +14,11 @@
 //! - [`transcript`]: the conversation as the events built it;
 //! - [`app`]: the whole screen's state, events and keys in, submissions out;
 //! - [`view`]: drawing the state (pure: a `Buffer` in tests);
-//! - [`run`]: the terminal, the event loop and the session together.
+//! - [`run`]: the terminal, the event loop and the session together;
+//! - [`trust`]: the question a project's hooks get before they may run.
 //!
-//! Invariants: nothing but [`view`] draws, nothing but [`run`] touches the
-//! terminal, and [`app`] never awaits: it is a state machine a test can
+//! Invariants: nothing but [`view`] (and [`trust`]'s one question) draws,
+//! nothing but [`run`] and [`trust`] touch the terminal, and [`app`] never awaits: it is a state machine a test can
 //! drive key by key.
 
 pub mod app;
@@ -30,4 +31,5 @@ pub mod sanitize;
 pub mod slash;
 pub mod status_line;
 pub mod transcript;
+pub mod trust;
 pub mod view;

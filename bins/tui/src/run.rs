@@ -42,6 +42,7 @@ use ratatui::DefaultTerminal;
 
 use crate::app::{Action, App, Facts};
 use crate::preview::{self, MAX_READ, Read};
+pub use crate::trust::TrustQuestion;
 
 /// The longest a dirty screen waits to be drawn.
 const FRAME: Duration = Duration::from_millis(16);
@@ -83,22 +84,26 @@ pub enum Start {
 
 /// Runs the TUI until the person quits. `make` builds a session and the
 /// facts for its status line; it is called again after `/clear`,
-/// `/resume` and a `/mcp login` (which `login` runs). Returns the exit
-/// code.
-pub fn run<W, M>(mut make: M, login: &Login) -> i32
+/// `/resume` and a `/mcp login` (which `login` runs). With a `question`
+/// (a project's hooks wait for trust), it is asked first, and the session
+/// is built after the answer. Returns the exit code.
+pub fn run<W, M>(mut make: M, login: &Login, question: Option<TrustQuestion>) -> i32
 where
     W: World,
     M: FnMut(Start) -> Result<(Session<W>, Facts), String>,
 {
-    let (session, facts) = match make(Start::First) {
-        Ok(made) => made,
-        Err(err) => {
-            eprintln!("cox: error: {err}");
-            return 1;
-        }
+    // Without a question the session is built first, so its own errors (an
+    // unknown --resume id) are said even where there is no terminal.
+    let built = match question {
+        Some(_) => None,
+        None => match make(Start::First) {
+            Ok(made) => Some(made),
+            Err(err) => {
+                eprintln!("cox: error: {err}");
+                return 1;
+            }
+        },
     };
-    // Checked after the session is built, so its own errors (an unknown
-    // --resume id) are the ones said.
     {
         use std::io::IsTerminal;
         if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
@@ -146,7 +151,57 @@ where
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         );
     }
+    let restore = || {
+        if enhanced {
+            let _ = execute!(io::stdout(), PopKeyboardEnhancementFlags);
+        }
+        let _ = execute!(io::stdout(), DisableBracketedPaste, DisableMouseCapture);
+        ratatui::restore();
+    };
+    let mut answer: Option<(NoticeLevel, String)> = None;
+    if let Some(question) = question {
+        let count = question.hooks.len();
+        answer = Some(match crate::trust::ask(&mut terminal, &question) {
+            Ok(true) => match (question.trust)() {
+                Ok(()) => (
+                    NoticeLevel::Info,
+                    format!("trusted {count} hook(s) of this folder; they run from now on"),
+                ),
+                Err(err) => (NoticeLevel::Error, err),
+            },
+            Ok(false) => (
+                NoticeLevel::Warn,
+                format!(
+                    "{count} hook(s) of this folder are not trusted and do not run; \
+                     `cox ext trust` trusts them"
+                ),
+            ),
+            Err(err) => {
+                restore();
+                eprintln!("cox: error: the terminal failed: {err}");
+                return 1;
+            }
+        });
+    }
+    let (session, facts) = match built {
+        Some(made) => made,
+        None => match make(Start::First) {
+            Ok(made) => {
+                // Building it may have printed warnings over the screen.
+                let _ = terminal.clear();
+                made
+            }
+            Err(err) => {
+                restore();
+                eprintln!("cox: error: {err}");
+                return 1;
+            }
+        },
+    };
     let mut app = App::new(facts, Vec::new());
+    if let Some((level, line)) = &answer {
+        app.note(*level, line);
+    }
     let mut session = Some(session);
     let mut code = 0;
     while let Some(current) = session.take() {
@@ -191,11 +246,7 @@ where
             }
         }
     }
-    if enhanced {
-        let _ = execute!(io::stdout(), PopKeyboardEnhancementFlags);
-    }
-    let _ = execute!(io::stdout(), DisableBracketedPaste, DisableMouseCapture);
-    ratatui::restore();
+    restore();
     print!("{}", app.plain_transcript());
     if let Some(flash) = &app.flash
         && code != 0

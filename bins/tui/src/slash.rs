@@ -46,6 +46,8 @@ pub enum Command {
     Permissions,
     /// `/cost`: this session's tokens and cost.
     Cost,
+    /// `/memory [list | add <text> | forget <id>]`: the project's notes.
+    Memory(Option<String>),
     /// `/resume [id]`: pick a recorded session (list them without an id).
     Resume(Option<String>),
     /// `/rewind` (or `/undo`): pick a turn to undo.
@@ -115,6 +117,12 @@ const COMMANDS: &[Spec] = &[
         usage: "/permissions",
         help: "show the permission mode and rules in force",
         arg: Arg::Nothing(Command::Permissions),
+    },
+    Spec {
+        name: "/memory",
+        usage: "/memory [list | add <text> | forget <id>]",
+        help: "the project's notes, kept across sessions (the relevant ones reach each turn)",
+        arg: Arg::Text(Command::Memory),
     },
     Spec {
         name: "/cost",
@@ -371,6 +379,12 @@ fn distance(a: &str, b: &str) -> usize {
         }
     }
     rows[a.len()][b.len()]
+}
+
+/// Whether `word` (without the `/`) is one of cox's own commands or their
+/// other names.
+pub fn is_builtin(word: &str) -> bool {
+    lookup(&format!("/{}", word.to_lowercase())).is_some()
 }
 
 fn lookup(typed: &str) -> Option<&'static Spec> {

@@ -37,6 +37,7 @@ fn app() -> App {
                 ("claude-opus-4-5".into(), None, 200_000),
             ],
             status_line: None,
+            notes: None,
         },
         Vec::new(),
     );

@@ -298,6 +298,25 @@ impl History {
         self.mode = None;
     }
 
+    /// The text of the last assistant message, if it said any.
+    #[must_use]
+    pub fn last_answer(&self) -> Option<String> {
+        let last = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)?;
+        let text: Vec<&str> = last
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        (!text.is_empty()).then(|| text.join("\n"))
+    }
+
     /// The queries of the `tool_search` calls answered so far, in order.
     #[must_use]
     pub fn searches(&self) -> &[String] {

@@ -19,6 +19,28 @@ permission rules; when that happens, read the reason and find another way or \
 explain what you need. Be brief: say what you did and what is left, without \
 repeating file contents back.";
 
+/// The notes of project memory a turn's volatile block carries, as a
+/// section of it; empty without notes.
+#[must_use]
+pub fn memory_section(notes: &[cox_protocol::memory::Note]) -> String {
+    if notes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nProject memory (notes kept across sessions that bear on this request; the memory \
+         tool adds, lists and forgets them):\n",
+    );
+    for note in notes {
+        let text: String = note.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text: String = text.chars().take(NOTE_SHOWN).collect();
+        out.push_str(&format!("- [{}] {text}\n", note.id));
+    }
+    out
+}
+
+/// The most of one note the volatile block shows, in characters.
+const NOTE_SHOWN: usize = 500;
+
 /// The volatile block: facts that change between calls. Never cached.
 #[must_use]
 pub fn volatile_block(date: &str, cwd: &str, branch: Option<&str>) -> String {

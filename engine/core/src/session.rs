@@ -110,8 +110,12 @@ struct Fixed<W> {
     /// Tools that are still connecting (MCP servers): awaited once, as the
     /// run starts, before the first request.
     late: Option<LateSource>,
-    /// What prompts may name of the servers' (set once `late` is in).
-    expander: Option<Arc<dyn Expander>>,
+    /// What prompts may name: the command line's commands and skills,
+    /// then the MCP servers' prompts and resources (once `late` is in),
+    /// asked in that order.
+    expanders: Vec<Arc<dyn Expander>>,
+    /// The project's notes, recalled for each turn.
+    memory: Option<Arc<dyn cox_protocol::memory::Memory>>,
     /// The hooks configured for the session; `None` runs none.
     hooks: Option<Arc<dyn Hooks>>,
     /// Where pre-images are kept; `None` runs without checkpoints.
@@ -146,6 +150,14 @@ struct State {
     titled: bool,
     /// A checkpoint failure was said (it is said once a session).
     checkpoint_warned: bool,
+    /// The model this turn runs on (a command's `model`), if not the
+    /// session's.
+    turn_model: Option<String>,
+    /// The rules this turn is decided by, when a command allowed more
+    /// tools for it.
+    turn_engine: Option<Arc<Engine>>,
+    /// The notes recalled for this turn's prompt.
+    turn_notes: Vec<cox_protocol::memory::Note>,
 }
 
 /// Tools that join the session as its run starts (an MCP client's, whose
@@ -210,7 +222,8 @@ impl<W: World> Session<W> {
             tools: ToolSet::new(tools.clone(), max_tools),
             base_tools: tools,
             late: None,
-            expander: None,
+            expanders: Vec::new(),
+            memory: None,
             hooks: None,
             checkpoints: None,
             engine: Arc::new(Engine::default()),
@@ -256,6 +269,22 @@ impl<W: World> Session<W> {
     #[must_use]
     pub fn with_late_tools(mut self, source: LateSource) -> Self {
         self.fixed.late = Some(source);
+        self
+    }
+
+    /// Lets prompts name what `expander` offers (custom commands, skills),
+    /// asked before the MCP servers' own.
+    #[must_use]
+    pub fn with_expander(mut self, expander: Arc<dyn Expander>) -> Self {
+        self.fixed.expanders.push(expander);
+        self
+    }
+
+    /// Recalls the project's notes relevant to each turn into its volatile
+    /// block (see [`cox_protocol::memory`]).
+    #[must_use]
+    pub fn with_memory(mut self, memory: Arc<dyn cox_protocol::memory::Memory>) -> Self {
+        self.fixed.memory = Some(memory);
         self
     }
 
@@ -313,7 +342,7 @@ impl<W: World> Session<W> {
                 find_again(&fixed.tools, &history, &mut state);
             }
             late_notices = late.notices;
-            fixed.expander = late.expander;
+            fixed.expanders.extend(late.expander);
         }
         let cfg = &fixed.config;
         let provider = fixed.world.provider();
@@ -347,11 +376,9 @@ impl<W: World> Session<W> {
             },
         };
         driver.start();
-        if let Some(expander) = &fixed.expander {
-            let commands = expander.commands();
-            if !commands.is_empty() {
-                driver.out.emit(Event::Commands { commands });
-            }
+        let commands: Vec<_> = fixed.expanders.iter().flat_map(|e| e.commands()).collect();
+        if !commands.is_empty() {
+            driver.out.emit(Event::Commands { commands });
         }
         for text in late_notices {
             driver.out.notice(NoticeLevel::Warn, text);

@@ -279,6 +279,39 @@ impl Engine {
         })
     }
 
+    /// This engine with `rules` allowed too, from `origin` (a command's
+    /// `allowed-tools`, for the turn it starts). A project's allow rules are
+    /// never taken, here as anywhere.
+    ///
+    /// # Errors
+    /// A rule that does not parse, naming where it came from.
+    pub fn with_allowed(&self, rules: &[String], origin: &Origin) -> Result<Engine, CompileError> {
+        let mut allow = self.allow.rules.clone();
+        let mut ignored = self.ignored.clone();
+        for text in rules {
+            let rule = Rule::parse(text, origin.clone(), self.home.as_deref(), &self.cwd).map_err(
+                |source| CompileError {
+                    origin: origin.clone(),
+                    list: "allow",
+                    source,
+                },
+            )?;
+            if matches!(origin, Origin::Project(_)) {
+                ignored.push(rule);
+            } else {
+                allow.push(rule);
+            }
+        }
+        Ok(Engine {
+            allow: List::new(allow),
+            ask: List::new(self.ask.rules.clone()),
+            deny: List::new(self.deny.rules.clone()),
+            ignored,
+            home: self.home.clone(),
+            cwd: self.cwd.clone(),
+        })
+    }
+
     /// Project allow rules that were dropped because projects cannot allow.
     #[must_use]
     pub fn ignored(&self) -> &[Rule] {

@@ -38,6 +38,9 @@ pub enum Origin {
     Project(PathBuf),
     /// A command-line flag.
     Flag,
+    /// The `allowed-tools` of the person's own slash command (for the turn
+    /// it starts), with its file.
+    Command(PathBuf),
 }
 
 impl fmt::Display for Origin {
@@ -47,6 +50,7 @@ impl fmt::Display for Origin {
             Origin::User(path) => write!(f, "user config {}", path.display()),
             Origin::Project(path) => write!(f, "project config {}", path.display()),
             Origin::Flag => f.write_str("command line"),
+            Origin::Command(path) => write!(f, "allowed-tools of command {}", path.display()),
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod error;
 pub mod hook;
 pub mod ids;
 pub mod mcp;
+pub mod memory;
 pub mod provider;
 pub mod sandbox;
 pub mod store;

@@ -71,15 +71,18 @@ pub enum OriginKind {
     Project,
     /// `--mcp-config FILE`.
     Flag,
+    /// A plugin's `.mcp.json` (or its manifest's `mcpServers`); the server
+    /// is named `plugin_<plugin>_<server>`.
+    Plugin,
 }
 
 impl OriginKind {
     /// Whether a server from here is trusted when it first connects; a
-    /// project's servers were written by whoever wrote the repository, and
-    /// wait for `cox mcp trust`.
+    /// project's servers were written by whoever wrote the repository, a
+    /// plugin's by its author, and wait for `cox mcp trust`.
     #[must_use]
     pub fn trusted_on_first_connect(self) -> bool {
-        !matches!(self, OriginKind::Project)
+        !matches!(self, OriginKind::Project | OriginKind::Plugin)
     }
 
     /// How `cox mcp list` names it.
@@ -91,6 +94,7 @@ impl OriginKind {
             OriginKind::ClaudeProject => "~/.claude.json (project)",
             OriginKind::Project => "project",
             OriginKind::Flag => "--mcp-config",
+            OriginKind::Plugin => "plugin",
         }
     }
 }
@@ -162,10 +166,11 @@ pub enum ServerState {
     NeedsLogin,
 }
 
-/// What a prompt brings with it from the servers: a server's prompt typed
-/// as `/mcp__<server>__<prompt> args`, a resource named as
-/// `@<server>:<uri>`. The MCP client supplies it; the core asks it before
-/// each turn, so every surface gets the same expansion.
+/// What a prompt brings with it: a server's prompt typed as
+/// `/mcp__<server>__<prompt> args`, a resource named as `@<server>:<uri>`
+/// (the MCP client's), a custom command or a skill typed as `/<name> args`
+/// (the command line's). The core asks each before every turn, so every
+/// surface gets the same expansion.
 pub trait Expander: Send + Sync {
     /// The servers' prompts, as slash commands.
     fn commands(&self) -> Vec<SlashCommand>;
@@ -186,6 +191,12 @@ pub trait Expander: Send + Sync {
 pub struct Expanded {
     pub text: String,
     pub notices: Vec<String>,
+    /// The turn runs on this model (a command's `model`).
+    pub model: Option<String>,
+    /// Permission rules allowed for this turn (the `allowed-tools` of the
+    /// person's own command), and the file that says so.
+    pub allowed_tools: Vec<String>,
+    pub command_file: Option<PathBuf>,
 }
 
 /// The servers a session connected to.

@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4];
+pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -130,5 +130,21 @@ CREATE TABLE mcp_trust (
     definition TEXT NOT NULL,
     trusted_at TEXT NOT NULL,
     PRIMARY KEY (server, scope, tool)
+);
+";
+
+/// Version 5: the extensions of a project (or a plugin) a person trusted to
+/// run: `scope` names whose they are (the project's folder, or the plugin
+/// and where it lives), `kind` what they are (`hook`), `hash` what exactly
+/// was trusted (for a hook: where it is written, its event, its matcher
+/// and its command), so a changed command is pending again.
+const V5: &str = "
+CREATE TABLE ext_trust (
+    scope TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    label TEXT NOT NULL,
+    trusted_at TEXT NOT NULL,
+    PRIMARY KEY (scope, kind, hash)
 );
 ";

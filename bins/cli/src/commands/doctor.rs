@@ -178,6 +178,7 @@ fn mcp_servers(home: &CoxHome) -> Vec<Row> {
         )];
     };
     let home_dir = crate::env::home_dir();
+    let plugins = crate::ext::plugins::discover(home.root(), &[]).plugins;
     let loaded = crate::mcp::load(
         &crate::mcp::Sources {
             user_config: &home.root().join("config.toml"),
@@ -185,6 +186,7 @@ fn mcp_servers(home: &CoxHome) -> Vec<Row> {
             project: &cwd,
             flags: &[],
             strict: false,
+            plugins: &plugins,
         },
         &|name| std::env::var(name).ok(),
     );

@@ -6,7 +6,7 @@
 //! setting took effect when it did not. So before serde reads a file, its
 //! names are checked against [`ROOT`], and the first name (by position)
 //! that is not there is an error naming its line and the nearest known name.
-//! A name a later release will read (`[hooks]`, `[telemetry]`, ...) is
+//! A name a later release will read (`[telemetry]`, ...) is
 //! refused as not supported by this version, never
 //! accepted and ignored.
 //!
@@ -34,6 +34,10 @@ pub(super) enum Shape {
         example: &'static str,
         entry: &'static Shape,
     },
+    /// A table whose entries another reader checks, warning per entry
+    /// and going on (`[hooks]`: Claude Code's shape, read by the hooks'
+    /// loader).
+    Open,
     /// A name a later release reads, with what it will be.
     Later(&'static str),
 }
@@ -145,7 +149,9 @@ pub(super) const ROOT: Shape = Table(&[
             entry: &MCP_SERVER,
         },
     ),
-    ("hooks", Later("hooks come in a later release")),
+    // Claude Code's shape (`[[hooks.<Event>]]` entries); its entries are
+    // checked by the hooks' own reader, which warns and goes on.
+    ("hooks", Shape::Open),
     (
         "sandbox",
         Table(&[
@@ -219,7 +225,7 @@ fn walk<'a>(
                 }
                 _ => *entry,
             },
-            Value | Later(_) => return,
+            Value | Shape::Open | Later(_) => return,
         };
         if let DeValue::Table(inner_table) = value.get_ref() {
             path.push(name);
@@ -313,7 +319,7 @@ fn spell(path: &[&str], name: &str, is_table: bool) -> String {
 }
 
 fn is_table_shape(shape: &Shape) -> bool {
-    matches!(shape, Table(_) | Shape::Entries { .. })
+    matches!(shape, Table(_) | Shape::Entries { .. } | Shape::Open)
 }
 
 /// Where else in [`ROOT`] a name of this kind is known: the path of its
@@ -345,7 +351,7 @@ fn elsewhere(name: &str, is_table: bool) -> Vec<(Vec<&'static str>, &'static Sha
                 visit(entry, path, name, is_table, out);
                 path.pop();
             }
-            Value | Later(_) => {}
+            Value | Shape::Open | Later(_) => {}
         }
     }
     let mut out = Vec::new();

@@ -29,7 +29,7 @@ fn a_misspelt_table_names_its_line_and_the_nearest_table() {
     assert_eq!(
         refused("[settings]\n").unwrap().1,
         "unknown table `[settings]` (known: [permissions], [core], [tiers], [providers], \
-         [models], [budget], [context], [mcp_servers], [sandbox], [tui])"
+         [models], [budget], [context], [mcp_servers], [hooks], [sandbox], [tui])"
     );
 }
 
@@ -122,7 +122,7 @@ fn entries_come_from_their_list() {
 
 #[test]
 fn a_table_of_a_later_release_is_refused_not_ignored() {
-    for table in ["hooks", "telemetry", "tools"] {
+    for table in ["telemetry", "tools"] {
         let (_, message) = refused(&format!("[{table}]\nx = 1\n")).unwrap();
         assert!(
             message.contains("not supported by this version"),
@@ -323,5 +323,16 @@ fn the_schema_is_the_structs_serde_fills() {
     assert_eq!(
         names_of(at("sandbox")),
         fields_of::<crate::config::SandboxConfig>()
+    );
+}
+
+#[test]
+fn hooks_take_claude_codes_shape_and_their_entries_are_checked_elsewhere() {
+    assert_eq!(
+        refused(
+            "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n\
+             hooks = [{ type = \"command\", command = \"./guard.sh\", timeout = 5 }]\n"
+        ),
+        None
     );
 }

@@ -36,18 +36,29 @@ const DESCRIPTION_MAX: usize = 1024;
 /// One skill as the index shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
+    /// As the frontmatter names it; a plugin's is `<plugin>:<name>`.
     pub name: String,
     pub description: String,
     /// The stable spelling of its `SKILL.md`.
     pub path: String,
+    /// Its `SKILL.md`, to read.
+    pub file: PathBuf,
 }
 
-/// The skills under each `(folder, label)` pair, sorted by name, one per
-/// name. `label` is the folder's stable spelling.
-pub fn scan(dirs: &[(PathBuf, String)], warnings: &mut Vec<String>) -> Vec<Skill> {
+/// A folder of skills: where it is, its stable spelling, and the prefix
+/// its skills' names take (a plugin's name).
+#[derive(Debug, Clone)]
+pub struct SkillDir {
+    pub dir: PathBuf,
+    pub label: String,
+    pub prefix: Option<String>,
+}
+
+/// The skills under each folder, sorted by name, one per name.
+pub fn scan(dirs: &[SkillDir], warnings: &mut Vec<String>) -> Vec<Skill> {
     let mut seen = HashSet::new();
     let mut found: Vec<(Skill, PathBuf)> = Vec::new();
-    for (dir, label) in dirs {
+    for SkillDir { dir, label, prefix } in dirs {
         let entries = match fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
@@ -82,9 +93,13 @@ pub fn scan(dirs: &[(PathBuf, String)], warnings: &mut Vec<String>) -> Vec<Skill
             match parsed {
                 Ok((name, description)) => found.push((
                     Skill {
-                        name,
+                        name: match prefix {
+                            Some(prefix) => format!("{prefix}:{name}"),
+                            None => name,
+                        },
                         description,
                         path,
+                        file: file.clone(),
                     },
                     file,
                 )),
@@ -117,7 +132,7 @@ pub fn index(skills: &[Skill]) -> String {
     let mut out = String::from(
         "# Skills\n\nA skill is a folder of instructions for one kind of task. Each line \
          gives a skill's name, what it is for, and its SKILL.md; when a task matches a \
-         description, read that file before you start and follow it.\n\n",
+         description, load the skill with the `skill` tool before you start and follow it.\n\n",
     );
     let start = out.len();
     for (at, skill) in skills.iter().enumerate() {
@@ -165,10 +180,98 @@ pub fn frontmatter(text: &str) -> Result<(String, String), String> {
     Ok((name, description))
 }
 
+/// The frontmatter lines of `text` and the body after them; no lines and
+/// the whole text when it has no frontmatter (a command's is optional).
+///
+/// # Errors
+/// A frontmatter that is opened by a line `---` but never closed.
+pub fn split(text: &str) -> Result<(Vec<&str>, &str), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return Ok((Vec::new(), text));
+    };
+    let mut block = Vec::new();
+    let mut at = 0;
+    for line in rest.split_inclusive('\n') {
+        at += line.len();
+        if line.trim_end() == "---" {
+            return Ok((block, &rest[at..]));
+        }
+        block.push(line.trim_end_matches(['\n', '\r']));
+    }
+    Err("the frontmatter is not closed by a line `---`".to_owned())
+}
+
+/// The keys at the top level of frontmatter lines, in order.
+pub fn keys<'a>(block: &[&'a str]) -> Vec<&'a str> {
+    block
+        .iter()
+        .filter(|l| !l.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
+/// The items of a list value, `key: a, b(c, d)` or one `- item` per line
+/// under `key:`; empty when the key is missing.
+pub fn list(block: &[&str], key: &str) -> Vec<String> {
+    let Some(at) = block.iter().position(|line| {
+        line.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with(':'))
+    }) else {
+        return Vec::new();
+    };
+    let first = block[at][key.len()..].trim_start()[1..].trim();
+    if !first.is_empty() {
+        let first = first.trim_start_matches('[').trim_end_matches(']');
+        let mut items = Vec::new();
+        let (mut depth, mut start) = (0i32, 0);
+        for (i, c) in first.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => {
+                    items.push(first[start..i].to_owned());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        items.push(first[start..].to_owned());
+        return items
+            .into_iter()
+            .map(|i| unquote(i.trim()))
+            .filter(|i| !i.is_empty())
+            .collect();
+    }
+    block[at + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.starts_with([' ', '\t', '-']))
+        .filter_map(|l| l.trim().strip_prefix('-'))
+        .map(|i| unquote(i.trim()))
+        .filter(|i| !i.is_empty())
+        .collect()
+}
+
+/// A YAML scalar without its quotes.
+fn unquote(text: &str) -> String {
+    let quoted = text.len() >= 2
+        && ((text.starts_with('"') && text.ends_with('"'))
+            || (text.starts_with('\'') && text.ends_with('\'')));
+    if quoted {
+        text[1..text.len() - 1].to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
 /// The value of a top-level `key:` in the frontmatter lines, its
 /// continuation lines folded in, white space collapsed; `None` when the key
 /// is missing or its value is empty.
-fn value(block: &[&str], key: &str) -> Option<String> {
+pub fn value(block: &[&str], key: &str) -> Option<String> {
     let at = block.iter().position(|line| {
         line.strip_prefix(key)
             .is_some_and(|rest| rest.trim_start().starts_with(':'))

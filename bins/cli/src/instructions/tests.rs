@@ -292,6 +292,7 @@ fn a_long_description_is_cut_and_the_index_is_capped() {
             name: format!("s{i:03}"),
             description: description.clone(),
             path: format!(".cox/skills/s{i:03}/SKILL.md"),
+            file: PathBuf::from(format!("/r/.cox/skills/s{i:03}/SKILL.md")),
         })
         .collect();
     let text = index(&many);

@@ -26,6 +26,8 @@ pub struct Sources<'a> {
     pub flags: &'a [String],
     /// `--strict-mcp-config`: only the flags' servers.
     pub strict: bool,
+    /// The plugins found: each one's servers, as `plugin_<plugin>_<server>`.
+    pub plugins: &'a [crate::ext::plugins::Plugin],
 }
 
 /// One server as a file writes it: Claude Code's fields, and cox's
@@ -100,6 +102,12 @@ pub fn load(sources: &Sources<'_>, var: &dyn Fn(&str) -> Option<String>) -> Resu
                 path.display()
             )),
         }
+        for plugin in sources.plugins {
+            match plugin_servers(plugin, var) {
+                Ok(parsed) => take(parsed),
+                Err(why) => notices.push(format!("{why}; its MCP servers are not started")),
+            }
+        }
     }
     for flag in sources.flags {
         let (text, path) = if flag.trim_start().starts_with('{') {
@@ -120,6 +128,62 @@ pub fn load(sources: &Sources<'_>, var: &dyn Fn(&str) -> Option<String>) -> Resu
         }
     }
     Ok(Loaded { servers, notices })
+}
+
+/// A plugin's servers, named `plugin_<plugin>_<server>` (as Claude Code
+/// names them), with `${CLAUDE_PLUGIN_ROOT}` standing for its folder.
+fn plugin_servers(
+    plugin: &crate::ext::plugins::Plugin,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Named>, String> {
+    use crate::ext::plugins::Part;
+    let root = plugin.root.display().to_string();
+    let var = |name: &str| match name {
+        "CLAUDE_PLUGIN_ROOT" => Some(root.clone()),
+        _ => var(name),
+    };
+    let parsed = match &plugin.mcp {
+        None => return Ok(Vec::new()),
+        Some(Part::File(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            server_file(&text, path, OriginKind::Plugin, &var)?
+        }
+        Some(Part::Inline(value)) => {
+            let text = serde_json::json!({ "mcpServers": value }).to_string();
+            server_file(&text, &plugin.manifest, OriginKind::Plugin, &var)?
+                .into_iter()
+                .map(|(name, server)| {
+                    let line =
+                        cox_hooks::config::line_of(&plugin.manifest_text, &format!("\"{name}\""));
+                    let server = server.map(|mut s| {
+                        s.origin.line = line;
+                        s
+                    });
+                    (name, server)
+                })
+                .collect()
+        }
+    };
+    Ok(parsed
+        .into_iter()
+        .map(|(name, server)| {
+            let full = format!("plugin_{}_{name}", plugin.name);
+            let server = server.and_then(|mut server| {
+                if let Some(why) = cox_protocol::mcp::valid_server_name(&full) {
+                    return Err(format!(
+                        "{}:{}: plugin {}'s MCP server '{name}': {why}; not started",
+                        server.origin.file.display(),
+                        server.origin.line,
+                        plugin.name
+                    ));
+                }
+                server.name.clone_from(&full);
+                Ok(server)
+            });
+            (full, server)
+        })
+        .collect())
 }
 
 /// The line of `[mcp_servers.<name>]` in a TOML text (1 when not found).

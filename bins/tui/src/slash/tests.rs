@@ -122,7 +122,7 @@ fn text_that_is_not_a_command_is_none() {
 fn a_bare_slash_lists_the_commands() {
     assert_eq!(
         err("/"),
-        "type a command after /: /mode, /compact, /model, /permissions, /cost, /resume, /rewind, /clear, /mcp, /help, /quit"
+        "type a command after /: /mode, /compact, /model, /permissions, /memory, /cost, /resume, /rewind, /clear, /mcp, /help, /quit"
     );
     assert_eq!(err("/ cost"), err("/"));
 }
@@ -152,7 +152,7 @@ fn unknown_commands_suggest_the_nearest() {
 fn unknown_commands_far_from_any_list_them_all() {
     assert_eq!(
         err("/deploy"),
-        "unknown command /deploy; commands: /mode, /compact, /model, /permissions, /cost, /resume, /rewind, /clear, /mcp, /help, /quit"
+        "unknown command /deploy; commands: /mode, /compact, /model, /permissions, /memory, /cost, /resume, /rewind, /clear, /mcp, /help, /quit"
     );
 }
 
@@ -211,6 +211,7 @@ fn help_has_a_line_for_every_command() {
             "/compact [focus]",
             "/model [name]",
             "/permissions",
+            "/memory [list | add <text> | forget <id>]",
             "/cost",
             "/resume [id]",
             "/rewind",

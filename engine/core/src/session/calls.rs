@@ -56,6 +56,7 @@ where
         let mut unconfined = vec![false; count];
         let mut kept: Vec<Option<Kept>> = (0..count).map(|_| None).collect();
         let turn = self.out.history.turns();
+        let engine = Arc::clone(self.engine());
         let mut stop = None;
         // A `PostToolUse` hook's `continue: false`.
         let mut hook_stop: Option<String> = None;
@@ -116,7 +117,7 @@ where
                             cancel: cancel.child_token(),
                             sandbox: fixed.world.sandbox(),
                             output: OutputSink::new(call.id.clone(), tx.clone()),
-                            rules: asked[slot].rules(&fixed.engine, &call.subject),
+                            rules: asked[slot].rules(&engine, &call.subject),
                             unconfined: unconfined[slot],
                         };
                         Box::pin(bracket(
@@ -249,7 +250,7 @@ where
             let mode = self.current_mode().0;
             // Asked as if someone could answer: whether nobody can is
             // decided below, after the hooks had their say.
-            let outcome = fixed.engine.decide(
+            let outcome = self.engine().decide(
                 call,
                 mode,
                 ApprovalPolicy::OnRequest,
@@ -388,6 +389,15 @@ where
         }
     }
 
+    /// The rules calls are decided by: the session's, with what a command
+    /// allowed for this turn.
+    fn engine(&self) -> &Arc<Engine> {
+        self.state
+            .turn_engine
+            .as_ref()
+            .unwrap_or(&self.fixed.engine)
+    }
+
     /// Waits for a person's answer to the approval of `call_id`, while the
     /// `Notification` hooks tell them one waits; `Err` when the turn must
     /// end instead (an interrupt, a shutdown, the input closed).
@@ -443,9 +453,11 @@ where
     }
 
     /// A call the engine would ask about that a `PreToolUse` hook allowed:
-    /// it runs unasked only where `bypassPermissions` would run it (deny
-    /// rules, plan mode, a cloud agent and a line the engine cannot vouch
-    /// for still ask or refuse).
+    /// the hook answers for the risk's own question only, as Claude Code's
+    /// allow skips its permission prompt but not its rules. So the call is
+    /// decided again as if it were read-only: a deny rule, an ask rule, the
+    /// plan mode, a cloud agent and a line the engine cannot vouch for
+    /// still refuse or ask.
     fn hook_allows(
         &self,
         call: &ToolCall,
@@ -457,9 +469,13 @@ where
             return Outcome::Ask { reason: asked };
         }
         let cfg = &self.fixed.config;
-        match self.fixed.engine.decide(
-            call,
-            PermissionMode::BypassPermissions,
+        let as_read = ToolCall {
+            risk: Risk::ReadOnly,
+            ..call.clone()
+        };
+        match self.engine().decide(
+            &as_read,
+            mode,
             ApprovalPolicy::OnRequest,
             cfg.sandbox_mode,
             &self.state.grants,

@@ -163,7 +163,11 @@ where
         if span(&self.out.history, keep).is_none() {
             return CompactOutcome::Nothing;
         }
-        self.pre_compact_hooks(manual, focus).await;
+        if let Some(why) = self.pre_compact_hooks(manual, focus).await {
+            self.out
+                .notice(NoticeLevel::Warn, format!("not compacting: {why}"));
+            return CompactOutcome::Failed;
+        }
         let Some((first_kept, until, since)) = span(&self.out.history, keep) else {
             return CompactOutcome::Nothing;
         };

@@ -8,10 +8,9 @@
 //!
 //! What a hook may do is bounded here, not in the adapter: a hook can
 //! refuse a call, a prompt or the end of a turn, make a call ask, and let a
-//! call that would ask run — but only as far as the permission engine
-//! would let it run in `bypassPermissions` mode, so a deny rule, the plan
-//! mode and a line the engine cannot vouch for still hold (see
-//! `calls.rs`). Context a hook adds reaches the model through the
+//! call that would ask only because of its risk run — a deny rule, an ask
+//! rule, the plan mode and a line the engine cannot vouch for still hold,
+//! as Claude Code's rules hold over its hooks' allow (see `calls.rs`). Context a hook adds reaches the model through the
 //! `HookRan` event's `context`, which the conversation's fold puts in the
 //! next message, so a resume rebuilds it exactly.
 //!
@@ -346,18 +345,27 @@ where
         Ok(())
     }
 
-    /// `PreCompact`, before a compaction; `manual` for `/compact`.
-    pub(super) async fn pre_compact_hooks(&mut self, manual: bool, focus: Option<&str>) {
-        if self.hooks_for(HookEvent::PreCompact).is_none() {
-            return;
-        }
+    /// `PreCompact`, before a compaction; `manual` for `/compact`. Why
+    /// not to compact, when a hook refused it (exit 2, `decision: block`)
+    /// or an interrupt came.
+    pub(super) async fn pre_compact_hooks(
+        &mut self,
+        manual: bool,
+        focus: Option<&str>,
+    ) -> Option<String> {
+        self.hooks_for(HookEvent::PreCompact)?;
         let trigger = if manual { "manual" } else { "auto" };
         let call = self
             .hook_call(HookEvent::PreCompact)
             .target(trigger)
             .field("trigger", trigger)
             .field("custom_instructions", focus.unwrap_or_default());
-        let _ = self.run_hooks(call, false).await;
+        let Some(replies) = self.run_hooks(call, false).await else {
+            return Some("interrupted while its PreCompact hooks ran".to_owned());
+        };
+        Verdict::of(&replies)
+            .denied()
+            .map(|(hook, reason)| format!("hook {hook} refused it: {reason}"))
     }
 
     /// `PostToolUse` (or `PostToolUseFailure`) on a finished call: what a
@@ -378,7 +386,9 @@ where
         if result.ok {
             hook_call = hook_call.field("tool_response", tool_response(result));
         } else {
-            hook_call = hook_call.field("error", result.visible.clone());
+            hook_call = hook_call
+                .field("error", result.visible.clone())
+                .field("is_interrupt", false);
         }
         let Some(replies) = self.run_hooks(hook_call, false).await else {
             return Some(PostStop::Interrupted);

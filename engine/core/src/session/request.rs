@@ -45,7 +45,11 @@ where
         };
         let messages = crate::context::image_budget(messages);
         let (streaming, mut request) = turn.request(messages, prefix, &self.state.found);
-        request.model_override = self.switched_model();
+        request.model_override = self
+            .state
+            .turn_model
+            .clone()
+            .or_else(|| self.switched_model());
         let found = self.state.found.len();
         if found != self.state.found_sent {
             self.state.found_sent = found;

@@ -51,6 +51,9 @@ struct Rounds {
     sent_back: u32,
 }
 
+/// The most project notes a turn's volatile block carries.
+const NOTES_RECALLED: usize = 5;
+
 /// The most times `Stop` hooks may send the model back within one turn:
 /// a hook that always refuses cannot keep a turn running for ever.
 const MAX_SENT_BACK: u32 = 8;
@@ -68,6 +71,10 @@ where
     pub(super) async fn run_turn(&mut self, text: String) {
         let fixed = self.fixed;
         let number = self.out.history.turns() + 1;
+        // What a command set for the last turn ends with it.
+        self.state.turn_model = None;
+        self.state.turn_engine = None;
+        self.state.turn_notes = Vec::new();
         // Hooks first: a prompt a hook refuses goes no further (its text
         // is recorded, never sent).
         if let Err(stop) = self.prompt_hooks(&text).await {
@@ -99,6 +106,10 @@ where
             turn: number,
             text: text.clone(),
         });
+        self.state.turn_notes = match &fixed.memory {
+            Some(memory) => memory.recall(&text, NOTES_RECALLED).await,
+            None => Vec::new(),
+        };
         self.mark_turn(number, &text).await;
         let mut title = match self.state.titled {
             false => Some(Pending::begin(fixed, &text).await),
@@ -132,12 +143,25 @@ where
         let fixed = self.fixed;
         let cfg = &fixed.config;
         let provider = fixed.world.provider();
+        // The notes recalled for this turn ride in the volatile block,
+        // after what is cached.
+        let with_notes;
+        let system = if self.state.turn_notes.is_empty() {
+            &cfg.system
+        } else {
+            let mut system = cfg.system.clone();
+            system
+                .volatile
+                .push_str(&crate::prompt::memory_section(&self.state.turn_notes));
+            with_notes = system;
+            &with_notes
+        };
         let prefix = Prefix {
             provider: provider.name(),
             model: provider.model(),
             tier: self.current_mode().1,
             effort: cfg.effort,
-            system: &cfg.system,
+            system,
             tools: &fixed.tools,
             workspace: &cfg.workspace,
             max_output_tokens: cfg.max_output_tokens,
@@ -398,35 +422,53 @@ where
         }
     }
 
-    /// `text` with the MCP prompt or resources it names brought in (each
-    /// notice of that said), or why they cannot be. What a server sent is
-    /// scrubbed of secret-shaped strings, as a tool's output is for the
-    /// record; the person's own words are kept as typed.
+    /// `text` with what it names brought in: a command or a skill, an MCP
+    /// prompt or resources (each notice of that said), or why they cannot
+    /// be. A command's `model` and `allowed-tools` hold for this turn. What
+    /// a server sent is scrubbed of secret-shaped strings, as a tool's
+    /// output is for the record; the person's own words are kept as typed.
     async fn expand(&mut self, text: String) -> Result<String, String> {
-        let Some(expander) = self.fixed.expander.as_ref() else {
-            return Ok(text);
-        };
-        let Some(expanded) = expander.expand(&text).await? else {
-            return Ok(text);
-        };
-        for line in expanded.notices {
-            self.out.notice(NoticeLevel::Warn, line);
-        }
-        let (typed, sent) = match expanded.text.strip_prefix(text.as_str()) {
-            Some(rest) => (text.as_str(), rest),
-            None => ("", expanded.text.as_str()),
-        };
-        match crate::redact::scrub(sent) {
-            std::borrow::Cow::Borrowed(_) => Ok(expanded.text),
-            std::borrow::Cow::Owned(clean) => {
-                self.out.notice(
-                    NoticeLevel::Security,
-                    "what an MCP server sent for this prompt held a secret-shaped string; \
-                     it was redacted"
-                        .to_owned(),
-                );
-                Ok(format!("{typed}{clean}"))
+        let fixed = self.fixed;
+        let mut text = text;
+        for expander in &fixed.expanders {
+            let Some(expanded) = expander.expand(&text).await? else {
+                continue;
+            };
+            for line in expanded.notices {
+                self.out.notice(NoticeLevel::Warn, line);
             }
+            if expanded.model.is_some() {
+                self.state.turn_model = expanded.model;
+            }
+            if !expanded.allowed_tools.is_empty() {
+                let file = expanded.command_file.unwrap_or_default();
+                let origin = crate::permission::Origin::Command(file);
+                let base = self.state.turn_engine.as_ref().unwrap_or(&fixed.engine);
+                match base.with_allowed(&expanded.allowed_tools, &origin) {
+                    Ok(engine) => self.state.turn_engine = Some(std::sync::Arc::new(engine)),
+                    Err(err) => self.out.notice(
+                        NoticeLevel::Warn,
+                        format!("{err}; this turn runs without the command's allowed tools"),
+                    ),
+                }
+            }
+            let (typed, sent) = match expanded.text.strip_prefix(text.as_str()) {
+                Some(rest) => (text.as_str(), rest),
+                None => ("", expanded.text.as_str()),
+            };
+            text = match crate::redact::scrub(sent) {
+                std::borrow::Cow::Borrowed(_) => expanded.text,
+                std::borrow::Cow::Owned(clean) => {
+                    self.out.notice(
+                        NoticeLevel::Security,
+                        "what was brought in for this prompt held a secret-shaped string; it \
+                         was redacted"
+                            .to_owned(),
+                    );
+                    format!("{typed}{clean}")
+                }
+            };
         }
+        Ok(text)
     }
 }
