@@ -485,14 +485,16 @@ pub fn line_of(text: &str, needle: &str) -> usize {
     })
 }
 
-/// The line of `object`'s first key, from the cursor on.
+/// The line of whichever of `object`'s keys the text writes first, from
+/// the cursor on (a table read from TOML may list its keys in another
+/// order than the file).
 fn first_key_line(cursor: &mut Cursor<'_>, object: &Map<String, Value>) -> usize {
-    match object.keys().next() {
-        Some(key) => {
-            let quoted = format!("\"{key}\"");
-            cursor.line(&[&quoted, key])
-        }
-        None => cursor.here(),
+    let quoted: Vec<String> = object.keys().map(|k| format!("\"{k}\"")).collect();
+    let bare: Vec<&str> = object.keys().map(String::as_str).collect();
+    let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
+    match cursor.earliest(&quoted) {
+        Some(line) => line,
+        None => cursor.earliest(&bare).unwrap_or_else(|| cursor.here()),
     }
 }
 
@@ -521,6 +523,17 @@ impl<'t> Cursor<'t> {
             return line;
         }
         self.here()
+    }
+
+    /// The line of whichever of `needles` comes first from here (moving
+    /// past it); `None` when none does.
+    fn earliest(&mut self, needles: &[&str]) -> Option<usize> {
+        let rest = &self.text[self.at..];
+        let found = needles.iter().filter_map(|n| rest.find(n)).min()?;
+        self.at += found;
+        let line = self.here();
+        self.at += 1;
+        Some(line)
     }
 
     /// The line of here.

@@ -48,7 +48,10 @@ impl Env {
         // runs the tests (a test that wants one starts its own).
         cmd.env_remove("DBUS_SESSION_BUS_ADDRESS")
             .env("XDG_RUNTIME_DIR", self.home.path());
+        // Never the real home: its ~/.claude settings, commands and skills
+        // would join every test's session.
         cmd.env("COX_HOME", self.home.path())
+            .env("HOME", self.home.path())
             .current_dir(self.work.path());
         cmd
     }

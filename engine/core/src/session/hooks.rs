@@ -423,7 +423,11 @@ where
         if self.hooks_for(event).is_none() {
             return Ok(None);
         }
-        let call = self.hook_call(event).field("stop_hook_active", active);
+        let said = self.out.history.last_answer().unwrap_or_default();
+        let call = self
+            .hook_call(event)
+            .field("stop_hook_active", active)
+            .field("last_assistant_message", said);
         let Some(replies) = self.hook_replies(&call).await else {
             return Err(PostStop::Interrupted);
         };

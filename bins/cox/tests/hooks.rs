@@ -1,0 +1,600 @@
+//! Hooks through the real binary: Claude Code's settings files as they
+//! are, what each hook point is given and may do, hostile hooks, the trust
+//! a project's hooks wait for, and `--no-hooks`.
+//!
+//! Each test writes its scenario (the scripted model's replies) and its
+//! settings into temporary folders; hooks are real shell commands that
+//! log what they read into files the test then reads.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use common::{Env, lines, stderr};
+use serde_json::{Value, json};
+
+/// A scenario file in `dir`, for `COX_SCENARIO`.
+fn scenario(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("scenario.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn write_json(path: &Path, value: &Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+}
+
+/// The person's own Claude Code settings (trusted as written).
+fn user_settings(env: &Env, value: &Value) {
+    write_json(&env.home.path().join(".claude/settings.json"), value);
+}
+
+/// The project's `.claude/settings.json` (pending until trusted).
+fn project_settings(env: &Env, value: &Value) {
+    write_json(&env.work.path().join(".claude/settings.json"), value);
+}
+
+/// `cox run -p PROMPT` over the scenario at `path`, in stream-json.
+fn run(env: &Env, path: &Path, prompt: &str, extra: &[&str]) -> Output {
+    env.cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", path)
+        .args(["run", "-p", prompt, "--output-format", "stream-json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn hook(event: &str, matcher: &str, command: &str) -> Value {
+    json!({"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}})
+}
+
+/// The `hook_ran` events of a run.
+fn hook_runs(out: &Output) -> Vec<Value> {
+    lines(out)
+        .into_iter()
+        .filter(|l| l["type"] == "hook_ran")
+        .collect()
+}
+
+/// Each line of a log file as JSON.
+fn logged(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+const WRITE_THEN_DONE: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "hello.txt", content = "hi\n" }
+
+[[turn]]
+text = "Done."
+"#;
+
+#[test]
+fn a_claude_code_settings_file_copied_as_it_is_runs_at_every_point() {
+    let env = Env::new();
+    let log = env.home.path().join("hooks.log");
+    let append = format!("cat >> {}; echo >> {}", log.display(), log.display());
+    // A settings file as Claude Code users have it: permissions (which
+    // cox does not read from here) beside hooks for every point.
+    let mut hooks = serde_json::Map::new();
+    for event in [
+        "PreToolUse",
+        "PostToolUse",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionStart",
+        "SessionEnd",
+    ] {
+        let matcher = if event.ends_with("ToolUse") {
+            "Bash|Write"
+        } else {
+            ""
+        };
+        hooks.insert(
+            event.into(),
+            json!([{"matcher": matcher, "hooks": [{"type": "command", "command": append, "timeout": 30}]}]),
+        );
+    }
+    user_settings(
+        &env,
+        &json!({"permissions": {"allow": ["Bash(npm test)"]}, "hooks": hooks}),
+    );
+    let path = scenario(env.home.path(), WRITE_THEN_DONE);
+    let out = run(
+        &env,
+        &path,
+        "create hello.txt",
+        &["--permission-mode", "acceptEdits"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    let seen = logged(&log);
+    let events: Vec<&str> = seen
+        .iter()
+        .map(|e| e["hook_event_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+            "SessionEnd"
+        ]
+    );
+    let cwd = std::fs::canonicalize(env.work.path()).unwrap();
+    for event in &seen {
+        assert_eq!(event["cwd"], cwd.display().to_string(), "{event}");
+        assert_eq!(event["permission_mode"], "acceptEdits", "{event}");
+        assert!(event["session_id"].as_str().unwrap().len() == 26, "{event}");
+        let transcript = event["transcript_path"].as_str().unwrap();
+        assert!(Path::new(transcript).exists(), "{transcript}");
+    }
+    assert_eq!(seen[0]["source"], "startup");
+    assert_eq!(seen[1]["prompt"], "create hello.txt");
+    assert_eq!(seen[2]["tool_name"], "Write");
+    assert_eq!(
+        seen[2]["tool_input"]["file_path"],
+        cwd.join("hello.txt").display().to_string()
+    );
+    assert_eq!(seen[3]["tool_response"]["success"], true);
+    assert_eq!(
+        seen[3]["tool_response"]["filePath"],
+        cwd.join("hello.txt").display().to_string()
+    );
+    assert_eq!(seen[4]["stop_hook_active"], false);
+    assert_eq!(seen[4]["last_assistant_message"], "Done.");
+    assert_eq!(seen[5]["reason"], "prompt_input_exit");
+    // Every run is an event of the stream, with its hook, point and time.
+    let runs = hook_runs(&out);
+    assert_eq!(runs.len(), 6);
+    for run in &runs {
+        assert_eq!(run["outcome"], "ok", "{run}");
+        assert!(run["duration_ms"].is_u64(), "{run}");
+        assert!(run["hook"].as_str().unwrap().starts_with("user:"), "{run}");
+    }
+}
+
+#[test]
+fn exit_2_on_pre_tool_use_blocks_with_its_reason_for_the_model() {
+    let env = Env::new();
+    user_settings(
+        &env,
+        &hook(
+            "PreToolUse",
+            "Write",
+            "echo 'writes are frozen until Monday' >&2; exit 2",
+        ),
+    );
+    let path = scenario(
+        env.home.path(),
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "hello.txt", content = "hi\n" }
+
+[[turn]]
+text = "I could not write it."
+[turn.expect]
+tool_result_contains = "writes are frozen until Monday"
+tool_result_ok = false
+"#,
+    );
+    let out = run(
+        &env,
+        &path,
+        "create hello.txt",
+        &["--permission-mode", "acceptEdits"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!env.work.path().join("hello.txt").exists());
+    let runs = hook_runs(&out);
+    assert_eq!(runs[0]["outcome"], "blocked");
+    assert_eq!(runs[0]["message"], "writes are frozen until Monday");
+}
+
+const ALLOW: &str = r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok by policy"}}'"#;
+
+/// A hook's allow answers the risk's question, never a rule or a mode.
+#[test]
+fn a_hooks_allow_lifts_a_risk_ask_but_never_a_rule_or_plan_mode() {
+    // Headless, default mode: a write asks, nobody can answer, so it would
+    // be denied; the hook's allow lets it run.
+    let env = Env::new();
+    user_settings(&env, &hook("PreToolUse", "Write", ALLOW));
+    let path = scenario(env.home.path(), WRITE_THEN_DONE);
+    let out = run(&env, &path, "create hello.txt", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.work.path().join("hello.txt").exists());
+
+    for (flags, says) in [
+        (vec!["--deny", "Write"], "denied by rule Write"),
+        (vec!["--ask", "Write(hello.txt)"], "rule Write(hello.txt)"),
+        (vec!["--permission-mode", "plan"], "plan mode refuses"),
+    ] {
+        let env = Env::new();
+        user_settings(&env, &hook("PreToolUse", "Write", ALLOW));
+        let path = scenario(
+            env.home.path(),
+            &format!("{WRITE_THEN_DONE}[turn.expect]\ntool_result_contains = \"{says}\"\n"),
+        );
+        let out = run(&env, &path, "create hello.txt", &flags);
+        assert!(!env.work.path().join("hello.txt").exists(), "{flags:?}");
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn an_updated_input_is_decided_again_and_cannot_escape_the_workspace() {
+    let env = Env::new();
+    let outside = env.home.path().join("outside.txt");
+    let rewrite = format!(
+        r#"printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{{"file_path":"{}","content":"owned"}}}}}}'"#,
+        outside.display()
+    );
+    user_settings(&env, &hook("PreToolUse", "Write", &rewrite));
+    let path = scenario(
+        env.home.path(),
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "hello.txt", content = "hi\n" }
+
+[[turn]]
+text = "Done."
+[turn.expect]
+tool_result_ok = false
+"#,
+    );
+    // Even in acceptEdits mode, which writes in the workspace unasked.
+    let out = run(
+        &env,
+        &path,
+        "create hello.txt",
+        &["--permission-mode", "acceptEdits"],
+    );
+    assert!(
+        !outside.exists(),
+        "the hook moved the write out of the workspace"
+    );
+    assert!(!env.work.path().join("hello.txt").exists());
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The conversation holds the input the hook gave, decided afresh.
+    assert!(
+        text.contains("changed the input of this write call"),
+        "{text}"
+    );
+}
+
+#[test]
+fn hostile_hooks_are_warnings_and_absences_never_a_hang_or_a_deny() {
+    let env = Env::new();
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "sleep 30", "timeout": 1},
+        {"type": "command", "command": "kill -9 $$"},
+        {"type": "command", "command": "head -c 3000 /dev/urandom"},
+        {"type": "command", "command": "printf '{\"decision\": '"},
+        {"type": "command", "command": "exit 7"},
+        {"type": "command", "command": "/no/such/hook"}
+    ]}]}});
+    user_settings(&env, &settings);
+    let path = scenario(env.home.path(), WRITE_THEN_DONE);
+    let started = Instant::now();
+    let out = run(
+        &env,
+        &path,
+        "create hello.txt",
+        &["--permission-mode", "acceptEdits"],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.work.path().join("hello.txt").exists());
+    let runs = hook_runs(&out);
+    assert_eq!(runs.len(), 6);
+    let outcomes: Vec<&str> = runs
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["failed", "failed", "failed", "failed", "warning", "warning"],
+        "{runs:?}"
+    );
+    assert!(
+        runs[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("time limit of 1s")
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("did not work and was skipped"), "{text}");
+}
+
+#[test]
+fn a_projects_hooks_wait_for_trust_and_a_changed_one_waits_again() {
+    let env = Env::new();
+    let marker = env.home.path().join("ran");
+    project_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            &format!("echo one >> {}", marker.display()),
+        ),
+    );
+    let path = scenario(env.home.path(), "[[turn]]\ntext = \"hi\"\n");
+    // Headless: skipped, with one warning naming the command to run.
+    let out = run(&env, &path, "hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!marker.exists(), "an untrusted project hook ran");
+    let err = stderr(&out);
+    assert_eq!(err.matches("not trusted").count(), 1, "{err}");
+    assert!(
+        err.contains("cox ext trust --all") && err.contains("project:UserPromptSubmit:1"),
+        "{err}"
+    );
+
+    // Listed as pending, trusted, then it runs.
+    let listed = env.cox().args(["ext", "list", "--json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(report["hooks"][0]["state"], "pending", "{report}");
+    let trusted = env
+        .cox()
+        .args(["ext", "trust", "project"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&trusted.stdout).contains("trusted 1 hook"),
+        "{}",
+        stderr(&trusted)
+    );
+    let out = run(&env, &path, "hello", &[]);
+    assert!(!stderr(&out).contains("not trusted"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "one\n");
+
+    // Its command changes: pending again, and it does not run.
+    project_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            &format!("echo two >> {}", marker.display()),
+        ),
+    );
+    let out = run(&env, &path, "hello", &[]);
+    assert!(stderr(&out).contains("not trusted"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "one\n");
+}
+
+#[test]
+fn a_project_cannot_switch_off_the_persons_own_hooks_and_no_hooks_runs_none() {
+    let env = Env::new();
+    let marker = env.home.path().join("guard");
+    user_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            &format!("echo guard >> {}", marker.display()),
+        ),
+    );
+    project_settings(&env, &json!({"disableAllHooks": true}));
+    let path = scenario(env.home.path(), "[[turn]]\ntext = \"hi\"\n");
+    let out = run(&env, &path, "hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "guard\n");
+    // --no-hooks, before or after `run`: none runs.
+    for flags in [["--no-hooks", "run"], ["run", "--no-hooks"]] {
+        let out = env
+            .cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &path)
+            .args(flags)
+            .args(["-p", "hello"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "guard\n");
+}
+
+#[test]
+fn a_prompt_hooks_context_reaches_the_model_and_exit_2_refuses_the_prompt() {
+    let env = Env::new();
+    user_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            "echo 'the release branch is frozen'",
+        ),
+    );
+    let path = scenario(
+        env.home.path(),
+        "[[turn]]\ntext = \"noted\"\n[turn.expect]\nuser_text_contains = \"the release branch is frozen\"\n",
+    );
+    let out = run(&env, &path, "ship it", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let env = Env::new();
+    user_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            "echo 'no secrets in prompts' >&2; exit 2",
+        ),
+    );
+    // A model call would fail the run (exit 1), not refuse it (exit 2).
+    let path = scenario(
+        env.home.path(),
+        "[[turn]]\nerror = \"the model was called\"\n",
+    );
+    let out = run(&env, &path, "my key is hunter2", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("blocked the prompt: no secrets in prompts"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("\"type\":\"usage\""),
+        "the model was called: {text}"
+    );
+}
+
+#[test]
+fn a_stop_hook_sends_the_model_back_with_its_reason_a_bounded_number_of_times() {
+    // Blocks the first end only (a marker file), as a test gate would.
+    let env = Env::new();
+    let marker = env.home.path().join("once");
+    let command = format!(
+        "if [ -e {m} ]; then exit 0; fi; touch {m}; echo 'run the tests first' >&2; exit 2",
+        m = marker.display()
+    );
+    user_settings(&env, &hook("Stop", "", &command));
+    let path = scenario(
+        env.home.path(),
+        r#"
+[[turn]]
+text = "Done."
+
+[[turn]]
+text = "Ran them; all pass."
+[turn.expect]
+user_text_contains = "run the tests first"
+"#,
+    );
+    let out = run(&env, &path, "fix it", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let runs = hook_runs(&out);
+    assert_eq!(runs[0]["outcome"], "blocked");
+    assert!(
+        runs[0]["context"]
+            .as_str()
+            .unwrap()
+            .contains("run the tests first")
+    );
+
+    // A hook that always refuses: the turn ends after eight sends back.
+    let env = Env::new();
+    user_settings(&env, &hook("Stop", "", "echo again >&2; exit 2"));
+    let turns = "[[turn]]\ntext = \"Done.\"\n".repeat(9);
+    let path = scenario(env.home.path(), &turns);
+    let out = run(&env, &path, "fix it", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(hook_runs(&out).len(), 8);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("sent the model back to work 8 times"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_permission_request_hook_answers_for_a_person_where_none_can() {
+    let allow = r#"printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'"#;
+    let env = Env::new();
+    user_settings(&env, &hook("PermissionRequest", "Write", allow));
+    let path = scenario(env.home.path(), WRITE_THEN_DONE);
+    let out = run(&env, &path, "create hello.txt", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.work.path().join("hello.txt").exists());
+
+    let deny = r#"printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not on Fridays"}}}'"#;
+    let env = Env::new();
+    user_settings(&env, &hook("PermissionRequest", "Write", deny));
+    let path = scenario(
+        env.home.path(),
+        &format!("{WRITE_THEN_DONE}[turn.expect]\ntool_result_contains = \"not on Fridays\"\n"),
+    );
+    let out = run(&env, &path, "create hello.txt", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!env.work.path().join("hello.txt").exists());
+}
+
+#[test]
+fn post_tool_use_adds_what_it_says_to_the_result_the_model_reads() {
+    let env = Env::new();
+    let says = r#"printf '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"formatted with prettier"}}'"#;
+    user_settings(&env, &hook("PostToolUse", "Edit|Write", says));
+    let path = scenario(
+        env.home.path(),
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "hello.txt", content = "hi\n" }
+
+[[turn]]
+text = "Done."
+[turn.expect]
+tool_result_contains = "formatted with prettier"
+"#,
+    );
+    let out = run(
+        &env,
+        &path,
+        "create hello.txt",
+        &["--permission-mode", "acceptEdits"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn malformed_hook_settings_are_warnings_naming_the_line_and_the_rest_loads() {
+    let env = Env::new();
+    let marker = env.home.path().join("ran");
+    let good = format!("echo ok >> {}", marker.display());
+    std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        format!(
+            "{{\"hooks\": {{\n  \"UserPromptSubmitt\": [],\n  \"UserPromptSubmit\": [\n    \
+             {{\"hooks\": [{{\"type\": \"command\", \"command\": \"{good}\"}}]}}\n  ]\n}}}}\n"
+        ),
+    )
+    .unwrap();
+    // And cox's own [hooks] with an entry that is not one.
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[[hooks.Stop]]\nmatcher = 3\nhooks = []\n",
+    )
+    .unwrap();
+    let path = scenario(env.home.path(), "[[turn]]\ntext = \"hi\"\n");
+    let out = run(&env, &path, "hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("settings.json:2: unknown hook event `UserPromptSubmitt`, did you mean UserPromptSubmit?"),
+        "{err}"
+    );
+    assert!(
+        err.contains("config.toml:2: the matcher of an entry of Stop must be a string"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n");
+}
