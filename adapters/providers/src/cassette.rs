@@ -116,6 +116,10 @@ impl<P: Provider> Provider for Recorder<P> {
         self.tape.is_none() && self.inner.has_cheap_tier()
     }
 
+    fn tier_model(&self, tier: cox_protocol::provider::Tier) -> Option<&str> {
+        self.inner.tier_model(tier)
+    }
+
     fn stream(
         &self,
         request: Request,

@@ -124,6 +124,10 @@ impl<P: Provider> Provider for Router<P> {
         !Arc::ptr_eq(&self.cheap.provider, &main.provider) || self.cheap.model != main.model
     }
 
+    fn tier_model(&self, tier: Tier) -> Option<&str> {
+        Some(&self.route(tier).model)
+    }
+
     fn stream(
         &self,
         request: Request,

@@ -62,6 +62,7 @@ pub fn session_permissions(
     home: &CoxHome,
     cwd: &std::path::Path,
     args: &RunArgs,
+    consent: Consent,
 ) -> Result<(config::Permissions, config::ModelConfig)> {
     let mut permissions = config::load_permissions(
         &home.root().join("config.toml"),
@@ -70,11 +71,13 @@ pub fn session_permissions(
         &args.rules.with_mode(permission_mode(args)?),
     )?;
     let models = config::load_models(&home.root().join("config.toml"))?;
-    if preset(args, &models)?.plan {
+    if preset(args, &models, consent)?.plan {
         let architect = if args.deep {
             "--deep"
-        } else {
+        } else if args.mode.is_some() {
             "--mode architect"
+        } else {
+            "core.mode = architect"
         };
         if let Some(asked) = args.mode_flag().map_err(anyhow::Error::msg)?
             && asked != PermissionMode::Plan
@@ -127,10 +130,22 @@ fn budget(
     Ok(caps)
 }
 
+/// Who agrees to the think tier's price when the config alone asks for
+/// architect mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Consent {
+    /// Only a flag on this command line counts (`cox run`): a config
+    /// asking alone is refused with the flag to pass.
+    Flag,
+    /// The surface asks the person before the first turn of an architect
+    /// stretch (the terminal UI).
+    Asked,
+}
+
 /// Works out the mode. Architect's think tier costs more, so in `cox run`
-/// only the flag counts as consent: a config asking for it alone is refused
-/// with the flag to pass.
-fn preset(args: &RunArgs, models: &config::ModelConfig) -> Result<Preset> {
+/// only the flag counts as consent; where the surface asks the person
+/// ([`Consent::Asked`]), the config may choose it.
+fn preset(args: &RunArgs, models: &config::ModelConfig, consent: Consent) -> Result<Preset> {
     let flag = if args.deep {
         Some(config::ModeName::Architect)
     } else {
@@ -138,6 +153,7 @@ fn preset(args: &RunArgs, models: &config::ModelConfig) -> Result<Preset> {
     };
     let architect = match (flag, models.core.mode) {
         (Some(mode), _) => mode == config::ModeName::Architect,
+        (None, Some(config::ModeName::Architect)) if consent == Consent::Asked => true,
         (None, Some(config::ModeName::Architect)) => {
             let from = models
                 .path
@@ -232,7 +248,7 @@ fn extensions(
 }
 
 /// Everything before the session: see the module doc.
-pub(crate) fn prepare<P, M>(args: &RunArgs, make_provider: M) -> Result<Prepared<P>>
+pub(crate) fn prepare<P, M>(args: &RunArgs, make_provider: M, consent: Consent) -> Result<Prepared<P>>
 where
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
@@ -292,12 +308,12 @@ where
             roots.push(root);
         }
     }
-    let (permissions, models) = session_permissions(&home, &cwd, args)?;
+    let (permissions, models) = session_permissions(&home, &cwd, args, consent)?;
     for warning in &permissions.warnings {
         eprintln!("cox: warning: {warning}");
         tracing::warn!(%warning, "permissions");
     }
-    let preset = preset(args, &models)?;
+    let preset = preset(args, &models, consent)?;
     let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
     let workspace = Workspace {
         cwd: cwd.clone(),
@@ -473,7 +489,7 @@ pub(crate) fn mcp_outside_a_session(
     };
     let cwd = std::fs::canonicalize(&here)
         .with_context(|| format!("{}: cannot open the folder", here.display()))?;
-    let (permissions, _) = session_permissions(&home, &cwd, args)?;
+    let (permissions, _) = session_permissions(&home, &cwd, args, Consent::Flag)?;
     let workspace = Workspace::single(cwd.clone());
     let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
     let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir).plugins;
@@ -567,6 +583,10 @@ pub struct SessionFacts {
     pub status_line: Option<String>,
     /// The project's notes (`/memory`).
     pub memory: std::sync::Arc<crate::ext::memory::ProjectMemory>,
+    /// The tier main turns start on (`think` in architect mode).
+    pub tier: Tier,
+    /// The think tier's model and its prices, for the person's consent.
+    pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
 }
 
 /// How long a session's end waits for a title the cheap tier is still
@@ -616,6 +636,10 @@ pub(crate) fn build_session<P: Provider>(
         }
     }
     let context_window = info.as_ref().map(|m| m.context_window);
+    let think = provider.tier_model(Tier::Think).map(|model| {
+        let prices = catalog.get(model).and_then(|m| m.prices);
+        (model.to_owned(), prices)
+    });
     let found = instructions::load(home.root(), &cwd, &plugins);
     // Architect's plan mode is already in `permissions`.
     let mode = permissions.mode;
@@ -784,6 +808,8 @@ pub(crate) fn build_session<P: Provider>(
         models,
         status_line,
         memory,
+        tier: preset.tier,
+        think,
     };
     Ok((session, facts))
 }
@@ -802,6 +828,6 @@ where
     P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
-    let prepared = prepare(args, make_provider)?;
+    let prepared = prepare(args, make_provider, Consent::Asked)?;
     build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest)
 }

@@ -165,6 +165,8 @@ fn tui(args: RunArgs) -> i32 {
                 models: facts.models,
                 status_line: facts.status_line,
                 notes: Some(std::sync::Arc::new(Notes(facts.memory))),
+                tier: facts.tier,
+                think: facts.think,
             },
         ))
     };

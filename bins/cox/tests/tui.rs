@@ -524,3 +524,73 @@ fn a_status_line_command_draws_the_status_line() {
     let screen = tmux.wait_for("the status line command failed (it exited with exit status: 4)");
     assert!(screen.contains(" tok"), "the built-in line stays: {screen}");
 }
+
+/// A project's hooks: the UI asks once before the session starts; `y`
+/// trusts them as they are (the next start does not ask) and they run for
+/// this session already.
+#[test]
+fn a_projects_hooks_are_asked_about_once_before_the_session() {
+    let env = Env::new();
+    let marker = env.home.path().join("started");
+    std::fs::create_dir_all(env.work.path().join(".claude")).unwrap();
+    std::fs::write(
+        env.work.path().join(".claude/settings.json"),
+        format!(
+            r#"{{"hooks": {{"SessionStart": [{{"hooks": [{{"type": "command", "command": "echo yes >> {}"}}]}}]}}}}"#,
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    let screen = tmux.wait_for("Trust this folder's hooks?");
+    assert!(screen.contains("project:SessionStart:1"), "{screen}");
+    assert!(!marker.exists(), "a hook ran before it was trusted");
+    tmux.keys(&["y"]);
+    tmux.wait_for("trusted 1 hook(s) of this folder");
+    tmux.wait_for("/ commands");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !marker.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "yes\n");
+    drop(tmux);
+    // Trusted: the next start goes straight to the session.
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    let screen = tmux.wait_for("/ commands");
+    assert!(!screen.contains("Trust this folder's hooks?"), "{screen}");
+}
+
+/// `core.mode = architect` from the config alone: the UI starts (where
+/// `cox run` refuses) and asks the think tier's price before the first
+/// prompt goes.
+#[test]
+fn architect_from_the_config_alone_asks_before_its_first_prompt() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[core]\nmode = \"architect\"\n",
+    )
+    .unwrap();
+    let refused = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("hello"))
+        .args(["run", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("pass --mode architect"));
+    let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
+        return;
+    };
+    tmux.wait_for("architect");
+    tmux.keys(&["plan the cache", "Enter"]);
+    tmux.wait_for("Architect mode runs main turns on the think tier");
+    tmux.keys(&["n"]);
+    let screen = tmux.wait_for("back in editor mode");
+    assert!(screen.contains("plan the cache"), "the prompt waits: {screen}");
+}

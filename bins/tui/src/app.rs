@@ -81,6 +81,10 @@ pub enum Overlay {
         items: Vec<(String, String)>,
         selected: usize,
     },
+    /// Architect mode's first prompt waits for the person to agree to the
+    /// think tier's price: `y` sends it, `n` (or Esc) goes back to editor
+    /// mode with the prompt in the composer.
+    ThinkConsent { prompt: String, terms: String },
 }
 
 /// What a key typed during an approval is for.
@@ -118,6 +122,11 @@ pub struct Facts {
     pub status_line: Option<String>,
     /// The project's notes, for `/memory`.
     pub notes: Option<std::sync::Arc<dyn Notes>>,
+    /// The tier main turns start on (`Think` in architect mode).
+    pub tier: Tier,
+    /// The think tier's model and its prices, shown before a person agrees
+    /// to them.
+    pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
 }
 
 /// What `/memory` reaches: the project's notes, kept across sessions
@@ -148,6 +157,9 @@ pub struct App {
     pub facts: Facts,
     pub permission_mode: PermissionMode,
     pub tier: Tier,
+    /// The person agreed to the think tier's price for this architect
+    /// stretch (asked again after editor mode).
+    pub think_agreed: bool,
     /// Lines scrolled up from the bottom of the transcript.
     pub scroll: usize,
     pub overlay: Option<Overlay>,
@@ -196,12 +208,14 @@ impl App {
         // What the rollout left mid-turn is not running now.
         transcript.busy = false;
         transcript.pending = None;
+        let tier = facts.tier;
         Self {
             transcript,
             composer: Composer::with_history(history),
             permission_mode: facts.base_mode,
             facts,
-            tier: Tier::Code,
+            tier,
+            think_agreed: false,
             scroll: 0,
             overlay: None,
             answering: None,
@@ -286,6 +300,9 @@ impl App {
                 model,
             } => {
                 self.permission_mode = *permission_mode;
+                if *tier != Tier::Think {
+                    self.think_agreed = false;
+                }
                 self.tier = *tier;
                 if let Some(model) = model {
                     self.transcript.model.clone_from(model);
@@ -401,6 +418,19 @@ impl App {
         match self.composer.handle(key) {
             ComposerAction::Submit(text) => self.submit(&text),
             ComposerAction::None | ComposerAction::Changed => Vec::new(),
+        }
+    }
+
+    /// What the think-tier question says: the model and its prices.
+    #[must_use]
+    pub fn think_terms(&self) -> String {
+        match &self.facts.think {
+            Some((model, Some(prices))) => format!(
+                "{model}: ${:.2} per million input tokens, ${:.2} per million output tokens",
+                prices.input, prices.output
+            ),
+            Some((model, None)) => format!("{model} (cox knows no price for it)"),
+            None => "the think tier's model".to_owned(),
         }
     }
 
@@ -614,6 +644,28 @@ impl App {
     }
 
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if let Some(Overlay::ThinkConsent { prompt, .. }) = &self.overlay {
+            let prompt = prompt.clone();
+            return match key.code {
+                KeyCode::Char('y' | 'Y') => {
+                    self.overlay = None;
+                    self.think_agreed = true;
+                    self.submit(&prompt)
+                }
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => {
+                    self.overlay = None;
+                    self.composer.set_text(&prompt);
+                    self.flash =
+                        Some("back in editor mode: the prompt waits in the composer".into());
+                    vec![Action::Submit(Submission::SetMode {
+                        permission_mode: Some(self.facts.base_mode),
+                        tier: Some(Tier::Code),
+                        model: None,
+                    })]
+                }
+                _ => Vec::new(),
+            };
+        }
         match (&mut self.overlay, key.code) {
             (_, KeyCode::Esc | KeyCode::Char('q')) => self.overlay = None,
             (Some(Overlay::Rewind { prompts, selected }), code) => {
@@ -792,6 +844,13 @@ impl App {
             None => slash::parse(text),
         };
         let Some(parsed) = parsed else {
+            if self.tier == Tier::Think && !self.think_agreed {
+                self.overlay = Some(Overlay::ThinkConsent {
+                    prompt: text.to_owned(),
+                    terms: self.think_terms(),
+                });
+                return Vec::new();
+            }
             if self.transcript.busy {
                 self.queued.push_back(text.to_owned());
                 self.flash = Some(format!(

@@ -460,6 +460,19 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
             ),
             files.iter().map(|f| Line::raw(f.as_str())).collect(),
         ),
+        Overlay::ThinkConsent { prompt, terms } => (
+            " architect mode · y agree and send · n back to editor ".into(),
+            vec![
+                Line::raw("Architect mode runs main turns on the think tier:"),
+                Line::styled(terms.as_str(), Style::new().add_modifier(Modifier::BOLD)),
+                Line::raw("Agree to it for this architect stretch? (asked again after /mode editor)"),
+                Line::raw(""),
+                Line::styled(
+                    clip(prompt.lines().next().unwrap_or_default(), area.width.saturating_sub(2)),
+                    Style::new().add_modifier(Modifier::DIM),
+                ),
+            ],
+        ),
         Overlay::Sessions { items, selected } => (
             " sessions · Enter to pick up · Esc ".into(),
             items
@@ -510,7 +523,7 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
     // Keep a list's selection in view.
     let selected = match overlay {
         Overlay::Rewind { selected, .. } | Overlay::Sessions { selected, .. } => *selected,
-        Overlay::Text { .. } | Overlay::RewindConflict { .. } => 0,
+        Overlay::Text { .. } | Overlay::RewindConflict { .. } | Overlay::ThinkConsent { .. } => 0,
     };
     let rows = usize::from(height.saturating_sub(2)).max(1);
     let skip = selected.saturating_sub(rows - 1);

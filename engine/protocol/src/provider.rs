@@ -325,6 +325,11 @@ pub trait Provider: Send + Sync {
     fn has_cheap_tier(&self) -> bool {
         false
     }
+    /// The model `tier`'s calls go to, when this provider routes tiers (a
+    /// surface shows it before a person agrees to the think tier's price).
+    fn tier_model(&self, _tier: Tier) -> Option<&str> {
+        None
+    }
     /// Streams one response.
     fn stream(
         &self,
@@ -343,6 +348,9 @@ impl<P: Provider> Provider for std::sync::Arc<P> {
     }
     fn has_cheap_tier(&self) -> bool {
         (**self).has_cheap_tier()
+    }
+    fn tier_model(&self, tier: Tier) -> Option<&str> {
+        (**self).tier_model(tier)
     }
     fn stream(
         &self,

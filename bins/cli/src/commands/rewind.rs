@@ -98,7 +98,7 @@ fn rewind(args: &RewindArgs) -> Result<String> {
         name: row.provider.clone().unwrap_or_else(|| "none".to_owned()),
         model: row.model.clone().unwrap_or_else(|| "none".to_owned()),
     };
-    let prepared = prepare(&run_args, |_| Ok(no_model))?;
+    let prepared = prepare(&run_args, |_| Ok(no_model), crate::session::Consent::Flag)?;
     let (session, _) = build_session(prepared, None, cox_protocol::types::ApprovalPolicy::Never)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -36,7 +36,7 @@ where
     let started = Instant::now();
     // Every check first, stdin last: a bad flag never waits on a pipe.
     let prepared = prompt::check(args.prompt.as_deref())
-        .and_then(|()| prepare(&args, make_provider))
+        .and_then(|()| prepare(&args, make_provider, crate::session::Consent::Flag))
         .and_then(|prepared| Ok((prepared, prompt::resolve(args.prompt.as_deref())?)));
     match prepared {
         Ok((prepared, prompt)) => run_session(prepared, &args, prompt, started),
