@@ -29,6 +29,10 @@
 //!   files, the cold and warm snapshot, the extra time a file-tool call and
 //!   a shell call pay for their checkpoints, and the rewind of a turn that
 //!   wrote 100 files.
+//! - `cox-bench hooks [N]`: what one PreToolUse hook (`true`) costs over
+//!   spawning the same command, what finding the hooks of a folder with
+//!   none costs at a session's start, and a read-only turn with and without
+//!   the hook.
 //! - `cox-bench mock [--port N] [--dir DIR] [--log FILE] [--dump DIR]`: a loopback model
 //!   server (Anthropic Messages and OpenAI Responses) that answers every
 //!   conversation with a write of `DIR/hello.txt`, then a short text; for
@@ -56,6 +60,7 @@ use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};
 
 mod checkpoints;
+mod hooks;
 mod mcp;
 mod mock;
 mod sandbox;
@@ -121,6 +126,12 @@ enum Job {
         #[arg(default_value_t = 200)]
         n: usize,
     },
+    /// A `true` PreToolUse hook: its cost over spawning the command, and
+    /// a session turn with and without it (N runs each).
+    Hooks {
+        #[arg(default_value_t = 200)]
+        n: usize,
+    },
     /// Create a new cox.db N times.
     Db {
         #[arg(default_value_t = 50)]
@@ -162,6 +173,7 @@ fn main() {
         Job::Sandbox { n } => sandbox::overhead(n),
         Job::Checkpoints { files } => checkpoints::run(files),
         Job::Mcp { n } => mcp::run(n),
+        Job::Hooks { n } => hooks::run(n),
     };
     match result {
         Ok(()) => {
@@ -233,16 +245,18 @@ impl Bench {
             cox_protocol::config::ContextConfig::default(),
             prompts,
             sink,
+            None,
         )
     }
 
-    /// The same, with a provider and `[context]` settings of its own.
+    /// The same, with a provider, `[context]` settings and hooks of its own.
     fn run_with(
         &self,
         provider: ScriptedProvider,
         context: cox_protocol::config::ContextConfig,
         prompts: usize,
         sink: impl FnMut(&Event),
+        hooks: Option<std::sync::Arc<dyn cox_protocol::Hooks>>,
     ) -> Result<(), String> {
         let config = SessionConfig {
             id: SessionId::generate(),
@@ -273,6 +287,10 @@ impl Bench {
             ProcessSandbox::new(),
             cox_tools::builtin_tools(),
         );
+        let session = match hooks {
+            Some(hooks) => session.with_hooks(hooks),
+            None => session,
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -535,13 +553,19 @@ fn context_bytes(turns: usize) -> Result<(), String> {
         let provider =
             ScriptedProvider::new(scenario.clone()).with_request_log(std::sync::Arc::clone(&log));
         let mut errors = 0;
-        bench.run_with(provider, context, turns, |event| {
-            if let Event::Notice { level, .. } = event
-                && *level == cox_protocol::types::NoticeLevel::Error
-            {
-                errors += 1;
-            }
-        })?;
+        bench.run_with(
+            provider,
+            context,
+            turns,
+            |event| {
+                if let Event::Notice { level, .. } = event
+                    && *level == cox_protocol::types::NoticeLevel::Error
+                {
+                    errors += 1;
+                }
+            },
+            None,
+        )?;
         let requests = log.lock().map_err(|e| e.to_string())?;
         let bytes: usize = requests
             .iter()

@@ -167,6 +167,10 @@ fn a_plugin_folder_brings_its_commands_skills_hooks_and_servers() {
         "---\ndescription: Check the format\n---\nCheck $ARGUMENTS.\n",
     );
     write(
+        &plugin.join("agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\n---\nReview.\n",
+    );
+    write(
         &plugin.join("skills/style/SKILL.md"),
         "---\nname: style\ndescription: The house style\n---\nTabs.\n",
     );
@@ -187,6 +191,8 @@ fn a_plugin_folder_brings_its_commands_skills_hooks_and_servers() {
     assert_eq!(report["plugins"][0]["name"], "fmt", "{report}");
     assert_eq!(report["commands"][0]["name"], "/fmt:check", "{report}");
     assert_eq!(report["skills"][0]["name"], "fmt:style", "{report}");
+    assert_eq!(report["agents"][0]["name"], "fmt:reviewer", "{report}");
+    assert!(report["agents"][0]["state"].as_str().unwrap().contains("no subagents"), "{report}");
     assert_eq!(
         report["hooks"][0]["name"], "fmt:UserPromptSubmit:1",
         "{report}"

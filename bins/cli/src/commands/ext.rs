@@ -4,7 +4,7 @@
 //!
 //! `list` shows, each with where it comes from, its state and any warning:
 //! the instruction files, the skills, the custom commands, the plugins,
-//! the hooks and the MCP servers. Nothing is started or run to list them.
+//! the agent definitions, the hooks and the MCP servers. Nothing is started or run to list them.
 //!
 //! `trust` with no name lists the hooks that wait for trust; with names
 //! (a hook's, `project`, or a plugin's name for all of its hooks) or
@@ -148,6 +148,24 @@ fn list(plugin_dir: &[PathBuf], as_json: bool) -> Result<String> {
     let found = here.hooks();
     warnings.extend(found.warnings.iter().cloned());
     let mcp = mcp_rows(&here, &mut warnings);
+    let (agents, agent_warnings) = crate::ext::agents::find(
+        &base,
+        here.home.root(),
+        here.home_dir.as_deref(),
+        &here.plugins.plugins,
+    );
+    warnings.extend(agent_warnings);
+    let agent_rows: Vec<Value> = agents
+        .iter()
+        .map(|a| {
+            json!({
+                "name": a.name,
+                "description": a.description,
+                "source": here.shown(&a.file),
+                "state": "listed only: this version of cox runs no subagents",
+            })
+        })
+        .collect();
 
     let files: Vec<Value> = instructions
         .files
@@ -221,6 +239,7 @@ fn list(plugin_dir: &[PathBuf], as_json: bool) -> Result<String> {
         "skills": skills,
         "commands": custom,
         "plugins": plugin_rows,
+        "agents": agent_rows,
         "hooks": hook_rows,
         "mcp_servers": mcp,
         "warnings": warnings,
@@ -332,6 +351,13 @@ fn table(report: &Value) -> String {
                 text(&v["source"]),
                 text(&v["from"])
             )
+        }),
+    );
+    section(
+        &mut out,
+        "agents",
+        rows("agents", &|v| {
+            format!("{}  {}  ({})", text(&v["name"]), text(&v["source"]), text(&v["state"]))
         }),
     );
     section(
