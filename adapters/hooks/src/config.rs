@@ -91,19 +91,29 @@ pub struct HookDef {
     /// Set for the hook's process on top of cox's environment (a plugin's
     /// `CLAUDE_PLUGIN_ROOT`).
     pub env: Vec<(String, String)>,
+    /// The scripts its command names, as they were when read (see
+    /// [`crate::pins`]); empty for the person's own hooks.
+    pub pins: Vec<crate::pins::Pin>,
 }
 
 impl HookDef {
     /// What a person trusts: a hash of where the hook is written, its
-    /// event, its matcher and its command.
+    /// event, its matcher, its command, and the scripts it names as they
+    /// are.
     #[must_use]
     pub fn fingerprint(&self) -> String {
         let mut hash = Sha256::new();
+        let pins: Vec<String> = self
+            .pins
+            .iter()
+            .map(|p| format!("{}={}", p.path.display(), p.hash))
+            .collect();
         for part in [
             self.origin.file.display().to_string().as_str(),
             self.event.as_str(),
             self.matcher_text.as_deref().unwrap_or(""),
             self.command.as_str(),
+            pins.join("\n").as_str(),
         ] {
             hash.update((part.len() as u64).to_le_bytes());
             hash.update(part.as_bytes());
@@ -130,14 +140,12 @@ impl Loader {
     /// A Claude Code settings file (its `hooks`, and `disableAllHooks`);
     /// a missing file is no hooks.
     pub fn settings_file(&mut self, path: &Path, scope: &Scope, env: &[(String, String)]) {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return,
-            Err(err) => {
-                self.warnings.push(format!(
-                    "{}: cannot read: {err}; its hooks are left out",
-                    path.display()
-                ));
+        let text = match read_settings(path) {
+            Ok(Some(text)) => text,
+            Ok(None) => return,
+            Err(why) => {
+                self.warnings
+                    .push(format!("{}: {why}; its hooks are left out", path.display()));
                 return;
             }
         };
@@ -197,8 +205,12 @@ impl Loader {
             return;
         };
         cursor.line(&["\"hooks\"", "hooks"]);
+        // Each event is looked for from the start of the table: a table
+        // read from TOML lists its events in another order than the file.
+        let start = cursor.at;
         for (name, groups) in events {
-            let line = cursor.line(&[&format!("\"{name}\""), name]);
+            cursor.at = start;
+            let line = cursor.line(&[&format!("\"{name}\""), &format!("hooks.{name}"), name]);
             let at = |_: &str| format!("{}:{line}", path.display());
             let Some(event) = HookEvent::parse(name) else {
                 let near = nearest_event(name)
@@ -388,6 +400,7 @@ impl Loader {
                 line,
             },
             env: Vec::new(),
+            pins: Vec::new(),
         })
     }
 
@@ -434,6 +447,44 @@ pub struct Loaded {
     pub defs: Vec<HookDef>,
     /// What was wrong, and what `disableAllHooks` turned off.
     pub warnings: Vec<String>,
+}
+
+/// The most of a settings file that is read, in bytes.
+pub const SETTINGS_MAX: u64 = 1 << 20;
+
+/// A settings file's text; `None` when there is none.
+fn read_settings(path: &Path) -> Result<Option<String>, String> {
+    read_small(path, SETTINGS_MAX)
+}
+
+/// A small text file a repository or a plugin wrote: `Ok(None)` when there
+/// is none. Only a regular file (a link to one is fine) of at most `max`
+/// bytes is read, so a file linked to `/dev/zero` or a fifo cannot hold
+/// a session's start; `Err` says why it is not read.
+///
+/// # Errors
+/// It is not a regular file, is larger than `max`, cannot be read or is
+/// not UTF-8.
+pub fn read_small(path: &Path, max: u64) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot read: {err}")),
+    };
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    if meta.len() > max {
+        return Err(format!("larger than {} KiB", max / 1024));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max).read_to_end(&mut bytes))
+        .map_err(|err| format!("cannot read: {err}"))?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "not UTF-8 text".to_owned())
 }
 
 /// Whether a matcher chooses among calls of `event`.
@@ -519,7 +570,7 @@ impl<'t> Cursor<'t> {
         if let Some(found) = needles.iter().find_map(|n| rest.find(n)) {
             self.at += found;
             let line = self.here();
-            self.at += 1;
+            self.step();
             return line;
         }
         self.here()
@@ -532,8 +583,16 @@ impl<'t> Cursor<'t> {
         let found = needles.iter().filter_map(|n| rest.find(n)).min()?;
         self.at += found;
         let line = self.here();
-        self.at += 1;
+        self.step();
         Some(line)
+    }
+
+    /// Moves past the character here (whole: never into a UTF-8 sequence).
+    fn step(&mut self) {
+        self.at += self.text[self.at..]
+            .chars()
+            .next()
+            .map_or(0, char::len_utf8);
     }
 
     /// The line of here.
@@ -661,6 +720,42 @@ mod tests {
         assert!(all.contains(":7: a hook's timeout"), "{all}");
         let commands: Vec<&str> = loaded.defs.iter().map(|d| d.command.as_str()).collect();
         assert_eq!(commands, ["c", "d"]);
+    }
+
+    #[test]
+    fn keys_written_with_escapes_and_other_scripts_never_break_the_lines() {
+        let loaded = load(
+            r#"{"hooks": {"Stop": [{"\u00e9": 1}, {"hooks": [{"command": "echo é"}]}],
+ "SessionEnd": [{"hooks": [{"command": "echo 終わり"}]}]}}"#,
+        );
+        assert_eq!(loaded.defs.len(), 2);
+        assert!(
+            loaded.warnings[0].contains("unknown key `é`"),
+            "{:?}",
+            loaded.warnings
+        );
+    }
+
+    #[test]
+    fn a_toml_table_s_events_get_their_own_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let text = "[[hooks.Stop]]\nhooks = [{ command = \"a\" }]\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash(\"\nhooks = []\n";
+        std::fs::write(&path, text).unwrap();
+        // As cox's config reader hands it over: events in another order.
+        let value = serde_json::json!({
+            "PreToolUse": [{"hooks": [], "matcher": "Bash("}],
+            "Stop": [{"hooks": [{"command": "a"}]}]
+        });
+        let mut loader = Loader::new();
+        loader.hooks_value(&value, text, &path, &Scope::User, &[]);
+        let loaded = loader.finish();
+        assert!(
+            loaded.warnings[0].contains("config.toml:5: matcher `Bash(`"),
+            "{:?}",
+            loaded.warnings
+        );
+        assert_eq!(loaded.defs[0].origin.line, 2);
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod claude;
 pub mod config;
 pub mod matcher;
 pub mod output;
+pub mod pins;
 mod run;
 
 use std::path::PathBuf;
@@ -33,6 +34,32 @@ use serde_json::{Map, Value, json};
 
 pub use config::{DEFAULT_TIMEOUT, HookDef, Loaded, Loader, Origin, Scope};
 pub use run::CAPTURE_MAX;
+
+/// The reply of a hook whose pinned script changed since it was trusted:
+/// it does not run; a tool-gating hook refuses the call instead, so a
+/// guard cannot be switched off by rewriting it.
+fn changed_script(def: &HookDef, script: &std::path::Path) -> HookReply {
+    let message = format!(
+        "its script {} changed since it was trusted, so it did not run; review it, then `cox ext \
+         trust {}`",
+        script.display(),
+        def.name
+    );
+    let status = if matches!(
+        def.event,
+        HookEvent::PreToolUse | HookEvent::PermissionRequest
+    ) {
+        cox_protocol::hook::HookStatus::Blocked { reason: message }
+    } else {
+        cox_protocol::hook::HookStatus::Failed { message }
+    };
+    HookReply {
+        hook: def.name.clone(),
+        duration_ms: 0,
+        status,
+        output: cox_protocol::hook::HookOutput::default(),
+    }
+}
 
 /// What every hook of a session is told about it.
 #[derive(Clone, Debug)]
@@ -89,11 +116,52 @@ impl CommandHooks {
             let takes = !config::takes_matcher(call.event)
                 || matches!(def.matcher, matcher::Matcher::All)
                 || def.matcher.matches(&names);
-            if takes && !chosen.iter().any(|c| c.command == def.command) {
+            // The same command in the same environment runs once (a plugin's
+            // `${CLAUDE_PLUGIN_ROOT}/check.sh` is another plugin's too).
+            let twin = chosen
+                .iter()
+                .any(|c| c.command == def.command && c.env == def.env);
+            if takes && !twin {
                 chosen.push(def);
             }
         }
         chosen
+    }
+
+    /// What the hooks of `call` are given on stdin: one object, or for a
+    /// call that writes several files (or names its file in no `path`,
+    /// as `apply_patch` does) one per file, each with that file as
+    /// `tool_input.file_path`.
+    fn payloads(&self, call: &HookCall) -> Vec<Vec<u8>> {
+        let input = self.input(call);
+        let names_its_file = call
+            .fields
+            .get("tool_input")
+            .is_some_and(|i| i.get("path").is_some());
+        let each: Vec<Value> =
+            if call.files.len() > 1 || (!call.files.is_empty() && !names_its_file) {
+                call.files
+                    .iter()
+                    .map(|file| {
+                        let mut one = input.clone();
+                        if let Some(tool_input) =
+                            one.get_mut("tool_input").and_then(Value::as_object_mut)
+                        {
+                            tool_input.insert("file_path".into(), json!(file));
+                        }
+                        one
+                    })
+                    .collect()
+            } else {
+                vec![input]
+            };
+        each.into_iter()
+            .map(|value| {
+                let mut bytes = value.to_string().into_bytes();
+                bytes.push(b'\n');
+                bytes
+            })
+            .collect()
     }
 
     /// The object a hook reads on stdin for `call`.
@@ -140,11 +208,18 @@ impl Hooks for CommandHooks {
             if chosen.is_empty() {
                 return Vec::new();
             }
-            let mut payload = self.input(call).to_string().into_bytes();
-            payload.push(b'\n');
-            let runs = chosen
-                .iter()
-                .map(|def| run::run_one(def, self.shell, &payload, &self.session.cwd, &self.env));
+            let payloads = self.payloads(call);
+            let runs = chosen.iter().flat_map(|def| {
+                payloads.iter().map(move |payload| async move {
+                    match pins::changed(def) {
+                        Some(script) => changed_script(def, script),
+                        None => {
+                            run::run_one(def, self.shell, payload, &self.session.cwd, &self.env)
+                                .await
+                        }
+                    }
+                })
+            });
             let mut replies = futures::future::join_all(runs).await;
             // An input changed in Claude Code's fields goes back in cox's.
             if let (Some(tool), Some(original)) = (

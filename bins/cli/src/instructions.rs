@@ -102,9 +102,22 @@ pub fn gather_with(
             candidates.push((dir.join(name), join_label(&folder, name)));
         }
     }
+    let own = cox_home.join("AGENTS.md");
+    let real_base = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
     for (path, label) in candidates {
+        let real = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        // A repository's file that is a link out of it (to a secret, say)
+        // is not sent: only the user's own may live anywhere.
+        if path != own && path.exists() && !real.starts_with(&real_base) {
+            warnings.push(format!(
+                "{}: a link to {}, outside the repository; left out",
+                shown(&path),
+                shown(&real)
+            ));
+            continue;
+        }
         // A CLAUDE.md linked to its AGENTS.md is one file, shown once.
-        if !seen.insert(fs::canonicalize(&path).unwrap_or_else(|_| path.clone())) {
+        if !seen.insert(real) {
             continue;
         }
         match read_capped(&path) {
@@ -117,20 +130,26 @@ pub fn gather_with(
             Err(why) => warnings.push(format!("{}: {why}; left out", shown(&path))),
         }
     }
-    let dir = |dir: PathBuf, label: String| skills::SkillDir {
+    let dir = |dir: PathBuf, label: String, confined: bool| skills::SkillDir {
         dir,
         label,
         prefix: None,
+        confined,
     };
     let mut skill_dirs = vec![
-        dir(base.join(".cox/skills"), ".cox/skills".to_owned()),
-        dir(base.join(".claude/skills"), ".claude/skills".to_owned()),
-        dir(cox_home.join("skills"), format!("{home}/skills")),
+        dir(base.join(".cox/skills"), ".cox/skills".to_owned(), true),
+        dir(
+            base.join(".claude/skills"),
+            ".claude/skills".to_owned(),
+            true,
+        ),
+        dir(cox_home.join("skills"), format!("{home}/skills"), false),
     ];
     if let Some(user_home) = user_home {
         skill_dirs.push(dir(
             user_home.join(".claude/skills"),
             "~/.claude/skills".to_owned(),
+            false,
         ));
     }
     for plugin in plugins {
@@ -138,6 +157,7 @@ pub fn gather_with(
             dir: plugin.skills.clone(),
             label: format!("plugin {}/skills", plugin.name),
             prefix: Some(plugin.name.clone()),
+            confined: true,
         });
     }
     let found_skills = skills::scan(&skill_dirs, &mut warnings);

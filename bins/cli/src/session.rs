@@ -248,7 +248,11 @@ fn extensions(
 }
 
 /// Everything before the session: see the module doc.
-pub(crate) fn prepare<P, M>(args: &RunArgs, make_provider: M, consent: Consent) -> Result<Prepared<P>>
+pub(crate) fn prepare<P, M>(
+    args: &RunArgs,
+    make_provider: M,
+    consent: Consent,
+) -> Result<Prepared<P>>
 where
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {

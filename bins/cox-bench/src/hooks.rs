@@ -74,8 +74,16 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
     }
     let (spawn_min, spawn_med) = min_median(&mut spawns);
     let (hook_min, hook_med) = min_median(&mut runs);
-    println!("spawn `bash -c true` ({n} times): min {:.2} ms, median {:.2} ms", ms(spawn_min), ms(spawn_med));
-    println!("PreToolUse hook `true` ({n} times): min {:.2} ms, median {:.2} ms", ms(hook_min), ms(hook_med));
+    println!(
+        "spawn `bash -c true` ({n} times): min {:.2} ms, median {:.2} ms",
+        ms(spawn_min),
+        ms(spawn_med)
+    );
+    println!(
+        "PreToolUse hook `true` ({n} times): min {:.2} ms, median {:.2} ms",
+        ms(hook_min),
+        ms(hook_med)
+    );
     println!(
         "hook over spawn: {:.2} ms (median), {:.2} ms (min)",
         ms(hook_med.saturating_sub(spawn_med)),

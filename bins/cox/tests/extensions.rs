@@ -63,12 +63,17 @@ fn a_command_with_arguments_expands_headless_with_its_model_and_tools() {
     assert_eq!(commands["commands"][0]["name"], "fix-issue");
     assert_eq!(commands["commands"][0]["hint"], "<number> [area]");
 
-    // The person's own command may allow tools for its turn: a write that
-    // would be denied headless runs.
+    // The person's own command may allow tools for its turn (a write that
+    // would be denied headless runs) and choose its model.
     let env = Env::new();
     write(
         &env.home.path().join("commands/scaffold.md"),
-        "---\nallowed-tools: Write(hello.txt), Bash(git status:*)\n---\nCreate hello.txt.\n",
+        "---\nallowed-tools: Write(hello.txt), Bash(git status:*)\nmodel: claude-haiku-4-5\n---\n\
+         Create hello.txt.\n",
+    );
+    write(
+        &env.home.path().join("commands/odd.md"),
+        "---\nmodel: no-such-model\n---\nHi.\n",
     );
     let path = scenario(
         env.home.path(),
@@ -78,6 +83,17 @@ fn a_command_with_arguments_expands_headless_with_its_model_and_tools() {
     let out = run(&env, &path, "/scaffold", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(env.work.path().join("hello.txt").exists());
+    let served: Vec<String> = lines(&out)
+        .into_iter()
+        .filter(|l| l["type"] == "usage")
+        .map(|l| l["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(served, ["claude-haiku-4-5", "claude-haiku-4-5"]);
+    assert!(
+        stderr(&out).contains("odd.md:2: model `no-such-model` is neither"),
+        "{}",
+        stderr(&out)
+    );
 
     // A repository's command may not: said when it loads, and the write is
     // refused as without it.
@@ -100,7 +116,7 @@ fn a_command_with_arguments_expands_headless_with_its_model_and_tools() {
         "{err}"
     );
     assert!(
-        err.contains("scaffold.md:3: model `no-such-model` is neither"),
+        err.contains("scaffold.md:3: the model of a project command is not honoured"),
         "{err}"
     );
 }
@@ -192,7 +208,13 @@ fn a_plugin_folder_brings_its_commands_skills_hooks_and_servers() {
     assert_eq!(report["commands"][0]["name"], "/fmt:check", "{report}");
     assert_eq!(report["skills"][0]["name"], "fmt:style", "{report}");
     assert_eq!(report["agents"][0]["name"], "fmt:reviewer", "{report}");
-    assert!(report["agents"][0]["state"].as_str().unwrap().contains("no subagents"), "{report}");
+    assert!(
+        report["agents"][0]["state"]
+            .as_str()
+            .unwrap()
+            .contains("no subagents"),
+        "{report}"
+    );
     assert_eq!(
         report["hooks"][0]["name"], "fmt:UserPromptSubmit:1",
         "{report}"

@@ -592,5 +592,8 @@ fn architect_from_the_config_alone_asks_before_its_first_prompt() {
     tmux.wait_for("Architect mode runs main turns on the think tier");
     tmux.keys(&["n"]);
     let screen = tmux.wait_for("back in editor mode");
-    assert!(screen.contains("plan the cache"), "the prompt waits: {screen}");
+    assert!(
+        screen.contains("plan the cache"),
+        "the prompt waits: {screen}"
+    );
 }

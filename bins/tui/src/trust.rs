@@ -6,16 +6,19 @@
 //! written — name, event, matcher, command and where — and the person
 //! answers `y` (trusted as they are now; a changed command asks again) or
 //! `n` (the session runs without them, and the next one asks again).
-//! Nothing else is read until they answer; Ctrl+C and Esc answer no.
+//! A list longer than the screen scrolls, the answers stay at the bottom,
+//! and `y` answers only once the end of the list has been shown, so no
+//! hook is trusted unseen. Nothing else is read until they answer; Ctrl+C
+//! and Esc answer no.
 
 use std::io;
 
 use crossterm::event::{self, Event as Input, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::DefaultTerminal;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Text};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 
 use crate::sanitize::sanitize;
 
@@ -39,19 +42,20 @@ impl std::fmt::Debug for TrustQuestion {
     }
 }
 
-/// The question as lines, for `width` columns.
+/// The question's body: what it is about, then each hook.
 #[must_use]
-pub fn lines(question: &TrustQuestion) -> Text<'static> {
+pub fn body(question: &TrustQuestion) -> Text<'static> {
     let bold = Style::new().add_modifier(Modifier::BOLD);
     let dim = Style::new().add_modifier(Modifier::DIM);
     let mut lines = vec![
         Line::styled("Trust this folder's hooks?", bold),
         Line::raw(""),
         Line::raw(format!(
-            "{} defines hooks: commands that run on this machine, outside the sandbox, at points \
-             of every session (before and after tool calls, at each prompt). A repository could \
-             use them to run anything, so they run only once you trust them.",
-            sanitize(&question.project)
+            "{} defines {} hook(s): commands that run on this machine, outside the sandbox, at \
+             points of every session (before and after tool calls, at each prompt). A repository \
+             could use them to run anything, so they run only once you trust them.",
+            sanitize(&question.project),
+            question.hooks.len()
         )),
         Line::raw(""),
     ];
@@ -59,16 +63,89 @@ pub fn lines(question: &TrustQuestion) -> Text<'static> {
         lines.push(Line::styled(format!("  {}", sanitize(head)), bold));
         lines.push(Line::styled(format!("    {}", sanitize(detail)), dim));
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "y  trust them as they are now (a changed hook asks again)",
-        Style::new().fg(Color::Green),
-    ));
-    lines.push(Line::styled(
-        "n  not now: this session runs without them",
-        Style::new().fg(Color::Yellow),
-    ));
     Text::from(lines)
+}
+
+/// Where the person is in the question: how far the list is scrolled, and
+/// how far it can be.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct View {
+    pub scroll: u16,
+    pub max_scroll: u16,
+}
+
+impl View {
+    /// Whether every hook has been on the screen: `y` answers only then,
+    /// so a hook below the fold is never trusted unseen.
+    #[must_use]
+    pub fn seen_all(self) -> bool {
+        self.scroll >= self.max_scroll
+    }
+}
+
+/// Draws the question: the list (scrolled to `scroll`) above, the answers
+/// always at the bottom. How far the list can scroll.
+pub fn draw(frame: &mut ratatui::Frame<'_>, question: &TrustQuestion, scroll: u16) -> View {
+    let area = frame.area();
+    let [top, bottom] = Layout::vertical([Constraint::Min(3), Constraint::Length(4)]).areas(area);
+    // Wrapped here, so the count of lines (and how far to scroll) is known.
+    let width = top.width.saturating_sub(2).max(1);
+    let lines: Vec<Line<'static>> = body(question)
+        .lines
+        .into_iter()
+        .flat_map(|line| {
+            let style = line.style;
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            let pieces = crate::view::wrap_columns(&text, width);
+            let pieces = if pieces.is_empty() {
+                vec![String::new()]
+            } else {
+                pieces
+            };
+            pieces.into_iter().map(move |p| Line::styled(p, style))
+        })
+        .collect();
+    let total = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+    let paragraph = Paragraph::new(lines);
+    let rows = top.height.saturating_sub(2);
+    let max_scroll = total.saturating_sub(rows);
+    let scroll = scroll.min(max_scroll);
+    let title = if max_scroll > 0 {
+        format!(
+            " cox · {} hook(s) · ↑ ↓ PgUp PgDn to scroll · {} more line(s) below ",
+            question.hooks.len(),
+            max_scroll - scroll
+        )
+    } else {
+        " cox ".to_owned()
+    };
+    frame.render_widget(
+        paragraph
+            .block(Block::bordered().title(title))
+            .scroll((scroll, 0)),
+        top,
+    );
+    let view = View { scroll, max_scroll };
+    let yes = if view.seen_all() {
+        Line::styled(
+            "y  trust them as they are now (a changed hook asks again)",
+            Style::new().fg(Color::Green),
+        )
+    } else {
+        Line::styled(
+            "scroll to the end of the list to answer y (every hook is shown before it is trusted)",
+            Style::new().fg(Color::Yellow),
+        )
+    };
+    let answers = Text::from(vec![
+        yes,
+        Line::styled(
+            "n  not now: this session runs without them",
+            Style::new().fg(Color::Yellow),
+        ),
+    ]);
+    frame.render_widget(Paragraph::new(answers).block(Block::bordered()), bottom);
+    view
 }
 
 /// Asks on `terminal` until the person answers; whether they said yes.
@@ -76,32 +153,27 @@ pub fn lines(question: &TrustQuestion) -> Text<'static> {
 /// # Errors
 /// The terminal could not be drawn on or read.
 pub fn ask(terminal: &mut DefaultTerminal, question: &TrustQuestion) -> io::Result<bool> {
+    let mut scroll: u16 = 0;
     loop {
-        terminal.draw(|frame| {
-            let area = frame.area();
-            let inner = Rect {
-                x: area.x + 1,
-                y: area.y,
-                width: area.width.saturating_sub(2),
-                height: area.height,
-            };
-            let block = Block::bordered().title(" cox ");
-            frame.render_widget(
-                Paragraph::new(lines(question))
-                    .block(block)
-                    .wrap(Wrap { trim: false }),
-                inner,
-            );
-        })?;
+        let mut view = View::default();
+        terminal.draw(|frame| view = draw(frame, question, scroll))?;
+        scroll = view.scroll;
+        let page = terminal.size()?.height.saturating_sub(8).max(1);
         if let Input::Key(key) = event::read()?
             && key.kind == KeyEventKind::Press
         {
             match key.code {
-                KeyCode::Char('y' | 'Y') => return Ok(true),
+                KeyCode::Char('y' | 'Y') if view.seen_all() => return Ok(true),
                 KeyCode::Char('n' | 'N') | KeyCode::Esc => return Ok(false),
                 KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                     return Ok(false);
                 }
+                KeyCode::Down | KeyCode::Char('j') => scroll = scroll.saturating_add(1),
+                KeyCode::Up | KeyCode::Char('k') => scroll = scroll.saturating_sub(1),
+                KeyCode::PageDown | KeyCode::Char(' ') => scroll = scroll.saturating_add(page),
+                KeyCode::PageUp => scroll = scroll.saturating_sub(page),
+                KeyCode::End | KeyCode::Char('G') => scroll = view.max_scroll,
+                KeyCode::Home => scroll = 0,
                 _ => {}
             }
         }

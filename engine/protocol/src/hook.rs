@@ -128,6 +128,11 @@ pub struct HookCall {
     pub fields: Map<String, Value>,
     /// The permission mode in force.
     pub permission_mode: PermissionMode,
+    /// For a tool event, the files the call writes (confined, absolute):
+    /// a call that writes several (`apply_patch`) is shown to the hooks
+    /// once per file, with Claude Code's `file_path`, so a guard that reads
+    /// `tool_input.file_path` sees every one.
+    pub files: Vec<String>,
 }
 
 impl HookCall {
@@ -139,6 +144,7 @@ impl HookCall {
             target: None,
             fields: Map::new(),
             permission_mode,
+            files: Vec::new(),
         }
     }
 

@@ -357,7 +357,12 @@ fn table(report: &Value) -> String {
         &mut out,
         "agents",
         rows("agents", &|v| {
-            format!("{}  {}  ({})", text(&v["name"]), text(&v["source"]), text(&v["state"]))
+            format!(
+                "{}  {}  ({})",
+                text(&v["name"]),
+                text(&v["source"]),
+                text(&v["state"])
+            )
         }),
     );
     section(

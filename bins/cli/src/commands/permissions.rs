@@ -82,7 +82,8 @@ fn check(args: &CheckArgs) -> Result<String> {
         rules: args.rules.clone(),
         ..crate::RunArgs::default()
     };
-    let (permissions, _) = crate::session::session_permissions(&home, &cwd, &run, crate::session::Consent::Flag)?;
+    let (permissions, _) =
+        crate::session::session_permissions(&home, &cwd, &run, crate::session::Consent::Flag)?;
     let workspace = Workspace::single(cwd);
     let call = classify(&args.tool, input, &workspace);
     let engine = &permissions.engine;

@@ -58,17 +58,21 @@ pub fn find(
         };
         files.sort();
         for file in files {
-            let text = match std::fs::read_to_string(&file) {
-                Ok(text) => text,
-                Err(err) => {
-                    warnings.push(format!("{}: cannot read it ({err}); left out", file.display()));
+            let text = match cox_hooks::config::read_small(&file, 1 << 20) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(why) => {
+                    warnings.push(format!("{}: {why}; left out", file.display()));
                     continue;
                 }
             };
             let block = match skills::split(&text) {
                 Ok((block, _)) => block,
                 Err(why) => {
-                    warnings.push(format!("{}:1: {why}; the agent is left out", file.display()));
+                    warnings.push(format!(
+                        "{}:1: {why}; the agent is left out",
+                        file.display()
+                    ));
                     continue;
                 }
             };

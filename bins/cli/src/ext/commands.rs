@@ -156,7 +156,15 @@ impl Commands {
         }
         for (dir, owner, prefix) in dirs {
             let mut files = Vec::new();
-            collect(&dir, &dir, &mut files, &mut out.warnings);
+            let mut walk = Walk {
+                root: dir.clone(),
+                top: std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone()),
+                confined: owner != Owner::User,
+                seen: Vec::new(),
+                out: &mut files,
+                warnings: &mut out.warnings,
+            };
+            walk.dir(&dir, 0);
             files.sort();
             for (file, mut name) in files {
                 if let Some(prefix) = &prefix {
@@ -247,6 +255,16 @@ impl Commands {
         });
         let hint = skills::value(&block, "argument-hint").unwrap_or_default();
         let mut model = skills::value(&block, "model");
+        if model.is_some() && owner != Owner::User {
+            self.warnings.push(format!(
+                "{}:{}: the model of a {} command is not honoured (only your own config and \
+                 commands choose what you pay for); /{name} runs on the session's model",
+                file.display(),
+                line("model"),
+                owner.label()
+            ));
+            model = None;
+        }
         if let Some(asked) = &model
             && !models.iter().any(|m| m == asked)
         {
@@ -475,69 +493,131 @@ fn split_args(args: &str) -> Vec<String> {
     words
 }
 
-/// A text file, at most [`BODY_MAX`] bytes of it.
+/// A regular text file, at most [`BODY_MAX`] bytes of it (cut at a
+/// character).
 fn read(path: &Path) -> Result<String, String> {
     use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Err("not a regular file".to_owned());
+    }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(BODY_MAX as u64).read_to_end(&mut bytes))
         .map_err(|err| format!("cannot read it ({err})"))?;
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        // Cut inside a character at the limit: keep the whole ones.
+        Err(err) if err.utf8_error().error_len().is_none() => {
+            let valid = err.utf8_error().valid_up_to();
+            let mut bytes = err.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_owned())
+        }
+        Err(_) => Err("not UTF-8 text".to_owned()),
+    }
 }
 
-/// The `.md` files under `dir` (a file itself counts), named as commands:
-/// the path below `top` without `.md`, folders joined by `:`.
-fn collect(top: &Path, dir: &Path, out: &mut Vec<(PathBuf, String)>, warnings: &mut Vec<String>) {
-    if dir.is_file() {
-        if let Some(stem) = dir.file_stem().and_then(|s| s.to_str()) {
-            out.push((dir.to_path_buf(), stem.to_owned()));
-        }
-        return;
-    }
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return,
-        Err(err) => {
-            warnings.push(format!(
-                "{}: cannot list the commands ({err})",
-                dir.display()
+/// How deep command folders are walked.
+const DEPTH_MAX: usize = 8;
+
+/// The walk of one folder of commands.
+struct Walk<'a> {
+    /// The folder as given: names are paths below it.
+    root: PathBuf,
+    /// The folder, canonical.
+    top: PathBuf,
+    /// A repository's or a plugin's: a file or folder that resolves
+    /// outside `top` (a link to `~/.aws/credentials`) is refused.
+    confined: bool,
+    /// Folders walked (canonical), so a link back to one is not a loop.
+    seen: Vec<PathBuf>,
+    out: &'a mut Vec<(PathBuf, String)>,
+    warnings: &'a mut Vec<String>,
+}
+
+impl Walk<'_> {
+    /// The `.md` files under `dir` (a file itself counts), named as
+    /// commands: the path below the top without `.md`, folders joined by
+    /// `:`.
+    fn dir(&mut self, dir: &Path, depth: usize) {
+        let Ok(real) = std::fs::canonicalize(dir) else {
+            return;
+        };
+        if self.confined && !real.starts_with(&self.top) {
+            self.warnings.push(format!(
+                "{}: leads outside {}; left out",
+                dir.display(),
+                self.top.display()
             ));
             return;
         }
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
+        if real.is_file() {
+            if let Some(stem) = dir.file_stem().and_then(|s| s.to_str()) {
+                self.out.push((real, stem.to_owned()));
+            }
+            return;
         }
-        if path.is_dir() {
-            collect(top, &path, out, warnings);
-            continue;
+        if depth > DEPTH_MAX || self.seen.contains(&real) {
+            return;
         }
-        let Some(stem) = name.strip_suffix(".md") else {
-            continue;
+        self.seen.push(real.clone());
+        let entries = match std::fs::read_dir(&real) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return,
+            Err(err) => {
+                self.warnings.push(format!(
+                    "{}: cannot list the commands ({err})",
+                    dir.display()
+                ));
+                return;
+            }
         };
-        let Ok(relative) = path.parent().unwrap_or(top).strip_prefix(top) else {
-            continue;
-        };
-        let mut parts: Vec<String> = relative
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        parts.push(stem.to_owned());
-        let name = parts.join(":");
-        if name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
-        {
-            out.push((path, name));
-        } else {
-            warnings.push(format!(
-                "{}: /{name} is not a command name (letters, digits, '-', '_' and '.' only); \
-                 left out",
-                path.display()
-            ));
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = dir.join(&name);
+            if path.is_dir() {
+                self.dir(&path, depth + 1);
+                continue;
+            }
+            let Some(stem) = name.strip_suffix(".md") else {
+                continue;
+            };
+            let resolved = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if self.confined && !resolved.starts_with(&self.top) {
+                self.warnings.push(format!(
+                    "{}: a link to {}, outside {}; left out",
+                    path.display(),
+                    resolved.display(),
+                    self.top.display()
+                ));
+                continue;
+            }
+            let Ok(relative) = dir.strip_prefix(&self.root) else {
+                continue;
+            };
+            let mut parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            parts.push(stem.to_owned());
+            let name = parts.join(":");
+            if name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+            {
+                self.out.push((path, name));
+            } else {
+                self.warnings.push(format!(
+                    "{}: /{name} is not a command name (letters, digits, '-', '_' and '.' \
+                     only); left out",
+                    path.display()
+                ));
+            }
         }
     }
 }

@@ -66,9 +66,13 @@ pub fn read(places: &Places<'_>) -> cox_hooks::Loaded {
         // The config itself failing is said where the session loads it.
         Err(_) => {}
     }
-    let project = places.cwd.join(".claude");
-    loader.settings_file(&project.join("settings.json"), &Scope::Project, &[]);
-    loader.settings_file(&project.join("settings.local.json"), &Scope::Project, &[]);
+    // In the home folder itself, `.claude/settings.json` is the person's
+    // own, read above: not a project's too.
+    if places.home_dir != Some(places.cwd) {
+        let project = places.cwd.join(".claude");
+        loader.settings_file(&project.join("settings.json"), &Scope::Project, &[]);
+        loader.settings_file(&project.join("settings.local.json"), &Scope::Project, &[]);
+    }
     if let Some(path) = crate::config::project_config(places.cwd)
         && path != places.user_config
         && let Ok(Some((path, text, value))) = crate::config::load_hooks_table(&path)
@@ -109,7 +113,8 @@ pub fn scope_of(def: &HookDef, cwd: &Path, plugins: &[Plugin]) -> String {
 /// that cannot be opened leaves every project and plugin hook pending).
 #[must_use]
 pub fn find(places: &Places<'_>, db_path: &Path) -> Found {
-    let loaded = read(places);
+    let mut loaded = read(places);
+    cox_hooks::pins::pin_all(&mut loaded.defs, places.cwd);
     let mut found = Found {
         warnings: loaded.warnings,
         ..Found::default()

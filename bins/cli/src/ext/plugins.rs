@@ -196,6 +196,13 @@ fn read(root: &Path, found: Found) -> Result<(Plugin, Vec<String>), String> {
             ));
         }
     };
+    if matches!(name.as_str(), "user" | "project") {
+        return Err(format!(
+            "{}: plugin name {name:?} is reserved (it names the person's or the project's own \
+             hooks); the plugin is left out",
+            at("\"name\"")
+        ));
+    }
     if name.is_empty()
         || name.len() > 64
         || !name

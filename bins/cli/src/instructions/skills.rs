@@ -52,13 +52,23 @@ pub struct SkillDir {
     pub dir: PathBuf,
     pub label: String,
     pub prefix: Option<String>,
+    /// A repository's or a plugin's: a `SKILL.md` that resolves outside
+    /// the folder (a link to a secret) is refused.
+    pub confined: bool,
 }
 
 /// The skills under each folder, sorted by name, one per name.
 pub fn scan(dirs: &[SkillDir], warnings: &mut Vec<String>) -> Vec<Skill> {
     let mut seen = HashSet::new();
     let mut found: Vec<(Skill, PathBuf)> = Vec::new();
-    for SkillDir { dir, label, prefix } in dirs {
+    for SkillDir {
+        dir,
+        label,
+        prefix,
+        confined,
+    } in dirs
+    {
+        let top = fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         let entries = match fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
@@ -81,6 +91,15 @@ pub fn scan(dirs: &[SkillDir], warnings: &mut Vec<String>) -> Vec<Skill> {
                 continue;
             }
             let canonical = fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+            if *confined && !canonical.starts_with(&top) {
+                warnings.push(format!(
+                    "{}: a link to {}, outside {}; skill left out",
+                    shown(&file),
+                    shown(&canonical),
+                    shown(&top)
+                ));
+                continue;
+            }
             if !seen.insert(canonical) {
                 continue;
             }

@@ -9,6 +9,9 @@ use serde_json::value::RawValue;
 
 use super::{Loaded, McpServer, Origin, OriginKind, Transport};
 
+/// The most of a project's or a plugin's server file that is read.
+const FILE_MAX: u64 = 1 << 20;
+
 /// A server's name, and the server or why it is not one.
 type Named = (String, Result<McpServer, String>);
 
@@ -90,15 +93,16 @@ pub fn load(sources: &Sources<'_>, var: &dyn Fn(&str) -> Option<String>) -> Resu
                 Err(why) => notices.push(why),
             }
         }
+        // The repository's file: a regular one, of a sane size.
         let path = sources.project.join(".mcp.json");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => match server_file(&text, &path, OriginKind::Project, var) {
+        match cox_hooks::config::read_small(&path, FILE_MAX) {
+            Ok(Some(text)) => match server_file(&text, &path, OriginKind::Project, var) {
                 Ok(parsed) => take(parsed),
                 Err(why) => notices.push(format!("{why}; its MCP servers are not started")),
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => notices.push(format!(
-                "{}: cannot read: {e}; its MCP servers are not started",
+            Ok(None) => {}
+            Err(why) => notices.push(format!(
+                "{}: {why}; its MCP servers are not started",
                 path.display()
             )),
         }
@@ -145,8 +149,9 @@ fn plugin_servers(
     let parsed = match &plugin.mcp {
         None => return Ok(Vec::new()),
         Some(Part::File(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            let text = cox_hooks::config::read_small(path, FILE_MAX)
+                .map_err(|why| format!("{}: {why}", path.display()))?
+                .unwrap_or_default();
             server_file(&text, path, OriginKind::Plugin, &var)?
         }
         Some(Part::Inline(value)) => {

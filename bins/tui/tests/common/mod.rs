@@ -88,4 +88,3 @@ pub fn type_text(app: &mut App, text: &str) -> Vec<Action> {
     }
     actions
 }
-

@@ -231,12 +231,18 @@ where
     /// Decides one call: rules, modes and grants (the engine), then the
     /// `PreToolUse` hooks, then, where it would ask, the
     /// `PermissionRequest` hooks and a person.
+    ///
+    /// An input a hook or a person changes is a new call: classified and
+    /// decided again, and the `PreToolUse` hooks see it again (so one
+    /// hook's rewrite cannot slip past another's guard). A
+    /// `PermissionRequest` allow answers for the call's new input too. The
+    /// hooks may change it [`MAX_REWRITES`] times; then the call is refused.
     async fn decide_call(&mut self, running: &mut Turn<RunningTools>, index: usize) -> Decided {
         let fixed = self.fixed;
         let cfg = &fixed.config;
-        // What the `PreToolUse` hooks said of this call; asked again after
-        // a person edits it, not after a hook's own `updatedInput`.
-        let mut pre: Option<Verdict> = None;
+        let mut rewrites = 0;
+        // A `PermissionRequest` hook allowed the call (as a person would).
+        let mut answered = false;
         loop {
             let call = &running.calls()[index];
             if fixed.tools.get(&call.name).is_none() {
@@ -260,39 +266,32 @@ where
             if let Outcome::Deny { reason } = outcome {
                 return Decided::Result(ToolResult::denied(reason));
             }
-            if pre.is_none() {
-                let Some(verdict) = self.pre_tool_hooks(call).await else {
-                    return Decided::Interrupted;
-                };
-                if let Some((hook, reason)) = verdict.denied() {
-                    return Decided::Result(ToolResult::denied(format!(
-                        "hook {hook} blocked this call: {reason}"
-                    )));
-                }
-                if let Some(line) = verdict.stopped() {
-                    self.out.notice(NoticeLevel::Warn, line.clone());
-                    return Decided::Stop(ToolResult::denied(format!("not run: {line}")));
-                }
-                if let Some((hook, input)) = verdict.updated_input.clone() {
-                    // The new input is classified and decided afresh: a hook
-                    // cannot move a call past the engine.
-                    self.out.notice(
-                        NoticeLevel::Info,
-                        format!("hook {hook} changed the input of this {} call", call.name),
-                    );
-                    self.replace_input(running, index, input);
-                    pre = Some(verdict);
-                    continue;
-                }
-                pre = Some(verdict);
+            let Some(pre) = self.pre_tool_hooks(call).await else {
+                return Decided::Interrupted;
+            };
+            if let Some((hook, reason)) = pre.denied() {
+                return Decided::Result(ToolResult::denied(format!(
+                    "hook {hook} blocked this call: {reason}"
+                )));
             }
-            let hooked = pre.as_ref().and_then(|v| v.decision.clone());
+            if let Some(line) = pre.stopped() {
+                self.out.notice(NoticeLevel::Warn, line.clone());
+                return Decided::Stop(ToolResult::denied(format!("not run: {line}")));
+            }
+            if let Some((hook, input)) = pre.updated_input.clone()
+                && input != call.input
+            {
+                if let Some(refused) = self.rewrite(running, index, &hook, input, &mut rewrites) {
+                    return refused;
+                }
+                continue;
+            }
             // A hook's allow runs the call as one a person approved.
             let by_hook = matches!(
-                (&outcome, &hooked),
+                (&outcome, &pre.decision),
                 (Outcome::Ask { .. }, Some((HookDecision::Allow, ..)))
             );
-            let outcome = match (outcome, hooked) {
+            let outcome = match (outcome, pre.decision.clone()) {
                 (Outcome::Allow { .. }, Some((HookDecision::Ask, hook, reason))) => Outcome::Ask {
                     reason: match reason {
                         Some(reason) => format!("hook {hook} asks: {reason}"),
@@ -332,15 +331,24 @@ where
             };
             let outside = outside.is_some();
             // A person would be asked: `PermissionRequest` hooks may answer
-            // first (never for a call that would leave the sandbox).
+            // first (never for a call that would leave the sandbox), once.
             if !outside {
+                if answered {
+                    return Decided::Run(Asked::Approved, false);
+                }
                 match self.permission_hooks(call).await {
                     Answered::Nobody => {}
-                    Answered::Allow(None) => return Decided::Run(Asked::Approved, false),
-                    Answered::Allow(Some(input)) => {
-                        self.replace_input(running, index, input);
+                    Answered::Allow(Some(input)) if input != call.input => {
+                        answered = true;
+                        let hook = "PermissionRequest".to_owned();
+                        if let Some(refused) =
+                            self.rewrite(running, index, &hook, input, &mut rewrites)
+                        {
+                            return refused;
+                        }
                         continue;
                     }
+                    Answered::Allow(_) => return Decided::Run(Asked::Approved, false),
                     Answered::Deny(reason) => return Decided::Result(ToolResult::denied(reason)),
                     Answered::Stop(reason) => return Decided::Stop(ToolResult::denied(reason)),
                     Answered::Interrupted => return Decided::Interrupted,
@@ -380,13 +388,37 @@ where
                 Decision::Deny { reason: None } => {
                     return Decided::Stop(ToolResult::denied("the user denied this call"));
                 }
-                Decision::Edit { input } => {
-                    // A person's edit is a new call: hooks see it too.
-                    self.replace_input(running, index, input);
-                    pre = None;
-                }
+                // A person's edit is a new call, decided again from the
+                // start; it does not count against the hooks' rewrites.
+                Decision::Edit { input } => self.replace_input(running, index, input),
             }
         }
+    }
+
+    /// A hook changed the input of call `index`: the call takes it (said
+    /// in a notice), unless the hooks have done so too often, when the
+    /// refusal is returned.
+    fn rewrite(
+        &mut self,
+        running: &mut Turn<RunningTools>,
+        index: usize,
+        hook: &str,
+        input: Value,
+        rewrites: &mut u32,
+    ) -> Option<Decided> {
+        *rewrites += 1;
+        if *rewrites > MAX_REWRITES {
+            return Some(Decided::Result(ToolResult::denied(format!(
+                "not run: its hooks changed its input {MAX_REWRITES} times and kept changing it"
+            ))));
+        }
+        let name = running.calls()[index].name.clone();
+        self.out.notice(
+            NoticeLevel::Info,
+            format!("hook {hook} changed the input of this {name} call"),
+        );
+        self.replace_input(running, index, input);
+        None
     }
 
     /// The rules calls are decided by: the session's, with what a command
@@ -454,10 +486,15 @@ where
 
     /// A call the engine would ask about that a `PreToolUse` hook allowed:
     /// the hook answers for the risk's own question only, as Claude Code's
-    /// allow skips its permission prompt but not its rules. So the call is
-    /// decided again as if it were read-only: a deny rule, an ask rule, the
-    /// plan mode, a cloud agent and a line the engine cannot vouch for
-    /// still refuse or ask.
+    /// allow skips its permission prompt but not its rules. It runs unasked
+    /// only when all of these hold, each of which only narrows:
+    /// - `bypassPermissions` would run it (no deny rule, no command name
+    ///   only known at run time under a deny rule, no path the engine
+    ///   cannot check, not a cloud agent);
+    /// - decided as a read-only call in the mode in force it is allowed (no
+    ///   ask rule, no plan mode, no path it cannot vouch for);
+    /// - it is not a shell line the split cannot vouch for (`$(…)`, `eval`,
+    ///   a parse error, a command named only at run time).
     fn hook_allows(
         &self,
         call: &ToolCall,
@@ -465,28 +502,47 @@ where
         hook: &str,
         asked: String,
     ) -> Outcome {
+        let cannot_lift = |why: &str| Outcome::Ask {
+            reason: format!("{why} (hook {hook} allowed it, which cannot lift that)"),
+        };
         if mode == PermissionMode::Plan {
-            return Outcome::Ask { reason: asked };
+            return cannot_lift(&asked);
+        }
+        if let Some(split) = &call.segments
+            && (split.opaque.is_some() || split.dynamic || !split.scan.is_empty())
+        {
+            let why = split
+                .opaque
+                .clone()
+                .unwrap_or_else(|| "cox cannot follow every command of this line".into());
+            return cannot_lift(&format!("{asked}; {why}"));
         }
         let cfg = &self.fixed.config;
+        let decide = |call: &ToolCall, mode| {
+            self.engine().decide(
+                call,
+                mode,
+                ApprovalPolicy::OnRequest,
+                cfg.sandbox_mode,
+                &self.state.grants,
+            )
+        };
         let as_read = ToolCall {
             risk: Risk::ReadOnly,
             ..call.clone()
         };
-        match self.engine().decide(
-            &as_read,
-            mode,
-            ApprovalPolicy::OnRequest,
-            cfg.sandbox_mode,
-            &self.state.grants,
-        ) {
-            Outcome::Allow { .. } => Outcome::Allow {
-                reason: format!("allowed by hook {hook}"),
-            },
-            Outcome::Ask { reason } => Outcome::Ask {
-                reason: format!("{reason} (hook {hook} allowed it, which cannot lift that)"),
-            },
-            deny @ Outcome::Deny { .. } => deny,
+        for outcome in [
+            decide(call, PermissionMode::BypassPermissions),
+            decide(&as_read, mode),
+        ] {
+            match outcome {
+                Outcome::Allow { .. } => {}
+                Outcome::Ask { reason } => return cannot_lift(&reason),
+                deny @ Outcome::Deny { .. } => return deny,
+            }
+        }
+        Outcome::Allow {
+            reason: format!("allowed by hook {hook}"),
         }
     }
 
@@ -572,6 +628,9 @@ where
         }
     }
 }
+
+/// How many times the hooks may change one call's input.
+const MAX_REWRITES: u32 = 4;
 
 /// What the `PermissionRequest` hooks answered.
 enum Answered {

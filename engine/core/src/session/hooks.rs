@@ -30,6 +30,26 @@ use crate::world::World;
 /// The most a hook's printed output the event carries, in bytes.
 const OUTPUT_SHOWN: usize = 2048;
 
+/// The most of what a hook says (a reason, context) that is kept, in
+/// bytes: what reaches the model is bounded like a tool's output.
+const SAID_MAX: usize = 10 * 1024;
+
+/// `text` cut to [`SAID_MAX`] bytes, saying so.
+fn bounded(text: &str) -> String {
+    if text.len() <= SAID_MAX {
+        return text.to_owned();
+    }
+    let mut end = SAID_MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[cox: cut here: the hook said {} more bytes]",
+        &text[..end],
+        text.len() - end
+    )
+}
+
 /// The replies of one hook point, read together.
 #[derive(Debug, Default)]
 pub(super) struct Verdict {
@@ -82,7 +102,7 @@ impl Verdict {
                     verdict.stop = Some((reply.hook.clone(), out.stop_reason.clone()));
                 }
                 if let Some(context) = out.context.as_ref().filter(|c| !c.trim().is_empty()) {
-                    verdict.context.push(context.clone());
+                    verdict.context.push(bounded(context));
                 }
             }
         }
@@ -105,7 +125,10 @@ impl Verdict {
     /// The `continue: false` of a hook, said as one line.
     pub(super) fn stopped(&self) -> Option<String> {
         self.stop.as_ref().map(|(hook, why)| match why {
-            Some(why) => format!("hook {hook} stopped the turn: {why}"),
+            Some(why) => format!(
+                "hook {hook} stopped the turn: {}",
+                crate::redact::scrub(&head(why, OUTPUT_SHOWN))
+            ),
             None => format!("hook {hook} stopped the turn"),
         })
     }
@@ -145,7 +168,7 @@ fn outcome(reply: &HookReply) -> HookOutcome {
 /// What a successful reply adds for the model.
 fn kept_context(reply: &HookReply) -> Option<String> {
     (reply.status == HookStatus::Success)
-        .then(|| reply.output.context.clone())
+        .then(|| reply.output.context.as_deref().map(bounded))
         .flatten()
         .filter(|c| !c.trim().is_empty())
 }
@@ -164,8 +187,9 @@ fn head(text: &str, max: usize) -> String {
 
 /// The fields of a tool event: which call, and its input.
 pub(super) fn tool_fields(call: &HookCall, tool: &ToolCall) -> HookCall {
-    call.clone()
-        .target(tool.name.clone())
+    let mut call = call.clone();
+    call.files.clone_from(&tool.writes);
+    call.target(tool.name.clone())
         .field("tool_name", tool.name.clone())
         .field("tool_input", tool.input.clone())
         .field("tool_use_id", tool.id.to_string())
@@ -252,7 +276,8 @@ where
             HookStatus::Error { message } | HookStatus::Failed { message } => Some(message.clone()),
             HookStatus::Success => out.reason.clone().or_else(|| out.system_message.clone()),
         }
-        .filter(|m| !m.is_empty());
+        .filter(|m| !m.is_empty())
+        .map(|m| head(&m, OUTPUT_SHOWN));
         let output = (!out.suppress_output && !out.stdout.trim().is_empty())
             .then(|| head(out.stdout.trim_end(), OUTPUT_SHOWN));
         self.out.emit(Event::HookRan {
@@ -264,15 +289,22 @@ where
             context,
             output,
         });
+        // What a hook says for the person is scrubbed of secret-shaped
+        // text and bounded before it becomes a notice (notices go to the
+        // rollout as they are).
+        let said = |text: &str| crate::redact::scrub(&head(text, OUTPUT_SHOWN)).into_owned();
         let name = &reply.hook;
         match &reply.status {
             HookStatus::Failed { message } => self.out.notice(
                 NoticeLevel::Warn,
-                format!("hook {name} ({event}) did not work and was skipped: {message}"),
+                format!(
+                    "hook {name} ({event}) did not work and was skipped: {}",
+                    said(message)
+                ),
             ),
             HookStatus::Error { message } => self.out.notice(
                 NoticeLevel::Warn,
-                format!("hook {name} ({event}) failed: {message}"),
+                format!("hook {name} ({event}) failed: {}", said(message)),
             ),
             HookStatus::Success | HookStatus::Blocked { .. } => {}
         }
@@ -280,7 +312,7 @@ where
             && let Some(line) = &out.system_message
         {
             self.out
-                .notice(NoticeLevel::Warn, format!("hook {name}: {line}"));
+                .notice(NoticeLevel::Warn, format!("hook {name}: {}", said(line)));
         }
     }
 
@@ -334,6 +366,7 @@ where
             .ok_or(StopReason::Interrupted)?;
         let verdict = Verdict::of(&replies);
         if let Some((hook, reason)) = verdict.denied() {
+            let reason = crate::redact::scrub(&reason);
             let line = format!("hook {hook} blocked the prompt: {reason}");
             self.out.notice(NoticeLevel::Warn, line);
             return Err(StopReason::Denied);
