@@ -52,6 +52,10 @@ echo "== TUI: one frame with a long answer on screen (criterion)"
 cargo bench -q -p cox-tui --bench frame 2>/dev/null | grep -E 'frame with|time:'
 
 echo
+echo "== hooks: one \`true\` PreToolUse hook over spawning it; a folder with none; a read-only turn with and without"
+"$bin/cox-bench" hooks 200
+
+echo
 echo "== the sandbox: \`true\` unconfined, under bwrap and under the Landlock helper; the probe"
 "$bin/cox-bench" sandbox 100
 

@@ -226,6 +226,28 @@ impl<W: Write> Renderer<W> {
                 }
             }
             Event::TurnDone { stop } => self.stop = Some(*stop),
+            // Text format with --verbose: a line per hook run (its
+            // failures are warnings already).
+            Event::HookRan {
+                hook,
+                event,
+                duration_ms,
+                outcome,
+                message,
+                ..
+            } if self.format == OutputFormat::Text && self.verbose => {
+                let said = message
+                    .as_deref()
+                    .map(|m| format!(": {}", m.lines().next().unwrap_or_default()))
+                    .unwrap_or_default();
+                eprintln!(
+                    "{}",
+                    printable(&format!(
+                        "cox: hook {hook} ({event}) {} in {duration_ms} ms{said}",
+                        outcome.as_str()
+                    ))
+                );
+            }
             _ => {}
         }
         if self.format == OutputFormat::StreamJson {

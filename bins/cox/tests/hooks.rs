@@ -598,3 +598,22 @@ fn malformed_hook_settings_are_warnings_naming_the_line_and_the_rest_loads() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n");
 }
+
+#[test]
+fn text_output_with_verbose_says_each_hook_run() {
+    let env = Env::new();
+    user_settings(&env, &hook("PreToolUse", "Write", "echo 'frozen' >&2; exit 2"));
+    let path = scenario(env.home.path(), WRITE_THEN_DONE);
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &path)
+        .args(["run", "-p", "create hello.txt", "--verbose", "--permission-mode", "acceptEdits"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("cox: hook user:PreToolUse:1 (PreToolUse) blocked in") && err.contains("ms: frozen"),
+        "{err}"
+    );
+}

@@ -261,6 +261,19 @@ pub enum HookOutcome {
     Failed,
 }
 
+impl HookOutcome {
+    /// The name JSON uses.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookOutcome::Ok => "ok",
+            HookOutcome::Blocked => "blocked",
+            HookOutcome::Warning => "warning",
+            HookOutcome::Failed => "failed",
+        }
+    }
+}
+
 /// The hooks of a session: the one dynamic edge the core calls them
 /// through.
 pub trait Hooks: Send + Sync {

@@ -10,9 +10,12 @@
 //! refuse a call, a prompt or the end of a turn, make a call ask, and let a
 //! call that would ask only because of its risk run — a deny rule, an ask
 //! rule, the plan mode and a line the engine cannot vouch for still hold,
-//! as Claude Code's rules hold over its hooks' allow (see `calls.rs`). Context a hook adds reaches the model through the
-//! `HookRan` event's `context`, which the conversation's fold puts in the
-//! next message, so a resume rebuilds it exactly.
+//! as Claude Code's rules hold over its hooks' allow (see `calls.rs`).
+//! Context a hook adds reaches the model through the `HookRan` event's
+//! `context`, which the conversation's fold puts in the next message, so a
+//! resume rebuilds it exactly. What a hook says to the model is cut at
+//! [`SAID_MAX`]; what it says to the person is scrubbed of secret-shaped
+//! text before it becomes a notice.
 //!
 //! A session with no hooks for a point builds no payload and awaits
 //! nothing there ([`Hooks::wants`]).
@@ -74,9 +77,11 @@ impl Verdict {
             let decision = match &reply.status {
                 HookStatus::Blocked { reason } => Some((
                     HookDecision::Deny,
-                    Some(reason.clone()).filter(|r| !r.is_empty()),
+                    Some(bounded(reason)).filter(|r| !r.is_empty()),
                 )),
-                HookStatus::Success => out.decision.map(|d| (d, out.reason.clone())),
+                HookStatus::Success => {
+                    out.decision.map(|d| (d, out.reason.as_deref().map(bounded)))
+                }
                 HookStatus::Error { .. } | HookStatus::Failed { .. } => None,
             };
             if let Some((decision, reason)) = decision {
