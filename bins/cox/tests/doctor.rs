@@ -242,6 +242,7 @@ fn json_is_an_array_of_status_check_detail() {
             "user namespaces",
             "sandbox proxy",
             "mcp servers",
+            "hooks",
             "price dates",
             "model prices"
         ]
@@ -282,5 +283,28 @@ fn the_mcp_servers_row_names_each_server_and_a_broken_entry() {
     assert!(
         detail.starts_with("2: mine (user), theirs (project); ") && detail.contains(".mcp.json:2:"),
         "{detail}"
+    );
+}
+
+#[test]
+fn the_hooks_row_counts_what_runs_and_warns_about_what_waits() {
+    let env = Env::new();
+    let (_, before) = rows(&env);
+    assert_eq!(row(&before, "hooks")["detail"], "0 run, 0 wait for trust");
+    std::fs::create_dir_all(env.work.path().join(".claude")).unwrap();
+    std::fs::write(
+        env.work.path().join(".claude/settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    )
+    .unwrap();
+    let (_, after) = rows(&env);
+    let hooks = row(&after, "hooks");
+    assert_eq!(hooks["status"], "warn", "{hooks}");
+    assert!(
+        hooks["detail"]
+            .as_str()
+            .unwrap()
+            .contains("1 wait for trust"),
+        "{hooks}"
     );
 }

@@ -602,18 +602,29 @@ fn malformed_hook_settings_are_warnings_naming_the_line_and_the_rest_loads() {
 #[test]
 fn text_output_with_verbose_says_each_hook_run() {
     let env = Env::new();
-    user_settings(&env, &hook("PreToolUse", "Write", "echo 'frozen' >&2; exit 2"));
+    user_settings(
+        &env,
+        &hook("PreToolUse", "Write", "echo 'frozen' >&2; exit 2"),
+    );
     let path = scenario(env.home.path(), WRITE_THEN_DONE);
     let out = env
         .cox()
         .env("COX_PROVIDER", "scripted")
         .env("COX_SCENARIO", &path)
-        .args(["run", "-p", "create hello.txt", "--verbose", "--permission-mode", "acceptEdits"])
+        .args([
+            "run",
+            "-p",
+            "create hello.txt",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+        ])
         .output()
         .unwrap();
     let err = stderr(&out);
     assert!(
-        err.contains("cox: hook user:PreToolUse:1 (PreToolUse) blocked in") && err.contains("ms: frozen"),
+        err.contains("cox: hook user:PreToolUse:1 (PreToolUse) blocked in")
+            && err.contains("ms: frozen"),
         "{err}"
     );
 }

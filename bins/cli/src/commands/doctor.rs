@@ -161,9 +161,47 @@ fn checks() -> Vec<Row> {
     rows.extend(sandbox(resolved.as_ref()));
     if let Some(home) = resolved.as_ref() {
         rows.extend(mcp_servers(home));
+        rows.push(hooks(home));
     }
     rows.extend([dates, prices]);
     rows
+}
+
+/// The hooks a session here would have: how many run, how many wait for
+/// trust (a warning naming `cox ext trust`), and the first thing wrong with
+/// a settings file.
+fn hooks(home: &CoxHome) -> Row {
+    let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
+        return Row::new(Status::Warn, "hooks", "not read: no current folder");
+    };
+    let home_dir = crate::env::home_dir();
+    let plugins = crate::ext::plugins::discover(home.root(), &[]).plugins;
+    let found = crate::ext::hooks::find(
+        &crate::ext::hooks::Places {
+            user_config: &home.root().join("config.toml"),
+            home_dir: home_dir.as_deref(),
+            cwd: &cwd,
+            plugins: &plugins,
+        },
+        &home.db_path(),
+    );
+    let (runs, waits) = (found.trusted.len(), found.pending.len());
+    let counted = format!("{runs} run, {waits} wait for trust");
+    if waits > 0 {
+        return Row::new(
+            Status::Warn,
+            "hooks",
+            format!("{counted}: review them with `cox ext list`, then `cox ext trust`"),
+        );
+    }
+    match found.warnings.first() {
+        Some(first) => Row::new(
+            Status::Warn,
+            "hooks",
+            crate::output::printable(&format!("{counted}; {first}")),
+        ),
+        None => Row::new(Status::Ok, "hooks", counted),
+    }
 }
 
 /// The MCP servers a session here would start, by name and source, read

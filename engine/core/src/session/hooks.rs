@@ -79,9 +79,9 @@ impl Verdict {
                     HookDecision::Deny,
                     Some(bounded(reason)).filter(|r| !r.is_empty()),
                 )),
-                HookStatus::Success => {
-                    out.decision.map(|d| (d, out.reason.as_deref().map(bounded)))
-                }
+                HookStatus::Success => out
+                    .decision
+                    .map(|d| (d, out.reason.as_deref().map(bounded))),
                 HookStatus::Error { .. } | HookStatus::Failed { .. } => None,
             };
             if let Some((decision, reason)) = decision {
