@@ -31,6 +31,10 @@ use sha2::{Digest, Sha256};
 
 use crate::matcher::Matcher;
 
+/// The most hooks one file may define; a file with more is not a
+/// settings file anyone reviews, and every hook is shown to be trusted.
+pub const HOOKS_PER_FILE_MAX: usize = 200;
+
 /// How long a hook may run when its entry gives no `timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -106,7 +110,13 @@ impl HookDef {
         let pins: Vec<String> = self
             .pins
             .iter()
-            .map(|p| format!("{}={}", p.path.display(), p.hash))
+            .map(|p| {
+                format!(
+                    "{}={}",
+                    p.path.display(),
+                    p.hash.as_deref().unwrap_or("absent")
+                )
+            })
             .collect();
         for part in [
             self.origin.file.display().to_string().as_str(),
@@ -312,6 +322,14 @@ impl Loader {
         };
         for (hook, line) in hooks.iter().zip(hook_lines) {
             if let Some(def) = self.hook(event, &matcher_text, &matcher, hook, line, path, scope) {
+                let from_here = self.defs.iter().filter(|d| d.origin.file == path).count();
+                if from_here >= HOOKS_PER_FILE_MAX {
+                    self.warnings.push(format!(
+                        "{file}:{line}: more than {HOOKS_PER_FILE_MAX} hooks in one file; the \
+                         rest are left out"
+                    ));
+                    return;
+                }
                 let mut def = def;
                 def.env = env.to_vec();
                 self.defs.push(def);
@@ -556,17 +574,43 @@ fn first_key_line(cursor: &mut Cursor<'_>, object: &Map<String, Value>) -> usize
 struct Cursor<'t> {
     text: &'t str,
     at: usize,
+    /// Where each line after the first starts, to tell a line in
+    /// logarithmic time (a file of many hooks is read in linear time).
+    starts: Vec<usize>,
 }
+
+/// How far ahead a needle is looked for: an entry is small, and a needle
+/// the file never writes must not cost a scan of the rest each time.
+const LOOK_AHEAD: usize = 16 * 1024;
 
 impl<'t> Cursor<'t> {
     fn new(text: &'t str) -> Self {
-        Self { text, at: 0 }
+        let starts = text
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(at, _)| at + 1)
+            .collect();
+        Self {
+            text,
+            at: 0,
+            starts,
+        }
+    }
+
+    /// The text from here to the look-ahead's end (at a character).
+    fn ahead(&self) -> &'t str {
+        let mut end = (self.at + LOOK_AHEAD).min(self.text.len());
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        &self.text[self.at..end]
     }
 
     /// The line of the first of `needles` found from here (moving past
     /// it), or of here when none is.
     fn line(&mut self, needles: &[&str]) -> usize {
-        let rest = &self.text[self.at..];
+        let rest = self.ahead();
         if let Some(found) = needles.iter().find_map(|n| rest.find(n)) {
             self.at += found;
             let line = self.here();
@@ -579,7 +623,7 @@ impl<'t> Cursor<'t> {
     /// The line of whichever of `needles` comes first from here (moving
     /// past it); `None` when none does.
     fn earliest(&mut self, needles: &[&str]) -> Option<usize> {
-        let rest = &self.text[self.at..];
+        let rest = self.ahead();
         let found = needles.iter().filter_map(|n| rest.find(n)).min()?;
         self.at += found;
         let line = self.here();
@@ -597,7 +641,7 @@ impl<'t> Cursor<'t> {
 
     /// The line of here.
     fn here(&self) -> usize {
-        self.text[..self.at].bytes().filter(|b| *b == b'\n').count() + 1
+        self.starts.partition_point(|start| *start <= self.at) + 1
     }
 }
 

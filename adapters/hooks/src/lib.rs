@@ -28,37 +28,82 @@ mod run;
 
 use std::path::PathBuf;
 
-use cox_protocol::hook::{HookCall, HookEvent, HookReply, Hooks};
+use cox_protocol::hook::{
+    HookCall, HookDecision, HookEvent, HookOutput, HookReply, HookStatus, Hooks,
+};
 use cox_protocol::provider::BoxFuture;
 use serde_json::{Map, Value, json};
 
 pub use config::{DEFAULT_TIMEOUT, HookDef, Loaded, Loader, Origin, Scope};
 pub use run::CAPTURE_MAX;
 
-/// The reply of a hook whose pinned script changed since it was trusted:
-/// it does not run; a tool-gating hook refuses the call instead, so a
-/// guard cannot be switched off by rewriting it.
-fn changed_script(def: &HookDef, script: &std::path::Path) -> HookReply {
-    let message = format!(
-        "its script {} changed since it was trusted, so it did not run; review it, then `cox ext \
-         trust {}`",
-        script.display(),
-        def.name
-    );
-    let status = if matches!(
+/// The reply of a hook that is not run: its pinned script changed since
+/// it was trusted, or it cannot be confined here. A hook that gates calls
+/// or prompts refuses instead (fail closed: a guard cannot be switched off
+/// by editing it, nor run unconfined because confinement is missing);
+/// any other is a warning.
+fn not_run(def: &HookDef, message: String) -> HookReply {
+    let gate = matches!(
         def.event,
-        HookEvent::PreToolUse | HookEvent::PermissionRequest
-    ) {
-        cox_protocol::hook::HookStatus::Blocked { reason: message }
+        HookEvent::PreToolUse | HookEvent::PermissionRequest | HookEvent::UserPromptSubmit
+    );
+    let status = if gate {
+        HookStatus::Blocked { reason: message }
     } else {
-        cox_protocol::hook::HookStatus::Failed { message }
+        HookStatus::Failed { message }
     };
     HookReply {
         hook: def.name.clone(),
+        narrow_only: !def.origin.scope.trusted_as_written(),
         duration_ms: 0,
         status,
-        output: cox_protocol::hook::HookOutput::default(),
+        output: HookOutput::default(),
     }
+}
+
+/// How many hook processes run at once: a patch of a thousand files must
+/// not start a thousand shells.
+const PARALLEL_MAX: usize = 8;
+
+/// One reply for a hook shown a call once per file: it refused if any run
+/// refused, it asked if any asked, and it allowed only if every run
+/// allowed; an `updatedInput` of one file is not the whole call's, so it
+/// is dropped.
+fn merge(mut runs: Vec<HookReply>) -> Option<HookReply> {
+    if runs.len() <= 1 {
+        return runs.pop();
+    }
+    let rank = |r: &HookReply| match (&r.status, r.output.decision) {
+        (HookStatus::Blocked { .. }, _) | (HookStatus::Success, Some(HookDecision::Deny)) => 4,
+        (HookStatus::Failed { .. }, _) => 3,
+        (HookStatus::Success, Some(HookDecision::Ask)) => 2,
+        (HookStatus::Error { .. }, _) => 1,
+        (HookStatus::Success, None) => 1,
+        (HookStatus::Success, Some(HookDecision::Allow)) => 0,
+    };
+    let duration_ms = runs.iter().map(|r| r.duration_ms).sum();
+    let contexts: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.output.context.clone())
+        .collect();
+    let proceed = runs.iter().all(|r| r.output.proceed);
+    let stop_reason = runs.iter().find_map(|r| r.output.stop_reason.clone());
+    let mut worst = runs.iter().max_by_key(|r| rank(r)).cloned()?;
+    worst.duration_ms = duration_ms;
+    worst.output.updated_input = None;
+    worst.output.context = (!contexts.is_empty()).then(|| contexts.join("\n"));
+    worst.output.proceed = proceed;
+    worst.output.stop_reason = stop_reason;
+    Some(worst)
+}
+
+/// Where a project's or a plugin's hooks run: inside the session's
+/// sandbox, as its commands do.
+#[derive(Debug)]
+pub struct Confinement {
+    pub sandbox: cox_sandbox::OsSandbox,
+    /// The sandbox lets commands reach the network.
+    pub network: bool,
 }
 
 /// What every hook of a session is told about it.
@@ -78,6 +123,9 @@ pub struct CommandHooks {
     session: SessionInfo,
     shell: &'static str,
     env: Vec<(String, String)>,
+    /// Where a project's and a plugin's hooks run; `None` runs them as the
+    /// person's own (tests, benchmarks).
+    confinement: Option<Confinement>,
 }
 
 impl CommandHooks {
@@ -94,6 +142,64 @@ impl CommandHooks {
                 ("COX_SESSION_ID".into(), session.session_id.clone()),
             ],
             session,
+            confinement: None,
+        }
+    }
+
+    /// The same hooks, a project's and a plugin's run inside `confinement`.
+    #[must_use]
+    pub fn confined(mut self, confinement: Confinement) -> Self {
+        self.confinement = Some(confinement);
+        self
+    }
+
+    /// How `def` starts: `bash -c <command>` with the session's variables
+    /// and its own; inside the sandbox when it is not the person's own.
+    fn launch(&self, def: &HookDef) -> Result<run::Launch, String> {
+        let env: Vec<(String, String)> = self.env.iter().chain(&def.env).cloned().collect();
+        let argv: Vec<std::ffi::OsString> =
+            vec![self.shell.into(), "-c".into(), def.command.clone().into()];
+        let confinement = match &self.confinement {
+            Some(confinement) if !def.origin.scope.trusted_as_written() => confinement,
+            _ => {
+                let (program, args) = argv.split_first().ok_or("no program")?;
+                return Ok(run::Launch {
+                    program: program.clone(),
+                    args: args.to_vec(),
+                    env,
+                });
+            }
+        };
+        let launch = confinement
+            .sandbox
+            .server_launch(&argv, &self.session.cwd, &env, confinement.network)
+            .map_err(|err| {
+                format!("it cannot run inside the sandbox here ({err}), and a project's hooks run only there")
+            })?;
+        Ok(run::Launch {
+            program: launch.program,
+            args: launch.args,
+            env: launch.env,
+        })
+    }
+
+    /// Runs `def` on one payload, unless its script changed or it cannot
+    /// be confined.
+    async fn one(&self, def: &HookDef, payload: &[u8]) -> HookReply {
+        if let Some(script) = pins::changed(def) {
+            return not_run(
+                def,
+                format!(
+                    "its script {} changed since it was trusted, so it did not run; review it, \
+                     then `cox ext trust {}`",
+                    script.display(),
+                    def.name
+                ),
+            );
+        }
+        match self.launch(def) {
+            Ok(launch) => run::run_one(def, &launch, payload, &self.session.cwd).await,
+            Err(why) => not_run(def, why),
         }
     }
 
@@ -208,19 +314,30 @@ impl Hooks for CommandHooks {
             if chosen.is_empty() {
                 return Vec::new();
             }
+            use futures::StreamExt;
             let payloads = self.payloads(call);
-            let runs = chosen.iter().flat_map(|def| {
-                payloads.iter().map(move |payload| async move {
-                    match pins::changed(def) {
-                        Some(script) => changed_script(def, script),
-                        None => {
-                            run::run_one(def, self.shell, payload, &self.session.cwd, &self.env)
-                                .await
-                        }
-                    }
+            let mut jobs: Vec<BoxFuture<'_, (usize, HookReply)>> = Vec::new();
+            for (at, def) in chosen.iter().enumerate() {
+                for payload in &payloads {
+                    let def: &HookDef = def;
+                    jobs.push(Box::pin(async move { (at, self.one(def, payload).await) }));
+                }
+            }
+            let runs: Vec<(usize, HookReply)> = futures::stream::iter(jobs)
+                .buffered(PARALLEL_MAX)
+                .collect()
+                .await;
+            // One reply per hook, in configuration order.
+            let mut replies: Vec<HookReply> = (0..chosen.len())
+                .filter_map(|at| {
+                    merge(
+                        runs.iter()
+                            .filter(|(of, _)| *of == at)
+                            .map(|(_, r)| r.clone())
+                            .collect(),
+                    )
                 })
-            });
-            let mut replies = futures::future::join_all(runs).await;
+                .collect();
             // An input changed in Claude Code's fields goes back in cox's.
             if let (Some(tool), Some(original)) = (
                 call.fields.get("tool_name").and_then(Value::as_str),

@@ -38,16 +38,19 @@ pub(crate) fn shell() -> &'static str {
     if on_path { "bash" } else { "sh" }
 }
 
-/// Runs `def` with `input` on its stdin, in `cwd`, with `env` set.
-pub(crate) async fn run_one(
-    def: &HookDef,
-    shell: &str,
-    input: &[u8],
-    cwd: &Path,
-    env: &[(String, String)],
-) -> HookReply {
+/// How a hook's process starts: a program, its arguments, and variables
+/// set on it (a confined hook's are set inside the sandbox instead).
+#[derive(Clone, Debug)]
+pub(crate) struct Launch {
+    pub program: std::ffi::OsString,
+    pub args: Vec<std::ffi::OsString>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Runs `def` as `launch` says, with `input` on its stdin, in `cwd`.
+pub(crate) async fn run_one(def: &HookDef, launch: &Launch, input: &[u8], cwd: &Path) -> HookReply {
     let started = Instant::now();
-    let (status, output) = match run(def, shell, input, cwd, env).await {
+    let (status, output) = match run(def, launch, input, cwd).await {
         Ok(Finished {
             status,
             stdout,
@@ -57,6 +60,7 @@ pub(crate) async fn run_one(
     };
     HookReply {
         hook: def.name.clone(),
+        narrow_only: !def.origin.scope.trusted_as_written(),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         status,
         output,
@@ -109,29 +113,25 @@ fn read_status(
 
 /// Spawns the hook and sees it through; `Err` says why there is no exit
 /// status to read (it could not start, or ran past its time limit).
-async fn run(
-    def: &HookDef,
-    shell: &str,
-    input: &[u8],
-    cwd: &Path,
-    env: &[(String, String)],
-) -> Result<Finished, String> {
-    let mut command = Command::new(shell);
+async fn run(def: &HookDef, launch: &Launch, input: &[u8], cwd: &Path) -> Result<Finished, String> {
+    let mut command = Command::new(&launch.program);
     command
-        .arg("-c")
-        .arg(&def.command)
+        .args(&launch.args)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for (name, value) in env.iter().chain(&def.env) {
+    for (name, value) in &launch.env {
         command.env(name, value);
     }
-    let mut child = command
-        .spawn()
-        .map_err(|err| format!("could not start `{shell} -c`: {err}"))?;
+    let mut child = command.spawn().map_err(|err| {
+        format!(
+            "could not start `{}`: {err}",
+            std::path::Path::new(&launch.program).display()
+        )
+    })?;
     let mut group = ProcessGroup::new(child.id().unwrap_or_default());
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())

@@ -39,7 +39,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::common;
-use crate::path::confine;
+use crate::path::confine_write;
 use crate::schema::input_schema;
 use parse::FileOp;
 
@@ -189,7 +189,7 @@ impl Plan {
 type Current = (Vec<u8>, Option<Permissions>);
 
 fn confined(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
-    confine(workspace, raw).map_err(|e| e.to_string())
+    confine_write(workspace, raw).map_err(|e| e.to_string())
 }
 
 /// Works out every file's final state, touching nothing.

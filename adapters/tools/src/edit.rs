@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::common;
-use crate::path::confine;
+use crate::path::confine_write;
 use crate::schema::input_schema;
 
 const NAME: &str = "edit";
@@ -69,7 +69,7 @@ impl Tool for EditTool {
                     "old_string and new_string are the same; there is nothing to change",
                 );
             }
-            let path = match confine(cx.workspace, raw) {
+            let path = match confine_write(cx.workspace, raw) {
                 Ok(path) => path,
                 Err(e) => return ToolResult::error(e.to_string()),
             };

@@ -42,6 +42,11 @@ pub enum PathError {
     Outside { raw: String, roots: Vec<PathBuf> },
     #[error("path {raw} goes through too many symbolic links to resolve; use the real path")]
     LinkLoop { raw: String },
+    #[error(
+        "path {raw} is inside a repository's .git folder, which the file tools do not write \
+         (as commands cannot in the sandbox): its config and hooks run code; use git itself"
+    )]
+    GitFolder { raw: String },
 }
 
 fn show_roots(roots: &[PathBuf]) -> String {
@@ -75,6 +80,25 @@ pub fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, PathError> {
             roots: workspace.roots.clone(),
         })
     }
+}
+
+/// [`confine`] for a path a tool writes: inside a workspace root, but not
+/// inside a `.git` folder below it. A repository's `.git` (its `config`,
+/// its `hooks/`) holds what `git` and hooks run outside the sandbox, so the
+/// file tools leave it read-only, as the sandbox does for commands.
+pub fn confine_write(workspace: &Workspace, raw: &str) -> Result<PathBuf, PathError> {
+    let path = confine(workspace, raw)?;
+    let in_git = workspace
+        .roots
+        .iter()
+        .filter_map(|root| path.strip_prefix(root).ok())
+        .any(|rest| rest.components().any(|c| c.as_os_str() == ".git"));
+    if in_git {
+        return Err(PathError::GitFolder {
+            raw: raw.to_owned(),
+        });
+    }
+    Ok(path)
 }
 
 /// Drops `.` and applies `..` by text alone; `..` at the root stays there.
@@ -145,6 +169,31 @@ mod tests {
         assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(normalize(Path::new("/../../x")), PathBuf::from("/x"));
         assert_eq!(normalize(Path::new("/a/b/")), PathBuf::from("/a/b"));
+    }
+
+    #[test]
+    fn a_write_into_a_git_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        let workspace = Workspace::single(root.clone());
+        for raw in [".git/config", ".git/hooks/pre-commit", "sub/.git/config"] {
+            assert!(
+                matches!(
+                    confine_write(&workspace, raw),
+                    Err(PathError::GitFolder { .. })
+                ),
+                "{raw}"
+            );
+        }
+        assert_eq!(
+            confine_write(&workspace, ".gitignore").unwrap(),
+            root.join(".gitignore")
+        );
+        assert!(
+            confine(&workspace, ".git/config").is_ok(),
+            "reading stays allowed"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::common;
-use crate::path::confine;
+use crate::path::confine_write;
 use crate::schema::input_schema;
 
 const NAME: &str = "write";
@@ -52,7 +52,7 @@ impl Tool for WriteTool {
                 Ok(input) => input,
                 Err(result) => return result,
             };
-            let path = match confine(cx.workspace, &input.path) {
+            let path = match confine_write(cx.workspace, &input.path) {
                 Ok(path) => path,
                 Err(e) => return ToolResult::error(e.to_string()),
             };

@@ -130,26 +130,30 @@ pub fn gather_with(
             Err(why) => warnings.push(format!("{}: {why}; left out", shown(&path))),
         }
     }
-    let dir = |dir: PathBuf, label: String, confined: bool| skills::SkillDir {
+    let dir = |dir: PathBuf, label: String, within: Option<PathBuf>| skills::SkillDir {
         dir,
         label,
         prefix: None,
-        confined,
+        within,
     };
     let mut skill_dirs = vec![
-        dir(base.join(".cox/skills"), ".cox/skills".to_owned(), true),
+        dir(
+            base.join(".cox/skills"),
+            ".cox/skills".to_owned(),
+            Some(real_base.clone()),
+        ),
         dir(
             base.join(".claude/skills"),
             ".claude/skills".to_owned(),
-            true,
+            Some(real_base.clone()),
         ),
-        dir(cox_home.join("skills"), format!("{home}/skills"), false),
+        dir(cox_home.join("skills"), format!("{home}/skills"), None),
     ];
     if let Some(user_home) = user_home {
         skill_dirs.push(dir(
             user_home.join(".claude/skills"),
             "~/.claude/skills".to_owned(),
-            false,
+            None,
         ));
     }
     for plugin in plugins {
@@ -157,7 +161,7 @@ pub fn gather_with(
             dir: plugin.skills.clone(),
             label: format!("plugin {}/skills", plugin.name),
             prefix: Some(plugin.name.clone()),
-            confined: true,
+            within: Some(fs::canonicalize(&plugin.root).unwrap_or_else(|_| plugin.root.clone())),
         });
     }
     let found_skills = skills::scan(&skill_dirs, &mut warnings);

@@ -762,7 +762,7 @@ pub(crate) fn build_session<P: Provider>(
         // One record: the rollout and ledger, and the archive of outputs.
         std::sync::Arc::clone(&record),
         record,
-        OsSandbox::new(sandbox),
+        OsSandbox::new(sandbox.clone()),
         tools,
     )
     .with_engine(permissions.engine)
@@ -790,14 +790,21 @@ pub(crate) fn build_session<P: Provider>(
     let session = if hooks.trusted.is_empty() {
         session
     } else {
-        session.with_hooks(std::sync::Arc::new(cox_hooks::CommandHooks::new(
+        // A project's and a plugin's hooks run inside the session's sandbox.
+        let network = sandbox.network == cox_sandbox::Network::On;
+        let hooks = cox_hooks::CommandHooks::new(
             hooks.trusted,
             cox_hooks::SessionInfo {
                 session_id: id.to_string(),
                 transcript_path: home.rollout_path(id),
                 cwd: cwd.clone(),
             },
-        )))
+        )
+        .confined(cox_hooks::Confinement {
+            sandbox: OsSandbox::new(sandbox),
+            network,
+        });
+        session.with_hooks(std::sync::Arc::new(hooks))
     };
     let facts = SessionFacts {
         cwd,

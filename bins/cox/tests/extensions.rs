@@ -190,7 +190,8 @@ fn a_plugin_folder_brings_its_commands_skills_hooks_and_servers() {
         &plugin.join("skills/style/SKILL.md"),
         "---\nname: style\ndescription: The house style\n---\nTabs.\n",
     );
-    let marker = env.home.path().join("plugin-hook-ran");
+    // Inside the workspace: a plugin's hooks run in the sandbox.
+    let marker = env.work.path().join("plugin-hook-ran");
     write(
         &plugin.join("hooks/hooks.json"),
         &format!(

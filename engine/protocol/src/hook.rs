@@ -242,6 +242,10 @@ impl Default for HookOutput {
 pub struct HookReply {
     /// The hook's name (what `cox ext list` and `cox ext trust` show).
     pub hook: String,
+    /// A project's or a plugin's hook, someone else's code: it may refuse
+    /// or ask, never allow (as a project's config may deny and ask, never
+    /// allow).
+    pub narrow_only: bool,
     pub duration_ms: u64,
     pub status: HookStatus,
     pub output: HookOutput,

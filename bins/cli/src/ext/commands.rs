@@ -137,13 +137,28 @@ impl Commands {
     #[must_use]
     pub fn find(places: &Places<'_>, skills: &[Skill]) -> Commands {
         let mut out = Commands::default();
-        let mut dirs: Vec<(PathBuf, Owner, Option<String>)> = vec![
-            (places.base.join(".cox/commands"), Owner::Project, None),
-            (places.base.join(".claude/commands"), Owner::Project, None),
-            (places.cox_home.join("commands"), Owner::User, None),
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let base = canonical(places.base);
+        // Each folder, whose it is, its names' prefix, and the folder its
+        // files must stay in (a repository's or a plugin's, taken before
+        // any link is followed: `.claude/commands` may itself be a link).
+        let mut dirs: Vec<(PathBuf, Owner, Option<String>, Option<PathBuf>)> = vec![
+            (
+                places.base.join(".cox/commands"),
+                Owner::Project,
+                None,
+                Some(base.clone()),
+            ),
+            (
+                places.base.join(".claude/commands"),
+                Owner::Project,
+                None,
+                Some(base),
+            ),
+            (places.cox_home.join("commands"), Owner::User, None, None),
         ];
         if let Some(home) = places.home_dir {
-            dirs.push((home.join(".claude/commands"), Owner::User, None));
+            dirs.push((home.join(".claude/commands"), Owner::User, None, None));
         }
         for plugin in places.plugins {
             for dir in &plugin.commands {
@@ -151,15 +166,16 @@ impl Commands {
                     dir.clone(),
                     Owner::Plugin(plugin.name.clone()),
                     Some(plugin.name.clone()),
+                    Some(canonical(&plugin.root)),
                 ));
             }
         }
-        for (dir, owner, prefix) in dirs {
+        for (dir, owner, prefix, within) in dirs {
             let mut files = Vec::new();
             let mut walk = Walk {
                 root: dir.clone(),
-                top: std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone()),
-                confined: owner != Owner::User,
+                top: within.clone().unwrap_or_else(|| canonical(&dir)),
+                confined: within.is_some(),
                 seen: Vec::new(),
                 out: &mut files,
                 warnings: &mut out.warnings,

@@ -52,9 +52,10 @@ pub struct SkillDir {
     pub dir: PathBuf,
     pub label: String,
     pub prefix: Option<String>,
-    /// A repository's or a plugin's: a `SKILL.md` that resolves outside
-    /// the folder (a link to a secret) is refused.
-    pub confined: bool,
+    /// A repository's or a plugin's folder: a `SKILL.md` that resolves
+    /// outside it (a link to a secret, or `.claude/skills` itself a link)
+    /// is refused. `None` for the person's own.
+    pub within: Option<PathBuf>,
 }
 
 /// The skills under each folder, sorted by name, one per name.
@@ -65,10 +66,9 @@ pub fn scan(dirs: &[SkillDir], warnings: &mut Vec<String>) -> Vec<Skill> {
         dir,
         label,
         prefix,
-        confined,
+        within,
     } in dirs
     {
-        let top = fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         let entries = match fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
@@ -91,12 +91,14 @@ pub fn scan(dirs: &[SkillDir], warnings: &mut Vec<String>) -> Vec<Skill> {
                 continue;
             }
             let canonical = fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
-            if *confined && !canonical.starts_with(&top) {
+            if let Some(top) = within
+                && !canonical.starts_with(top)
+            {
                 warnings.push(format!(
                     "{}: a link to {}, outside {}; skill left out",
                     shown(&file),
                     shown(&canonical),
-                    shown(&top)
+                    shown(top)
                 ));
                 continue;
             }

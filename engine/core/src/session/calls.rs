@@ -241,8 +241,9 @@ where
         let fixed = self.fixed;
         let cfg = &fixed.config;
         let mut rewrites = 0;
-        // A `PermissionRequest` hook allowed the call (as a person would).
-        let mut answered = false;
+        // A `PermissionRequest` hook allowed the call (as a person would):
+        // which hook, for which input.
+        let mut answered: Option<(String, Value)> = None;
         loop {
             let call = &running.calls()[index];
             if fixed.tools.get(&call.name).is_none() {
@@ -299,7 +300,7 @@ where
                     },
                 },
                 (Outcome::Ask { reason }, Some((HookDecision::Allow, hook, _))) => {
-                    self.hook_allows(call, mode, &hook, reason)
+                    self.hook_allows(call, mode, &hook, reason, Lift::RiskOnly)
                 }
                 (outcome, _) => outcome,
             };
@@ -331,16 +332,17 @@ where
             };
             let outside = outside.is_some();
             // A person would be asked: `PermissionRequest` hooks may answer
-            // first (never for a call that would leave the sandbox), once.
-            if !outside {
-                if answered {
-                    return Decided::Run(Asked::Approved, false);
-                }
-                match self.permission_hooks(call).await {
-                    Answered::Nobody => {}
-                    Answered::Allow(Some(input)) if input != call.input => {
-                        answered = true;
-                        let hook = "PermissionRequest".to_owned();
+            // first (never for a call that would leave the sandbox), once,
+            // and only for the input they answered.
+            let mut reason = reason;
+            let allowed_by = match &answered {
+                _ if outside => None,
+                Some((hook, input)) if *input == call.input => Some(hook.clone()),
+                Some(_) => None,
+                None => match self.permission_hooks(call).await {
+                    Answered::Nobody => None,
+                    Answered::Allow(hook, Some(input)) if input != call.input => {
+                        answered = Some((hook.clone(), input.clone()));
                         if let Some(refused) =
                             self.rewrite(running, index, &hook, input, &mut rewrites)
                         {
@@ -348,10 +350,19 @@ where
                         }
                         continue;
                     }
-                    Answered::Allow(_) => return Decided::Run(Asked::Approved, false),
+                    Answered::Allow(hook, _) => Some(hook),
                     Answered::Deny(reason) => return Decided::Result(ToolResult::denied(reason)),
                     Answered::Stop(reason) => return Decided::Stop(ToolResult::denied(reason)),
                     Answered::Interrupted => return Decided::Interrupted,
+                },
+            };
+            if let Some(hook) = allowed_by {
+                // It answers as a person would, but not for a line cox
+                // cannot follow, nor past a deny rule.
+                match self.hook_allows(call, mode, &hook, reason, Lift::AsAPerson) {
+                    Outcome::Allow { .. } => return Decided::Run(Asked::Approved, false),
+                    Outcome::Deny { reason } => return Decided::Result(ToolResult::denied(reason)),
+                    Outcome::Ask { reason: why } => reason = why,
                 }
             }
             if cfg.approval == ApprovalPolicy::Never {
@@ -484,23 +495,26 @@ where
         answer
     }
 
-    /// A call the engine would ask about that a `PreToolUse` hook allowed:
-    /// the hook answers for the risk's own question only, as Claude Code's
-    /// allow skips its permission prompt but not its rules. It runs unasked
-    /// only when all of these hold, each of which only narrows:
+    /// A call the engine would ask about that a hook allowed. It runs
+    /// unasked only when all of these hold, each of which only narrows:
+    /// - it is not in plan mode;
+    /// - it is not a shell line the split cannot vouch for (`$(…)`, `eval`,
+    ///   a parse error, a command named only at run time);
     /// - `bypassPermissions` would run it (no deny rule, no command name
     ///   only known at run time under a deny rule, no path the engine
     ///   cannot check, not a cloud agent);
-    /// - decided as a read-only call in the mode in force it is allowed (no
-    ///   ask rule, no plan mode, no path it cannot vouch for);
-    /// - it is not a shell line the split cannot vouch for (`$(…)`, `eval`,
-    ///   a parse error, a command named only at run time).
+    /// - for a `PreToolUse` allow ([`Lift::RiskOnly`]), decided as a
+    ///   read-only call in the mode in force it is allowed: it answers the
+    ///   risk's question only, as Claude Code's allow skips its prompt but
+    ///   not its ask rules. A `PermissionRequest` allow answers for a
+    ///   person ([`Lift::AsAPerson`]), who may answer an ask rule.
     fn hook_allows(
         &self,
         call: &ToolCall,
         mode: PermissionMode,
         hook: &str,
         asked: String,
+        lift: Lift,
     ) -> Outcome {
         let cannot_lift = |why: &str| Outcome::Ask {
             reason: format!("{why} (hook {hook} allowed it, which cannot lift that)"),
@@ -527,14 +541,15 @@ where
                 &self.state.grants,
             )
         };
-        let as_read = ToolCall {
-            risk: Risk::ReadOnly,
-            ..call.clone()
-        };
-        for outcome in [
-            decide(call, PermissionMode::BypassPermissions),
-            decide(&as_read, mode),
-        ] {
+        let mut outcomes = vec![decide(call, PermissionMode::BypassPermissions)];
+        if lift == Lift::RiskOnly {
+            let as_read = ToolCall {
+                risk: Risk::ReadOnly,
+                ..call.clone()
+            };
+            outcomes.push(decide(&as_read, mode));
+        }
+        for outcome in outcomes {
             match outcome {
                 Outcome::Allow { .. } => {}
                 Outcome::Ask { reason } => return cannot_lift(&reason),
@@ -621,12 +636,21 @@ where
             return Answered::Stop(format!("not run: {line}"));
         }
         match verdict.decision {
-            Some((HookDecision::Allow, ..)) => {
-                Answered::Allow(verdict.updated_input.map(|(_, input)| input))
+            Some((HookDecision::Allow, hook, _)) => {
+                Answered::Allow(hook, verdict.updated_input.map(|(_, input)| input))
             }
             _ => Answered::Nobody,
         }
     }
+}
+
+/// What a hook's allow may answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lift {
+    /// A `PreToolUse` allow: the risk's question only.
+    RiskOnly,
+    /// A `PermissionRequest` allow: what a person would be asked.
+    AsAPerson,
 }
 
 /// How many times the hooks may change one call's input.
@@ -636,8 +660,9 @@ const MAX_REWRITES: u32 = 4;
 enum Answered {
     /// None answered: a person is asked.
     Nobody,
-    /// Allowed, with the input to run instead (decided again) when given.
-    Allow(Option<Value>),
+    /// Allowed by this hook, with the input to run instead (decided
+    /// again) when given.
+    Allow(String, Option<Value>),
     Deny(String),
     /// Denied, and the turn stops after this message.
     Stop(String),

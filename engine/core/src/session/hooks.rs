@@ -79,6 +79,13 @@ impl Verdict {
                     HookDecision::Deny,
                     Some(bounded(reason)).filter(|r| !r.is_empty()),
                 )),
+                // A project's or a plugin's hook may refuse or ask, not
+                // allow (as a project's config may not).
+                HookStatus::Success
+                    if reply.narrow_only && out.decision == Some(HookDecision::Allow) =>
+                {
+                    None
+                }
                 HookStatus::Success => out
                     .decision
                     .map(|d| (d, out.reason.as_deref().map(bounded))),
@@ -279,6 +286,15 @@ where
         let message = match &reply.status {
             HookStatus::Blocked { reason } => Some(reason.clone()),
             HookStatus::Error { message } | HookStatus::Failed { message } => Some(message.clone()),
+            HookStatus::Success
+                if reply.narrow_only && out.decision == Some(HookDecision::Allow) =>
+            {
+                Some(
+                    "its allow was not taken: a project's or a plugin's hooks may refuse or ask, \
+                     not allow"
+                        .to_owned(),
+                )
+            }
             HookStatus::Success => out.reason.clone().or_else(|| out.system_message.clone()),
         }
         .filter(|m| !m.is_empty())
