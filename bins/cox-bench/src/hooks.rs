@@ -6,6 +6,8 @@
 //!   hooks adapter (the stdin object built and written, the streams read,
 //!   the exit code and output read), N times, interleaved with the spawns
 //!   so noise lands on both; the difference is cox's own cost per hook;
+//! - confined: the same hook as a project's, run inside the sandbox
+//!   (bubblewrap, where this machine has it), as a project's hooks run;
 //! - discovery: finding the hooks of a folder that has none (the settings
 //!   files looked for), as every session start does;
 //! - turn: a read-only turn (a `read`, then a text answer) through the real
@@ -89,6 +91,49 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
         ms(hook_med.saturating_sub(spawn_med)),
         ms(hook_min.saturating_sub(spawn_min))
     );
+
+    // The same hook as a project's: inside the sandbox (bubblewrap), where
+    // this machine has it.
+    let project_settings = work.0.join("project.json");
+    std::fs::copy(&settings, &project_settings).map_err(|e| e.to_string())?;
+    let mut loader = cox_hooks::Loader::new();
+    loader.settings_file(&project_settings, &cox_hooks::Scope::Project, &[]);
+    let mut policy = cox_sandbox::SandboxPolicy::new(
+        cox_protocol::types::SandboxMode::WorkspaceWrite,
+        cox_sandbox::helper::program(),
+    );
+    policy.add_writable_root(&work.0);
+    let confined = cox_hooks::CommandHooks::new(
+        loader.finish().defs,
+        cox_hooks::SessionInfo {
+            session_id: "01BENCH".into(),
+            transcript_path: work.0.join("rollout.jsonl"),
+            cwd: work.0.clone(),
+        },
+    )
+    .confined(cox_hooks::Confinement {
+        sandbox: cox_sandbox::OsSandbox::new(policy),
+        network: false,
+    });
+    let mut boxed = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        let replies = runtime.block_on(confined.run(&call));
+        boxed.push(started.elapsed());
+        if replies.first().map(|r| &r.status) != Some(&cox_protocol::hook::HookStatus::Success) {
+            println!("a project's hook in the sandbox: not run here ({replies:?})");
+            boxed.clear();
+            break;
+        }
+    }
+    if !boxed.is_empty() {
+        let (min, med) = min_median(&mut boxed);
+        println!(
+            "the same hook as a project's, inside the sandbox ({n} times): min {:.2} ms, median {:.2} ms",
+            ms(min),
+            ms(med)
+        );
+    }
 
     // A folder with no hooks, as every session start looks at one.
     let empty = tempdir::Dir::new("nohooks").map_err(|e| e.to_string())?;

@@ -3,32 +3,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
+use common::ext::{run, scenario, write};
 use common::{Env, lines, stderr};
 use serde_json::Value;
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn scenario(dir: &Path, text: &str) -> PathBuf {
-    let path = dir.join(format!("scenario-{}.toml", text.len()));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn run(env: &Env, path: &Path, prompt: &str, extra: &[&str]) -> Output {
-    env.cox()
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", path)
-        .args(["run", "-p", prompt, "--output-format", "stream-json"])
-        .args(extra)
-        .output()
-        .unwrap()
-}
 
 fn ext_list(env: &Env, extra: &[&str]) -> Value {
     let out = env

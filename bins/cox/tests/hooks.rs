@@ -8,24 +8,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use common::ext::{run, scenario, write_json};
 use common::{Env, lines, stderr};
 use serde_json::{Value, json};
-
-/// A scenario file in `dir`, for `COX_SCENARIO`.
-fn scenario(dir: &Path, text: &str) -> PathBuf {
-    let path = dir.join("scenario.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn write_json(path: &Path, value: &Value) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
-}
 
 /// The person's own Claude Code settings (trusted as written).
 fn user_settings(env: &Env, value: &Value) {
@@ -35,17 +24,6 @@ fn user_settings(env: &Env, value: &Value) {
 /// The project's `.claude/settings.json` (pending until trusted).
 fn project_settings(env: &Env, value: &Value) {
     write_json(&env.work.path().join(".claude/settings.json"), value);
-}
-
-/// `cox run -p PROMPT` over the scenario at `path`, in stream-json.
-fn run(env: &Env, path: &Path, prompt: &str, extra: &[&str]) -> Output {
-    env.cox()
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", path)
-        .args(["run", "-p", prompt, "--output-format", "stream-json"])
-        .args(extra)
-        .output()
-        .unwrap()
 }
 
 fn hook(event: &str, matcher: &str, command: &str) -> Value {
