@@ -697,6 +697,12 @@ fn trusted_extensions_are_kept_per_scope_and_kind() {
 fn notes_are_kept_per_project_and_recalled_by_their_words() {
     let (_dir, _path, db) = fresh();
     let at = "2026-12-05T00:00:00.000Z";
+    // A store with no note answers without the index.
+    assert!(
+        db.memory_search("/repo", "redis tests", 5)
+            .unwrap()
+            .is_empty()
+    );
     let a = db
         .memory_add("/repo", "the tests need a running redis on port 6379", at)
         .unwrap();
@@ -722,4 +728,22 @@ fn notes_are_kept_per_project_and_recalled_by_their_words() {
     let other = db.memory_list("/other").unwrap()[0].id;
     assert!(!db.memory_forget("/repo", other).unwrap());
     assert_eq!(db.memory_list("/repo").unwrap().len(), 1);
+    // Once every note is gone a recall finds none, and a new one at once.
+    for project in ["/repo", "/other"] {
+        for note in db.memory_list(project).unwrap() {
+            assert!(db.memory_forget(project, note.id).unwrap());
+        }
+    }
+    assert!(
+        db.memory_search("/repo", "release notes", 5)
+            .unwrap()
+            .is_empty()
+    );
+    let b = db
+        .memory_add("/repo", "release notes are written by hand", at)
+        .unwrap();
+    assert_eq!(
+        db.memory_search("/repo", "release notes", 5).unwrap()[0].id,
+        b
+    );
 }

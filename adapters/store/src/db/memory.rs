@@ -5,7 +5,9 @@
 //! Recall is a full-text query of a prompt's words, best matches first
 //! (FTS5's `rank`), so only the notes that bear on a turn reach the model.
 //! The query is built from plain words only, quoted, so no text of a
-//! prompt is read as FTS5 syntax.
+//! prompt is read as FTS5 syntax. A store with no note at all answers a
+//! recall from FTS5's content table (`memory_content`, a plain table)
+//! without opening the index.
 
 use rusqlite::params;
 
@@ -58,6 +60,16 @@ impl Db {
             return Ok(Vec::new());
         };
         let conn = self.conn();
+        // Most stores keep no note at all: a look at the content table
+        // answers that without opening the full-text index (about a third
+        // of a millisecond at every turn otherwise).
+        let any: bool = conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM memory_content)")
+            .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
+            .map_err(self.fail("cannot search the notes".to_owned()))?;
+        if !any {
+            return Ok(Vec::new());
+        }
         conn.prepare_cached(
             "SELECT rowid, text, created_at FROM memory \
              WHERE memory MATCH ?1 AND project = ?2 ORDER BY rank LIMIT ?3",
