@@ -162,7 +162,7 @@ pub struct CoreConfig {
     pub mode: Option<ModeName>,
     /// The effort main turns ask for.
     pub effort: Option<Effort>,
-    /// The tracing filter of `logs/cox.log` (`COX_LOG` wins over it).
+    /// The tracing filter of `logs/cox.log.<date>` (`COX_LOG` wins over it).
     pub log_level: Option<String>,
 }
 

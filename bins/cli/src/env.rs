@@ -30,7 +30,7 @@ pub fn budget_vars() -> [(&'static str, Option<String>); 2] {
 }
 
 /// `COX_LOG`, as set (`None` when unset or not UTF-8): the tracing filter
-/// of `logs/cox.log` for this run, over `core.log_level`.
+/// of `logs/cox.log.<date>` for this run, over `core.log_level`.
 #[must_use]
 pub fn cox_log() -> Option<String> {
     var("COX_LOG")

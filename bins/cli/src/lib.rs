@@ -33,6 +33,7 @@ pub mod env;
 pub mod ext;
 pub mod given;
 pub mod instructions;
+pub mod log_file;
 pub mod mcp;
 pub mod output;
 pub mod providers;

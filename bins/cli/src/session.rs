@@ -535,15 +535,32 @@ fn with_mcp<W: cox_core::World>(
     }))
 }
 
-/// JSON lines to `logs/cox.log` through `filter` (see
-/// [`config::log_filter_for`]); a log that cannot be opened is skipped.
+/// JSON lines to today's `logs/cox.log.<date>` through `filter` (see
+/// [`config::log_filter_for`]), after the files past the retention are
+/// removed (see [`crate::log_file`]). A log that cannot be opened or
+/// cleaned is said in one line on stderr, and the run goes on.
 fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter) {
-    let Ok(file) = std::fs::OpenOptions::new()
+    if let Err(why) = crate::log_file::prune(
+        &dir,
+        crate::log_file::KEEP_DAYS,
+        std::time::SystemTime::now(),
+    ) {
+        eprintln!("cox: warning: {why}");
+    }
+    let path = crate::log_file::today(&dir, &crate::env::now_rfc3339());
+    let file = match std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(dir.join("cox.log"))
-    else {
-        return;
+        .open(&path)
+    {
+        Ok(file) => file,
+        Err(err) => {
+            eprintln!(
+                "cox: warning: cannot open the log {}: {err}; this run keeps no log",
+                path.display()
+            );
+            return;
+        }
     };
     let _ = tracing_subscriber::fmt()
         .json()

@@ -93,13 +93,72 @@ fn hello_in_stream_json_frames_init_events_and_result() {
         .collect();
     assert_eq!(rolled[0]["type"], "session_started");
     assert_eq!(&rolled[1..], &lines[1..lines.len() - 1]);
-    let log = std::fs::read_to_string(env.home.path().join("logs/cox.log")).unwrap();
+    let log = env.log();
+    assert!(!log.is_empty(), "today's log file is written");
     assert!(
         log.lines()
             .all(|l| serde_json::from_str::<Value>(l).is_ok()),
         "JSON log lines"
     );
     assert!(log.contains("session start"));
+}
+
+/// Today's date in UTC, as the log's file names spell it.
+fn utc_day() -> String {
+    let out = Command::new("date").args(["-u", "+%F"]).output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn the_log_is_a_file_a_day_and_files_past_the_retention_go() {
+    let env = Env::new();
+    let logs = env.home.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let month_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(30 * 86_400);
+    let week_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7 * 86_400);
+    for (name, when) in [
+        ("cox.log.2026-10-01", month_ago),
+        ("cox.log", month_ago),
+        ("cox.log.2026-11-28", week_ago),
+        ("other.txt", month_ago),
+    ] {
+        std::fs::File::create(logs.join(name))
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!logs.join("cox.log.2026-10-01").exists());
+    assert!(!logs.join("cox.log").exists());
+    assert!(logs.join("cox.log.2026-11-28").exists());
+    assert!(logs.join("other.txt").exists());
+    let today = std::fs::read_to_string(logs.join(format!("cox.log.{}", utc_day()))).unwrap();
+    assert!(today.contains("session start"), "{today}");
+}
+
+#[test]
+fn a_log_that_cannot_be_opened_is_one_warning_and_the_run_goes_on() {
+    let env = Env::new();
+    // A folder where today's file would be: opening it fails, even as root.
+    std::fs::create_dir_all(env.home.path().join(format!("logs/cox.log.{}", utc_day()))).unwrap();
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("cannot open the log"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].starts_with("cox: warning: cannot open the log "),
+        "{err}"
+    );
+    assert!(warnings[0].ends_with("this run keeps no log"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
 }
 
 #[test]

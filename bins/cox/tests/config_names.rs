@@ -59,7 +59,7 @@ impl Setup {
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(self.env.home.path().join("logs/cox.log")).unwrap_or_default()
+        self.env.log()
     }
 }
 

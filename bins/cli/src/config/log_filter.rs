@@ -1,4 +1,4 @@
-//! `core.log_level` and `COX_LOG`: the tracing filter of `logs/cox.log`.
+//! `core.log_level` and `COX_LOG`: the tracing filter of `logs/cox.log.<date>`.
 //!
 //! A filter is tracing's list of directives (`info`, `debug`,
 //! `cox_core=trace,info`). `COX_LOG` replaces the config's filter for one

@@ -80,6 +80,24 @@ impl Env {
             .unwrap()
     }
 
+    /// Every daily file of the JSON log (`logs/cox.log.<date>`), oldest
+    /// first, as one text: a test that runs over midnight reads both days.
+    pub fn log(&self) -> String {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.home.path().join("logs"))
+            .map(|dir| dir.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        files.retain(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("cox.log."))
+        });
+        files.sort();
+        files
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    }
+
     pub fn rollouts(&self) -> Vec<PathBuf> {
         std::fs::read_dir(self.home.path().join("sessions"))
             .map(|dir| dir.map(|e| e.unwrap().path()).collect())
