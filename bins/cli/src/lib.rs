@@ -42,6 +42,7 @@ pub mod resume;
 pub mod sandbox;
 pub mod session;
 mod table;
+pub mod telemetry;
 
 use std::io::Write;
 
