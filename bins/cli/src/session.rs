@@ -562,10 +562,12 @@ fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter) {
             return;
         }
     };
-    let _ = tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(filter)
-        .with_writer(std::sync::Mutex::new(file))
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let layer = crate::telemetry::log::JsonLayer::new(file, crate::telemetry::current());
+    let _ = tracing_subscriber::registry()
+        .with(layer.with_filter(filter))
         .try_init();
 }
 

@@ -5,3 +5,67 @@
 
 pub mod log;
 pub mod spans;
+
+use std::sync::OnceLock;
+
+use cox_protocol::catalog::Catalog;
+use cox_protocol::types::Event;
+
+use log::{Current, TraceLog};
+use spans::Spans;
+
+/// The variable that lets spans carry prompts, answers, tool arguments and
+/// results (OpenTelemetry's name for it).
+pub const CAPTURE_VAR: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+
+/// The span this process's diagnostics belong to now: one session runs in
+/// a process at a time, so one is enough.
+#[must_use]
+pub fn current() -> Current {
+    static CURRENT: OnceLock<Current> = OnceLock::new();
+    CURRENT.get_or_init(Current::default).clone()
+}
+
+/// Whether content is captured: the variable is `true` (any case).
+#[must_use]
+pub fn capture_from_env() -> bool {
+    std::env::var(CAPTURE_VAR).is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// What a surface feeds its events to: the spans of the session, written
+/// to the JSON log, and the process's current span kept up to date. The
+/// run's spans end when it is dropped.
+pub struct Watch {
+    spans: Spans<TraceLog>,
+    current: Current,
+}
+
+impl Watch {
+    /// A watch pricing calls with `catalog`.
+    #[must_use]
+    pub fn new(catalog: Catalog) -> Watch {
+        Watch {
+            spans: Spans::new(TraceLog, catalog, capture_from_env()),
+            current: current(),
+        }
+    }
+
+    /// Takes one event.
+    pub fn event(&mut self, event: &Event) {
+        self.spans.event(event);
+        *self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = self.spans.current();
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.spans.finish();
+        *self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+}

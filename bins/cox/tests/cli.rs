@@ -138,6 +138,53 @@ fn the_log_is_a_file_a_day_and_files_past_the_retention_go() {
 }
 
 #[test]
+fn the_log_holds_the_sessions_spans_as_one_tree() {
+    let env = Env::new();
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> = env
+        .log()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let spans: Vec<&Value> = lines.iter().filter(|l| l.get("span").is_some()).collect();
+    let names: Vec<&str> = spans.iter().map(|s| s["span"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "chat",
+            "execute_tool",
+            "chat",
+            "invoke_agent cox.turn",
+            "invoke_agent cox"
+        ]
+    );
+    let trace = &spans[0]["trace_id"];
+    assert_eq!(trace.as_str().unwrap().len(), 32);
+    assert!(spans.iter().all(|s| &s["trace_id"] == trace));
+    let (turn, session) = (spans[3], spans[4]);
+    assert!(session["parent_span_id"].is_null());
+    assert_eq!(turn["parent_span_id"], session["span_id"]);
+    for child in &spans[..3] {
+        assert_eq!(child["parent_span_id"], turn["span_id"], "{child}");
+    }
+    assert_eq!(spans[1]["attributes"]["gen_ai.tool.name"], "write");
+    assert_eq!(
+        spans[2]["attributes"]["gen_ai.response.finish_reasons"][0],
+        "end_turn"
+    );
+    // The diagnostics of the turn name it.
+    let tool_call = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "tool call")
+        .unwrap();
+    assert_eq!(tool_call["span_id"], turn["span_id"]);
+    // Nothing of the conversation without the opt-in.
+    let text = env.log();
+    assert!(!text.contains("gen_ai.input.messages"), "{text}");
+}
+
+#[test]
 fn a_log_that_cannot_be_opened_is_one_warning_and_the_run_goes_on() {
     let env = Env::new();
     // A folder where today's file would be: opening it fails, even as root.

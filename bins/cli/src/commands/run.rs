@@ -64,6 +64,7 @@ fn run_session<P: Provider>(
         }
     };
     let catalog = prepared.catalog.clone();
+    let mut watch = crate::telemetry::Watch::new(catalog.clone());
     let approval = args::Approve::policy(args.approve);
     let (session, _) = match build_session(prepared, args.max_turns, approval) {
         Ok(built) => built,
@@ -87,7 +88,9 @@ fn run_session<P: Provider>(
         let mut stop_sent = false;
         session
             .run(submissions, |event| {
+                // A diagnostic belongs to the span open when it came.
                 log_event(event);
+                watch.event(event);
                 renderer.event(event);
                 // Nobody reads a closed stdout: stop the turn rather than run
                 // tools for no one.
@@ -102,6 +105,7 @@ fn run_session<P: Provider>(
         eprintln!("cox: error: {err}");
         return 1;
     }
+    drop(watch);
     let code = renderer.finish();
     let _ = std::io::stderr().flush();
     tracing::info!(session = %id, exit = code, "session end");
