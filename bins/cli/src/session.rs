@@ -598,6 +598,9 @@ pub struct SessionFacts {
     pub past: Vec<cox_protocol::types::Event>,
     /// Recent sessions, newest first: id and a one-line description.
     pub recent: Vec<(String, String)>,
+    /// What calls cost, for the spans of the session (see
+    /// [`crate::telemetry::Watch`]).
+    pub catalog: cox_protocol::catalog::Catalog,
     /// Every catalog row: model, prices, window (for a model switched to),
     /// then each `[tiers]` model without a row (no prices, window 0).
     pub models: Vec<(String, Option<cox_protocol::catalog::Prices>, u64)>,
@@ -714,6 +717,7 @@ pub(crate) fn build_session<P: Provider>(
         parent: None,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
+    let store_catalog = catalog.clone();
     let store = std::sync::Arc::new(CoxStore::open(&home, catalog)?);
     let recent = store
         .db()
@@ -840,6 +844,7 @@ pub(crate) fn build_session<P: Provider>(
         memory,
         tier: preset.tier,
         think,
+        catalog: store_catalog,
     };
     Ok((session, facts))
 }

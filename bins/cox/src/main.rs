@@ -115,6 +115,22 @@ impl cox_tui::app::Notes for Notes {
     }
 }
 
+/// The session's spans, in the log, as the terminal UI feeds them; they
+/// end when the last holder drops them.
+struct Spans(cox_cli::telemetry::Watch);
+
+impl std::fmt::Debug for Spans {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spans")
+    }
+}
+
+impl cox_tui::app::Watcher for Spans {
+    fn event(&mut self, event: &cox_protocol::types::Event) {
+        self.0.event(event);
+    }
+}
+
 /// Plain `cox`: the terminal UI over a session built as `cox run` builds
 /// one, with approvals asked of the person.
 fn tui(args: RunArgs) -> i32 {
@@ -165,6 +181,9 @@ fn tui(args: RunArgs) -> i32 {
                 models: facts.models,
                 status_line: facts.status_line,
                 notes: Some(std::sync::Arc::new(Notes(facts.memory))),
+                watcher: Some(std::sync::Arc::new(std::sync::Mutex::new(Spans(
+                    cox_cli::telemetry::Watch::new(facts.catalog),
+                )))),
                 tier: facts.tier,
                 think: facts.think,
             },

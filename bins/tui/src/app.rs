@@ -122,11 +122,19 @@ pub struct Facts {
     pub status_line: Option<String>,
     /// The project's notes, for `/memory`.
     pub notes: Option<std::sync::Arc<dyn Notes>>,
+    /// What sees every event of the session besides the screen (its
+    /// spans in the log).
+    pub watcher: Option<std::sync::Arc<std::sync::Mutex<dyn Watcher>>>,
     /// The tier main turns start on (`Think` in architect mode).
     pub tier: Tier,
     /// The think tier's model and its prices, shown before a person agrees
     /// to them.
     pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
+}
+
+/// What is told every event of a session, as it comes.
+pub trait Watcher: Send + std::fmt::Debug {
+    fn event(&mut self, event: &Event);
 }
 
 /// What `/memory` reaches: the project's notes, kept across sessions

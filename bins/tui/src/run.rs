@@ -265,9 +265,16 @@ async fn drive<W: World>(
 ) -> io::Result<Ended> {
     let (events_tx, mut events) = mpsc::unbounded::<(Event, Option<(CallId, Read)>)>();
     let (subs, subs_rx) = mpsc::unbounded::<Submission>();
+    let watcher = app.facts.watcher.clone();
     let mut running = pin!(
         session
             .run(subs_rx, move |event| {
+                if let Some(watcher) = &watcher {
+                    watcher
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .event(event);
+                }
                 let _ = events_tx.unbounded_send((event.clone(), look(event)));
             })
             .fuse()

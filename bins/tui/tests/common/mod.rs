@@ -32,6 +32,7 @@ pub fn app() -> App {
             ],
             status_line: None,
             notes: None,
+            watcher: None,
             tier: Tier::Code,
             think: Some((
                 "claude-opus-4-5".into(),
