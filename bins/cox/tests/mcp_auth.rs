@@ -22,8 +22,16 @@ use serde_json::Value;
 /// the server is refreshed on its 401, an expired one before the request;
 /// a refused refresh needs a login again; `logout` forgets it, and `cox
 /// doctor` says where each login stands.
+/// The two tests run one at a time: each starts its own authorization
+/// server, and the keyring test its own session bus and keyring daemon;
+/// side by side on two cores they starve each other past their deadlines.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn an_http_server_that_wants_a_login_gets_oauth_with_refresh() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(python) = sdk_python() else {
         return;
     };
@@ -279,6 +287,9 @@ impl Drop for Keyring {
 /// sessions use it; `logout` deletes it.
 #[test]
 fn a_login_goes_to_the_os_keyring_where_one_answers() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(python) = sdk_python() else {
         return;
     };
