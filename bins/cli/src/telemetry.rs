@@ -4,6 +4,7 @@
 //! the session: it only watches the event stream a surface already receives.
 
 pub mod log;
+pub mod record;
 pub mod spans;
 
 use std::sync::OnceLock;
