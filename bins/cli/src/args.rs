@@ -544,7 +544,7 @@ where
     M: FnOnce(&crate::providers::ProviderChoice) -> anyhow::Result<P>,
 {
     crate::sandbox::run_helper_if_asked();
-    match parse::<HeadlessCli>(std::env::args_os()) {
+    let code = match parse::<HeadlessCli>(std::env::args_os()) {
         Parsed::Exit(code) => code,
         Parsed::Args(cli) => match cli.into_run() {
             Ok(args) => crate::commands::run::execute(args, make_provider),
@@ -553,7 +553,9 @@ where
                 1
             }
         },
-    }
+    };
+    crate::telemetry::export::finish();
+    code
 }
 
 /// What parsing a command line came to.

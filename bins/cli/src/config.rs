@@ -14,7 +14,7 @@
 //! effect: an unknown table or key (`[permision]`, `[core] modle`, a
 //! top-level `model =`) is an error naming the file, the line and the
 //! nearest known name, and a table a later release will read
-//! (`[telemetry]`) is refused as not supported
+//! (`[tools]`) is refused as not supported
 //! by this version, never accepted and ignored (see [`names`]). Known
 //! tables a project config may not set are dropped with a warning.
 //!
@@ -85,10 +85,25 @@ struct ConfigFile {
     mcp_servers: BTreeMap<String, crate::mcp::Entry>,
     #[serde(default)]
     tui: TuiConfig,
+    #[serde(default)]
+    telemetry: TelemetryConfig,
     /// `[hooks]`: read by [`load_hooks_table`] (the hooks' reader checks
     /// it, warning per entry).
     #[serde(default)]
     hooks: Option<serde_json::Value>,
+}
+
+/// `[telemetry]`: the log's retention and OTLP export (see
+/// [`crate::telemetry::export`]).
+#[derive(Deserialize, Default, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// Export traces and logs over OTLP/HTTP (`COX_TELEMETRY_OTEL` wins).
+    pub otel: Option<bool>,
+    /// The collector's base URL; `/v1/traces` and `/v1/logs` are appended.
+    pub endpoint: Option<String>,
+    /// Days a daily log file is kept (14 when unset).
+    pub log_days: Option<u32>,
 }
 
 /// `[tui]`: the terminal UI's own settings.
@@ -254,6 +269,8 @@ pub struct ModelConfig {
     pub budget: BudgetConfig,
     /// `[context]`: dedup, microcompaction, compaction, tool deferral.
     pub context: ContextConfig,
+    /// `[telemetry]`: the log's retention and OTLP export.
+    pub telemetry: TelemetryConfig,
 }
 
 /// Reads the model and provider tables of the user's config.
@@ -320,6 +337,22 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
             line_of_key("log_level")
         ));
     }
+    if let Some(endpoint) = &source.file.telemetry.endpoint
+        && let Err(why) = check_endpoint(endpoint)
+    {
+        return Err(anyhow!(
+            "{}:{}: [telemetry] endpoint `{endpoint}`: {why}",
+            source.path.display(),
+            line_of_key("endpoint")
+        ));
+    }
+    if source.file.telemetry.log_days == Some(0) {
+        return Err(anyhow!(
+            "{}:{}: [telemetry] log_days must be 1 or more (the day's own file is always kept)",
+            source.path.display(),
+            line_of_key("log_days")
+        ));
+    }
     let at = source.file.context.compact_at;
     if !(at.is_finite() && at > 0.0) {
         return Err(anyhow!(
@@ -336,6 +369,7 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
         providers: file.providers,
         budget: file.budget,
         context: file.context,
+        telemetry: file.telemetry,
         models: file
             .models
             .into_iter()
@@ -366,6 +400,23 @@ pub type McpEntries = (PathBuf, String, BTreeMap<String, crate::mcp::Entry>);
 /// The file cannot be read or parsed: one line naming it.
 pub fn load_mcp_servers(user_config: &Path) -> Result<Option<McpEntries>> {
     Ok(read(user_config)?.map(|source| (source.path, source.text, source.file.mcp_servers)))
+}
+
+/// Whether `endpoint` can be a collector's base URL: `http://` or
+/// `https://`, a host, no query.
+fn check_endpoint(endpoint: &str) -> std::result::Result<(), &'static str> {
+    let rest = endpoint
+        .strip_prefix("http://")
+        .or_else(|| endpoint.strip_prefix("https://"))
+        .ok_or("expected an http:// or https:// URL")?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if host.is_empty() || host.starts_with(':') || host.contains(char::is_whitespace) {
+        return Err("the URL has no host");
+    }
+    if rest.contains(['?', '#']) {
+        return Err("a base URL takes no query or fragment (cox appends /v1/traces and /v1/logs)");
+    }
+    Ok(())
 }
 
 /// The filter of the log file: `COX_LOG`, else the user's
@@ -463,7 +514,7 @@ pub fn load_permissions(
                 project.path.display()
             ));
         }
-        let own: Vec<String> = ["core", "context", "tui"]
+        let own: Vec<String> = ["core", "context", "tui", "telemetry"]
             .into_iter()
             .filter(|t| project.tables.iter().any(|have| have == t))
             .map(|t| format!("[{t}]"))

@@ -258,10 +258,17 @@ where
 {
     let home = CoxHome::resolve(None)?;
     home.prepare()?;
+    let user_config = home.root().join("config.toml");
+    let telemetry = config::load_models(&user_config)?.telemetry;
     init_log(
         home.logs_dir(),
-        config::log_filter_for(&home.root().join("config.toml"))?,
+        config::log_filter_for(&user_config)?,
+        telemetry.log_days,
     );
+    crate::telemetry::export::start(
+        crate::telemetry::export::wanted(telemetry.otel)?,
+        telemetry.endpoint.as_deref(),
+    )?;
     let pick = match (&args.resume, args.continue_) {
         (Some(id), _) => Some(resume::Pick::Id(id.clone())),
         (None, true) => Some(resume::Pick::Latest),
@@ -539,10 +546,10 @@ fn with_mcp<W: cox_core::World>(
 /// [`config::log_filter_for`]), after the files past the retention are
 /// removed (see [`crate::log_file`]). A log that cannot be opened or
 /// cleaned is said in one line on stderr, and the run goes on.
-fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter) {
+fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter, keep_days: Option<u32>) {
     if let Err(why) = crate::log_file::prune(
         &dir,
-        crate::log_file::KEEP_DAYS,
+        keep_days.map_or(crate::log_file::KEEP_DAYS, u64::from),
         std::time::SystemTime::now(),
     ) {
         eprintln!("cox: warning: {why}");

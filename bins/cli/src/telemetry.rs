@@ -3,13 +3,17 @@
 //! binary built with an exporter, sent over OTLP. Nothing here reaches into
 //! the session: it only watches the event stream a surface already receives.
 
+pub mod export;
 pub mod log;
-pub mod record;
+pub use cox_protocol::telemetry as record;
 pub mod spans;
 
 use std::sync::OnceLock;
 
+use std::sync::Arc;
+
 use cox_protocol::catalog::Catalog;
+use cox_protocol::telemetry::{Export, LogRecord, Sink, SpanRecord};
 use cox_protocol::types::Event;
 
 use log::{Current, TraceLog};
@@ -37,7 +41,7 @@ pub fn capture_from_env() -> bool {
 /// to the JSON log, and the process's current span kept up to date. The
 /// run's spans end when it is dropped.
 pub struct Watch {
-    spans: Spans<TraceLog>,
+    spans: Spans<Tee>,
     current: Current,
 }
 
@@ -46,7 +50,14 @@ impl Watch {
     #[must_use]
     pub fn new(catalog: Catalog) -> Watch {
         Watch {
-            spans: Spans::new(TraceLog, catalog, capture_from_env()),
+            spans: Spans::new(
+                Tee {
+                    log: TraceLog,
+                    export: export::active(),
+                },
+                catalog,
+                capture_from_env(),
+            ),
             current: current(),
         }
     }
@@ -58,6 +69,28 @@ impl Watch {
             .current
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = self.spans.current();
+    }
+}
+
+/// The log, and the exporter when one runs.
+struct Tee {
+    log: TraceLog,
+    export: Option<Arc<dyn Export>>,
+}
+
+impl Sink for Tee {
+    fn span(&mut self, span: SpanRecord) {
+        if let Some(export) = &self.export {
+            export.span(span.clone());
+        }
+        self.log.span(span);
+    }
+
+    fn log(&mut self, record: LogRecord) {
+        if let Some(export) = &self.export {
+            export.log(record.clone());
+        }
+        self.log.log(record);
     }
 }
 

@@ -248,6 +248,8 @@ fn main() {
     // A confined command's last step runs before anything else starts.
     cox_cli::sandbox::run_helper_if_asked();
     cox_cli::mcp::install(&mcp::Client);
+    #[cfg(feature = "otel")]
+    cox_cli::telemetry::export::provide(start_otlp);
     let mut args = std::env::args_os().skip(1);
     if let (Some(flag), None) = (args.next(), args.next())
         && (flag == "--version" || flag == "-V")
@@ -281,7 +283,18 @@ fn main() {
             }
         }
     };
+    // What the session exported is sent now, within a bounded wait.
+    cox_cli::telemetry::export::finish();
     std::process::exit(code);
+}
+
+/// The OTLP exporter of a build with the `otel` feature.
+#[cfg(feature = "otel")]
+fn start_otlp(
+    settings: &cox_cli::telemetry::export::Settings,
+) -> Result<std::sync::Arc<dyn cox_protocol::telemetry::Export>, String> {
+    let otlp = cox_telemetry::Otlp::start(&settings.traces, &settings.logs)?;
+    Ok(std::sync::Arc::new(otlp))
 }
 
 fn dispatch(cli: Cli) -> i32 {

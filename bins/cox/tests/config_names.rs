@@ -140,8 +140,8 @@ fn a_table_of_a_later_release_is_refused_not_ignored() {
             ),
         ),
         (
-            "[budget]\nsession_usd = 3.0\n\n[telemetry]\notel = true\n",
-            ":4: `[telemetry]` is not supported by this version of cox".to_owned(),
+            "[budget]\nsession_usd = 3.0\n\n[tools]\nweb_fetch = true\n",
+            ":4: `[tools]` is not supported by this version of cox".to_owned(),
         ),
     ] {
         for project in [false, true] {

@@ -28,6 +28,7 @@ pub mod memory;
 pub mod provider;
 pub mod sandbox;
 pub mod store;
+pub mod telemetry;
 pub mod tool;
 pub mod types;
 

@@ -6,7 +6,7 @@
 //! setting took effect when it did not. So before serde reads a file, its
 //! names are checked against [`ROOT`], and the first name (by position)
 //! that is not there is an error naming its line and the nearest known name.
-//! A name a later release will read (`[telemetry]`, ...) is
+//! A name a later release will read (`[tools]`, ...) is
 //! refused as not supported by this version, never
 //! accepted and ignored.
 //!
@@ -161,7 +161,10 @@ pub(super) const ROOT: Shape = Table(&[
             ("allowed_domains", Value),
         ]),
     ),
-    ("telemetry", Later("telemetry comes in a later release")),
+    (
+        "telemetry",
+        Table(&[("otel", Value), ("endpoint", Value), ("log_days", Value)]),
+    ),
     ("tools", Later("tool settings come in a later release")),
     (
         "tui",

@@ -114,6 +114,76 @@ where
             line.insert("span_id".into(), span_hex(span).into());
         }
         self.write(&Json::Object(line).to_string());
+        if !exporters_own(meta.target())
+            && let Some(export) = super::export::active()
+        {
+            export.log(diagnostic(event, current));
+        }
+    }
+}
+
+/// Whether `target` is the exporter's own machinery (OpenTelemetry and the
+/// HTTP stack under it), whose lines stay in the file: sending them would
+/// feed the exporter its own noise.
+fn exporters_own(target: &str) -> bool {
+    ["opentelemetry", "hyper", "h2", "reqwest", "rustls", "tower"]
+        .iter()
+        .any(|own| target.starts_with(own))
+}
+
+/// A diagnostic as a log record for the exporter: its message as the body,
+/// its other fields as attributes, in the span open when it came.
+fn diagnostic(event: &tracing::Event<'_>, context: Option<(TraceId, SpanId)>) -> LogRecord {
+    #[derive(Default)]
+    struct Attributes {
+        message: Option<String>,
+        attrs: Vec<(&'static str, Value)>,
+    }
+    impl Visit for Attributes {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.record_str(field, &format!("{value:?}"));
+        }
+        fn record_str(&mut self, field: &Field, value: &str) {
+            if field.name() == "message" {
+                self.message = Some(value.to_owned());
+            } else {
+                self.attrs
+                    .push((field.name(), Value::Str(value.to_owned())));
+            }
+        }
+        fn record_i64(&mut self, field: &Field, value: i64) {
+            self.attrs.push((field.name(), Value::Int(value)));
+        }
+        fn record_u64(&mut self, field: &Field, value: u64) {
+            self.attrs.push((field.name(), value.into()));
+        }
+        fn record_f64(&mut self, field: &Field, value: f64) {
+            self.attrs.push((field.name(), Value::Float(value)));
+        }
+        fn record_bool(&mut self, field: &Field, value: bool) {
+            self.attrs.push((field.name(), Value::Bool(value)));
+        }
+    }
+    let meta = event.metadata();
+    let mut fields = Attributes::default();
+    event.record(&mut fields);
+    fields
+        .attrs
+        .push(("cox.log.target", Value::Str(meta.target().to_owned())));
+    let severity = match *meta.level() {
+        tracing::Level::ERROR => Severity::Error,
+        tracing::Level::WARN => Severity::Warn,
+        tracing::Level::INFO => Severity::Info,
+        _ => Severity::Debug,
+    };
+    LogRecord {
+        context,
+        at: std::time::SystemTime::now(),
+        severity,
+        body: fields
+            .message
+            .map_or(std::borrow::Cow::Borrowed(meta.name()), Into::into),
+        attrs: fields.attrs,
     }
 }
 
@@ -173,21 +243,25 @@ impl Sink for TraceLog {
 
     fn log(&mut self, record: LogRecord) {
         let level = match record.severity {
+            Severity::Debug => "DEBUG",
             Severity::Info => "INFO",
             Severity::Warn => "WARN",
             Severity::Error => "ERROR",
         };
-        let line = json!({
+        let mut line = json!({
             "timestamp": rfc3339(record.at),
             "level": level,
             "target": TARGET,
             "fields": {"message": record.body},
-            "trace_id": trace_hex(record.trace),
-            "span_id": span_hex(record.span),
             "attributes": attrs_json(&record.attrs),
-        })
-        .to_string();
+        });
+        if let Some((trace, span)) = record.context {
+            line["trace_id"] = trace_hex(trace).into();
+            line["span_id"] = span_hex(span).into();
+        }
+        let line = line.to_string();
         match record.severity {
+            Severity::Debug => tracing::debug!(target: TARGET, line = %line),
             Severity::Info => tracing::info!(target: TARGET, line = %line),
             Severity::Warn => tracing::warn!(target: TARGET, line = %line),
             Severity::Error => tracing::error!(target: TARGET, line = %line),

@@ -405,11 +405,10 @@ impl<S: Sink> Spans<S> {
             return;
         };
         self.sink.log(LogRecord {
-            trace: self.trace,
-            span,
+            context: Some((self.trace, span)),
             at,
             severity,
-            body,
+            body: body.into(),
             attrs,
         });
     }

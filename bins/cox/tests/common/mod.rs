@@ -14,6 +14,7 @@ use tempfile::TempDir;
 
 pub mod ext;
 pub mod mcp;
+pub mod otlp;
 
 pub fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

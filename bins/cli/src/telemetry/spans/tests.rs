@@ -153,7 +153,7 @@ fn a_turn_is_a_tree_of_one_trace_with_no_orphan() {
     assert!(kept.spans.iter().all(|s| s.error.is_none()));
     // The tool's record names its span.
     let done = kept.logs.iter().find(|l| l.body == "tool done").unwrap();
-    assert_eq!(done.span, tool.id);
+    assert_eq!(done.context, Some((tool.trace, tool.id)));
 }
 
 #[test]
