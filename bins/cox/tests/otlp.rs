@@ -17,6 +17,16 @@ use serde_json::Value;
 
 /// `hello` (write, then a final answer) exporting to `url`.
 fn run_hello(env: &Env, url: &str, vars: &[(&str, &str)]) -> std::process::Output {
+    run_hello_with(env, url, vars, &[])
+}
+
+/// [`run_hello`] with more arguments.
+fn run_hello_with(
+    env: &Env,
+    url: &str,
+    vars: &[(&str, &str)],
+    extra: &[&str],
+) -> std::process::Output {
     let mut cox = env.cox();
     cox.env("COX_PROVIDER", "scripted")
         .env("COX_SCENARIO", common::scenario("hello"))
@@ -43,6 +53,7 @@ fn run_hello(env: &Env, url: &str, vars: &[(&str, &str)]) -> std::process::Outpu
         "--permission-mode",
         "acceptEdits",
     ])
+    .args(extra)
     .output()
     .unwrap()
 }
@@ -422,4 +433,51 @@ fn a_header_that_is_not_key_value_is_said_and_the_rest_sent() {
             .headers
             .contains(&("x-team".to_owned(), "blue".to_owned()))
     );
+}
+
+#[test]
+fn a_session_is_found_by_its_id_and_a_resumed_run_links_to_it() {
+    let env = Env::new();
+    let first = Collector::start(Answer::Ok);
+    let out = run_hello(&env, &first.url, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let root = first
+        .spans()
+        .into_iter()
+        .find(|s| s.name == "invoke_agent cox")
+        .unwrap();
+    let id = attr_str(&root.attributes, "cox.session.id")
+        .unwrap()
+        .to_owned();
+    // The trace id is the session's ULID, as 128 bits.
+    let ulid = u128::from_str_radix(&hex(&root.trace_id), 16).unwrap();
+    assert_eq!(ulid_text(ulid), id);
+
+    let again = Collector::start(Answer::Ok);
+    let out = run_hello_with(&env, &again.url, &[], &["--resume", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let spans = again.spans();
+    let session = spans.iter().find(|s| s.name == "invoke_agent cox").unwrap();
+    assert_eq!(
+        attr_str(&session.attributes, "cox.session.id"),
+        Some(id.as_str())
+    );
+    assert_ne!(
+        session.trace_id, root.trace_id,
+        "a run is a trace of its own"
+    );
+    assert_eq!(session.links.len(), 1);
+    assert_eq!(session.links[0].trace_id, root.trace_id);
+    assert_eq!(session.links[0].span_id, root.span_id);
+}
+
+/// A ULID's text (Crockford base 32) from its 128 bits.
+fn ulid_text(mut bits: u128) -> String {
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let mut text = [0u8; 26];
+    for digit in text.iter_mut().rev() {
+        *digit = DIGITS[(bits & 31) as usize];
+        bits >>= 5;
+    }
+    String::from_utf8(text.to_vec()).unwrap()
 }

@@ -12,8 +12,10 @@
 //! - the core is not involved: everything comes from the events, stamped
 //!   with the time the surface received them (they arrive as they happen);
 //! - one run of a session is one trace; every span has a parent in it but
-//!   the session span, and a resumed session's span links to the earlier
-//!   run's;
+//!   the session span. A session's first run takes the session's id as its
+//!   trace id (a ULID is 128 bits), so the trace of `cox sessions <id>` is
+//!   found by that id; a resumed run starts a trace of its own whose session
+//!   span links to the first run's ([`session_root`]), with no lookup;
 //! - a `chat` span runs from the last event between two model calls to the
 //!   call's `Usage`, as the ledger's `latency_ms` counts it, so the trace
 //!   and `cox stats` agree on how long a call took;
@@ -73,6 +75,18 @@ struct Turn {
     tier: Option<Tier>,
 }
 
+/// The trace and session span of a session's first run: the session's
+/// ULID as the trace id, and a span id mixed from its two halves (never 0).
+/// A resumed run links to them.
+#[must_use]
+pub fn session_root(id: cox_protocol::SessionId) -> (TraceId, SpanId) {
+    let bits: u128 = id.0.0;
+    // Truncation is the point: the two 64-bit halves, mixed.
+    #[allow(clippy::cast_possible_truncation)]
+    let (high, low) = ((bits >> 64) as u64, bits as u64);
+    (bits.max(1), (low ^ high.rotate_left(29)).max(1))
+}
+
 /// The translator (see the module doc).
 pub struct Spans<S: Sink> {
     sink: S,
@@ -129,13 +143,6 @@ impl<S: Sink> Spans<S> {
         self
     }
 
-    /// The session span of the run this one resumes, to link to.
-    #[must_use]
-    pub fn with_earlier(mut self, earlier: Option<(TraceId, SpanId)>) -> Self {
-        self.earlier = earlier;
-        self
-    }
-
     /// This run's trace.
     #[must_use]
     pub fn trace_id(&self) -> TraceId {
@@ -179,6 +186,7 @@ impl<S: Sink> Spans<S> {
                 session_id,
                 cwd,
                 model,
+                resumed,
                 ..
             } => {
                 self.model.clone_from(model);
@@ -193,7 +201,19 @@ impl<S: Sink> Spans<S> {
                     if let Some(parent) = &self.parent_session {
                         attrs.push(("cox.session.parent_id", parent.clone().into()));
                     }
-                    self.session = Some(Open::now(attrs, at));
+                    let root = session_root(*session_id);
+                    let id = if *resumed {
+                        self.earlier = Some(root);
+                        new_span_id()
+                    } else {
+                        self.trace = root.0;
+                        root.1
+                    };
+                    self.session = Some(Open {
+                        id,
+                        start: at,
+                        attrs,
+                    });
                 }
                 self.between = at;
             }

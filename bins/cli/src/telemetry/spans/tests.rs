@@ -191,3 +191,39 @@ fn content_is_kept_only_when_asked_for() {
     assert!(attr(tool, "gen_ai.tool.call.arguments").is_some());
     assert!(attr(tool, "gen_ai.tool.call.result").is_some());
 }
+
+/// One run of `id` that only starts and ends.
+fn one_run(id: cox_protocol::SessionId, resumed: bool) -> Kept {
+    let mut spans = Spans::new(Kept::default(), Catalog::default(), false);
+    spans.event(&Event::SessionStarted {
+        session_id: id,
+        cwd: "/w".into(),
+        model: "scripted".into(),
+        provider: "scripted".into(),
+        tools: vec![],
+        permission_mode: PermissionMode::Default,
+        at: String::new(),
+        resumed,
+        format: 1,
+    });
+    spans.finish();
+    std::mem::take(spans.sink())
+}
+
+#[test]
+fn a_session_is_found_by_its_id_and_a_resumed_run_links_to_its_first() {
+    let id = cox_protocol::SessionId::generate();
+    let first = one_run(id, false);
+    let session = &first.spans[0];
+    assert_eq!(
+        session.trace, id.0.0,
+        "the first run's trace is the session id"
+    );
+    assert!(session.links.is_empty());
+    let again = one_run(id, true);
+    let resumed = &again.spans[0];
+    assert_ne!(resumed.trace, session.trace);
+    assert_ne!(resumed.id, session.id);
+    assert_eq!(resumed.links, vec![(session.trace, session.id)]);
+    assert_ne!(session_root(id).1, 0);
+}
