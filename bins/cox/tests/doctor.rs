@@ -243,6 +243,7 @@ fn json_is_an_array_of_status_check_detail() {
             "sandbox proxy",
             "mcp servers",
             "hooks",
+            "telemetry",
             "price dates",
             "model prices"
         ]

@@ -481,3 +481,37 @@ fn ulid_text(mut bits: u128) -> String {
     }
     String::from_utf8(text.to_vec()).unwrap()
 }
+
+#[test]
+fn doctor_says_where_export_goes_and_hides_header_values() {
+    let env = Env::new();
+    let doctor = |vars: &[(&str, &str)]| {
+        let mut cox = env.cox();
+        for var in ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SERVICE_NAME"] {
+            cox.env_remove(var);
+        }
+        cox.envs(vars.iter().copied()).arg("doctor");
+        let out = cox.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find(|l| l.contains("telemetry"))
+            .unwrap_or_else(|| panic!("no telemetry row: {text}"))
+            .to_owned()
+    };
+    let off = doctor(&[]);
+    assert!(off.contains("OTLP export off"), "{off}");
+    assert!(off.contains("kept 14 days"), "{off}");
+    let on = doctor(&[
+        ("COX_TELEMETRY_OTEL", "true"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://otlp.example:4318"),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=s3cret"),
+        ("OTEL_SERVICE_NAME", "agents"),
+    ]);
+    assert!(
+        on.contains("traces to https://otlp.example:4318/v1/traces"),
+        "{on}"
+    );
+    assert!(on.contains("service agents"), "{on}");
+    assert!(on.contains("headers x-api-key"), "{on}");
+    assert!(!on.contains("s3cret"), "{on}");
+}

@@ -162,9 +162,64 @@ fn checks() -> Vec<Row> {
     if let Some(home) = resolved.as_ref() {
         rows.extend(mcp_servers(home));
         rows.push(hooks(home));
+        rows.push(telemetry(home, &models, &var));
     }
     rows.extend([dates, prices]);
     rows
+}
+
+/// The log and OTLP export as a session here would have them: where the
+/// log goes and for how long, and whether export is on and where it sends
+/// (header names only: their values are often keys).
+fn telemetry(home: &CoxHome, models: &ModelConfig, var: &dyn Fn(&str) -> Option<String>) -> Row {
+    use crate::telemetry::export;
+    const NAME: &str = "telemetry";
+    let days = models
+        .telemetry
+        .log_days
+        .map_or(crate::log_file::KEEP_DAYS, u64::from);
+    let log = format!("log in {} (kept {days} days)", home.logs_dir().display());
+    let on = match export::wanted(models.telemetry.otel) {
+        Ok(on) => on,
+        Err(err) => return Row::new(Status::Fail, NAME, format!("{err}; {log}")),
+    };
+    if !on {
+        return Row::new(Status::Ok, NAME, format!("OTLP export off; {log}"));
+    }
+    if !export::available() {
+        return Row::new(
+            Status::Fail,
+            NAME,
+            "OTLP export is on but this binary was built without the `otel` cargo feature",
+        );
+    }
+    let to = export::endpoints(models.telemetry.endpoint.as_deref(), var);
+    let service = var("OTEL_SERVICE_NAME").unwrap_or_else(|| "cox".to_owned());
+    let headers = var("OTEL_EXPORTER_OTLP_HEADERS");
+    let names: Vec<&str> = headers
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|entry| entry.split_once('=').map(|(key, _)| key.trim()))
+        .filter(|key| !key.is_empty())
+        .collect();
+    let mut detail = format!(
+        "OTLP export on: traces to {}, logs to {}, service {service}",
+        to.traces, to.logs
+    );
+    if !names.is_empty() {
+        detail.push_str(&format!(", headers {}", names.join(", ")));
+    }
+    if std::env::var(crate::telemetry::CAPTURE_VAR)
+        .is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    {
+        detail.push_str(", with message content");
+    }
+    detail.push_str(&format!("; {log}"));
+    match export::header_warnings(headers.as_deref()).first() {
+        Some(warning) => Row::new(Status::Warn, NAME, format!("{warning}; {detail}")),
+        None => Row::new(Status::Ok, NAME, detail),
+    }
 }
 
 /// The hooks a session here would have: how many run, how many wait for
