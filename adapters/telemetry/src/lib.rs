@@ -6,6 +6,10 @@
 //! tracer makes ids of its own. Records go through a logger provider with
 //! their trace context set. Both processors export on their own threads
 //! with the blocking HTTP client: taking a span never waits on the network.
+//! The exporters themselves are built on a thread of their own (the HTTP
+//! client's TLS roots take milliseconds to load), and what comes before
+//! they are ready waits in a queue: starting export costs a session
+//! nothing.
 //!
 //! Invariants:
 //! - headers, the timeout, the service name and the resource attributes
@@ -16,9 +20,9 @@
 //!   collector does.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::time::{Duration, Instant, SystemTime};
 
 use cox_protocol::telemetry::{Delivery, Export, LogRecord, Severity, SpanRecord, Value};
 use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, LoggerProvider as _};
@@ -26,7 +30,9 @@ use opentelemetry::trace::{
     Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
 };
 use opentelemetry::{Array, InstrumentationScope, KeyValue, StringValue};
-use opentelemetry_otlp::{LogExporter, SpanExporter, WithExportConfig as _};
+use opentelemetry_otlp::{
+    LogExporter, RetryPolicy, SpanExporter, WithExportConfig as _, WithHttpConfig as _,
+};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::logs::{BatchLogProcessor, LogBatch, SdkLogger, SdkLoggerProvider};
@@ -105,12 +111,42 @@ impl<E: opentelemetry_sdk::logs::LogExporter> opentelemetry_sdk::logs::LogExport
     }
 }
 
-/// A running OTLP exporter of traces and logs.
-pub struct Otlp {
+/// The built exporters: a batch span processor and a logger provider.
+struct Pipes {
     spans: Arc<BatchSpanProcessor>,
     logs: SdkLoggerProvider,
     logger: SdkLogger,
     scope: InstrumentationScope,
+}
+
+/// A retry or two for a collector that stumbles, short enough that one
+/// that is down costs the exit a fraction of its flush budget.
+fn retry_policy() -> RetryPolicy {
+    RetryPolicy::recommended()
+        .with_max_retries(2)
+        .with_initial_delay(Duration::from_millis(100))
+        .with_max_delay(Duration::from_millis(400))
+        .with_max_jitter(Duration::from_millis(50))
+}
+
+/// Where a span or record is while the exporters are being built.
+enum Stage {
+    Building(Vec<Item>),
+    Running(Arc<Pipes>),
+    /// The exporters could not be built: everything is counted as lost.
+    Failed,
+}
+
+enum Item {
+    Span(SpanRecord),
+    Log(LogRecord),
+}
+
+/// An OTLP exporter of traces and logs.
+pub struct Otlp {
+    stage: Arc<Mutex<Stage>>,
+    /// Says when the build is over (the sender drops).
+    built: Mutex<Option<mpsc::Receiver<()>>>,
     span_counts: Arc<Counts>,
     log_counts: Arc<Counts>,
 }
@@ -144,23 +180,98 @@ fn resource() -> Resource {
 
 impl Otlp {
     /// Starts exporting spans to `traces` and records to `logs` (whole
-    /// URLs).
-    ///
-    /// # Errors
-    /// An exporter cannot be built (a URL or a variable that is not one):
-    /// the reason, in one line.
-    pub fn start(traces: &str, logs: &str) -> Result<Otlp, String> {
-        let resource = resource();
+    /// URLs). The exporters are built on a thread of their own; when they
+    /// cannot be (a URL or a variable that is not one), `warn` is told why
+    /// in one line, and what was handed over is counted as lost.
+    #[must_use]
+    pub fn start(traces: &str, logs: &str, warn: impl FnOnce(String) + Send + 'static) -> Otlp {
+        let stage = Arc::new(Mutex::new(Stage::Building(Vec::new())));
         let span_counts = Arc::new(Counts::default());
         let log_counts = Arc::new(Counts::default());
+        let (done, built) = mpsc::channel();
+        let (traces, logs) = (traces.to_owned(), logs.to_owned());
+        let (target, counts) = (
+            Arc::clone(&stage),
+            (Arc::clone(&span_counts), Arc::clone(&log_counts)),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("cox-otlp-start".into())
+            .spawn(move || {
+                // Nothing that may log runs under the lock: a diagnostic
+                // comes back here as a record.
+                match Pipes::build(&traces, &logs, counts) {
+                    Ok(pipes) => {
+                        let pipes = Arc::new(pipes);
+                        loop {
+                            let items = {
+                                let mut stage =
+                                    target.lock().unwrap_or_else(PoisonError::into_inner);
+                                match &mut *stage {
+                                    Stage::Building(items) if items.is_empty() => {
+                                        *stage = Stage::Running(Arc::clone(&pipes));
+                                        break;
+                                    }
+                                    Stage::Building(items) => std::mem::take(items),
+                                    Stage::Running(_) | Stage::Failed => break,
+                                }
+                            };
+                            for item in items {
+                                pipes.take(item);
+                            }
+                        }
+                    }
+                    Err(why) => {
+                        *target.lock().unwrap_or_else(PoisonError::into_inner) = Stage::Failed;
+                        warn(why);
+                    }
+                }
+                drop(done);
+            });
+        if spawned.is_err() {
+            *stage.lock().unwrap_or_else(PoisonError::into_inner) = Stage::Failed;
+        }
+        Otlp {
+            stage,
+            built: Mutex::new(Some(built)),
+            span_counts,
+            log_counts,
+        }
+    }
+
+    fn take(&self, item: Item) {
+        let mut stage = self.stage.lock().unwrap_or_else(PoisonError::into_inner);
+        match &mut *stage {
+            Stage::Building(items) => items.push(item),
+            Stage::Running(pipes) => {
+                let pipes = Arc::clone(pipes);
+                drop(stage);
+                pipes.take(item);
+            }
+            Stage::Failed => {}
+        }
+    }
+}
+
+impl Pipes {
+    /// The exporters, processors and logger, counting into `counts`
+    /// (spans, logs).
+    fn build(
+        traces: &str,
+        logs: &str,
+        counts: (Arc<Counts>, Arc<Counts>),
+    ) -> Result<Pipes, String> {
+        let (span_counts, log_counts) = counts;
+        let resource = resource();
         let span_exporter = SpanExporter::builder()
             .with_http()
             .with_endpoint(traces)
+            .with_retry_policy(retry_policy())
             .build()
             .map_err(|e| format!("traces to {traces}: {e}"))?;
         let log_exporter = LogExporter::builder()
             .with_http()
             .with_endpoint(logs)
+            .with_retry_policy(retry_policy())
             .build()
             .map_err(|e| format!("logs to {logs}: {e}"))?;
         let mut span_exporter = Counted {
@@ -181,14 +292,54 @@ impl Otlp {
             .with_version(VERSION)
             .build();
         let logger = logs.logger_with_scope(scope.clone());
-        Ok(Otlp {
+        Ok(Pipes {
             spans: Arc::new(spans),
             logs,
             logger,
             scope,
-            span_counts,
-            log_counts,
         })
+    }
+
+    fn take(&self, item: Item) {
+        match item {
+            Item::Span(span) => self.spans.on_end(span_data(span, &self.scope)),
+            Item::Log(record) => self.log(record),
+        }
+    }
+
+    fn log(&self, record: LogRecord) {
+        let mut out = self.logger.create_log_record();
+        out.set_timestamp(record.at);
+        out.set_observed_timestamp(SystemTime::now());
+        let (number, text) = severity(record.severity);
+        out.set_severity_number(number);
+        out.set_severity_text(text);
+        out.set_body(AnyValue::String(record.body.into_owned().into()));
+        for (key, v) in &record.attrs {
+            out.add_attribute(*key, any_value(v));
+        }
+        if let Some((trace, span)) = record.context {
+            out.set_trace_context(trace_id(trace), span_id(span), Some(TraceFlags::SAMPLED));
+        }
+        self.logger.emit(out);
+    }
+
+    /// Flushes and stops both signals side by side, each within `within`;
+    /// whether either ran out of time.
+    fn shutdown(&self, within: Duration) -> bool {
+        let spans = Arc::clone(&self.spans);
+        let logs = self.logs.clone();
+        let span_end = std::thread::spawn(move || spans.shutdown_with_timeout(within));
+        let log_end = std::thread::spawn(move || logs.shutdown_with_timeout(within));
+        let timed_out = |end: std::thread::JoinHandle<OTelSdkResult>| {
+            matches!(
+                end.join(),
+                Ok(Err(opentelemetry_sdk::error::OTelSdkError::Timeout(_))) | Err(_)
+            )
+        };
+        let spans_timed_out = timed_out(span_end);
+        let logs_timed_out = timed_out(log_end);
+        spans_timed_out || logs_timed_out
     }
 }
 
@@ -293,41 +444,34 @@ fn severity(severity: Severity) -> (opentelemetry::logs::Severity, &'static str)
 impl Export for Otlp {
     fn span(&self, span: SpanRecord) {
         self.span_counts.handed.fetch_add(1, Ordering::Relaxed);
-        self.spans.on_end(span_data(span, &self.scope));
+        self.take(Item::Span(span));
     }
 
     fn log(&self, record: LogRecord) {
         self.log_counts.handed.fetch_add(1, Ordering::Relaxed);
-        let mut out = self.logger.create_log_record();
-        out.set_timestamp(record.at);
-        out.set_observed_timestamp(SystemTime::now());
-        let (number, text) = severity(record.severity);
-        out.set_severity_number(number);
-        out.set_severity_text(text);
-        out.set_body(AnyValue::String(record.body.into_owned().into()));
-        for (key, v) in &record.attrs {
-            out.add_attribute(*key, any_value(v));
-        }
-        if let Some((trace, span)) = record.context {
-            out.set_trace_context(trace_id(trace), span_id(span), Some(TraceFlags::SAMPLED));
-        }
-        self.logger.emit(out);
+        self.take(Item::Log(record));
     }
 
     fn shutdown(&self, within: Duration) -> Delivery {
-        let spans = Arc::clone(&self.spans);
-        let logs = self.logs.clone();
-        // Both signals flush side by side, each within the whole budget.
-        let span_end = std::thread::spawn(move || spans.shutdown_with_timeout(within));
-        let log_end = std::thread::spawn(move || logs.shutdown_with_timeout(within));
-        let timed_out = |end: std::thread::JoinHandle<OTelSdkResult>| {
-            matches!(
-                end.join(),
-                Ok(Err(opentelemetry_sdk::error::OTelSdkError::Timeout(_))) | Err(_)
-            )
+        let deadline = Instant::now() + within;
+        // The build first (it takes milliseconds), within the budget.
+        let waited = self
+            .built
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .map(|built| built.recv_timeout(within));
+        let build_timed_out = matches!(waited, Some(Err(mpsc::RecvTimeoutError::Timeout)));
+        let stage = std::mem::replace(
+            &mut *self.stage.lock().unwrap_or_else(PoisonError::into_inner),
+            Stage::Failed,
+        );
+        let flush_timed_out = match stage {
+            Stage::Running(pipes) => {
+                pipes.shutdown(deadline.saturating_duration_since(Instant::now()))
+            }
+            Stage::Building(_) | Stage::Failed => false,
         };
-        let spans_timed_out = timed_out(span_end);
-        let logs_timed_out = timed_out(log_end);
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         Delivery {
             spans: load(&self.span_counts.handed),
@@ -336,7 +480,7 @@ impl Export for Otlp {
             logs: load(&self.log_counts.handed),
             logs_sent: load(&self.log_counts.sent),
             log_batches_failed: load(&self.log_counts.failed_batches),
-            timed_out: spans_timed_out || logs_timed_out,
+            timed_out: build_timed_out || flush_timed_out,
         }
     }
 }

@@ -33,6 +33,10 @@
 //!   spawning the same command, what finding the hooks of a folder with
 //!   none costs at a session's start, and a read-only turn with and without
 //!   the hook.
+//! - `cox-bench telemetry [ROUNDS] [RUNS]`: the release `cox` beside this
+//!   binary on a headless session of ROUNDS provider rounds, with OTLP
+//!   export off, on (a loopback collector), to a collector that is down and
+//!   to one that never answers: wall time, peak RSS, the change from off.
 //! - `cox-bench mock [--port N] [--dir DIR] [--log FILE] [--dump DIR]`: a loopback model
 //!   server (Anthropic Messages and OpenAI Responses) that answers every
 //!   conversation with a write of `DIR/hello.txt`, then a short text; for
@@ -64,6 +68,7 @@ mod hooks;
 mod mcp;
 mod mock;
 mod sandbox;
+mod telemetry;
 
 /// The figures cox promises (see the module docs for each).
 #[derive(clap::Parser, Debug)]
@@ -132,6 +137,15 @@ enum Job {
         #[arg(default_value_t = 200)]
         n: usize,
     },
+    /// A ROUNDS-round session of the `cox` beside this binary with OTLP
+    /// export off, on, to a collector that is down, and to one that never
+    /// answers (RUNS runs each).
+    Telemetry {
+        #[arg(default_value_t = 20)]
+        rounds: usize,
+        #[arg(default_value_t = 20)]
+        runs: usize,
+    },
     /// Create a new cox.db N times.
     Db {
         #[arg(default_value_t = 50)]
@@ -174,6 +188,7 @@ fn main() {
         Job::Checkpoints { files } => checkpoints::run(files),
         Job::Mcp { n } => mcp::run(n),
         Job::Hooks { n } => hooks::run(n),
+        Job::Telemetry { rounds, runs } => telemetry::run(rounds, runs),
     };
     match result {
         Ok(()) => {

@@ -293,7 +293,9 @@ fn main() {
 fn start_otlp(
     settings: &cox_cli::telemetry::export::Settings,
 ) -> Result<std::sync::Arc<dyn cox_protocol::telemetry::Export>, String> {
-    let otlp = cox_telemetry::Otlp::start(&settings.traces, &settings.logs)?;
+    let otlp = cox_telemetry::Otlp::start(&settings.traces, &settings.logs, |why| {
+        cox_cli::telemetry::export::cannot_start(&why);
+    });
     Ok(std::sync::Arc::new(otlp))
 }
 

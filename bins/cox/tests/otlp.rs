@@ -515,3 +515,24 @@ fn doctor_says_where_export_goes_and_hides_header_values() {
     assert!(on.contains("headers x-api-key"), "{on}");
     assert!(!on.contains("s3cret"), "{on}");
 }
+
+#[test]
+fn an_exporter_that_cannot_start_is_one_warning_and_the_turn_runs() {
+    let env = Env::new();
+    let out = run_hello(
+        &env,
+        "http://127.0.0.1:9",
+        &[(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://bad host/v1/traces",
+        )],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cox: warning: telemetry: cannot start the OTLP exporter: traces to http://bad host/v1/traces"),
+        "{err}"
+    );
+    assert!(env.work.path().join("hello.txt").exists());
+}

@@ -127,11 +127,17 @@ pub fn start(on: bool, endpoint: Option<&str>) -> Result<()> {
         Ok(export) => {
             *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = Some(export);
         }
-        Err(why) => warn(&format!(
-            "telemetry: cannot start the OTLP exporter: {why}; this run exports nothing"
-        )),
+        Err(why) => cannot_start(&why),
     }
     Ok(())
+}
+
+/// Says that the exporter could not start, and why (an exporter built in
+/// the background says it when it knows).
+pub fn cannot_start(why: &str) {
+    warn(&format!(
+        "telemetry: cannot start the OTLP exporter: {why}; this run exports nothing"
+    ));
 }
 
 fn warn(text: &str) {
