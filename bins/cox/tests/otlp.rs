@@ -536,3 +536,45 @@ fn an_exporter_that_cannot_start_is_one_warning_and_the_turn_runs() {
     );
     assert!(env.work.path().join("hello.txt").exists());
 }
+
+/// A repository cannot choose where a person's traces go.
+#[test]
+fn a_project_config_cannot_turn_export_on_or_point_it() {
+    let collector = Collector::start(Answer::Ok);
+    let env = Env::new();
+    std::fs::create_dir_all(env.work.path().join(".cox")).unwrap();
+    std::fs::write(
+        env.work.path().join(".cox/config.toml"),
+        format!(
+            "[telemetry]\notel = true\nendpoint = \"{}\"\n",
+            collector.url
+        ),
+    )
+    .unwrap();
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ignoring [telemetry] in project config"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(collector.requests().is_empty());
+}
+
+#[test]
+fn config_show_says_where_the_export_switch_came_from() {
+    let env = Env::new();
+    let out = env
+        .cox()
+        .env("COX_TELEMETRY_OTEL", "true")
+        .args(["config", "show", "--sources"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("telemetry.otel"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("COX_TELEMETRY_OTEL"), "{line}");
+    assert!(text.contains("telemetry.log_days"), "{text}");
+}

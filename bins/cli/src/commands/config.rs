@@ -361,6 +361,11 @@ fn variables(args: &ShowArgs) -> Vec<(&'static str, &'static str, Option<String>
         (monthly_name, "budget.monthly_usd", monthly_usd),
         ("COX_LOG", "core.log_level", crate::env::cox_log()),
         (
+            crate::telemetry::export::OTEL_VAR,
+            "telemetry.otel",
+            std::env::var(crate::telemetry::export::OTEL_VAR).ok(),
+        ),
+        (
             "ANTHROPIC_BASE_URL",
             "providers.anthropic.base_url",
             std::env::var("ANTHROPIC_BASE_URL").ok(),
@@ -389,6 +394,8 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("core.log_level", json!("info")),
         ("permissions.mode", json!("default")),
         ("sandbox.mode", json!("workspace-write")),
+        ("telemetry.otel", json!(false)),
+        ("telemetry.log_days", json!(crate::log_file::KEEP_DAYS)),
         (
             "tiers.cheap.model",
             json!("claude-haiku-4-5 (anthropic), gpt-5-mini (openai)"),
