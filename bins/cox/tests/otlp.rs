@@ -578,3 +578,27 @@ fn config_show_says_where_the_export_switch_came_from() {
     assert!(line.contains("COX_TELEMETRY_OTEL"), "{line}");
     assert!(text.contains("telemetry.log_days"), "{text}");
 }
+
+/// `OTEL_EXPORTER_OTLP_TIMEOUT` bounds each export: a collector that never
+/// answers fails the batch within it, long before the exit's own budget.
+#[test]
+fn the_timeout_variable_bounds_an_export() {
+    let never = Collector::start(Answer::Never);
+    let env = Env::new();
+    let started = Instant::now();
+    let out = run_hello(&env, &never.url, &[("OTEL_EXPORTER_OTLP_TIMEOUT", "150")]);
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    let log = env.log();
+    let lost = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["fields"]["message"] == "telemetry: not everything reached the collector")
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(lost["fields"]["timed_out"], false, "{lost}");
+    assert!(
+        lost["fields"]["span_batches_failed"].as_u64().unwrap() >= 1,
+        "{lost}"
+    );
+}

@@ -598,3 +598,37 @@ fn architect_from_the_config_alone_asks_before_its_first_prompt() {
         "the prompt waits: {screen}"
     );
 }
+
+/// The terminal UI's session writes its spans to the log and, with export
+/// on, sends them when it quits.
+#[test]
+fn a_terminal_session_logs_and_exports_its_spans() {
+    let collector = common::otlp::Collector::start(common::otlp::Answer::Ok);
+    let env = Env::new();
+    let vars = format!(
+        "COX_TELEMETRY_OTEL=true OTEL_EXPORTER_OTLP_ENDPOINT={}",
+        collector.url
+    );
+    let Some(tmux) = Tmux::start_with(&env, &vars, &args("hello", "--permission-mode acceptEdits"))
+    else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["create hello.txt", "Enter"]);
+    tmux.wait_for("Created hello.txt.");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED 0");
+    let log = env.log();
+    let spans: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l.get("span").is_some())
+        .collect();
+    let names: Vec<&str> = spans.iter().map(|s| s["span"].as_str().unwrap()).collect();
+    assert!(names.contains(&"invoke_agent cox.turn"), "{log}");
+    assert_eq!(names.last(), Some(&"invoke_agent cox"), "{log}");
+    let exported: Vec<String> = collector.spans().into_iter().map(|s| s.name).collect();
+    assert_eq!(exported.len(), spans.len(), "{exported:?}");
+    assert!(exported.iter().any(|n| n == "execute_tool"), "{exported:?}");
+}
