@@ -602,3 +602,54 @@ fn the_timeout_variable_bounds_an_export() {
         "{lost}"
     );
 }
+
+/// With content captured, what leaves the machine went through the
+/// redaction scrub: no secret a tool printed reaches the collector or the
+/// log, in spans, records or diagnostics.
+#[test]
+fn captured_content_is_scrubbed_before_it_leaves() {
+    const SECRETS: [&str; 3] = [
+        "sk-proj-EXAMPLEexample0123456789",
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_EXAMPLEexampleEXAMPLEexample012345",
+    ];
+    let collector = Collector::start(Answer::Ok);
+    let env = Env::new();
+    let fixture = common::scenario("secrets").with_extension("env");
+    std::fs::copy(fixture, env.work.path().join("config.env")).unwrap();
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", common::scenario("secrets"))
+        .env("COX_TELEMETRY_OTEL", "true")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.url)
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        .env("COX_LOG", "debug")
+        .args(["run", "-p", "what is in config.env?"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = collector.requests();
+    assert!(requests.iter().any(|r| r.path == "/v1/traces"));
+    let log = env.log();
+    for secret in SECRETS {
+        for request in &requests {
+            assert!(
+                !request
+                    .body
+                    .windows(secret.len())
+                    .any(|w| w == secret.as_bytes()),
+                "{secret} sent to {}",
+                request.path
+            );
+        }
+        assert!(!log.contains(secret), "{secret} in the log");
+    }
+    let tool = collector
+        .spans()
+        .into_iter()
+        .find(|s| s.name == "execute_tool")
+        .unwrap();
+    let result = attr_str(&tool.attributes, "gen_ai.tool.call.result").unwrap();
+    assert!(result.contains("«redacted»"), "{result}");
+}
