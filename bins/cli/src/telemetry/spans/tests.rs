@@ -227,3 +227,28 @@ fn a_session_is_found_by_its_id_and_a_resumed_run_links_to_its_first() {
     assert_eq!(resumed.links, vec![(session.trace, session.id)]);
     assert_ne!(session_root(id).1, 0);
 }
+
+#[test]
+fn a_session_another_started_names_its_parent() {
+    let mut spans = Spans::new(Kept::default(), Catalog::default(), false)
+        .with_parent_session(Some("01PARENT".into()));
+    spans.event(&Event::SessionStarted {
+        session_id: cox_protocol::SessionId::generate(),
+        cwd: "/w".into(),
+        model: "scripted".into(),
+        provider: "scripted".into(),
+        tools: vec![],
+        permission_mode: PermissionMode::Default,
+        at: String::new(),
+        resumed: false,
+        format: 1,
+    });
+    spans.finish();
+    let session = &spans.sink().spans[0];
+    assert_eq!(
+        attr(session, "cox.session.parent_id"),
+        Some(&Value::Str("01PARENT".into()))
+    );
+    let alone = one_run(cox_protocol::SessionId::generate(), false);
+    assert!(attr(&alone.spans[0], "cox.session.parent_id").is_none());
+}
