@@ -653,3 +653,94 @@ fn captured_content_is_scrubbed_before_it_leaves() {
     let result = attr_str(&tool.attributes, "gen_ai.tool.call.result").unwrap();
     assert!(result.contains("«redacted»"), "{result}");
 }
+
+/// Every attribute of the spec's table, on its span, with its type.
+#[test]
+fn every_attribute_of_the_table_is_there_with_its_type() {
+    #[derive(Clone, Copy, Debug)]
+    enum Kind {
+        Str,
+        Int,
+        Float,
+        Bool,
+        Strs,
+    }
+    use Kind::{Bool, Float, Int, Str, Strs};
+    let table: [(&str, &[(&str, Kind)]); 4] = [
+        (
+            "invoke_agent cox",
+            &[
+                ("gen_ai.operation.name", Str),
+                ("gen_ai.agent.name", Str),
+                ("gen_ai.conversation.id", Str),
+                ("cox.session.id", Str),
+                ("cox.cwd", Str),
+            ],
+        ),
+        (
+            "invoke_agent cox.turn",
+            &[
+                ("cox.turn.id", Str),
+                ("cox.turn", Int),
+                ("cox.job", Str),
+                ("cox.tier", Str),
+                ("cox.turn.stop_reason", Str),
+            ],
+        ),
+        (
+            "chat",
+            &[
+                ("gen_ai.provider.name", Str),
+                ("gen_ai.request.model", Str),
+                ("gen_ai.response.model", Str),
+                ("gen_ai.response.finish_reasons", Strs),
+                ("gen_ai.usage.input_tokens", Int),
+                ("gen_ai.usage.output_tokens", Int),
+                ("cox.usage.cache_read_tokens", Int),
+                ("cox.usage.cache_write_tokens", Int),
+                ("cox.usage.estimated", Bool),
+                ("cox.cost.usd", Float),
+                ("cox.provider.call.ordinal", Int),
+                ("cox.retry.count", Int),
+            ],
+        ),
+        (
+            "execute_tool",
+            &[
+                ("gen_ai.tool.name", Str),
+                ("gen_ai.tool.call.id", Str),
+                ("cox.tool.subject", Str),
+                ("cox.tool.risk", Str),
+                ("cox.tool.duration_ms", Int),
+                ("cox.tool.output_bytes", Int),
+                ("cox.tool.success", Bool),
+                ("cox.archive.id", Str),
+            ],
+        ),
+    ];
+    let collector = Collector::start(Answer::Ok);
+    let out = run_hello(&Env::new(), &collector.url, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let spans = collector.spans();
+    for (name, attributes) in table {
+        let of_name: Vec<_> = spans.iter().filter(|s| s.name == name).collect();
+        assert!(!of_name.is_empty(), "no {name} span");
+        for span in of_name {
+            for (key, kind) in attributes {
+                let value = attr(&span.attributes, key);
+                let fits = match (kind, value) {
+                    (Str, Some(Any::StringValue(s))) => !s.is_empty(),
+                    (Int, Some(Any::IntValue(_)))
+                    | (Float, Some(Any::DoubleValue(_)))
+                    | (Bool, Some(Any::BoolValue(_))) => true,
+                    (Strs, Some(Any::ArrayValue(a))) => a
+                        .values
+                        .iter()
+                        .all(|v| matches!(v.value, Some(Any::StringValue(_)))),
+                    _ => false,
+                };
+                assert!(fits, "{name}: {key} should be {kind:?}, is {value:?}");
+            }
+        }
+    }
+}
