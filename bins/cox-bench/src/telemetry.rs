@@ -14,6 +14,12 @@
 //!
 //! Printed: wall time (min, median) and peak RSS per setting, and the
 //! median's change from `off`.
+//!
+//! Then, in this process, a session of 20 user turns (a `read`, a `bash`
+//! call and a text answer each) through the real session, its events fed
+//! to the spans of `cox_cli::telemetry::Watch`, RUNS times with export off
+//! and on (to the loopback collector), interleaved: the session's wall time
+//! with the exit's flush included.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -23,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::{ms, tempdir, wait_with_rusage};
+use crate::{Bench, ms, tempdir, wait_with_rusage};
 
 /// Counts of what a collector took.
 #[derive(Default)]
@@ -230,6 +236,83 @@ pub(crate) fn run(rounds: usize, runs: usize) -> Result<(), String> {
         "  the collector took {:.1} requests and {:.1} KB per session",
         requests as f64 / runs as f64,
         bytes as f64 / runs as f64 / 1024.0
+    );
+    let on_url = settings[1].url.clone().unwrap_or_default();
+    twenty_turns(&on_url, runs)
+}
+
+/// The exporter `cox` links, for the in-process session.
+fn start_otlp(
+    settings: &cox_cli::telemetry::export::Settings,
+) -> Result<Arc<dyn cox_protocol::telemetry::Export>, String> {
+    Ok(Arc::new(cox_telemetry::Otlp::start(
+        &settings.traces,
+        &settings.logs,
+        |why| eprintln!("cox-bench: the exporter did not start: {why}"),
+    )))
+}
+
+/// 20 user turns in this process, export off and on (see the module doc).
+fn twenty_turns(url: &str, runs: usize) -> Result<(), String> {
+    use cox_cli::telemetry::{Watch, export};
+    use std::fmt::Write as _;
+    const TURNS: usize = 20;
+    let usage = "{ input_tokens = 2000, output_tokens = 40 }";
+    let mut toml = String::new();
+    for turn in 1..=TURNS {
+        let _ = writeln!(
+            toml,
+            "[[turn]]\nusage = {usage}\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"notes.txt\" }}\n\
+             [[turn]]\nusage = {usage}\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"echo turn {turn}\" }}\n\
+             [[turn]]\nusage = {usage}\ntext = \"Turn {turn} done.\""
+        );
+    }
+    export::provide(start_otlp);
+    let (mut off, mut on) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for round in 0..=runs {
+        for exporting in [false, true] {
+            let scenario = cox_scripted::Scenario::parse(&toml, "telemetry bench")
+                .map_err(|e| e.to_string())?;
+            let bench = Bench::new()?;
+            std::fs::write(
+                bench.cwd.join("notes.txt"),
+                "a note worth reading\n".repeat(50),
+            )
+            .map_err(|e| e.to_string())?;
+            let started = Instant::now();
+            export::start(exporting, Some(url)).map_err(|e| e.to_string())?;
+            let mut watch = Watch::new(cox_protocol::catalog::Catalog::default());
+            bench.run(scenario, TURNS, |event| watch.event(event))?;
+            drop(watch);
+            let delivery = export::finish();
+            let wall = started.elapsed();
+            if exporting && delivery.is_none_or(|d| d.lost() != (0, 0)) {
+                return Err(format!(
+                    "the collector did not take everything: {delivery:?}"
+                ));
+            }
+            // The first round warms up.
+            if round > 0 {
+                if exporting { &mut on } else { &mut off }.push(wall);
+            }
+        }
+    }
+    off.sort();
+    on.sort();
+    let (off_median, on_median) = (off[off.len() / 2], on[on.len() / 2]);
+    println!(
+        "a session of {TURNS} user turns (read, bash, text each) in this process, {runs} runs each:"
+    );
+    println!(
+        "  export off: wall min {:.2} ms, median {:.2} ms",
+        ms(off[0]),
+        ms(off_median)
+    );
+    println!(
+        "  export on : wall min {:.2} ms, median {:.2} ms, {:+.1} % over off (the flush at the end included)",
+        ms(on[0]),
+        ms(on_median),
+        (on_median.as_secs_f64() / off_median.as_secs_f64() - 1.0) * 100.0
     );
     Ok(())
 }
