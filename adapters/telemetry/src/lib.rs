@@ -129,6 +129,22 @@ fn retry_policy() -> RetryPolicy {
         .with_max_jitter(Duration::from_millis(50))
 }
 
+/// The HTTP client's timeout: the longest of `OTEL_EXPORTER_OTLP_TIMEOUT`
+/// and its per-signal variants (milliseconds), 10 s when none is set. The
+/// exporter still bounds each signal's export (retries included) by its
+/// own variable.
+fn client_timeout() -> Duration {
+    [
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_LOGS_TIMEOUT",
+    ]
+    .iter()
+    .filter_map(|name| std::env::var(name).ok()?.trim().parse::<u64>().ok())
+    .max()
+    .map_or(Duration::from_secs(10), Duration::from_millis)
+}
+
 /// Where a span or record is while the exporters are being built.
 enum Stage {
     Building(Vec<Item>),
@@ -262,15 +278,25 @@ impl Pipes {
     ) -> Result<Pipes, String> {
         let (span_counts, log_counts) = counts;
         let resource = resource();
+        // One HTTP client (one runtime thread, one TLS setup) for both
+        // signals. Built here, off any async runtime, as it must be.
+        let client: Arc<dyn opentelemetry_http::HttpClient> = Arc::new(
+            reqwest::blocking::Client::builder()
+                .timeout(client_timeout())
+                .build()
+                .map_err(|e| format!("the HTTP client: {e}"))?,
+        );
         let span_exporter = SpanExporter::builder()
             .with_http()
             .with_endpoint(traces)
+            .with_shared_http_client(Arc::clone(&client))
             .with_retry_policy(retry_policy())
             .build()
             .map_err(|e| format!("traces to {traces}: {e}"))?;
         let log_exporter = LogExporter::builder()
             .with_http()
             .with_endpoint(logs)
+            .with_shared_http_client(client)
             .with_retry_policy(retry_policy())
             .build()
             .map_err(|e| format!("logs to {logs}: {e}"))?;
