@@ -28,6 +28,9 @@ enum Command {
     /// Run one task without a terminal UI, then exit.
     #[command(after_help = cox_cli::args::CLAUDE_CODE_FLAGS)]
     Run(RunArgs),
+    /// Serve an editor (Zed, …) over the Agent Client Protocol on stdin and
+    /// stdout; the session flags apply to every session it opens.
+    Acp(RunArgs),
     /// Inspect the permission rules.
     #[command(subcommand)]
     Permissions(PermissionsCommand),
@@ -202,6 +205,38 @@ fn tui(args: RunArgs) -> i32 {
 
 /// `cox run` (or `cox record -- run`): the flags after `run` over those
 /// before it.
+/// `cox acp`: the session flags, merged; those an editor sets per session
+/// (or that mean a headless run) are refused.
+fn acp(args: RunArgs, before: RunArgs) -> i32 {
+    let args = match args.merge(before) {
+        Ok(args) => args,
+        Err(err) => {
+            eprintln!("cox: error: {err}");
+            return 1;
+        }
+    };
+    let refused = [
+        (args.prompt.is_some(), "-p (the editor sends the prompts)"),
+        (
+            args.output_format.is_some(),
+            "--output-format (stdout carries the protocol)",
+        ),
+        (
+            args.cwd.is_some(),
+            "--cwd (the editor names each session's folder)",
+        ),
+        (
+            args.resume.is_some() || args.continue_,
+            "--resume/--continue (the editor loads a session with session/load)",
+        ),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        eprintln!("cox: error: cox acp does not take {flag}");
+        return 1;
+    }
+    cox_acp::serve(args)
+}
+
 fn headless(args: RunArgs, before: RunArgs) -> i32 {
     match args.merge(before) {
         Ok(args) => commands::run::execute(args, cox_cli::providers::any_provider),
@@ -262,7 +297,7 @@ fn main() {
         Parsed::Exit(code) => code,
         Parsed::Args((cli, typed)) => {
             let name = match &cli.command {
-                None | Some(Command::Run(_)) => None,
+                None | Some(Command::Run(_) | Command::Acp(_)) => None,
                 Some(Command::Permissions(_)) => Some("permissions"),
                 Some(Command::Config(_)) => Some("config"),
                 Some(Command::Doctor(_)) => Some("doctor"),
@@ -302,6 +337,7 @@ fn start_otlp(
 fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Run(args)) => headless(args, cli.session),
+        Some(Command::Acp(args)) => acp(args, cli.session),
         Some(Command::Permissions(PermissionsCommand::Check(args))) => {
             commands::permissions::run(&args)
         }

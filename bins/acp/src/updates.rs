@@ -1,0 +1,321 @@
+//! The session's events as ACP `session/update`s: text and thinking as
+//! chunks, a tool call as `tool_call` then `tool_call_update`s, the slash
+//! commands, the mode. An approval the session waits for and the end of a
+//! turn are said apart ([`Out::Ask`], [`Out::Done`]): the server answers
+//! them, they are not updates.
+//!
+//! Invariant: a `tool_call_update` only follows the `tool_call` of its id;
+//! an event the client has no place for becomes nothing.
+
+use std::collections::HashMap;
+
+use agent_client_protocol::v1::schema as acp;
+use cox_protocol::types::{Event, StopReason, ToolCall};
+
+/// What one event becomes.
+#[derive(Debug)]
+pub enum Out {
+    Update(acp::SessionUpdate),
+    /// The session waits for a decision on this call.
+    Ask {
+        call_id: String,
+        call: acp::ToolCallUpdate,
+        reason: String,
+    },
+    /// The turn ended.
+    Done(StopReason),
+}
+
+/// The translator; it remembers the calls it has announced.
+#[derive(Debug, Default)]
+pub struct Updates {
+    calls: HashMap<String, ToolCall>,
+}
+
+/// The kind of tool a client draws for `name`.
+#[must_use]
+pub fn kind(name: &str) -> acp::ToolKind {
+    match name {
+        "read" | "expand" => acp::ToolKind::Read,
+        "edit" | "write" | "apply_patch" | "notebook_edit" => acp::ToolKind::Edit,
+        "grep" | "glob" | "tool_search" => acp::ToolKind::Search,
+        "bash" => acp::ToolKind::Execute,
+        "web_fetch" => acp::ToolKind::Fetch,
+        _ => acp::ToolKind::Other,
+    }
+}
+
+/// ACP's stop reason for the end of a turn.
+#[must_use]
+pub fn stop_reason(stop: StopReason) -> acp::StopReason {
+    match stop {
+        StopReason::EndTurn | StopReason::Denied | StopReason::Error | StopReason::Budget => {
+            acp::StopReason::EndTurn
+        }
+        StopReason::Interrupted => acp::StopReason::Cancelled,
+        StopReason::MaxTurns => acp::StopReason::MaxTurnRequests,
+        StopReason::MaxTokens => acp::StopReason::MaxTokens,
+    }
+}
+
+/// The file a file tool works on, with the line it starts at.
+fn location(call: &ToolCall) -> Option<acp::ToolCallLocation> {
+    if !matches!(kind(&call.name), acp::ToolKind::Read | acp::ToolKind::Edit)
+        || call.subject.is_empty()
+    {
+        return None;
+    }
+    let location = acp::ToolCallLocation::new(std::path::PathBuf::from(&call.subject));
+    let line = call
+        .input
+        .get("offset")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
+    Some(match line {
+        Some(line) => location.line(line),
+        None => location,
+    })
+}
+
+fn title(call: &ToolCall) -> String {
+    if call.subject.is_empty() {
+        call.name.clone()
+    } else {
+        format!("{} {}", call.name, call.subject)
+    }
+}
+
+fn text(text: &str) -> acp::ContentChunk {
+    acp::ContentChunk::new(text.to_owned().into())
+}
+
+impl Updates {
+    /// What `event` becomes, in order.
+    pub fn event(&mut self, event: &Event) -> Vec<Out> {
+        let update = |u| vec![Out::Update(u)];
+        match event {
+            Event::TextDelta { text: t } => update(acp::SessionUpdate::AgentMessageChunk(text(t))),
+            Event::ThinkingDelta { text: t } => {
+                update(acp::SessionUpdate::AgentThoughtChunk(text(t)))
+            }
+            Event::ToolCallRequested { call } => {
+                let mut announced = acp::ToolCall::new(call.id.as_str().to_owned(), title(call))
+                    .kind(kind(&call.name))
+                    .status(acp::ToolCallStatus::Pending)
+                    .raw_input(call.input.clone());
+                if let Some(location) = location(call) {
+                    announced = announced.locations(vec![location]);
+                }
+                self.calls.insert(call.id.as_str().to_owned(), call.clone());
+                update(acp::SessionUpdate::ToolCall(announced))
+            }
+            Event::ApprovalRequired { call_id, reason } => {
+                let Some(call) = self.calls.get(call_id.as_str()) else {
+                    return Vec::new();
+                };
+                let fields = acp::ToolCallUpdateFields::new()
+                    .title(title(call))
+                    .kind(kind(&call.name))
+                    .raw_input(call.input.clone());
+                vec![Out::Ask {
+                    call_id: call_id.as_str().to_owned(),
+                    call: acp::ToolCallUpdate::new(call_id.as_str().to_owned(), fields),
+                    reason: reason.clone(),
+                }]
+            }
+            Event::ToolCallOutput { call_id, .. } => {
+                if !self.calls.contains_key(call_id.as_str()) {
+                    return Vec::new();
+                }
+                let fields =
+                    acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::InProgress);
+                update(acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(call_id.as_str().to_owned(), fields),
+                ))
+            }
+            Event::ToolCallDone { call_id, result } => {
+                if self.calls.remove(call_id.as_str()).is_none() {
+                    return Vec::new();
+                }
+                let status = if result.ok {
+                    acp::ToolCallStatus::Completed
+                } else {
+                    acp::ToolCallStatus::Failed
+                };
+                let content: acp::ToolCallContent = result.visible.clone().into();
+                let fields = acp::ToolCallUpdateFields::new()
+                    .status(status)
+                    .content(vec![content]);
+                update(acp::SessionUpdate::ToolCallUpdate(
+                    acp::ToolCallUpdate::new(call_id.as_str().to_owned(), fields),
+                ))
+            }
+            Event::Commands { commands } => {
+                let commands = commands
+                    .iter()
+                    .map(|c| {
+                        let command =
+                            acp::AvailableCommand::new(c.name.clone(), c.description.clone());
+                        if c.hint.is_empty() {
+                            command
+                        } else {
+                            command.input(acp::AvailableCommandInput::Unstructured(
+                                acp::UnstructuredCommandInput::new(c.hint.clone()),
+                            ))
+                        }
+                    })
+                    .collect();
+                update(acp::SessionUpdate::AvailableCommandsUpdate(
+                    acp::AvailableCommandsUpdate::new(commands),
+                ))
+            }
+            Event::ModeChanged {
+                permission_mode, ..
+            } => update(acp::SessionUpdate::CurrentModeUpdate(
+                acp::CurrentModeUpdate::new(permission_mode.as_str().to_owned()),
+            )),
+            Event::TurnDone { stop } => vec![Out::Done(*stop)],
+            _ => Vec::new(),
+        }
+    }
+
+    /// An earlier run's events as the updates that show the conversation
+    /// again (`session/load`): the person's prompts as user chunks, then
+    /// what [`Updates::event`] makes of the rest, turn ends left out.
+    pub fn replay(&mut self, events: &[Event]) -> Vec<acp::SessionUpdate> {
+        let mut out = Vec::new();
+        for event in events {
+            if let Event::TurnStarted { text: t, .. } = event {
+                out.push(acp::SessionUpdate::UserMessageChunk(text(t)));
+                continue;
+            }
+            for item in self.event(event) {
+                if let Out::Update(update) = item {
+                    out.push(update);
+                }
+            }
+        }
+        // A call an earlier run left without a result has none to come.
+        self.calls.clear();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cox_protocol::types::{Risk, ToolResult};
+    use serde_json::json;
+
+    fn write_call() -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: "write".into(),
+            input: json!({"path": "hello.txt", "content": "hi\n"}),
+            risk: Risk::Write,
+            subject: "/w/hello.txt".into(),
+            segments: None,
+            writes: Vec::new(),
+        }
+    }
+
+    fn wire(out: &[Out]) -> Vec<serde_json::Value> {
+        out.iter()
+            .map(|o| match o {
+                Out::Update(u) => serde_json::to_value(u).unwrap(),
+                Out::Ask { call, .. } => json!({"ask": serde_json::to_value(call).unwrap()}),
+                Out::Done(stop) => json!({"done": stop.as_str()}),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_tool_call_is_announced_then_updated_with_its_kind_and_place() {
+        let mut updates = Updates::default();
+        let announced = wire(&updates.event(&Event::ToolCallRequested { call: write_call() }));
+        assert_eq!(announced[0]["sessionUpdate"], "tool_call");
+        assert_eq!(announced[0]["toolCallId"], "c1");
+        assert_eq!(announced[0]["kind"], "edit");
+        assert_eq!(announced[0]["title"], "write /w/hello.txt");
+        assert_eq!(announced[0]["locations"][0]["path"], "/w/hello.txt");
+        assert_eq!(announced[0]["rawInput"]["path"], "hello.txt");
+        let asked = wire(&updates.event(&Event::ApprovalRequired {
+            call_id: "c1".into(),
+            reason: "writes a file".into(),
+        }));
+        assert_eq!(asked[0]["ask"]["toolCallId"], "c1");
+        let done = wire(&updates.event(&Event::ToolCallDone {
+            call_id: "c1".into(),
+            result: ToolResult::ok("wrote 3 bytes"),
+        }));
+        assert_eq!(done[0]["sessionUpdate"], "tool_call_update");
+        assert_eq!(done[0]["status"], "completed");
+        assert_eq!(done[0]["content"][0]["content"]["text"], "wrote 3 bytes");
+        // A result for a call never announced says nothing.
+        assert!(
+            updates
+                .event(&Event::ToolCallDone {
+                    call_id: "c9".into(),
+                    result: ToolResult::ok("x"),
+                })
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn text_thinking_and_the_turn_s_end() {
+        let mut updates = Updates::default();
+        let out = wire(&updates.event(&Event::TextDelta { text: "hi".into() }));
+        assert_eq!(out[0]["sessionUpdate"], "agent_message_chunk");
+        assert_eq!(out[0]["content"]["text"], "hi");
+        let out = wire(&updates.event(&Event::ThinkingDelta { text: "hm".into() }));
+        assert_eq!(out[0]["sessionUpdate"], "agent_thought_chunk");
+        assert!(matches!(
+            updates.event(&Event::TurnDone {
+                stop: StopReason::Interrupted
+            })[..],
+            [Out::Done(StopReason::Interrupted)]
+        ));
+        assert_eq!(
+            serde_json::to_value(stop_reason(StopReason::Interrupted)).unwrap(),
+            "cancelled"
+        );
+    }
+
+    #[test]
+    fn a_replay_shows_the_prompts_and_drops_calls_left_open() {
+        let mut updates = Updates::default();
+        let shown = updates.replay(&[
+            Event::TurnStarted {
+                turn: 1,
+                text: "make it".into(),
+            },
+            Event::TextDelta { text: "ok".into() },
+            Event::ToolCallRequested { call: write_call() },
+            Event::TurnDone {
+                stop: StopReason::EndTurn,
+            },
+        ]);
+        let kinds: Vec<String> = shown
+            .iter()
+            .map(|u| {
+                serde_json::to_value(u).unwrap()["sessionUpdate"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["user_message_chunk", "agent_message_chunk", "tool_call"]
+        );
+        assert!(
+            updates
+                .event(&Event::ToolCallDone {
+                    call_id: "c1".into(),
+                    result: ToolResult::ok("late"),
+                })
+                .is_empty()
+        );
+    }
+}
