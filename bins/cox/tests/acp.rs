@@ -1,0 +1,422 @@
+//! `cox acp` from outside: JSON-RPC lines on its stdin, every stdout line
+//! read back as JSON (a line that is not fails the test), through the
+//! scripted provider: a prompt with a permission request, a rejection, a
+//! cancel mid-tool, a session loaded again, and bad input.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{Env, scenario};
+use serde_json::{Value, json};
+
+/// A running `cox acp` and the lines it wrote.
+struct Acp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    next: u64,
+}
+
+impl Acp {
+    fn start(env: &Env, scenario_name: &str, flags: &[&str]) -> Acp {
+        let mut child = env
+            .cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario(scenario_name))
+            .arg("acp")
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let value =
+                    serde_json::from_str(&line).unwrap_or_else(|_| json!({"NOT_JSON": line}));
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Acp {
+            child,
+            stdin,
+            lines,
+            next: 0,
+        }
+    }
+
+    fn write(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.write(&message.to_string());
+    }
+
+    fn recv(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("cox acp said nothing for 20 s");
+        assert!(
+            line.get("NOT_JSON").is_none(),
+            "stdout line not JSON: {line}"
+        );
+        assert_eq!(line["jsonrpc"], "2.0", "{line}");
+        line
+    }
+
+    /// Sends a request; returns its id.
+    fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next += 1;
+        let id = self.next;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Reads up to the response to `id`; requests from cox on the way are
+    /// answered by `answer` (its result), notifications kept.
+    fn response(
+        &mut self,
+        id: u64,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> (Value, Vec<Value>) {
+        let mut seen = Vec::new();
+        loop {
+            let line = self.recv();
+            if line["id"] == id && line.get("method").is_none() {
+                return (line, seen);
+            }
+            if line.get("method").is_some() && line.get("id").is_some() {
+                let result = answer(&line);
+                let reply = json!({"jsonrpc": "2.0", "id": line["id"], "result": result});
+                self.send(&reply);
+            }
+            seen.push(line);
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params);
+        self.response(id, |r| panic!("unexpected request {r}")).0
+    }
+
+    fn initialize(&mut self) -> Value {
+        self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}),
+        )
+    }
+
+    fn new_session(&mut self, env: &Env) -> String {
+        let cwd = env.work.path().canonicalize().unwrap();
+        let answer = self.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        answer["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .to_owned()
+    }
+
+    /// Closes stdin; the exit code, within a bound.
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Nothing but protocol on stdout, to the end.
+                while let Ok(line) = self.lines.try_recv() {
+                    assert!(line.get("NOT_JSON").is_none(), "{line}");
+                }
+                return status.code().unwrap_or(-1);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cox acp did not end at stdin's end"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    seen.iter()
+        .filter(|l| {
+            l["method"] == "session/update" && l["params"]["update"]["sessionUpdate"] == kind
+        })
+        .map(|l| &l["params"]["update"])
+        .collect()
+}
+
+fn choose(option: &'static str) -> impl FnMut(&Value) -> Value {
+    move |request| {
+        assert_eq!(request["method"], "session/request_permission", "{request}");
+        let ids: Vec<&str> = request["params"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["optionId"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            ["allow_once", "allow_always", "reject_once", "reject_always"]
+        );
+        json!({"outcome": {"outcome": "selected", "optionId": option}})
+    }
+}
+
+#[test]
+fn a_prompt_asks_writes_and_ends_its_turn() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "hello", &[]);
+    let init = acp.initialize();
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    assert_eq!(init["result"]["agentInfo"]["name"], "cox");
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "create hello.txt"}]}),
+    );
+    let mut asked = 0;
+    let mut allow = choose("allow_once");
+    let (answer, seen) = acp.response(id, |request| {
+        asked += 1;
+        assert_eq!(request["params"]["toolCall"]["kind"], "edit");
+        allow(request)
+    });
+    assert_eq!(asked, 1);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    let call = updates(&seen, "tool_call");
+    assert_eq!(call[0]["kind"], "edit");
+    assert!(
+        call[0]["locations"][0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("hello.txt")
+    );
+    let done = updates(&seen, "tool_call_update");
+    assert_eq!(done.last().unwrap()["status"], "completed");
+    let text: String = updates(&seen, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Created hello.txt.");
+    assert_eq!(acp.finish(), 0);
+    // The session's record is complete.
+    let rollouts = env.rollouts();
+    assert_eq!(rollouts.len(), 1);
+    let rollout = std::fs::read_to_string(&rollouts[0]).unwrap();
+    assert!(rollout.contains("\"turn_done\""), "{rollout}");
+}
+
+#[test]
+fn a_rejected_call_does_not_run_and_the_turn_goes_on() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "hello", &[]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "create hello.txt"}]}),
+    );
+    let (answer, seen) = acp.response(id, choose("reject_once"));
+    assert!(!env.work.path().join("hello.txt").exists());
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        updates(&seen, "tool_call_update").last().unwrap()["status"],
+        "failed"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_permission_request_the_client_cancels_cancels_the_turn() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "hello", &[]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "create hello.txt"}]}),
+    );
+    let (answer, _) = acp.response(id, |_| json!({"outcome": {"outcome": "cancelled"}}));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert!(!env.work.path().join("hello.txt").exists());
+    assert_eq!(acp.finish(), 0);
+}
+
+/// The scenario's `sleep 31` still running in `dir`, if any (not a
+/// zombie; the sandbox's pid namespace hides the pid it wrote).
+fn sleep_in(dir: &std::path::Path) -> Option<String> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'));
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let sleep = cmdline == b"sleep\x0031\x00";
+            (name.parse::<u32>().is_ok() && cwd == dir && sleep && !zombie).then_some(name)
+        })
+}
+
+#[test]
+fn cancel_mid_tool_ends_the_turn_cancelled_with_no_process_left() {
+    let env = Env::new();
+    let mut acp = Acp::start(
+        &env,
+        "interrupt_tool",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "run the long thing"}]}),
+    );
+    // The command runs once its output comes.
+    loop {
+        let line = acp.recv();
+        if line["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+        assert_ne!(line["id"], id, "the turn ended before the cancel: {line}");
+    }
+    let began = Instant::now();
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let (answer, _) = acp.response(id, |r| panic!("unexpected request {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert!(began.elapsed() < Duration::from_secs(5));
+    let work = env.work.path().canonicalize().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Some(pid) = sleep_in(&work) {
+        assert!(
+            Instant::now() < deadline,
+            "process {pid} outlived the cancel"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_session_loaded_again_replays_its_conversation_first() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "hello", &["--permission-mode", "acceptEdits"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "create hello.txt"}]}),
+    );
+    acp.response(id, |r| panic!("unexpected request {r}"));
+    assert_eq!(acp.finish(), 0);
+
+    let mut again = Acp::start(&env, "hello", &[]);
+    again.initialize();
+    let cwd = env.work.path().canonicalize().unwrap();
+    let id = again.request(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    let (answer, seen) = again.response(id, |r| panic!("unexpected request {r}"));
+    assert!(answer.get("error").is_none(), "{answer}");
+    let user: Vec<&str> = updates(&seen, "user_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(user, ["create hello.txt"]);
+    assert_eq!(updates(&seen, "tool_call").len(), 1);
+    let text: String = updates(&seen, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Created hello.txt.");
+    assert_eq!(again.finish(), 0);
+    assert_eq!(
+        env.rollouts().len(),
+        1,
+        "loading continues the same session"
+    );
+}
+
+#[test]
+fn bad_input_gets_json_rpc_errors_never_a_crash() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "hello", &[]);
+    // A request before initialize.
+    let early = acp.call("session/new", json!({"cwd": "/", "mcpServers": []}));
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    acp.initialize();
+    // A line that is not JSON.
+    acp.write("{not json");
+    let parse = acp.recv();
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    // An unknown method.
+    let unknown = acp.call("session/fly", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // A prompt for a session that does not exist.
+    let missing = acp.call(
+        "session/prompt",
+        json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "x"}]}),
+    );
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    // A relative cwd, and one that does not exist.
+    for cwd in ["relative/dir", "/no/such/folder/anywhere"] {
+        let refused = acp.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(
+            refused["error"]["data"].as_str().unwrap().contains(cwd),
+            "{refused}"
+        );
+    }
+    // An unknown mode.
+    let session = acp.new_session(&env);
+    let mode = acp.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "yolo"}),
+    );
+    assert_eq!(mode["error"]["code"], -32602, "{mode}");
+    let mode = acp.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "acceptEdits"}),
+    );
+    assert!(mode.get("error").is_none(), "{mode}");
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn flags_an_editor_sets_per_session_are_refused() {
+    let env = Env::new();
+    for (flags, needle) in [
+        (&["acp", "-p", "x"][..], "cox acp does not take -p"),
+        (&["acp", "--cwd", "/tmp"][..], "cox acp does not take --cwd"),
+    ] {
+        let out = env.cox().args(flags).output().unwrap();
+        common::assert_one_line_error(&out, needle);
+    }
+}
