@@ -502,7 +502,7 @@ fn run_session(
         };
     let id = session.id().to_string();
     let session_id = acp::SessionId::new(id.clone());
-    let mut updates = Updates::default();
+    let mut updates = Updates::new(facts.catalog.clone());
     for update in updates.replay(&facts.past) {
         let _ = cx.send_notification(acp::SessionNotification::new(session_id.clone(), update));
     }

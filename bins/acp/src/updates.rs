@@ -1,6 +1,7 @@
 //! The session's events as ACP `session/update`s: text and thinking as
-//! chunks, a tool call as `tool_call` then `tool_call_update`s, the slash
-//! commands, the mode. An approval the session waits for and the end of a
+//! chunks, a tool call as `tool_call` then `tool_call_update`s (an edit's
+//! or a write's with its diff), the slash commands, the mode, and after
+//! each provider call the context used and the session's cost so far. An approval the session waits for and the end of a
 //! turn are said apart ([`Out::Ask`], [`Out::Done`]): the server answers
 //! them, they are not updates.
 //!
@@ -10,6 +11,7 @@
 use std::collections::HashMap;
 
 use agent_client_protocol::v1::schema as acp;
+use cox_protocol::catalog::{self, Catalog};
 use cox_protocol::types::{Event, StopReason, ToolCall};
 
 /// What one event becomes.
@@ -26,10 +28,13 @@ pub enum Out {
     Done(StopReason),
 }
 
-/// The translator; it remembers the calls it has announced.
+/// The translator; it remembers the calls it has announced and what the
+/// session has spent.
 #[derive(Debug, Default)]
 pub struct Updates {
     calls: HashMap<String, ToolCall>,
+    catalog: Catalog,
+    spent_usd: f64,
 }
 
 /// The kind of tool a client draws for `name`.
@@ -89,7 +94,30 @@ fn text(text: &str) -> acp::ContentChunk {
     acp::ContentChunk::new(text.to_owned().into())
 }
 
+/// What a finished edit or write changed, as a diff the editor shows.
+fn diff(call: &ToolCall) -> Option<acp::Diff> {
+    let input = |key: &str| call.input.get(key).and_then(serde_json::Value::as_str);
+    let path = std::path::PathBuf::from(&call.subject);
+    match call.name.as_str() {
+        "write" => Some(acp::Diff::new(path, input("content")?.to_owned())),
+        "edit" => Some(
+            acp::Diff::new(path, input("new_string")?.to_owned())
+                .old_text(input("old_string")?.to_owned()),
+        ),
+        _ => None,
+    }
+}
+
 impl Updates {
+    /// A translator pricing calls with `catalog`.
+    #[must_use]
+    pub fn new(catalog: Catalog) -> Updates {
+        Updates {
+            catalog,
+            ..Updates::default()
+        }
+    }
+
     /// What `event` becomes, in order.
     pub fn event(&mut self, event: &Event) -> Vec<Out> {
         let update = |u| vec![Out::Update(u)];
@@ -134,18 +162,24 @@ impl Updates {
                 ))
             }
             Event::ToolCallDone { call_id, result } => {
-                if self.calls.remove(call_id.as_str()).is_none() {
+                let Some(call) = self.calls.remove(call_id.as_str()) else {
                     return Vec::new();
-                }
+                };
                 let status = if result.ok {
                     acp::ToolCallStatus::Completed
                 } else {
                     acp::ToolCallStatus::Failed
                 };
-                let content: acp::ToolCallContent = result.visible.clone().into();
+                let mut content: Vec<acp::ToolCallContent> = Vec::new();
+                if result.ok
+                    && let Some(diff) = diff(&call)
+                {
+                    content.push(diff.into());
+                }
+                content.push(result.visible.clone().into());
                 let fields = acp::ToolCallUpdateFields::new()
                     .status(status)
-                    .content(vec![content]);
+                    .content(content);
                 update(acp::SessionUpdate::ToolCallUpdate(
                     acp::ToolCallUpdate::new(call_id.as_str().to_owned(), fields),
                 ))
@@ -174,6 +208,20 @@ impl Updates {
             } => update(acp::SessionUpdate::CurrentModeUpdate(
                 acp::CurrentModeUpdate::new(permission_mode.as_str().to_owned()),
             )),
+            Event::Usage { model, usage, .. } => {
+                let row = self.catalog.get(model);
+                self.spent_usd += catalog::cost(row, usage).usd;
+                let Some(window) = row.map(|r| r.context_window).filter(|w| *w > 0) else {
+                    return Vec::new();
+                };
+                let used = usage.input_tokens
+                    + usage.cache_read_tokens
+                    + usage.cache_write_tokens
+                    + usage.output_tokens;
+                update(acp::SessionUpdate::UsageUpdate(
+                    acp::UsageUpdate::new(used, window).cost(acp::Cost::new(self.spent_usd, "USD")),
+                ))
+            }
             Event::TurnDone { stop } => vec![Out::Done(*stop)],
             _ => Vec::new(),
         }
@@ -250,7 +298,10 @@ mod tests {
         }));
         assert_eq!(done[0]["sessionUpdate"], "tool_call_update");
         assert_eq!(done[0]["status"], "completed");
-        assert_eq!(done[0]["content"][0]["content"]["text"], "wrote 3 bytes");
+        assert_eq!(done[0]["content"][0]["type"], "diff");
+        assert_eq!(done[0]["content"][0]["path"], "/w/hello.txt");
+        assert_eq!(done[0]["content"][0]["newText"], "hi\n");
+        assert_eq!(done[0]["content"][1]["content"]["text"], "wrote 3 bytes");
         // A result for a call never announced says nothing.
         assert!(
             updates
@@ -260,6 +311,51 @@ mod tests {
                 })
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn usage_says_the_context_used_and_the_cost_so_far() {
+        let row = cox_protocol::catalog::ModelInfo {
+            id: "m".into(),
+            provider: "p".into(),
+            context_window: 200_000,
+            max_output: 64_000,
+            prices: Some(cox_protocol::catalog::Prices {
+                input: 3.0,
+                output: 15.0,
+                cache_read: 0.3,
+                cache_write: 3.75,
+            }),
+            prices_as_of: None,
+            efforts: Vec::new(),
+        };
+        let mut updates = Updates::new(Catalog::new(vec![row]));
+        let usage = |model: &str| Event::Usage {
+            provider: "p".into(),
+            model: model.into(),
+            tier: cox_protocol::provider::Tier::Code,
+            job: Default::default(),
+            effort: None,
+            usage: cox_protocol::types::Usage {
+                input_tokens: 1_000_000,
+                output_tokens: 1000,
+                ..Default::default()
+            },
+        };
+        let first = wire(&updates.event(&usage("m")));
+        assert_eq!(first[0]["sessionUpdate"], "usage_update");
+        assert_eq!(first[0]["used"], 1_001_000);
+        assert_eq!(first[0]["size"], 200_000);
+        assert_eq!(first[0]["cost"]["currency"], "USD");
+        let second = wire(&updates.event(&usage("m")));
+        let (a, b) = (
+            first[0]["cost"]["amount"].as_f64().unwrap(),
+            second[0]["cost"]["amount"].as_f64().unwrap(),
+        );
+        assert!((a - 3.015).abs() < 1e-9, "{a}");
+        assert!((b - 2.0 * a).abs() < 1e-9, "the session's total: {b}");
+        // A model without a row has no window to say.
+        assert!(updates.event(&usage("unknown")).is_empty());
     }
 
     #[test]
