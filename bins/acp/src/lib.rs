@@ -38,6 +38,9 @@ const PERMISSION_WAIT: Duration = Duration::from_secs(600);
 /// A running session.
 struct Live {
     submissions: mpsc::UnboundedSender<Submission>,
+    /// The models a client may pick, and the one picked.
+    models: Vec<String>,
+    model: String,
     /// The running prompt's answer, taken at its `TurnDone`.
     turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
     thread: std::thread::JoinHandle<()>,
@@ -47,6 +50,18 @@ struct Live {
 struct Started {
     id: String,
     mode: PermissionMode,
+    model: String,
+    models: Vec<String>,
+}
+
+/// The model picker, `current` chosen among `models`.
+fn model_option(current: &str, models: &[String]) -> acp::SessionConfigOption {
+    let options: Vec<acp::SessionConfigSelectOption> = models
+        .iter()
+        .map(|m| acp::SessionConfigSelectOption::new(m.clone(), m.clone()))
+        .collect();
+    acp::SessionConfigOption::select("model", "Model", current.to_owned(), options)
+        .category(acp::SessionConfigOptionCategory::Model)
 }
 
 /// The server's state: the flags it was started with, and its sessions.
@@ -106,6 +121,7 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
     let on_prompt = Arc::clone(&server);
     let on_cancel = Arc::clone(&server);
     let on_mode = Arc::clone(&server);
+    let on_option = Arc::clone(&server);
     Agent
         .v1()
         .name("cox")
@@ -127,7 +143,9 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
                     .start(&request.cwd, &request.mcp_servers, None, cx)
                     .await;
                 responder.respond_with_result(started.map(|s| {
-                    acp::NewSessionResponse::new(acp::SessionId::new(s.id)).modes(modes(s.mode))
+                    acp::NewSessionResponse::new(acp::SessionId::new(s.id))
+                        .modes(modes(s.mode))
+                        .config_options(vec![model_option(&s.model, &s.models)])
                 }))
             },
             agent_client_protocol::on_receive_request!(),
@@ -138,9 +156,11 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
                 let started = on_load
                     .start(&request.cwd, &request.mcp_servers, Some(id), cx)
                     .await;
-                responder.respond_with_result(
-                    started.map(|s| acp::LoadSessionResponse::new().modes(modes(s.mode))),
-                )
+                responder.respond_with_result(started.map(|s| {
+                    acp::LoadSessionResponse::new()
+                        .modes(modes(s.mode))
+                        .config_options(vec![model_option(&s.model, &s.models)])
+                }))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -177,6 +197,12 @@ async fn connect(server: Arc<Server>) -> Result<(), Error> {
                     }
                 });
                 responder.respond_with_result(answer)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: acp::SetSessionConfigOptionRequest, responder, _cx| {
+                responder.respond_with_result(on_option.pick(&request))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -351,6 +377,43 @@ fn permission_options() -> Vec<acp::PermissionOption> {
 }
 
 impl Server {
+    /// Switches a session's model (the one config option cox offers).
+    fn pick(
+        &self,
+        request: &acp::SetSessionConfigOptionRequest,
+    ) -> Result<acp::SetSessionConfigOptionResponse, Error> {
+        if &*request.config_id.0 != "model" {
+            return Err(invalid(format!(
+                "unknown config option `{}` (cox offers `model`)",
+                request.config_id.0
+            )));
+        }
+        let Some(value) = request.value.as_value_id() else {
+            return Err(invalid("the model is picked by its id"));
+        };
+        let mut sessions = lock(&self.sessions);
+        let Some(live) = sessions.get_mut(&*request.session_id.0) else {
+            return Err(acp::Error::session_not_found(request.session_id.clone()).into());
+        };
+        let model = value.0.to_string();
+        if !live.models.contains(&model) {
+            return Err(invalid(format!("unknown model `{model}`")));
+        }
+        let switch = Submission::SetMode {
+            permission_mode: None,
+            tier: None,
+            model: Some(model.clone()),
+        };
+        if live.submissions.unbounded_send(switch).is_err() {
+            return Err(Error::internal_error()
+                .data(serde_json::Value::String("the session has ended".into())));
+        }
+        live.model.clone_from(&model);
+        Ok(acp::SetSessionConfigOptionResponse::new(vec![
+            model_option(&live.model, &live.models),
+        ]))
+    }
+
     /// Sends `submission` to session `id`; whether it runs.
     fn submit(&self, id: &acp::SessionId, submission: Submission) -> bool {
         lock(&self.sessions)
@@ -443,6 +506,8 @@ impl Server {
             started.id.clone(),
             Live {
                 submissions,
+                models: started.models.clone(),
+                model: started.model.clone(),
                 turn,
                 thread,
             },
@@ -506,10 +571,16 @@ fn run_session(
     for update in updates.replay(&facts.past) {
         let _ = cx.send_notification(acp::SessionNotification::new(session_id.clone(), update));
     }
+    let mut models: Vec<String> = facts.models.iter().map(|(id, ..)| id.clone()).collect();
+    if !models.contains(&facts.model) {
+        models.insert(0, facts.model.clone());
+    }
     if ready
         .send(Ok(Started {
             id,
             mode: facts.permission_mode,
+            model: facts.model.clone(),
+            models,
         }))
         .is_err()
     {

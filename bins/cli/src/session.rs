@@ -618,6 +618,8 @@ pub struct SessionFacts {
     pub memory: std::sync::Arc<crate::ext::memory::ProjectMemory>,
     /// The tier main turns start on (`think` in architect mode).
     pub tier: Tier,
+    /// The model main turns start on.
+    pub model: String,
     /// The think tier's model and its prices, for the person's consent.
     pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
 }
@@ -656,6 +658,7 @@ pub(crate) fn build_session<P: Provider>(
     } = prepared;
     let connect = connect_context(&home, &cwd, &sandbox)?;
     let info = catalog.get(provider.model()).cloned();
+    let main_model = provider.model().to_owned();
     let mut models: Vec<_> = catalog
         .models()
         .iter()
@@ -841,6 +844,7 @@ pub(crate) fn build_session<P: Provider>(
         sandbox: sandbox_label,
         branch,
         window: context_window,
+        model: main_model,
         prices: info.and_then(|m| m.prices),
         permission_mode: mode,
         rules,

@@ -420,3 +420,40 @@ fn flags_an_editor_sets_per_session_are_refused() {
         common::assert_one_line_error(&out, needle);
     }
 }
+
+#[test]
+fn the_model_is_a_config_option_the_client_may_switch() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "hello", &[]);
+    acp.initialize();
+    let cwd = env.work.path().canonicalize().unwrap();
+    let answer = acp.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_owned();
+    let option = &answer["result"]["configOptions"][0];
+    assert_eq!(option["id"], "model", "{answer}");
+    assert_eq!(option["category"], "model");
+    assert_eq!(option["currentValue"], "scripted");
+    assert!(
+        option["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["value"] == "scripted")
+    );
+    let modes = &answer["result"]["modes"];
+    assert_eq!(modes["currentModeId"], "default");
+    let refused = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "no-such-model"}),
+    );
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let picked = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": session, "configId": "model", "value": "scripted"}),
+    );
+    assert_eq!(
+        picked["result"]["configOptions"][0]["currentValue"], "scripted",
+        "{picked}"
+    );
+    assert_eq!(acp.finish(), 0);
+}
