@@ -1,0 +1,92 @@
+//! `cox acp` driven by a real ACP client, the PyPI `agent-client-protocol`
+//! SDK (`tests/acp/client.py`), with every message in both directions
+//! validated against the protocol's published JSON schema (the npm package
+//! `@agentclientprotocol/sdk`'s `schema/v1/schema.json`): a prompt with a
+//! permission request, a mode and a model switch; the session loaded again
+//! in a new process; a cancel mid-tool.
+//!
+//! `COX_TEST_ACP_PYTHON` names a Python with the SDK and `jsonschema`,
+//! `COX_TEST_ACP_SCHEMA` the schema file (`.ci/run` installs both outside
+//! the repository). Without them the test says so and does nothing, unless
+//! `CI` is set: there it fails, so CI never passes without having run it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{Env, scenario, stderr};
+
+fn tools() -> Option<(String, String)> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    match (var("COX_TEST_ACP_PYTHON"), var("COX_TEST_ACP_SCHEMA")) {
+        (Some(python), Some(schema)) => Some((python, schema)),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run this test: set COX_TEST_ACP_PYTHON and COX_TEST_ACP_SCHEMA"
+            );
+            eprintln!(
+                "skipped: set COX_TEST_ACP_PYTHON (a Python with agent-client-protocol and \
+                 jsonschema) and COX_TEST_ACP_SCHEMA (the protocol's schema.json) to run it"
+            );
+            None
+        }
+    }
+}
+
+fn client(
+    env: &Env,
+    tools: &(String, String),
+    case: &str,
+    scenario_name: &str,
+    session: &str,
+) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp/client.py");
+    let work = env.work.path().canonicalize().unwrap();
+    let mut command = env.cox();
+    command
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario(scenario_name))
+        .env_remove("PYTHONPATH");
+    // Not cox itself: the client, which starts cox.
+    let mut python = std::process::Command::new(&tools.0);
+    python
+        .envs(command.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .current_dir(&work)
+        .arg(script)
+        .args([case, env!("CARGO_BIN_EXE_cox"), &tools.1])
+        .arg(&work)
+        .arg(session);
+    for (key, value) in command.get_envs() {
+        if value.is_none() {
+            python.env_remove(key);
+        }
+    }
+    python.output().unwrap()
+}
+
+fn session_of(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(out));
+    let line = text.lines().find(|l| l.starts_with("ok ")).unwrap();
+    line.split_whitespace().nth(3).unwrap().to_owned()
+}
+
+#[test]
+fn a_real_acp_client_drives_cox_and_every_message_fits_the_schema() {
+    let Some(tools) = tools() else {
+        return;
+    };
+    let env = Env::new();
+    let first = client(&env, &tools, "prompt", "hello", "");
+    let session = session_of(&first);
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    let loaded = client(&env, &tools, "load", "hello", &session);
+    assert_eq!(session_of(&loaded), session);
+    let cancelled = client(&env, &tools, "cancel", "interrupt_tool", "");
+    session_of(&cancelled);
+}

@@ -1,0 +1,182 @@
+"""A real ACP client (PyPI agent-client-protocol) driving `cox acp`.
+
+Usage: client.py CASE COX SCHEMA WORK [SESSION]
+  CASE    prompt | load | cancel
+  COX     the cox binary; COX_HOME, COX_PROVIDER, COX_SCENARIO come from the
+          environment
+  SCHEMA  the protocol's published JSON schema (v1/schema.json of the npm
+          package @agentclientprotocol/sdk)
+  WORK    the session's folder
+Every message in both directions is validated against the schema: what
+cox sends against its `Agent` branch, what the client sends against the
+`Client` branch. Prints `ok CASE <messages> <session id>` and exits 0, or
+fails with the reason.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import acp
+import jsonschema
+from acp.connection import StreamDirection
+
+
+class Schema:
+    """The published schema: each side's message envelope, and each
+    method's params and result by the definitions the schema marks with
+    `x-method` (the envelope alone lets any object through as an
+    extension's params)."""
+
+    def __init__(self, schema_path):
+        schema = json.load(open(schema_path))
+        self.schema = schema
+        branches = {b["title"]: b for b in schema["anyOf"]}
+        self.envelopes = {
+            side: self.validator(branches[side]) for side in ("Agent", "Client")
+        }
+        self.defs = {}
+        for name, definition in schema["$defs"].items():
+            method = definition.get("x-method")
+            if method is None:
+                continue
+            for suffix in ("Request", "Notification", "Response"):
+                if name.endswith(suffix):
+                    self.defs[(method, suffix)] = self.validator({"$ref": f"#/$defs/{name}"})
+        self.error = self.validator({"$ref": "#/$defs/Error"})
+
+    def validator(self, body):
+        root = {"$schema": self.schema["$schema"], "$defs": self.schema["$defs"], **body}
+        return jsonschema.Draft202012Validator(root)
+
+
+class Recorder:
+    def __init__(self, schema_path):
+        self.schema = Schema(schema_path)
+        self.methods = {}
+        self.seen = []
+        self.errors = []
+
+    def fail(self, side, message, why):
+        self.errors.append(f"{side} message {json.dumps(message)[:300]}: {why[:300]}")
+
+    def check(self, side, message, validator, value):
+        for error in validator.iter_errors(value):
+            self.fail(side, message, error.message)
+            return
+
+    def __call__(self, event):
+        side = "Agent" if event.direction == StreamDirection.INCOMING else "Client"
+        message = dict(event.message)
+        message.setdefault("jsonrpc", "2.0")
+        self.seen.append((side, message))
+        self.check(side, message, self.schema.envelopes[side], message)
+        method = message.get("method")
+        if method is not None:
+            kind = "Request" if "id" in message else "Notification"
+            if kind == "Request":
+                self.methods[(side, message["id"])] = method
+            validator = self.schema.defs.get((method, kind))
+            if validator is None:
+                self.fail(side, message, f"no schema for {kind.lower()} {method}")
+            else:
+                self.check(side, message, validator, message.get("params", {}))
+            return
+        # A response answers a request of the other side.
+        asker = "Client" if side == "Agent" else "Agent"
+        method = self.methods.get((asker, message.get("id")))
+        if "error" in message:
+            self.check(side, message, self.schema.error, message["error"])
+        elif method is None:
+            self.fail(side, message, "a response to no request")
+        else:
+            self.check(side, message, self.schema.defs[(method, "Response")], message.get("result"))
+
+
+class Editor(acp.Client):
+    """Answers permission requests with `option`, keeps the updates."""
+
+    def __init__(self, option):
+        self.option = option
+        self.updates = []
+        self.asked = 0
+        self.running = asyncio.Event()
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        self.asked += 1
+        ids = [o.option_id for o in options]
+        assert ids == ["allow_once", "allow_always", "reject_once", "reject_always"], ids
+        if self.option is None:
+            return acp.RequestPermissionResponse(outcome=acp.schema.DeniedOutcome(outcome="cancelled"))
+        return acp.RequestPermissionResponse(
+            outcome=acp.schema.AllowedOutcome(outcome="selected", option_id=self.option)
+        )
+
+    async def session_update(self, session_id, update, **kwargs):
+        kind = update.session_update
+        self.updates.append((kind, update))
+        if kind == "tool_call_update" and getattr(update, "status", None) == "in_progress":
+            self.running.set()
+
+    def kinds(self):
+        return [k for k, _ in self.updates]
+
+    def text(self):
+        return "".join(u.content.text for k, u in self.updates if k == "agent_message_chunk")
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+async def main(case, cox, schema, work, session=None):
+    recorder = Recorder(schema)
+    editor = Editor("allow_once" if case != "cancel" else None)
+    flags = ["acp"] + (["--permission-mode", "bypassPermissions"] if case == "cancel" else [])
+    # The SDK passes a minimal environment unless told: cox needs COX_HOME
+    # and the scripted provider's variables.
+    async with acp.spawn_agent_process(
+        editor, cox, *flags, env=dict(os.environ), observers=[recorder]
+    ) as (conn, process):
+        init = await conn.initialize(protocol_version=1)
+        check(init.protocol_version == 1, f"protocol version {init.protocol_version}")
+        check(init.agent_capabilities.load_session, "loadSession")
+        if case == "prompt":
+            new = await conn.new_session(cwd=work, mcp_servers=[])
+            session = new.session_id
+            check(new.modes.current_mode_id == "default", new.modes)
+            answer = await conn.prompt(session_id=session, prompt=[acp.text_block("create hello.txt")])
+            check(answer.stop_reason == "end_turn", answer)
+            check(editor.asked == 1, f"asked {editor.asked}")
+            kinds = editor.kinds()
+            for kind in ("tool_call", "tool_call_update", "agent_message_chunk"):
+                check(kind in kinds, f"{kind} in {kinds}")
+            check(editor.text() == "Created hello.txt.", editor.text())
+            check(open(f"{work}/hello.txt").read() == "hi\n", "hello.txt")
+            await conn.set_session_mode(session_id=session, mode_id="acceptEdits")
+            picked = await conn.set_config_option(config_id="model", session_id=session, value="scripted")
+            check(picked.config_options[0].current_value == "scripted", picked)
+        elif case == "load":
+            await conn.load_session(cwd=work, session_id=session, mcp_servers=[])
+            kinds = editor.kinds()
+            check(kinds[0] == "user_message_chunk", kinds)
+            check(editor.text() == "Created hello.txt.", editor.text())
+        elif case == "cancel":
+            new = await conn.new_session(cwd=work, mcp_servers=[])
+            session = new.session_id
+            turn = asyncio.create_task(
+                conn.prompt(session_id=session, prompt=[acp.text_block("run the long thing")])
+            )
+            await asyncio.wait_for(editor.running.wait(), 20)
+            await conn.cancel(session_id=session)
+            answer = await asyncio.wait_for(turn, 10)
+            check(answer.stop_reason == "cancelled", answer)
+    check(not recorder.errors, "\n".join(recorder.errors))
+    check(len(recorder.seen) > 3, f"only {len(recorder.seen)} messages")
+    print(f"ok {case} {len(recorder.seen)} {session}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:]))
