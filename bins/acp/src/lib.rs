@@ -12,6 +12,7 @@
 //!   the permission answers get through while it runs;
 //! - stdin's end ends every session (its rollout complete) and the process.
 
+pub mod stdout;
 pub mod updates;
 
 use std::collections::HashMap;
@@ -26,7 +27,7 @@ use cox_cli::RunArgs;
 use cox_protocol::provider::Tier;
 use cox_protocol::types::{Decision, PermissionMode, StopReason, Submission};
 use futures::channel::{mpsc, oneshot};
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+use tokio_util::compat::TokioAsyncReadCompatExt;
 use updates::{Out, Updates};
 
 type Cx = ConnectionTo<Client>;
@@ -94,14 +95,24 @@ pub fn serve(base: RunArgs) -> i32 {
             return 1;
         }
     };
+    let (queue, stdout) = match stdout::start() {
+        Ok(started) => started,
+        Err(err) => {
+            eprintln!("cox: error: cannot start the stdout writer: {err}");
+            return 1;
+        }
+    };
     let server = Arc::new(Server {
         base,
         sessions: Mutex::new(HashMap::new()),
     });
-    let result = runtime.block_on(connect(Arc::clone(&server)));
+    let result = runtime.block_on(connect(Arc::clone(&server), queue));
     server.close_all();
     // The runtime's stdin reader may still sit in a blocking read.
     runtime.shutdown_timeout(Duration::from_millis(100));
+    // Everything said is written before the process ends (the queue went
+    // with the connection and the runtime).
+    stdout.finish();
     match result {
         Ok(()) => 0,
         Err(err) => {
@@ -111,11 +122,8 @@ pub fn serve(base: RunArgs) -> i32 {
     }
 }
 
-async fn connect(server: Arc<Server>) -> Result<(), Error> {
-    let transport = ByteStreams::new(
-        tokio::io::stdout().compat_write(),
-        tokio::io::stdin().compat(),
-    );
+async fn connect(server: Arc<Server>, out: stdout::Queue) -> Result<(), Error> {
+    let transport = ByteStreams::new(out, tokio::io::stdin().compat());
     let on_new = Arc::clone(&server);
     let on_load = Arc::clone(&server);
     let on_prompt = Arc::clone(&server);

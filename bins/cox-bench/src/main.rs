@@ -33,6 +33,9 @@
 //!   spawning the same command, what finding the hooks of a folder with
 //!   none costs at a session's start, and a read-only turn with and without
 //!   the hook.
+//! - `cox-bench acp [RUNS] [DELTAS]`: the release `cox acp` beside this
+//!   binary: spawn to the `initialize` answer, and what ACP adds to each
+//!   event (a DELTAS-delta turn over ACP against stream-json).
 //! - `cox-bench telemetry [ROUNDS] [RUNS]`: the release `cox` beside this
 //!   binary on a headless session of ROUNDS provider rounds, with OTLP
 //!   export off, on (a loopback collector), to a collector that is down and
@@ -63,6 +66,7 @@ use cox_sandbox::ProcessSandbox;
 use cox_scripted::{Scenario, ScriptedProvider};
 use cox_store::{CoxHome, FileArchive, JsonlStore};
 
+mod acp;
 mod checkpoints;
 mod hooks;
 mod mcp;
@@ -146,6 +150,15 @@ enum Job {
         #[arg(default_value_t = 20)]
         runs: usize,
     },
+    /// `cox acp` (the release binary beside this one): spawn to the
+    /// initialize answer, and a turn of DELTAS deltas over ACP against
+    /// stream-json (RUNS runs each).
+    Acp {
+        #[arg(default_value_t = 20)]
+        runs: usize,
+        #[arg(default_value_t = 10_000)]
+        deltas: usize,
+    },
     /// Create a new cox.db N times.
     Db {
         #[arg(default_value_t = 50)]
@@ -189,6 +202,7 @@ fn main() {
         Job::Mcp { n } => mcp::run(n),
         Job::Hooks { n } => hooks::run(n),
         Job::Telemetry { rounds, runs } => telemetry::run(rounds, runs),
+        Job::Acp { runs, deltas } => acp::run(runs, deltas),
     };
     match result {
         Ok(()) => {
