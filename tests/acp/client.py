@@ -1,7 +1,9 @@
 """A real ACP client (PyPI agent-client-protocol) driving `cox acp`.
 
 Usage: client.py CASE COX SCHEMA WORK [SESSION]
-  CASE    prompt | load | cancel
+  CASE    prompt | load | cancel | buffers (the editor's buffers: the client
+          offers fs/read_text_file and fs/write_text_file, and holds an
+          unsaved change to notes.txt)
   COX     the cox binary; COX_HOME, COX_PROVIDER, COX_SCENARIO come from the
           environment
   SCHEMA  the protocol's published JSON schema (v1/schema.json of the npm
@@ -102,6 +104,20 @@ class Editor(acp.Client):
         self.updates = []
         self.asked = 0
         self.running = asyncio.Event()
+        self.buffers = {}
+        self.written = {}
+        self.reads = 0
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        self.reads += 1
+        if path not in self.buffers:
+            raise acp.RequestError.resource_not_found(path)
+        return acp.ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        self.written[path] = content
+        self.buffers[path] = content
+        return acp.WriteTextFileResponse()
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.asked += 1
@@ -140,7 +156,12 @@ async def main(case, cox, schema, work, session=None):
     async with acp.spawn_agent_process(
         editor, cox, *flags, env=dict(os.environ), observers=[recorder]
     ) as (conn, process):
-        init = await conn.initialize(protocol_version=1)
+        capabilities = None
+        if case == "buffers":
+            capabilities = acp.schema.ClientCapabilities(
+                fs=acp.schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)
+            )
+        init = await conn.initialize(protocol_version=1, client_capabilities=capabilities)
         check(init.protocol_version == 1, f"protocol version {init.protocol_version}")
         check(init.agent_capabilities.load_session, "loadSession")
         if case == "prompt":
@@ -163,6 +184,28 @@ async def main(case, cox, schema, work, session=None):
             kinds = editor.kinds()
             check(kinds[0] == "user_message_chunk", kinds)
             check(editor.text() == "Created hello.txt.", editor.text())
+        elif case == "buffers":
+            notes = os.path.join(work, "notes.txt")
+            on_disk = open(notes).read()
+            editor.buffers[notes] = "alpha\nbeta\ndelta, not saved yet\n"
+            new = await conn.new_session(cwd=work, mcp_servers=[])
+            session = new.session_id
+            answer = await conn.prompt(session_id=session, prompt=[acp.text_block("change beta")])
+            check(answer.stop_reason == "end_turn", answer)
+            check(editor.reads >= 2, f"reads {editor.reads}")
+            check(
+                editor.written.get(notes) == "alpha\ngamma\ndelta, not saved yet\n",
+                editor.written,
+            )
+            check(open(notes).read() == on_disk, "the disk was written")
+            shown = [
+                c.content.text
+                for k, u in editor.updates
+                if k == "tool_call_update" and u.content
+                for c in u.content
+                if getattr(c, "type", None) == "content"
+            ]
+            check(any("not saved yet" in s for s in shown), shown)
         elif case == "cancel":
             new = await conn.new_session(cwd=work, mcp_servers=[])
             session = new.session_id

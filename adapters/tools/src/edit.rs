@@ -73,7 +73,17 @@ impl Tool for EditTool {
                 Ok(path) => path,
                 Err(e) => return ToolResult::error(e.to_string()),
             };
-            let bytes = match tokio::fs::read(&path).await {
+            // An editor's buffer when the surface keeps the files (the
+            // disk when it cannot say).
+            let buffer = match cx.files {
+                Some(files) => files.read(&path).await.ok(),
+                None => None,
+            };
+            let read = match buffer {
+                Some(text) => Ok(text.into_bytes()),
+                None => tokio::fs::read(&path).await,
+            };
+            let bytes = match read {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == ErrorKind::NotFound => {
                     return ToolResult::error(format!(
@@ -105,7 +115,13 @@ impl Tool for EditTool {
             } else {
                 (text.replacen(&input.old_string, &input.new_string, 1), 1)
             };
-            if let Err(e) = tokio::fs::write(&path, updated.as_bytes()).await {
+            let written = match cx.files {
+                Some(files) => files.write(&path, &updated).await,
+                None => tokio::fs::write(&path, updated.as_bytes())
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+            if let Err(e) = written {
                 return ToolResult::error(format!("could not write {raw}: {e}"));
             }
             ToolResult::ok(format!("edited {raw}: replaced {replaced} occurrence(s)"))

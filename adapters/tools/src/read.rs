@@ -69,6 +69,14 @@ impl Tool for ReadTool {
                 Err(e) => return ToolResult::error(e.to_string()),
             };
             let cancel = cx.cancel.clone();
+            // An editor's buffer, unsaved changes included, when the
+            // surface keeps the files; the disk when it cannot say.
+            if let Some(files) = cx.files
+                && let Ok(text) = files.read(&path).await
+            {
+                let head = &text.as_bytes()[..text.len().min(BINARY_SNIFF_BYTES)];
+                return window(text.as_bytes(), text.len() as u64, head, &input, &cancel);
+            }
             common::blocking(move || read_window(&path, &input, &cancel)).await
         })
     }
@@ -77,9 +85,7 @@ impl Tool for ReadTool {
 /// Reads the lines `input` asks for from the confined `path`.
 fn read_window(path: &Path, input: &Input, cancel: &CancelToken) -> ToolResult {
     let raw = &input.path;
-    let offset = input.offset.unwrap_or(1).max(1);
-    let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
-    if limit == 0 {
+    if input.limit == Some(0) {
         return ToolResult::error("limit must be at least 1");
     }
     let file = match open_file(path, raw) {
@@ -95,16 +101,39 @@ fn read_window(path: &Path, input: &Input, cancel: &CancelToken) -> ToolResult {
     if let Err(e) = sniffed {
         return ToolResult::error(format!("could not read {raw}: {e}"));
     }
+    window(
+        BufReader::with_capacity(64 * 1024, file),
+        size,
+        &head,
+        input,
+        cancel,
+    )
+}
+
+/// The lines `input` asks for from `reader` (`size` bytes, starting with
+/// `head`), numbered.
+fn window(
+    mut reader: impl BufRead,
+    size: u64,
+    head: &[u8],
+    input: &Input,
+    cancel: &CancelToken,
+) -> ToolResult {
+    let raw = &input.path;
+    let offset = input.offset.unwrap_or(1).max(1);
+    let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 {
+        return ToolResult::error("limit must be at least 1");
+    }
     if head.is_empty() {
         return ToolResult::ok(format!("{raw} is empty")).with_bytes(0);
     }
-    if common::looks_binary(&head) {
+    if common::looks_binary(head) {
         return ToolResult::error(format!(
             "{raw} is a binary file; read shows text only (try bash with `file` or `xxd | head`)"
         ));
     }
 
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let mut line = Vec::new();
     let mut shown = String::new();
     let mut total = 0usize;

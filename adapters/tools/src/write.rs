@@ -62,7 +62,14 @@ impl Tool for WriteTool {
             {
                 return ToolResult::error(format!("could not create the folder for {raw}: {e}"));
             }
-            if let Err(e) = tokio::fs::write(&path, input.content.as_bytes()).await {
+            let written = match cx.files {
+                // The editor's buffer: the file lands in the editor.
+                Some(files) => files.write(&path, &input.content).await,
+                None => tokio::fs::write(&path, input.content.as_bytes())
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+            if let Err(e) = written {
                 return ToolResult::error(format!("could not write {raw}: {e}"));
             }
             let n = input.content.len();

@@ -65,10 +65,68 @@ fn model_option(current: &str, models: &[String]) -> acp::SessionConfigOption {
         .category(acp::SessionConfigOptionCategory::Model)
 }
 
-/// The server's state: the flags it was started with, and its sessions.
+/// The server's state: the flags it was started with, what the client
+/// said it can do, and the sessions.
 struct Server {
     base: RunArgs,
+    client: Mutex<acp::ClientCapabilities>,
     sessions: Mutex<HashMap<String, Live>>,
+}
+
+/// The editor's buffers, through `fs/read_text_file` and
+/// `fs/write_text_file` as far as the client offers them (the disk for
+/// what it does not).
+struct ClientFiles {
+    cx: Cx,
+    /// Set once the session has its id (requests name it).
+    session: Arc<std::sync::OnceLock<acp::SessionId>>,
+    read: bool,
+    write: bool,
+}
+
+impl cox_protocol::tool::TextFiles for ClientFiles {
+    fn read<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+    ) -> cox_protocol::provider::BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let Some(session) = self.session.get().filter(|_| self.read) else {
+                return Err("the editor does not read files".into());
+            };
+            let request = acp::ReadTextFileRequest::new(session.clone(), path.to_path_buf());
+            self.cx
+                .send_request(request)
+                .block_task()
+                .await
+                .map(|read| read.content)
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn write<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+        text: &'a str,
+    ) -> cox_protocol::provider::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let Some(session) = self.session.get().filter(|_| self.write) else {
+                return tokio::fs::write(path, text.as_bytes())
+                    .await
+                    .map_err(|e| e.to_string());
+            };
+            let request = acp::WriteTextFileRequest::new(
+                session.clone(),
+                path.to_path_buf(),
+                text.to_owned(),
+            );
+            self.cx
+                .send_request(request)
+                .block_task()
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -104,6 +162,7 @@ pub fn serve(base: RunArgs) -> i32 {
     };
     let server = Arc::new(Server {
         base,
+        client: Mutex::new(acp::ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
     });
     let result = runtime.block_on(connect(Arc::clone(&server), queue));
@@ -124,6 +183,7 @@ pub fn serve(base: RunArgs) -> i32 {
 
 async fn connect(server: Arc<Server>, out: stdout::Queue) -> Result<(), Error> {
     let transport = ByteStreams::new(out, tokio::io::stdin().compat());
+    let on_init = Arc::clone(&server);
     let on_new = Arc::clone(&server);
     let on_load = Arc::clone(&server);
     let on_prompt = Arc::clone(&server);
@@ -134,7 +194,8 @@ async fn connect(server: Arc<Server>, out: stdout::Queue) -> Result<(), Error> {
         .v1()
         .name("cox")
         .on_receive_request(
-            async |request: acp::InitializeRequest, responder, _cx| {
+            async move |request: acp::InitializeRequest, responder, _cx| {
+                *lock(&on_init.client) = request.client_capabilities.clone();
                 responder.respond(initialize(&request))
             },
             agent_client_protocol::on_receive_request!(),
@@ -484,6 +545,17 @@ impl Server {
         if let Some(json) = mcp_config(mcp_servers)? {
             args.mcp_config.push(json);
         }
+        let caps = lock(&self.client).clone();
+        let session_id = Arc::new(std::sync::OnceLock::new());
+        let files: Option<Arc<dyn cox_protocol::tool::TextFiles>> =
+            (caps.fs.read_text_file || caps.fs.write_text_file).then(|| {
+                Arc::new(ClientFiles {
+                    cx: cx.clone(),
+                    session: Arc::clone(&session_id),
+                    read: caps.fs.read_text_file,
+                    write: caps.fs.write_text_file,
+                }) as Arc<dyn cox_protocol::tool::TextFiles>
+            });
         let (submissions, incoming) = mpsc::unbounded();
         let turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>> = Arc::default();
         let (ready, started) = oneshot::channel();
@@ -492,7 +564,18 @@ impl Server {
             let submissions = submissions.clone();
             std::thread::Builder::new()
                 .name("cox-acp-session".into())
-                .spawn(move || run_session(&args, incoming, submissions, turn, ready, cx))
+                .spawn(move || {
+                    run_session(
+                        &args,
+                        files,
+                        &session_id,
+                        incoming,
+                        submissions,
+                        turn,
+                        ready,
+                        cx,
+                    );
+                })
                 .map_err(|e| {
                     Error::internal_error().data(serde_json::Value::String(e.to_string()))
                 })?
@@ -538,8 +621,11 @@ impl Server {
 
 /// A session's thread: builds it, says so (or why not), then runs it,
 /// sending its events to the client.
+#[allow(clippy::too_many_arguments)]
 fn run_session(
     args: &RunArgs,
+    files: Option<Arc<dyn cox_protocol::tool::TextFiles>>,
+    session_id_slot: &std::sync::OnceLock<acp::SessionId>,
     incoming: mpsc::UnboundedReceiver<Submission>,
     submissions: mpsc::UnboundedSender<Submission>,
     turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
@@ -559,22 +645,26 @@ fn run_session(
         }
     };
     let _inside = runtime.enter();
-    let (session, facts) =
-        match cox_cli::session::interactive_session(args, cox_cli::providers::any_provider) {
-            Ok(built) => built,
-            Err(err) => {
-                let text = cox_cli::error_chain(&err);
-                let error = if text.contains("no model provider is configured") {
-                    Error::auth_required()
-                } else {
-                    Error::invalid_params()
-                };
-                let _ = ready.send(Err(error.data(serde_json::Value::String(text))));
-                return;
-            }
-        };
+    let (session, facts) = match cox_cli::session::interactive_session_with_files(
+        args,
+        cox_cli::providers::any_provider,
+        files,
+    ) {
+        Ok(built) => built,
+        Err(err) => {
+            let text = cox_cli::error_chain(&err);
+            let error = if text.contains("no model provider is configured") {
+                Error::auth_required()
+            } else {
+                Error::invalid_params()
+            };
+            let _ = ready.send(Err(error.data(serde_json::Value::String(text))));
+            return;
+        }
+    };
     let id = session.id().to_string();
     let session_id = acp::SessionId::new(id.clone());
+    let _ = session_id_slot.set(session_id.clone());
     let mut updates = Updates::new(facts.catalog.clone());
     for update in updates.replay(&facts.past) {
         let _ = cx.send_notification(acp::SessionNotification::new(session_id.clone(), update));

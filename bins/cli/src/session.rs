@@ -877,3 +877,24 @@ where
     let prepared = prepare(args, make_provider, Consent::Asked)?;
     build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest)
 }
+
+/// [`interactive_session`] whose file tools read and write text through
+/// `files` (an editor's buffers) when given.
+///
+/// # Errors
+/// As [`interactive_session`].
+pub fn interactive_session_with_files<P, M>(
+    args: &RunArgs,
+    make_provider: M,
+    files: Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
+) -> Result<(CoxSession<P>, SessionFacts)>
+where
+    P: Provider,
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    let (session, facts) = interactive_session(args, make_provider)?;
+    Ok(match files {
+        Some(files) => (session.with_files(files), facts),
+        None => (session, facts),
+    })
+}

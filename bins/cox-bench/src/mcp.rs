@@ -234,6 +234,7 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
             output: OutputSink::discard(call_id.clone()),
             rules: Arc::clone(&rules),
             unconfined: false,
+            files: None,
         };
         let start = Instant::now();
         let result =

@@ -3,7 +3,9 @@
 //! validated against the protocol's published JSON schema (the npm package
 //! `@agentclientprotocol/sdk`'s `schema/v1/schema.json`): a prompt with a
 //! permission request, a mode and a model switch; the session loaded again
-//! in a new process; a cancel mid-tool.
+//! in a new process; a cancel mid-tool; and a client offering its buffers
+//! (`fs/read_text_file`, `fs/write_text_file`): the file tools read the
+//! unsaved buffer and the edit lands in the editor, not on disk.
 //!
 //! `COX_TEST_ACP_PYTHON` names a Python with the SDK and `jsonschema`,
 //! `COX_TEST_ACP_SCHEMA` the schema file (`.ci/run` installs both outside
@@ -89,4 +91,14 @@ fn a_real_acp_client_drives_cox_and_every_message_fits_the_schema() {
     assert_eq!(session_of(&loaded), session);
     let cancelled = client(&env, &tools, "cancel", "interrupt_tool", "");
     session_of(&cancelled);
+
+    let editor = Env::new();
+    std::fs::write(editor.work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let buffers = client(&editor, &tools, "buffers", "read_then_edit", "");
+    session_of(&buffers);
+    assert_eq!(
+        std::fs::read_to_string(editor.work.path().join("notes.txt")).unwrap(),
+        "alpha\nbeta\n",
+        "the edit went to the editor's buffer, not the disk"
+    );
 }

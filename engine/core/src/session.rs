@@ -118,6 +118,8 @@ struct Fixed<W> {
     memory: Option<Arc<dyn cox_protocol::memory::Memory>>,
     /// The hooks configured for the session; `None` runs none.
     hooks: Option<Arc<dyn Hooks>>,
+    /// Where the file tools read and write text; `None`: the disk.
+    files: Option<Arc<dyn cox_protocol::tool::TextFiles>>,
     /// Where pre-images are kept; `None` runs without checkpoints.
     checkpoints: Option<Arc<dyn Checkpoints>>,
     /// Shared with each running call, which checks the paths it opens.
@@ -225,6 +227,7 @@ impl<W: World> Session<W> {
             expanders: Vec::new(),
             memory: None,
             hooks: None,
+            files: None,
             checkpoints: None,
             engine: Arc::new(Engine::default()),
             config,
@@ -285,6 +288,14 @@ impl<W: World> Session<W> {
     #[must_use]
     pub fn with_memory(mut self, memory: Arc<dyn cox_protocol::memory::Memory>) -> Self {
         self.fixed.memory = Some(memory);
+        self
+    }
+
+    /// Has the file tools read and write text through `files` (an
+    /// editor's buffers) rather than the disk.
+    #[must_use]
+    pub fn with_files(mut self, files: Arc<dyn cox_protocol::tool::TextFiles>) -> Self {
+        self.fixed.files = Some(files);
         self
     }
 

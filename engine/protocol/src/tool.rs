@@ -116,6 +116,21 @@ pub struct ToolContext<'a> {
     /// A person approved running this call outside the sandbox (see
     /// [`crate::sandbox::ExecRequest::unconfined`]).
     pub unconfined: bool,
+    /// Where the file tools read and write text instead of the disk (an
+    /// editor's buffers); `None`: the disk.
+    pub files: Option<&'a dyn TextFiles>,
+}
+
+/// Text files as a surface keeps them: an editor's buffers, read and
+/// written over its protocol (ACP's `fs/read_text_file` and
+/// `fs/write_text_file`). The file tools still decide everything else
+/// (paths, rules, matching); only the bytes come and go this way.
+pub trait TextFiles: Send + Sync {
+    /// The text of the file at `path` (absolute), unsaved changes
+    /// included; `Err` with a reason the tool may fall back from.
+    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>>;
+    /// Replaces the text of the file at `path` (absolute).
+    fn write<'a>(&'a self, path: &'a Path, text: &'a str) -> BoxFuture<'a, Result<(), String>>;
 }
 
 impl ToolContext<'_> {

@@ -121,6 +121,7 @@ impl Fixture {
             output,
             rules: Arc::clone(&self.rules),
             unconfined: false,
+            files: None,
         };
         tool.run(input, cx).await
     }

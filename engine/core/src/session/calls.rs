@@ -119,6 +119,7 @@ where
                             output: OutputSink::new(call.id.clone(), tx.clone()),
                             rules: asked[slot].rules(&engine, &call.subject),
                             unconfined: unconfined[slot],
+                            files: fixed.files.as_deref(),
                         };
                         Box::pin(bracket(
                             fixed.checkpoints.clone(),
