@@ -33,8 +33,33 @@ use updates::{Out, Updates};
 type Cx = ConnectionTo<Client>;
 
 /// How long a permission request waits for the client before the turn is
-/// cancelled.
+/// cancelled, unless [`PERMISSION_WAIT_VAR`] says otherwise.
 const PERMISSION_WAIT: Duration = Duration::from_secs(600);
+
+/// The variable that sets that wait, in milliseconds.
+pub const PERMISSION_WAIT_VAR: &str = "COX_ACP_PERMISSION_TIMEOUT_MS";
+
+/// The wait for a permission answer: the variable when set, else ten
+/// minutes.
+///
+/// # Errors
+/// The variable is not a whole number of milliseconds above 0.
+fn permission_wait() -> Result<Duration, String> {
+    match std::env::var(PERMISSION_WAIT_VAR) {
+        Err(_) => Ok(PERMISSION_WAIT),
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis)
+            .ok_or_else(|| {
+                format!(
+                    "{PERMISSION_WAIT_VAR}={text}: expected a whole number of milliseconds above 0"
+                )
+            }),
+    }
+}
 
 /// A running session.
 struct Live {
@@ -69,6 +94,8 @@ fn model_option(current: &str, models: &[String]) -> acp::SessionConfigOption {
 /// said it can do, and the sessions.
 struct Server {
     base: RunArgs,
+    /// How long a permission request waits for its answer.
+    wait: Duration,
     client: Mutex<acp::ClientCapabilities>,
     sessions: Mutex<HashMap<String, Live>>,
 }
@@ -142,6 +169,13 @@ fn invalid(why: impl Into<String>) -> Error {
 /// code.
 #[must_use]
 pub fn serve(base: RunArgs) -> i32 {
+    let wait = match permission_wait() {
+        Ok(wait) => wait,
+        Err(why) => {
+            eprintln!("cox: error: {why}");
+            return 1;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -162,6 +196,7 @@ pub fn serve(base: RunArgs) -> i32 {
     };
     let server = Arc::new(Server {
         base,
+        wait,
         client: Mutex::new(acp::ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
     });
@@ -556,6 +591,7 @@ impl Server {
                     write: caps.fs.write_text_file,
                 }) as Arc<dyn cox_protocol::tool::TextFiles>
             });
+        let wait = self.wait;
         let (submissions, incoming) = mpsc::unbounded();
         let turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>> = Arc::default();
         let (ready, started) = oneshot::channel();
@@ -565,16 +601,17 @@ impl Server {
             std::thread::Builder::new()
                 .name("cox-acp-session".into())
                 .spawn(move || {
-                    run_session(
-                        &args,
+                    SessionThread {
+                        args,
                         files,
-                        &session_id,
+                        wait,
                         incoming,
                         submissions,
                         turn,
                         ready,
                         cx,
-                    );
+                    }
+                    .run(&session_id);
                 })
                 .map_err(|e| {
                     Error::internal_error().data(serde_json::Value::String(e.to_string()))
@@ -619,104 +656,120 @@ impl Server {
     }
 }
 
-/// A session's thread: builds it, says so (or why not), then runs it,
-/// sending its events to the client.
-#[allow(clippy::too_many_arguments)]
-fn run_session(
-    args: &RunArgs,
+/// What a session's thread is given.
+struct SessionThread {
+    args: RunArgs,
     files: Option<Arc<dyn cox_protocol::tool::TextFiles>>,
-    session_id_slot: &std::sync::OnceLock<acp::SessionId>,
+    /// How long a permission request waits.
+    wait: Duration,
     incoming: mpsc::UnboundedReceiver<Submission>,
     submissions: mpsc::UnboundedSender<Submission>,
     turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
     ready: oneshot::Sender<Result<Started, Error>>,
     cx: Cx,
-) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            let _ = ready.send(Err(
-                Error::internal_error().data(serde_json::Value::String(err.to_string()))
-            ));
+}
+
+impl SessionThread {
+    /// Builds the session, says so (or why not), then runs it, sending its
+    /// events to the client; its id goes to `session_id_slot` once known.
+    fn run(self, session_id_slot: &std::sync::OnceLock<acp::SessionId>) {
+        let SessionThread {
+            args,
+            files,
+            wait,
+            incoming,
+            submissions,
+            turn,
+            ready,
+            cx,
+        } = self;
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(err) => {
+                let _ =
+                    ready
+                        .send(Err(Error::internal_error()
+                            .data(serde_json::Value::String(err.to_string()))));
+                return;
+            }
+        };
+        let _inside = runtime.enter();
+        let (session, facts) = match cox_cli::session::interactive_session_with_files(
+            &args,
+            cox_cli::providers::any_provider,
+            files,
+        ) {
+            Ok(built) => built,
+            Err(err) => {
+                let text = cox_cli::error_chain(&err);
+                let error = if text.contains("no model provider is configured") {
+                    Error::auth_required()
+                } else {
+                    Error::invalid_params()
+                };
+                let _ = ready.send(Err(error.data(serde_json::Value::String(text))));
+                return;
+            }
+        };
+        let id = session.id().to_string();
+        let session_id = acp::SessionId::new(id.clone());
+        let _ = session_id_slot.set(session_id.clone());
+        let mut updates = Updates::new(facts.catalog.clone());
+        for update in updates.replay(&facts.past) {
+            let _ = cx.send_notification(acp::SessionNotification::new(session_id.clone(), update));
+        }
+        let mut models: Vec<String> = facts.models.iter().map(|(id, ..)| id.clone()).collect();
+        if !models.contains(&facts.model) {
+            models.insert(0, facts.model.clone());
+        }
+        if ready
+            .send(Ok(Started {
+                id,
+                mode: facts.permission_mode,
+                model: facts.model.clone(),
+                models,
+            }))
+            .is_err()
+        {
             return;
         }
-    };
-    let _inside = runtime.enter();
-    let (session, facts) = match cox_cli::session::interactive_session_with_files(
-        args,
-        cox_cli::providers::any_provider,
-        files,
-    ) {
-        Ok(built) => built,
-        Err(err) => {
-            let text = cox_cli::error_chain(&err);
-            let error = if text.contains("no model provider is configured") {
-                Error::auth_required()
-            } else {
-                Error::invalid_params()
-            };
-            let _ = ready.send(Err(error.data(serde_json::Value::String(text))));
-            return;
-        }
-    };
-    let id = session.id().to_string();
-    let session_id = acp::SessionId::new(id.clone());
-    let _ = session_id_slot.set(session_id.clone());
-    let mut updates = Updates::new(facts.catalog.clone());
-    for update in updates.replay(&facts.past) {
-        let _ = cx.send_notification(acp::SessionNotification::new(session_id.clone(), update));
-    }
-    let mut models: Vec<String> = facts.models.iter().map(|(id, ..)| id.clone()).collect();
-    if !models.contains(&facts.model) {
-        models.insert(0, facts.model.clone());
-    }
-    if ready
-        .send(Ok(Started {
-            id,
-            mode: facts.permission_mode,
-            model: facts.model.clone(),
-            models,
-        }))
-        .is_err()
-    {
-        return;
-    }
-    let mut watch = cox_cli::telemetry::Watch::new(facts.catalog);
-    let outcome = runtime.block_on(session.run(incoming, |event| {
-        watch.event(event);
-        for out in updates.event(event) {
-            match out {
-                Out::Update(update) => {
-                    let _ = cx.send_notification(acp::SessionNotification::new(
-                        session_id.clone(),
-                        update,
-                    ));
-                }
-                Out::Ask {
-                    call_id,
-                    call,
-                    reason,
-                } => {
-                    tracing::info!(call = %call_id, %reason, "acp permission request");
-                    ask(&cx, &session_id, call_id, call, submissions.clone());
-                }
-                Out::Done(stop) => {
-                    if let Some(done) = lock(&turn).take() {
-                        let _ = done.send(stop);
+        let mut watch = cox_cli::telemetry::Watch::new(facts.catalog);
+        let outcome = runtime.block_on(session.run(incoming, |event| {
+            watch.event(event);
+            for out in updates.event(event) {
+                match out {
+                    Out::Update(update) => {
+                        let _ = cx.send_notification(acp::SessionNotification::new(
+                            session_id.clone(),
+                            update,
+                        ));
+                    }
+                    Out::Ask {
+                        call_id,
+                        call,
+                        reason,
+                    } => {
+                        tracing::info!(call = %call_id, %reason, "acp permission request");
+                        ask(&cx, &session_id, (call_id, call), submissions.clone(), wait);
+                    }
+                    Out::Done(stop) => {
+                        if let Some(done) = lock(&turn).take() {
+                            let _ = done.send(stop);
+                        }
                     }
                 }
             }
+        }));
+        drop(watch);
+        if let Err(err) = outcome {
+            tracing::warn!(%err, "acp session ended in error");
         }
-    }));
-    drop(watch);
-    if let Err(err) = outcome {
-        tracing::warn!(%err, "acp session ended in error");
+        // A prompt still waiting learns the session is gone.
+        lock(&turn).take();
     }
-    // A prompt still waiting learns the session is gone.
-    lock(&turn).take();
 }
 
 /// Asks the client about a call, and passes its answer to the session
@@ -724,15 +777,15 @@ fn run_session(
 fn ask(
     cx: &Cx,
     session_id: &acp::SessionId,
-    call_id: String,
-    call: acp::ToolCallUpdate,
+    (call_id, call): (String, acp::ToolCallUpdate),
     submissions: mpsc::UnboundedSender<Submission>,
+    wait: Duration,
 ) {
     let request =
         acp::RequestPermissionRequest::new(session_id.clone(), call, permission_options());
     let sent = cx.send_request(request);
     tokio::spawn(async move {
-        let answer = tokio::time::timeout(PERMISSION_WAIT, sent.block_task()).await;
+        let answer = tokio::time::timeout(wait, sent.block_task()).await;
         let decision = match answer {
             Ok(Ok(response)) => decision(&response.outcome),
             Ok(Err(err)) => {

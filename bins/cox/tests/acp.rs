@@ -23,8 +23,12 @@ struct Acp {
 
 impl Acp {
     fn start(env: &Env, scenario_name: &str, flags: &[&str]) -> Acp {
-        let mut child = env
-            .cox()
+        Acp::start_with(env.cox(), scenario_name, flags)
+    }
+
+    /// [`Acp::start`] from a command already set up.
+    fn start_with(mut command: std::process::Command, scenario_name: &str, flags: &[&str]) -> Acp {
+        let mut child = command
             .env("COX_PROVIDER", "scripted")
             .env("COX_SCENARIO", scenario(scenario_name))
             .arg("acp")
@@ -456,4 +460,39 @@ fn the_model_is_a_config_option_the_client_may_switch() {
         "{picked}"
     );
     assert_eq!(acp.finish(), 0);
+}
+
+/// A client that never answers a permission request: the wait is bounded
+/// (`COX_ACP_PERMISSION_TIMEOUT_MS`), then the turn is cancelled.
+#[test]
+fn an_unanswered_permission_request_cancels_the_turn_after_the_wait() {
+    let env = Env::new();
+    let mut child = env.cox();
+    let mut acp = {
+        child.env("COX_ACP_PERMISSION_TIMEOUT_MS", "300");
+        Acp::start_with(child, "hello", &[])
+    };
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "create hello.txt"}]}),
+    );
+    // Read on, never answering the request.
+    let answer = loop {
+        let line = acp.recv();
+        if line["id"] == id && line.get("method").is_none() {
+            break line;
+        }
+    };
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert!(!env.work.path().join("hello.txt").exists());
+    assert_eq!(acp.finish(), 0);
+    let out = env
+        .cox()
+        .env("COX_ACP_PERMISSION_TIMEOUT_MS", "soon")
+        .arg("acp")
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "COX_ACP_PERMISSION_TIMEOUT_MS=soon");
 }
