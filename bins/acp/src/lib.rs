@@ -12,6 +12,7 @@
 //!   the permission answers get through while it runs;
 //! - stdin's end ends every session (its rollout complete) and the process.
 
+pub mod stdin;
 pub mod stdout;
 pub mod updates;
 
@@ -27,7 +28,6 @@ use cox_cli::RunArgs;
 use cox_protocol::provider::Tier;
 use cox_protocol::types::{Decision, PermissionMode, StopReason, Submission};
 use futures::channel::{mpsc, oneshot};
-use tokio_util::compat::TokioAsyncReadCompatExt;
 use updates::{Out, Updates};
 
 type Cx = ConnectionTo<Client>;
@@ -68,9 +68,12 @@ struct Live {
     models: Vec<String>,
     model: String,
     /// The running prompt's answer, taken at its `TurnDone`.
-    turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
+    turn: Arc<Mutex<Option<oneshot::Sender<Ended>>>>,
     thread: std::thread::JoinHandle<()>,
 }
+
+/// How a turn ended, and the error said in it, if any.
+type Ended = (StopReason, Option<String>);
 
 /// What a session's start says back.
 struct Started {
@@ -98,6 +101,8 @@ struct Server {
     wait: Duration,
     client: Mutex<acp::ClientCapabilities>,
     sessions: Mutex<HashMap<String, Live>>,
+    /// Sessions `session/load` is opening now.
+    opening: Mutex<std::collections::HashSet<String>>,
 }
 
 /// The editor's buffers, through `fs/read_text_file` and
@@ -199,10 +204,17 @@ pub fn serve(base: RunArgs) -> i32 {
         wait,
         client: Mutex::new(acp::ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
+        opening: Mutex::new(std::collections::HashSet::new()),
     });
-    let result = runtime.block_on(connect(Arc::clone(&server), queue));
+    let lines = match stdin::start() {
+        Ok(lines) => lines,
+        Err(err) => {
+            eprintln!("cox: error: cannot start the stdin reader: {err}");
+            return 1;
+        }
+    };
+    let result = runtime.block_on(connect(Arc::clone(&server), queue, lines));
     server.close_all();
-    // The runtime's stdin reader may still sit in a blocking read.
     runtime.shutdown_timeout(Duration::from_millis(100));
     // Everything said is written before the process ends (the queue went
     // with the connection and the runtime).
@@ -216,8 +228,12 @@ pub fn serve(base: RunArgs) -> i32 {
     }
 }
 
-async fn connect(server: Arc<Server>, out: stdout::Queue) -> Result<(), Error> {
-    let transport = ByteStreams::new(out, tokio::io::stdin().compat());
+async fn connect(
+    server: Arc<Server>,
+    out: stdout::Queue,
+    lines: stdin::Lines,
+) -> Result<(), Error> {
+    let transport = ByteStreams::new(out, lines);
     let on_init = Arc::clone(&server);
     let on_new = Arc::clone(&server);
     let on_load = Arc::clone(&server);
@@ -236,8 +252,17 @@ async fn connect(server: Arc<Server>, out: stdout::Queue) -> Result<(), Error> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async |_request: acp::AuthenticateRequest, responder, _cx| {
-                responder.respond(acp::AuthenticateResponse::new())
+            async |request: acp::AuthenticateRequest, responder, _cx| {
+                // Keys come from the environment: the one method has
+                // nothing to do here.
+                if &*request.method_id.0 == "environment" {
+                    responder.respond(acp::AuthenticateResponse::new())
+                } else {
+                    responder.respond_with_error(invalid(format!(
+                        "unknown auth method `{}` (cox offers `environment`)",
+                        request.method_id.0
+                    )))
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -273,7 +298,14 @@ async fn connect(server: Arc<Server>, out: stdout::Queue) -> Result<(), Error> {
             {
                 Ok(done) => cx.spawn(async move {
                     let answer = match done.await {
-                        Ok(stop) => Ok(acp::PromptResponse::new(updates::stop_reason(stop))),
+                        // A turn that failed is an error the client shows,
+                        // with what went wrong.
+                        Ok((stop @ (StopReason::Error | StopReason::Budget), why)) => {
+                            Err(Error::internal_error().data(serde_json::Value::String(
+                                why.unwrap_or_else(|| format!("the turn ended: {}", stop.as_str())),
+                            )))
+                        }
+                        Ok((stop, _)) => Ok(acp::PromptResponse::new(updates::stop_reason(stop))),
                         Err(_) => Err(Error::internal_error()
                             .data(serde_json::Value::String("the session ended".into()))),
                     };
@@ -293,14 +325,7 @@ async fn connect(server: Arc<Server>, out: stdout::Queue) -> Result<(), Error> {
         )
         .on_receive_request(
             async move |request: acp::SetSessionModeRequest, responder, _cx| {
-                let answer = mode_submission(&request.mode_id.0).and_then(|submission| {
-                    if on_mode.submit(&request.session_id, submission) {
-                        Ok(acp::SetSessionModeResponse::new())
-                    } else {
-                        Err(acp::Error::session_not_found(request.session_id.clone()).into())
-                    }
-                });
-                responder.respond_with_result(answer)
+                responder.respond_with_result(on_mode.set_mode(&request))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -480,7 +505,62 @@ fn permission_options() -> Vec<acp::PermissionOption> {
     .collect()
 }
 
+/// A session being opened by `session/load`; forgotten when dropped.
+struct Opening<'a> {
+    server: &'a Server,
+    id: String,
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        lock(&self.server.opening).remove(&self.id);
+    }
+}
+
 impl Server {
+    /// Marks session `id` as being opened, unless it runs or is being
+    /// opened already.
+    fn open_once(&self, id: &str) -> Result<Opening<'_>, Error> {
+        let running = lock(&self.sessions).contains_key(id);
+        if running || !lock(&self.opening).insert(id.to_owned()) {
+            return Err(
+                Error::invalid_request().data(serde_json::Value::String(format!(
+                    "session {id} is already open in this process"
+                ))),
+            );
+        }
+        Ok(Opening {
+            server: self,
+            id: id.to_owned(),
+        })
+    }
+
+    /// Switches a session's mode, between turns only: a turn runs to its
+    /// end under the mode it started with, so a switch while it runs is
+    /// refused rather than left to apply later unseen.
+    fn set_mode(
+        &self,
+        request: &acp::SetSessionModeRequest,
+    ) -> Result<acp::SetSessionModeResponse, Error> {
+        let submission = mode_submission(&request.mode_id.0)?;
+        let sessions = lock(&self.sessions);
+        let Some(live) = sessions.get(&*request.session_id.0) else {
+            return Err(acp::Error::session_not_found(request.session_id.clone()).into());
+        };
+        if lock(&live.turn).is_some() {
+            return Err(Error::invalid_request().data(serde_json::Value::String(
+                "a turn is running: the mode can change once it ends (or cancel it first)".into(),
+            )));
+        }
+        live.submissions
+            .unbounded_send(submission)
+            .map(|()| acp::SetSessionModeResponse::new())
+            .map_err(|_| {
+                Error::internal_error()
+                    .data(serde_json::Value::String("the session has ended".into()))
+            })
+    }
+
     /// Switches a session's model (the one config option cox offers).
     fn pick(
         &self,
@@ -526,7 +606,7 @@ impl Server {
     }
 
     /// Starts a prompt's turn; the receiver gets its end.
-    fn prompt(&self, request: &acp::PromptRequest) -> Result<oneshot::Receiver<StopReason>, Error> {
+    fn prompt(&self, request: &acp::PromptRequest) -> Result<oneshot::Receiver<Ended>, Error> {
         let text = prompt_text(&request.prompt)?;
         let sessions = lock(&self.sessions);
         let Some(live) = sessions.get(&*request.session_id.0) else {
@@ -573,6 +653,20 @@ impl Server {
         if !cwd.is_dir() {
             return Err(invalid(format!("cwd {} is not a folder", cwd.display())));
         }
+        // The whole filesystem is no project: every shell call would
+        // snapshot all of it.
+        if std::fs::canonicalize(cwd).is_ok_and(|real| real.parent().is_none()) {
+            return Err(invalid(format!(
+                "cwd {} is the filesystem's root; open a project folder",
+                cwd.display()
+            )));
+        }
+        // One process runs a session once: a second copy would write the
+        // same rollout and miss the first one's cancel.
+        let _opening = match &resume {
+            Some(id) => Some(self.open_once(id)?),
+            None => None,
+        };
         let mut args = self.base.clone();
         args.cwd = Some(PathBuf::from(cwd));
         args.resume = resume;
@@ -593,7 +687,7 @@ impl Server {
             });
         let wait = self.wait;
         let (submissions, incoming) = mpsc::unbounded();
-        let turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>> = Arc::default();
+        let turn: Arc<Mutex<Option<oneshot::Sender<Ended>>>> = Arc::default();
         let (ready, started) = oneshot::channel();
         let thread = {
             let turn = Arc::clone(&turn);
@@ -664,7 +758,7 @@ struct SessionThread {
     wait: Duration,
     incoming: mpsc::UnboundedReceiver<Submission>,
     submissions: mpsc::UnboundedSender<Submission>,
-    turn: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
+    turn: Arc<Mutex<Option<oneshot::Sender<Ended>>>>,
     ready: oneshot::Sender<Result<Started, Error>>,
     cx: Cx,
 }
@@ -755,9 +849,9 @@ impl SessionThread {
                         tracing::info!(call = %call_id, %reason, "acp permission request");
                         ask(&cx, &session_id, (call_id, call), submissions.clone(), wait);
                     }
-                    Out::Done(stop) => {
+                    Out::Done(stop, why) => {
                         if let Some(done) = lock(&turn).take() {
-                            let _ = done.send(stop);
+                            let _ = done.send((stop, why));
                         }
                     }
                 }

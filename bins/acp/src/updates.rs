@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use agent_client_protocol::v1::schema as acp;
 use cox_protocol::catalog::{self, Catalog};
-use cox_protocol::types::{Event, StopReason, ToolCall};
+use cox_protocol::types::{Event, NoticeLevel, StopReason, ToolCall};
 
 /// What one event becomes.
 #[derive(Debug)]
@@ -24,8 +24,8 @@ pub enum Out {
         call: acp::ToolCallUpdate,
         reason: String,
     },
-    /// The turn ended.
-    Done(StopReason),
+    /// The turn ended; with the last error said in it, if any.
+    Done(StopReason, Option<String>),
 }
 
 /// The translator; it remembers the calls it has announced and what the
@@ -35,6 +35,8 @@ pub struct Updates {
     calls: HashMap<String, ToolCall>,
     catalog: Catalog,
     spent_usd: f64,
+    /// The last error said in the running turn.
+    error: Option<String>,
 }
 
 /// The kind of tool a client draws for `name`.
@@ -222,7 +224,18 @@ impl Updates {
                     acp::UsageUpdate::new(used, window).cost(acp::Cost::new(self.spent_usd, "USD")),
                 ))
             }
-            Event::TurnDone { stop } => vec![Out::Done(*stop)],
+            Event::Notice {
+                level: NoticeLevel::Error,
+                text,
+            } => {
+                self.error = Some(text.clone());
+                Vec::new()
+            }
+            Event::TurnStarted { .. } => {
+                self.error = None;
+                Vec::new()
+            }
+            Event::TurnDone { stop } => vec![Out::Done(*stop, self.error.take())],
             _ => Vec::new(),
         }
     }
@@ -272,7 +285,7 @@ mod tests {
             .map(|o| match o {
                 Out::Update(u) => serde_json::to_value(u).unwrap(),
                 Out::Ask { call, .. } => json!({"ask": serde_json::to_value(call).unwrap()}),
-                Out::Done(stop) => json!({"done": stop.as_str()}),
+                Out::Done(stop, _) => json!({"done": stop.as_str()}),
             })
             .collect()
     }
@@ -370,7 +383,7 @@ mod tests {
             updates.event(&Event::TurnDone {
                 stop: StopReason::Interrupted
             })[..],
-            [Out::Done(StopReason::Interrupted)]
+            [Out::Done(StopReason::Interrupted, None)]
         ));
         assert_eq!(
             serde_json::to_value(stop_reason(StopReason::Interrupted)).unwrap(),

@@ -233,7 +233,7 @@ fn a_prompt_asks_writes_and_ends_its_turn() {
 #[test]
 fn a_rejected_call_does_not_run_and_the_turn_goes_on() {
     let env = Env::new();
-    let mut acp = Acp::start(&env, "hello", &[]);
+    let mut acp = Acp::start(&env, "rejected", &[]);
     acp.initialize();
     let session = acp.new_session(&env);
     let id = acp.request(
@@ -247,6 +247,115 @@ fn a_rejected_call_does_not_run_and_the_turn_goes_on() {
         updates(&seen, "tool_call_update").last().unwrap()["status"],
         "failed"
     );
+    let text: String = updates(&seen, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "You did not want hello.txt written.");
+    assert_eq!(acp.finish(), 0);
+}
+
+/// A turn that fails is a JSON-RPC error saying why, not a quiet end.
+#[test]
+fn a_failed_turn_is_an_error_with_its_reason() {
+    let env = Env::new();
+    // hello scripts one turn: a second prompt finds no answer.
+    let mut acp = Acp::start(&env, "hello", &["--permission-mode", "acceptEdits"]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let prompt =
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "create hello.txt"}]});
+    let id = acp.request("session/prompt", prompt.clone());
+    let (first, _) = acp.response(id, |r| panic!("unexpected request {r}"));
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+    let id = acp.request("session/prompt", prompt);
+    let (second, _) = acp.response(id, |r| panic!("unexpected request {r}"));
+    assert_eq!(second["error"]["code"], -32603, "{second}");
+    assert!(
+        second["error"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("the model call failed"),
+        "{second}"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+/// One process opens a session once; a mode switch waits for no turn.
+#[test]
+fn a_session_opens_once_and_its_mode_changes_between_turns() {
+    let env = Env::new();
+    let mut acp = Acp::start(
+        &env,
+        "interrupt_tool",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let cwd = env.work.path().canonicalize().unwrap();
+    let again = acp.call(
+        "session/load",
+        json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+    );
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    assert!(
+        again["error"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("already open"),
+        "{again}"
+    );
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "run the long thing"}]}),
+    );
+    loop {
+        let line = acp.recv();
+        if line["params"]["update"]["status"] == "in_progress" {
+            break;
+        }
+    }
+    let mode = acp.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "default"}),
+    );
+    assert_eq!(mode["error"]["code"], -32600, "{mode}");
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let (answer, _) = acp.response(id, |r| panic!("unexpected request {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    let mode = acp.call(
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "default"}),
+    );
+    assert!(mode.get("error").is_none(), "{mode}");
+    assert_eq!(acp.finish(), 0);
+}
+
+/// A byte that is not UTF-8 spoils one message, not the connection; the
+/// filesystem's root is no project.
+#[test]
+fn a_bad_byte_and_the_root_folder_are_refused_and_the_server_goes_on() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "hello", &[]);
+    acp.initialize();
+    {
+        let stdin = acp.stdin.as_mut().unwrap();
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":100,\"method\":\"session/fly\",\"params\":{\"x\":\"\xff\"}}\n")
+            .unwrap();
+        stdin.flush().unwrap();
+    }
+    let answer = acp.recv();
+    assert_eq!(answer["id"], 100, "{answer}");
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let root = acp.call("session/new", json!({"cwd": "/", "mcpServers": []}));
+    assert_eq!(root["error"]["code"], -32602, "{root}");
+    let auth = acp.call("authenticate", json!({"methodId": "bogus"}));
+    assert_eq!(auth["error"]["code"], -32602, "{auth}");
+    // Still serving.
+    acp.new_session(&env);
     assert_eq!(acp.finish(), 0);
 }
 
