@@ -664,6 +664,9 @@ impl Server {
         // One process runs a session once: a second copy would write the
         // same rollout and miss the first one's cancel.
         let _opening = match &resume {
+            Some(id) if !cox_cli::resume::known(id) => {
+                return Err(acp::Error::session_not_found(acp::SessionId::new(id.clone())).into());
+            }
             Some(id) => Some(self.open_once(id)?),
             None => None,
         };

@@ -41,6 +41,13 @@ pub struct Found {
 /// # Errors
 /// No such session (or several for a prefix), an unreadable or damaged
 /// rollout, a rollout from a newer cox: one line naming the id or file.
+/// Whether `id` (or a prefix of one) names a session recorded under this
+/// process's `COX_HOME`.
+#[must_use]
+pub fn known(id: &str) -> bool {
+    CoxHome::resolve(None).is_ok_and(|home| by_id(&home, id).is_ok())
+}
+
 pub fn find(home: &CoxHome, pick: &Pick, cwd: &Path) -> Result<Found> {
     let rollout = match pick {
         Pick::Id(id) => by_id(home, id)?,

@@ -493,6 +493,12 @@ fn bad_input_gets_json_rpc_errors_never_a_crash() {
     let unknown = acp.call("session/fly", json!({}));
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     // A prompt for a session that does not exist.
+    let cwd = env.work.path().canonicalize().unwrap();
+    let unknown = acp.call(
+        "session/load",
+        json!({"sessionId": "01NOSUCHSESSION0000000000", "cwd": cwd, "mcpServers": []}),
+    );
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
     let missing = acp.call(
         "session/prompt",
         json!({"sessionId": "nope", "prompt": [{"type": "text", "text": "x"}]}),
