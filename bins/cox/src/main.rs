@@ -58,9 +58,9 @@ enum Command {
     #[command(subcommand)]
     Checkpoints(CheckpointsCommand),
     /// MCP servers: `cox mcp list|get|add|remove|trust` (a session here
-    /// starts the ones `list` shows).
+    /// starts the ones `list` shows), and `cox mcp serve` (cox as one).
     #[command(subcommand)]
-    Mcp(commands::mcp::McpCommand),
+    Mcp(McpTop),
     /// Extensions: `cox ext list [--json]` (instruction files, skills,
     /// commands, plugins, hooks, MCP servers) and `cox ext trust` (the
     /// hooks of a project or a plugin).
@@ -80,6 +80,17 @@ struct RecordArgs {
     /// The command to record, after `--`: `run -p …`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
+}
+
+/// `cox mcp`: the client's commands, and `serve`.
+#[derive(Subcommand, Debug)]
+enum McpTop {
+    /// Serve cox as an MCP server on stdin and stdout: the tools `cox`
+    /// (run a session on a prompt) and `cox-reply` (continue one); the
+    /// session flags apply to every session it runs.
+    Serve(RunArgs),
+    #[command(flatten)]
+    Client(commands::mcp::McpCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -205,6 +216,34 @@ fn tui(args: RunArgs) -> i32 {
 
 /// `cox run` (or `cox record -- run`): the flags after `run` over those
 /// before it.
+/// `cox mcp serve`: the session flags, merged; those a call sets (or that
+/// mean a headless run) are refused.
+fn mcp_serve(args: RunArgs, before: RunArgs) -> i32 {
+    let args = match args.merge(before) {
+        Ok(args) => args,
+        Err(err) => {
+            eprintln!("cox: error: {err}");
+            return 1;
+        }
+    };
+    let refused = [
+        (args.prompt.is_some(), "-p (each call sends its prompt)"),
+        (
+            args.output_format.is_some(),
+            "--output-format (stdout carries the protocol)",
+        ),
+        (
+            args.resume.is_some() || args.continue_,
+            "--resume/--continue (cox-reply continues a session)",
+        ),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        eprintln!("cox: error: cox mcp serve does not take {flag}");
+        return 1;
+    }
+    cox_mcp_serve::serve(args)
+}
+
 /// `cox acp`: the session flags, merged; those an editor sets per session
 /// (or that mean a headless run) are refused.
 fn acp(args: RunArgs, before: RunArgs) -> i32 {
@@ -351,7 +390,10 @@ fn dispatch(cli: Cli) -> i32 {
             commands::checkpoints::prune(&args)
         }
         Some(Command::Expand(args)) => commands::expand::run(&args),
-        Some(Command::Mcp(command)) => commands::mcp::run(&command, &RunArgs::default()),
+        Some(Command::Mcp(McpTop::Serve(args))) => mcp_serve(args, cli.session),
+        Some(Command::Mcp(McpTop::Client(command))) => {
+            commands::mcp::run(&command, &RunArgs::default())
+        }
         Some(Command::Ext(command)) => commands::ext::run(&command),
         Some(Command::Record(record)) => {
             let argv = std::iter::once("cox".into()).chain(record.command);
