@@ -2,7 +2,10 @@
 
 Usage: client.py CASE COX WORK
   CASE  session (serve_two_turns.toml: `cox` then `cox-reply`) | denied
-        (serve_denied.toml: an ask is denied with its reason)
+        (serve_denied.toml: an ask is denied with its reason, the client
+        answering no elicitation) | allowed (hello.toml) and declined
+        (serve_declined.toml): the client answers the ask through
+        elicitation
   COX   the cox binary; COX_HOME, COX_PROVIDER, COX_SCENARIO come from the
         environment (passed on whole: the SDK gives a server a minimal one)
   WORK  the folder the session works in
@@ -14,7 +17,7 @@ import os
 import sys
 
 import jsonschema
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 
@@ -25,8 +28,16 @@ def check(condition, what):
 
 async def main(case, cox, work):
     params = StdioServerParameters(command=cox, args=["mcp", "serve"], env=dict(os.environ), cwd=work)
+    asked = []
+
+    async def on_elicit(context, params):
+        asked.append(params.message)
+        allow = case == "allowed"
+        return types.ElicitResult(action="accept", content={"allow": allow})
+
+    callback = on_elicit if case in ("allowed", "declined") else None
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, elicitation_callback=callback) as session:
             init = await session.initialize()
             check(init.server_info.name == "cox", init.server_info)
             tools = await session.list_tools()
@@ -71,6 +82,16 @@ async def main(case, cox, work):
                 check(answer.structured_content["text"] == "I could not write hello.txt.", answer)
                 check(not os.path.exists(os.path.join(work, "hello.txt")), "hello.txt was written")
                 check(any(m and m.startswith("denied: ") for m in progress), progress)
+            elif case in ("allowed", "declined"):
+                answer = await session.call_tool(
+                    "cox", {"prompt": "create hello.txt", "cwd": work}, progress_callback=on_progress
+                )
+                check(not answer.is_error, answer)
+                check(len(asked) == 1 and "write" in asked[0], asked)
+                written = os.path.exists(os.path.join(work, "hello.txt"))
+                check(written == (case == "allowed"), f"written: {written}")
+                expected = "Created hello.txt." if case == "allowed" else "You declined hello.txt."
+                check(answer.structured_content["text"] == expected, answer)
     print(f"ok {case}")
 
 

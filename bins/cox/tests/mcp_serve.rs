@@ -73,6 +73,24 @@ fn an_mcp_client_runs_and_continues_a_session_through_cox_mcp_serve() {
 }
 
 #[test]
+fn an_ask_goes_to_the_caller_as_an_elicitation() {
+    let Some(python) = python() else {
+        return;
+    };
+    let (env, out) = client(&python, "allowed", "hello");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    let (env, out) = client(&python, "declined", "serve_declined");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert!(!env.work.path().join("hello.txt").exists());
+}
+
+#[test]
 fn flags_a_call_sets_are_refused() {
     let env = Env::new();
     for (flags, needle) in [

@@ -5,10 +5,10 @@
 //! streamed text and tool calls go out as progress notifications (when the
 //! caller gave a progress token); a cancelled call interrupts the turn.
 //!
-//! Approvals: a call the permission engine would ask about is denied with
-//! its reason, as headless runs do (the caller can widen the permission
-//! mode or the rules); asking the caller through MCP elicitation comes
-//! next.
+//! Approvals: a call the permission engine would ask about is asked of
+//! the caller through MCP elicitation when it declared that it answers
+//! (on the handshake revisions; the 2026-07-28 one forbids a server's
+//! requests), else denied with its reason, as headless runs do.
 //!
 //! Invariants: stdout carries protocol only; each session runs on a
 //! thread of its own (the session is not `Send`), reached over channels;
@@ -26,7 +26,11 @@ use rmcp::model::{
     JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
     ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
+    ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -190,6 +194,63 @@ fn start(args: RunArgs) -> Live {
     }
 }
 
+/// How long an elicitation waits for the caller's answer.
+const ASK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Asks the caller whether `call` may run, through MCP elicitation; `None`
+/// when the caller cannot be asked (it declared no elicitation, or the
+/// session is on the stateless revision, which forbids a server's
+/// requests), or the request failed.
+async fn ask(context: &RequestContext<RoleServer>, call: &str, reason: &str) -> Option<Decision> {
+    let answers = context
+        .client_capabilities()
+        .is_some_and(|c| c.elicitation.is_some())
+        && context
+            .protocol_version()
+            .is_none_or(|v| v.has_initialize());
+    if !answers {
+        return None;
+    }
+    let schema = ElicitationSchema::builder()
+        .required_bool("allow")
+        .build()
+        .ok()?;
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: format!("cox asks to run {call}: {reason}. Allow it?"),
+        requested_schema: schema,
+    };
+    let sent = context
+        .peer
+        .send_request_with_option(
+            ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+            PeerRequestOptions::with_timeout(ASK_WAIT),
+        )
+        .await
+        .ok()?;
+    let answer = tokio::select! {
+        answer = sent.await_response() => answer.ok()?,
+        () = context.ct.cancelled() => return None,
+    };
+    let ClientResult::ElicitResult(result) = answer else {
+        return None;
+    };
+    let allowed = matches!(result.action, ElicitationAction::Accept)
+        && result
+            .content
+            .as_ref()
+            .and_then(|c| c.get("allow"))
+            .and_then(Value::as_bool)
+            == Some(true);
+    Some(if allowed {
+        Decision::Allow
+    } else {
+        Decision::Deny {
+            reason: Some("the caller declined this call".into()),
+        }
+    })
+}
+
 /// How one turn went.
 #[derive(Default)]
 struct Turn {
@@ -220,6 +281,7 @@ async fn turn(
     }
     let token = context.meta.get_progress_token();
     let mut progress = 0u32;
+    let mut calls: HashMap<String, String> = HashMap::new();
     let mut interrupted = false;
     loop {
         let said = tokio::select! {
@@ -248,20 +310,31 @@ async fn turn(
                 Some(format!("text: {text}"))
             }
             Event::ToolCallRequested { call } => {
-                Some(format!("tool: {} {}", call.name, call.subject))
+                let shown = format!("{} {}", call.name, call.subject);
+                calls.insert(call.id.as_str().to_owned(), shown.clone());
+                Some(format!("tool: {shown}"))
             }
             Event::ApprovalRequired { call_id, reason } => {
-                // No one to ask here yet: the headless answer, with why.
+                let call = calls.get(call_id.as_str()).cloned().unwrap_or_default();
+                let (decision, said) = match ask(context, &call, reason).await {
+                    Some(decision @ Decision::Allow) => (decision, format!("allowed: {call}")),
+                    Some(decision) => (decision, format!("declined: {call}")),
+                    // No one to ask: the headless answer, with why.
+                    None => (
+                        Decision::Deny {
+                            reason: Some(format!(
+                                "{reason}; cox mcp serve cannot ask its caller, so it is denied \
+                                 (allow it with a rule or a wider permission_mode)"
+                            )),
+                        },
+                        format!("denied: {reason}"),
+                    ),
+                };
                 let _ = live.submit.unbounded_send(Submission::Approve {
                     call_id: call_id.clone(),
-                    decision: Decision::Deny {
-                        reason: Some(format!(
-                            "{reason}; cox mcp serve cannot ask, so it is denied (allow it with \
-                             a rule or a wider permission_mode)"
-                        )),
-                    },
+                    decision,
                 });
-                Some(format!("denied: {reason}"))
+                Some(said)
             }
             Event::Notice { level, text } => {
                 if *level == NoticeLevel::Error {
