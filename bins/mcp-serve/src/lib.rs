@@ -90,12 +90,6 @@ fn call_args(
     name: &str,
     arguments: &JsonObject,
 ) -> Result<(RunArgs, String), String> {
-    let text = |key: &str| {
-        arguments
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
     let known: &[&str] = match name {
         "cox" => &["prompt", "cwd", "permission_mode", "model"],
         _ => &["session_id", "prompt"],
@@ -103,19 +97,37 @@ fn call_args(
     if let Some(extra) = arguments.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(format!("{name} takes no argument `{extra}`"));
     }
-    let prompt = text("prompt")
-        .filter(|p| !p.trim().is_empty())
-        .ok_or("`prompt` is required")?;
+    // Every argument is text: another type is an error, never a default.
+    if let Some((key, _)) = arguments.iter().find(|(_, v)| !v.is_string()) {
+        return Err(format!("`{key}` must be a string"));
+    }
+    let text = |key: &str| {
+        arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .filter(|v| !v.trim().is_empty())
+    };
+    let prompt = text("prompt").ok_or("`prompt` is required (a non-empty string)")?;
     let mut args = base.clone();
     args.prompt = None;
     if name == "cox-reply" {
-        args.resume = Some(text("session_id").ok_or("`session_id` is required")?);
+        args.resume = Some(
+            text("session_id").ok_or("`session_id` is required (the id `cox` answered with)")?,
+        );
         return Ok((args, prompt));
     }
     if let Some(cwd) = text("cwd") {
         let path = std::path::PathBuf::from(&cwd);
         if !path.is_absolute() || !path.is_dir() {
             return Err(format!("cwd {cwd} is not an absolute path to a folder"));
+        }
+        // The whole filesystem is no project: every shell call would
+        // snapshot all of it.
+        if std::fs::canonicalize(&path).is_ok_and(|real| real.parent().is_none()) {
+            return Err(format!(
+                "cwd {cwd} is the filesystem's root; name a project folder"
+            ));
         }
         args.cwd = Some(path);
     }
@@ -483,4 +495,60 @@ pub fn serve(base: RunArgs) -> i32 {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(value: Value) -> JsonObject {
+        match value {
+            Value::Object(map) => map,
+            _ => JsonObject::new(),
+        }
+    }
+
+    #[test]
+    fn an_argument_of_another_type_is_an_error_never_a_default() {
+        let base = RunArgs::default();
+        for (bad, needle) in [
+            (
+                json!({"prompt": "hi", "cwd": ["/tmp"]}),
+                "`cwd` must be a string",
+            ),
+            (
+                json!({"prompt": "hi", "permission_mode": ["plan"]}),
+                "`permission_mode` must be a string",
+            ),
+            (
+                json!({"prompt": "hi", "model": 3}),
+                "`model` must be a string",
+            ),
+            (json!({"prompt": 5}), "`prompt` must be a string"),
+            (json!({"prompt": "  "}), "`prompt` is required"),
+            (json!({"prompt": "hi", "cwd": "/"}), "the filesystem's root"),
+            (
+                json!({"prompt": "hi", "zzz": "1"}),
+                "takes no argument `zzz`",
+            ),
+        ] {
+            let err = call_args(&base, "cox", &args(bad)).unwrap_err();
+            assert!(err.contains(needle), "{err}");
+        }
+        let err = call_args(
+            &base,
+            "cox-reply",
+            &args(json!({"session_id": "", "prompt": "x"})),
+        )
+        .unwrap_err();
+        assert!(err.contains("`session_id` is required"), "{err}");
+        let (parsed, prompt) = call_args(
+            &base,
+            "cox",
+            &args(json!({"prompt": "go", "permission_mode": "plan"})),
+        )
+        .unwrap();
+        assert_eq!(prompt, "go");
+        assert!(parsed.permission_mode.is_some());
+    }
 }
