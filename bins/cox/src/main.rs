@@ -216,64 +216,65 @@ fn tui(args: RunArgs) -> i32 {
 
 /// `cox run` (or `cox record -- run`): the flags after `run` over those
 /// before it.
-/// `cox mcp serve`: the session flags, merged; those a call sets (or that
-/// mean a headless run) are refused.
-fn mcp_serve(args: RunArgs, before: RunArgs) -> i32 {
-    let args = match args.merge(before) {
-        Ok(args) => args,
-        Err(err) => {
-            eprintln!("cox: error: {err}");
-            return 1;
-        }
-    };
-    let refused = [
-        (args.prompt.is_some(), "-p (each call sends its prompt)"),
-        (
-            args.output_format.is_some(),
-            "--output-format (stdout carries the protocol)",
-        ),
-        (
-            args.resume.is_some() || args.continue_,
-            "--resume/--continue (cox-reply continues a session)",
-        ),
-    ];
-    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
-        eprintln!("cox: error: cox mcp serve does not take {flag}");
-        return 1;
+/// A protocol server's session flags (`cox acp`, `cox mcp serve`):
+/// merged, and refused where `refused` says its client sets them instead.
+fn server_flags(
+    command: &str,
+    args: RunArgs,
+    before: RunArgs,
+    refused: impl FnOnce(&RunArgs) -> Vec<(bool, &'static str)>,
+) -> Result<RunArgs, i32> {
+    let args = args.merge(before).map_err(|err| {
+        eprintln!("cox: error: {err}");
+        1
+    })?;
+    if let Some((_, flag)) = refused(&args).into_iter().find(|(given, _)| *given) {
+        eprintln!("cox: error: {command} does not take {flag}");
+        return Err(1);
     }
-    cox_mcp_serve::serve(args)
+    Ok(args)
 }
 
-/// `cox acp`: the session flags, merged; those an editor sets per session
-/// (or that mean a headless run) are refused.
+/// `cox mcp serve`: each call sends its prompt and continues a session
+/// with cox-reply; stdout carries the protocol.
+fn mcp_serve(args: RunArgs, before: RunArgs) -> i32 {
+    let flags = server_flags("cox mcp serve", args, before, |args| {
+        vec![
+            (args.prompt.is_some(), "-p (each call sends its prompt)"),
+            (
+                args.output_format.is_some(),
+                "--output-format (stdout carries the protocol)",
+            ),
+            (
+                args.resume.is_some() || args.continue_,
+                "--resume/--continue (cox-reply continues a session)",
+            ),
+        ]
+    });
+    flags.map_or_else(|code| code, cox_mcp_serve::serve)
+}
+
+/// `cox acp`: the editor sends the prompts, names each session's folder
+/// and loads sessions; stdout carries the protocol.
 fn acp(args: RunArgs, before: RunArgs) -> i32 {
-    let args = match args.merge(before) {
-        Ok(args) => args,
-        Err(err) => {
-            eprintln!("cox: error: {err}");
-            return 1;
-        }
-    };
-    let refused = [
-        (args.prompt.is_some(), "-p (the editor sends the prompts)"),
-        (
-            args.output_format.is_some(),
-            "--output-format (stdout carries the protocol)",
-        ),
-        (
-            args.cwd.is_some(),
-            "--cwd (the editor names each session's folder)",
-        ),
-        (
-            args.resume.is_some() || args.continue_,
-            "--resume/--continue (the editor loads a session with session/load)",
-        ),
-    ];
-    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
-        eprintln!("cox: error: cox acp does not take {flag}");
-        return 1;
-    }
-    cox_acp::serve(args)
+    let flags = server_flags("cox acp", args, before, |args| {
+        vec![
+            (args.prompt.is_some(), "-p (the editor sends the prompts)"),
+            (
+                args.output_format.is_some(),
+                "--output-format (stdout carries the protocol)",
+            ),
+            (
+                args.cwd.is_some(),
+                "--cwd (the editor names each session's folder)",
+            ),
+            (
+                args.resume.is_some() || args.continue_,
+                "--resume/--continue (the editor loads a session with session/load)",
+            ),
+        ]
+    });
+    flags.map_or_else(|code| code, cox_acp::serve)
 }
 
 fn headless(args: RunArgs, before: RunArgs) -> i32 {

@@ -375,26 +375,6 @@ fn a_permission_request_the_client_cancels_cancels_the_turn() {
     assert_eq!(acp.finish(), 0);
 }
 
-/// The scenario's `sleep 31` still running in `dir`, if any (not a
-/// zombie; the sandbox's pid namespace hides the pid it wrote).
-fn sleep_in(dir: &std::path::Path) -> Option<String> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'));
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let sleep = cmdline == b"sleep\x0031\x00";
-            (name.parse::<u32>().is_ok() && cwd == dir && sleep && !zombie).then_some(name)
-        })
-}
-
 #[test]
 fn cancel_mid_tool_ends_the_turn_cancelled_with_no_process_left() {
     let env = Env::new();
@@ -426,7 +406,7 @@ fn cancel_mid_tool_ends_the_turn_cancelled_with_no_process_left() {
     assert!(began.elapsed() < Duration::from_secs(5));
     let work = env.work.path().canonicalize().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while let Some(pid) = sleep_in(&work) {
+    while let Some(pid) = common::sleep_31_in(&work) {
         assert!(
             Instant::now() < deadline,
             "process {pid} outlived the cancel"

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -214,7 +213,7 @@ fn esc_interrupts_a_long_command() {
     // session's folder instead.
     let work = env.work.path().canonicalize().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while let Some(pid) = process_in(&work) {
+    while let Some(pid) = common::sleep_31_in(&work) {
         assert!(
             Instant::now() < deadline,
             "process {pid} in the work folder outlived Esc: {}",
@@ -369,27 +368,6 @@ fn a_locked_cox_db_does_not_freeze_the_screen_and_loses_no_row() {
         .parse()
         .unwrap();
     assert_eq!(rows, usage_events, "one ledger row per usage event");
-}
-
-/// A live `sleep 31` whose working folder is `dir` (the command's
-/// background job), if any.
-fn process_in(dir: &Path) -> Option<String> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'));
-            // The scenario's `sleep 31` (the tmux shell here ends in `sleep 30`).
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let sleep = cmdline == b"sleep\x0031\x00";
-            (name.parse::<u32>().is_ok() && cwd == dir && sleep && !zombie).then_some(name)
-        })
 }
 
 fn describe(pid: &str) -> String {

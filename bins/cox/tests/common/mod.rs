@@ -287,3 +287,23 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// The interrupt scenarios' `sleep 31` still running in `dir`, if any (not
+/// a zombie; the sandbox's pid namespace hides the pid it wrote).
+pub fn sleep_31_in(dir: &Path) -> Option<String> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'));
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let sleep = cmdline == b"sleep\x0031\x00";
+            (name.parse::<u32>().is_ok() && cwd == dir && sleep && !zombie).then_some(name)
+        })
+}
