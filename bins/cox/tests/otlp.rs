@@ -744,3 +744,31 @@ fn every_attribute_of_the_table_is_there_with_its_type() {
         }
     }
 }
+
+/// `[telemetry] log_days` is the log's retention: a file past it goes, one
+/// within it stays.
+#[test]
+fn log_days_sets_how_long_the_log_is_kept() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[telemetry]\nlog_days = 2\n",
+    )
+    .unwrap();
+    let logs = env.home.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let day = std::time::Duration::from_secs(86_400);
+    for (name, age) in [("cox.log.2026-11-01", 3 * day), ("cox.log.2026-11-02", day)] {
+        std::fs::File::create(logs.join(name))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - age)
+            .unwrap();
+    }
+    let out = env.run("hello", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !logs.join("cox.log.2026-11-01").exists(),
+        "3 days old, kept 2"
+    );
+    assert!(logs.join("cox.log.2026-11-02").exists(), "1 day old");
+}
