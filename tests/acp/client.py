@@ -3,7 +3,8 @@
 Usage: client.py CASE COX SCHEMA WORK [SESSION]
   CASE    prompt | load | cancel | buffers (the editor's buffers: the client
           offers fs/read_text_file and fs/write_text_file, and holds an
-          unsaved change to notes.txt)
+          unsaved change to notes.txt) | terminal, terminal_cancel (the
+          client offers terminals and starts the commands itself)
   COX     the cox binary; COX_HOME, COX_PROVIDER, COX_SCENARIO come from the
           environment
   SCHEMA  the protocol's published JSON schema (v1/schema.json of the npm
@@ -12,12 +13,14 @@ Usage: client.py CASE COX SCHEMA WORK [SESSION]
 Every message in both directions is validated against the schema: what
 cox sends against its `Agent` branch, what the client sends against the
 `Client` branch. Prints `ok CASE <messages> <session id>` and exits 0, or
-fails with the reason.
+fails with the reason; the terminal cases first print `started <json>`,
+the commands the client was asked to start.
 """
 
 import asyncio
 import json
 import os
+import signal
 import sys
 
 import acp
@@ -107,6 +110,84 @@ class Editor(acp.Client):
         self.buffers = {}
         self.written = {}
         self.reads = 0
+        self.started = []
+        self.terminals = {}
+        self.killed = 0
+        self.released = 0
+        self.outputs = []
+
+    # Terminals, as an editor keeps them: each command in a process group
+    # of its own, its output (stdout and stderr) kept as it comes.
+    async def create_terminal(
+        self, session_id, command, args=None, env=None, cwd=None, output_byte_limit=None, **kwargs
+    ):
+        self.started.append([command, *(args or [])])
+        environ = dict(os.environ)
+        for variable in env or []:
+            environ[variable.name] = variable.value
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            env=environ,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal = {"process": process, "output": bytearray()}
+
+        async def read():
+            while chunk := await process.stdout.read(4096):
+                terminal["output"].extend(chunk)
+
+        terminal["reader"] = asyncio.create_task(read())
+        terminal_id = f"term-{len(self.started)}"
+        self.terminals[terminal_id] = terminal
+        return acp.schema.CreateTerminalResponse(terminal_id=terminal_id)
+
+    @staticmethod
+    def exit_status(code):
+        if code is None:
+            return {}
+        if code < 0:
+            return {"signal": signal.Signals(-code).name}
+        return {"exit_code": code}
+
+    async def wait_for_terminal_exit(self, session_id, terminal_id, **kwargs):
+        terminal = self.terminals[terminal_id]
+        code = await terminal["process"].wait()
+        await terminal["reader"]
+        return acp.schema.WaitForTerminalExitResponse(**self.exit_status(code))
+
+    async def terminal_output(self, session_id, terminal_id, **kwargs):
+        terminal = self.terminals[terminal_id]
+        code = terminal["process"].returncode
+        if code is not None:
+            await terminal["reader"]
+        status = acp.schema.TerminalExitStatus(**self.exit_status(code)) if code is not None else None
+        return acp.schema.TerminalOutputResponse(
+            output=terminal["output"].decode(errors="replace"), truncated=False, exit_status=status
+        )
+
+    async def kill_terminal(self, session_id, terminal_id, **kwargs):
+        self.killed += 1
+        process = self.terminals[terminal_id]["process"]
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await process.wait()
+        return acp.schema.KillTerminalResponse()
+
+    async def release_terminal(self, session_id, terminal_id, **kwargs):
+        self.released += 1
+        terminal = self.terminals.pop(terminal_id)
+        self.outputs.append(terminal["output"].decode(errors="replace"))
+        if terminal["process"].returncode is None:
+            os.killpg(terminal["process"].pid, signal.SIGKILL)
+            await terminal["process"].wait()
+        return acp.schema.ReleaseTerminalResponse()
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
         self.reads += 1
@@ -149,8 +230,9 @@ def check(condition, what):
 
 async def main(case, cox, schema, work, session=None):
     recorder = Recorder(schema)
-    editor = Editor("allow_once" if case != "cancel" else None)
-    flags = ["acp"] + (["--permission-mode", "bypassPermissions"] if case == "cancel" else [])
+    cancelling = case in ("cancel", "terminal_cancel")
+    editor = Editor(None if cancelling else "allow_once")
+    flags = ["acp"] + (["--permission-mode", "bypassPermissions"] if cancelling else [])
     # The SDK passes a minimal environment unless told: cox needs COX_HOME
     # and the scripted provider's variables.
     async with acp.spawn_agent_process(
@@ -161,6 +243,8 @@ async def main(case, cox, schema, work, session=None):
             capabilities = acp.schema.ClientCapabilities(
                 fs=acp.schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)
             )
+        if case.startswith("terminal"):
+            capabilities = acp.schema.ClientCapabilities(terminal=True)
         init = await conn.initialize(protocol_version=1, client_capabilities=capabilities)
         check(init.protocol_version == 1, f"protocol version {init.protocol_version}")
         check(init.agent_capabilities.load_session, "loadSession")
@@ -206,7 +290,27 @@ async def main(case, cox, schema, work, session=None):
                 if getattr(c, "type", None) == "content"
             ]
             check(any("not saved yet" in s for s in shown), shown)
-        elif case == "cancel":
+        elif case == "terminal":
+            new = await conn.new_session(cwd=work, mcp_servers=[])
+            session = new.session_id
+            answer = await conn.prompt(session_id=session, prompt=[acp.text_block("run it")])
+            check(answer.stop_reason == "end_turn", answer)
+            check(editor.asked == 1, f"asked {editor.asked}")
+            shown = [
+                (u.status, [getattr(c, "type", None) for c in u.content or []])
+                for k, u in editor.updates
+                if k == "tool_call_update"
+            ]
+            check(("in_progress", ["terminal"]) in shown, shown)
+            check(("completed", ["terminal"]) == shown[-1], shown)
+            check(editor.released == len(editor.started) == 1, (editor.released, editor.started))
+            check(
+                len(editor.outputs) == 1
+                and editor.outputs[0].startswith("in-terminal\n")
+                and editor.outputs[0].endswith("refused\n"),
+                editor.outputs,
+            )
+        elif case in ("cancel", "terminal_cancel"):
             new = await conn.new_session(cwd=work, mcp_servers=[])
             session = new.session_id
             turn = asyncio.create_task(
@@ -216,6 +320,15 @@ async def main(case, cox, schema, work, session=None):
             await conn.cancel(session_id=session)
             answer = await asyncio.wait_for(turn, 10)
             check(answer.stop_reason == "cancelled", answer)
+            if case == "terminal_cancel":
+                # The turn's answer may come before the terminal is let go.
+                for _ in range(100):
+                    if editor.released:
+                        break
+                    await asyncio.sleep(0.05)
+                check(editor.killed == 1 and editor.released == 1, (editor.killed, editor.released))
+    if case.startswith("terminal"):
+        print("started " + json.dumps(editor.started))
     check(not recorder.errors, "\n".join(recorder.errors))
     check(len(recorder.seen) > 3, f"only {len(recorder.seen)} messages")
     print(f"ok {case} {len(recorder.seen)} {session}")

@@ -22,6 +22,7 @@
 
 mod bwrap;
 mod group;
+pub mod host;
 // The helper and Landlock set process attributes through libc before exec.
 #[allow(unsafe_code)]
 pub mod helper;
@@ -34,6 +35,7 @@ mod proxy;
 mod seccomp;
 
 pub use group::ProcessGroup;
+pub use host::{CommandHost, Handoff};
 pub use os::{OsSandbox, ServerLaunch};
 pub use policy::{DomainPattern, Network, SandboxPolicy};
 

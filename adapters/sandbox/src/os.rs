@@ -10,9 +10,13 @@
 //! - what a mechanism cannot enforce is narrowed, never widened, and said in
 //!   the call's notes: Landlock keeps no `.git` read-only inside a writable
 //!   root (said once per session), and has no namespace to hold the domain
-//!   proxy, so `allowed_domains` becomes no network there.
+//!   proxy, so `allowed_domains` becomes no network there;
+//! - with a [`CommandHost`], a command whose launch can be handed over is
+//!   started by the host, launched exactly as it would be here (see
+//!   [`crate::host`]).
 
 use std::ffi::OsString;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cox_protocol::CancelToken;
@@ -21,6 +25,7 @@ use cox_protocol::sandbox::{Confinement, ExecOutput, ExecRequest, Sandbox, Sandb
 use cox_protocol::types::SandboxMode;
 
 use crate::helper::{HelperSpec, LandlockSpec, PROXY_SOCKET_INSIDE};
+use crate::host::{CommandHost, Handoff};
 use crate::policy::{Network, SandboxPolicy};
 use crate::probe::{Mechanism, probe};
 use crate::proxy::Proxy;
@@ -34,6 +39,22 @@ pub struct OsSandbox {
     forced: Option<Mechanism>,
     /// Whether the Landlock limits were already said this session.
     told_limits: AtomicBool,
+    /// Where commands start instead of here, when they can.
+    host: Host,
+}
+
+/// The host commands are handed to, if any.
+#[derive(Clone, Default)]
+struct Host(Option<Arc<dyn CommandHost>>);
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Host(set)"
+        } else {
+            "Host(none)"
+        })
+    }
 }
 
 impl OsSandbox {
@@ -43,6 +64,7 @@ impl OsSandbox {
             policy,
             forced: None,
             told_limits: AtomicBool::new(false),
+            host: Host::default(),
         }
     }
 
@@ -55,6 +77,39 @@ impl OsSandbox {
             forced: Some(mechanism),
             ..Self::new(policy)
         }
+    }
+
+    /// This sandbox, handing the commands it can to `host` (see
+    /// [`crate::host`]).
+    #[must_use]
+    pub fn with_host(mut self, host: Arc<dyn CommandHost>) -> Self {
+        self.host = Host(Some(host));
+        self
+    }
+
+    /// Runs `launch` at the host when there is one and the launch can be
+    /// handed over, else here.
+    async fn start(
+        &self,
+        launch: Launch,
+        request: ExecRequest,
+        cancel: CancelToken,
+        on_output: &(dyn Fn(&[u8]) + Send + Sync),
+    ) -> Result<ExecOutput, SandboxError> {
+        let handoff = self
+            .host
+            .0
+            .as_ref()
+            .and_then(|host| Some((host, Handoff::of(&launch, &request)?)));
+        let Some((host, handoff)) = handoff else {
+            return run(launch, request, cancel, on_output).await;
+        };
+        let out = host.run(handoff, cancel).await?;
+        let head = out.output.len().min(crate::KEEP_EACH_END);
+        if head > 0 {
+            on_output(&out.output[..head]);
+        }
+        Ok(out)
     }
 
     fn mechanism(&self) -> &Mechanism {
@@ -243,7 +298,9 @@ impl Sandbox for OsSandbox {
     ) -> BoxFuture<'a, Result<ExecOutput, SandboxError>> {
         Box::pin(async move {
             if request.unconfined || self.policy.mode == SandboxMode::DangerFullAccess {
-                return run(Launch::shell(&request.command), request, cancel, on_output).await;
+                return self
+                    .start(Launch::shell(&request.command), request, cancel, on_output)
+                    .await;
             }
             let bwrap = matches!(self.mechanism(), Mechanism::Bubblewrap { .. });
             let proxy = match &self.policy.network {
@@ -258,7 +315,7 @@ impl Sandbox for OsSandbox {
             };
             let (launch, mut notes) =
                 self.launch(&request.command, &request.cwd, proxy.as_ref())?;
-            let mut out = run(launch, request, cancel, on_output).await?;
+            let mut out = self.start(launch, request, cancel, on_output).await?;
             if let Some(proxy) = &proxy {
                 notes.extend(proxy.refused().into_iter().map(|host| {
                     format!("the sandbox refused a connection to {host}: not in [sandbox] allowed_domains")

@@ -17,6 +17,7 @@ fn request(command: &str, cwd: &Path, timeout: Duration) -> ExecRequest {
         timeout,
         env: Vec::new(),
         unconfined: false,
+        call_id: None,
     }
 }
 

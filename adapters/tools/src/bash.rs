@@ -109,6 +109,7 @@ impl Tool for BashTool {
                 timeout: Duration::from_millis(timeout_ms),
                 env: Vec::new(),
                 unconfined: cx.unconfined,
+                call_id: Some(cx.call_id.as_str().to_owned()),
             };
             let confined = !cx.unconfined
                 && matches!(

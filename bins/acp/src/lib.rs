@@ -15,6 +15,7 @@
 mod convert;
 pub mod stdin;
 pub mod stdout;
+pub mod terminal;
 mod thread;
 pub mod updates;
 
@@ -97,7 +98,7 @@ struct Server {
     opening: Mutex<std::collections::HashSet<String>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -458,6 +459,14 @@ impl Server {
                     write: caps.fs.write_text_file,
                 }) as Arc<dyn cox_protocol::tool::TextFiles>
             });
+        let terminals = terminal::Terminals::default();
+        let terminal: Option<Arc<dyn cox_sandbox::CommandHost>> = caps.terminal.then(|| {
+            Arc::new(terminal::ClientTerminal {
+                cx: cx.clone(),
+                session: Arc::clone(&session_id),
+                terminals: Arc::clone(&terminals),
+            }) as Arc<dyn cox_sandbox::CommandHost>
+        });
         let wait = self.wait;
         let (submissions, incoming) = mpsc::unbounded();
         let turn: Arc<Mutex<Option<oneshot::Sender<Ended>>>> = Arc::default();
@@ -470,7 +479,8 @@ impl Server {
                 .spawn(move || {
                     SessionThread {
                         args,
-                        files,
+                        editor: cox_cli::session::Editor { files, terminal },
+                        terminals,
                         wait,
                         incoming,
                         submissions,

@@ -79,7 +79,10 @@ impl cox_protocol::tool::TextFiles for ClientFiles {
 /// What a session's thread is given.
 pub(crate) struct SessionThread {
     pub(crate) args: RunArgs,
-    pub(crate) files: Option<Arc<dyn cox_protocol::tool::TextFiles>>,
+    /// The editor's buffers and terminal, as far as the client offers them.
+    pub(crate) editor: cox_cli::session::Editor,
+    /// The terminal each call's command runs in.
+    pub(crate) terminals: crate::terminal::Terminals,
     /// How long a permission request waits.
     pub(crate) wait: Duration,
     pub(crate) incoming: mpsc::UnboundedReceiver<Submission>,
@@ -95,7 +98,8 @@ impl SessionThread {
     pub(crate) fn run(self, session_id_slot: &std::sync::OnceLock<acp::SessionId>) {
         let SessionThread {
             args,
-            files,
+            editor,
+            terminals,
             wait,
             incoming,
             submissions,
@@ -117,10 +121,10 @@ impl SessionThread {
             }
         };
         let _inside = runtime.enter();
-        let (session, facts) = match cox_cli::session::interactive_session_with_files(
+        let (session, facts) = match cox_cli::session::interactive_session_in(
             &args,
             cox_cli::providers::any_provider,
-            files,
+            editor,
         ) {
             Ok(built) => built,
             Err(err) => {
@@ -137,7 +141,7 @@ impl SessionThread {
         let id = session.id().to_string();
         let session_id = acp::SessionId::new(id.clone());
         let _ = session_id_slot.set(session_id.clone());
-        let mut updates = Updates::new(facts.catalog.clone());
+        let mut updates = Updates::new(facts.catalog.clone()).with_terminals(terminals);
         for update in updates.replay(&facts.past) {
             let _ = cx.send_notification(acp::SessionNotification::new(session_id.clone(), update));
         }

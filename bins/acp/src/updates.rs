@@ -37,6 +37,8 @@ pub struct Updates {
     spent_usd: f64,
     /// The last error said in the running turn.
     error: Option<String>,
+    /// The editor's terminal each call's command ran in.
+    terminals: crate::terminal::Terminals,
 }
 
 /// The kind of tool a client draws for `name`.
@@ -120,6 +122,14 @@ impl Updates {
         }
     }
 
+    /// This translator, keeping in a command's card the editor's terminal
+    /// it ran in (as `terminals` says, by call id).
+    #[must_use]
+    pub fn with_terminals(mut self, terminals: crate::terminal::Terminals) -> Updates {
+        self.terminals = terminals;
+        self
+    }
+
     /// What `event` becomes, in order.
     pub fn event(&mut self, event: &Event) -> Vec<Out> {
         let update = |u| vec![Out::Update(u)];
@@ -178,7 +188,17 @@ impl Updates {
                 {
                     content.push(diff.into());
                 }
-                content.push(result.visible.clone().into());
+                let terminal = crate::lock(&self.terminals).remove(call_id.as_str());
+                // A command's card keeps its terminal, which already shows
+                // the output; the text is added when the call failed (its
+                // status line and any hint).
+                let with_text = terminal.is_none() || !result.ok;
+                if let Some(terminal) = terminal {
+                    content.push(acp::ToolCallContent::Terminal(acp::Terminal::new(terminal)));
+                }
+                if with_text {
+                    content.push(result.visible.clone().into());
+                }
                 let fields = acp::ToolCallUpdateFields::new()
                     .status(status)
                     .content(content);
@@ -323,6 +343,48 @@ mod tests {
                     result: ToolResult::ok("x"),
                 })
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_command_that_ran_in_the_editors_terminal_keeps_it_in_its_card() {
+        let terminals = crate::terminal::Terminals::default();
+        let mut updates = Updates::default().with_terminals(terminals.clone());
+        let bash = |id: &str| ToolCall {
+            id: id.into(),
+            name: "bash".into(),
+            input: json!({"command": "make"}),
+            risk: Risk::Exec,
+            subject: "make".into(),
+            segments: None,
+            writes: Vec::new(),
+        };
+        for (id, result) in [
+            ("ok", ToolResult::ok("built")),
+            ("bad", ToolResult::error("[exit code 2]")),
+        ] {
+            updates.event(&Event::ToolCallRequested { call: bash(id) });
+            crate::lock(&terminals).insert(id.into(), acp::TerminalId::new(format!("t-{id}")));
+            let done = wire(&updates.event(&Event::ToolCallDone {
+                call_id: id.into(),
+                result,
+            }));
+            let content = done[0]["content"].as_array().unwrap();
+            assert_eq!(content[0]["type"], "terminal");
+            assert_eq!(content[0]["terminalId"], format!("t-{id}"));
+            if id == "ok" {
+                assert_eq!(
+                    content.len(),
+                    1,
+                    "the terminal shows the output: {content:?}"
+                );
+            } else {
+                assert_eq!(content[1]["content"]["text"], "[exit code 2]");
+            }
+        }
+        assert!(
+            crate::lock(&terminals).is_empty(),
+            "each call's entry is let go"
         );
     }
 

@@ -635,6 +635,7 @@ pub(crate) fn build_session<P: Provider>(
     prepared: Prepared<P>,
     max_turns: Option<u32>,
     approval: ApprovalPolicy,
+    editor: Editor,
 ) -> Result<(CoxSession<P>, SessionFacts)> {
     let Prepared {
         provider,
@@ -795,7 +796,10 @@ pub(crate) fn build_session<P: Provider>(
         // One record: the rollout and ledger, and the archive of outputs.
         std::sync::Arc::clone(&record),
         record,
-        OsSandbox::new(sandbox.clone()),
+        match editor.terminal {
+            Some(host) => OsSandbox::new(sandbox.clone()).with_host(host),
+            None => OsSandbox::new(sandbox.clone()),
+        },
         tools,
     )
     .with_engine(permissions.engine)
@@ -874,25 +878,39 @@ where
     P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
-    let prepared = prepare(args, make_provider, Consent::Asked)?;
-    build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest)
+    interactive_session_in(args, make_provider, Editor::default())
 }
 
-/// [`interactive_session`] whose file tools read and write text through
-/// `files` (an editor's buffers) when given.
+/// What an editor lends a session: its buffers, and a terminal to start
+/// commands in. Each `None` is cox's own (the disk; processes it starts).
+#[derive(Clone, Default)]
+pub struct Editor {
+    /// Where the file tools read and write text.
+    pub files: Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
+    /// Where shell commands start, launched as the sandbox launches them
+    /// (see [`cox_sandbox::host`]).
+    pub terminal: Option<std::sync::Arc<dyn cox_sandbox::CommandHost>>,
+}
+
+/// [`interactive_session`] in an editor: the file tools go through its
+/// buffers and commands start in its terminal, as far as `editor` lends
+/// them.
 ///
 /// # Errors
 /// As [`interactive_session`].
-pub fn interactive_session_with_files<P, M>(
+pub fn interactive_session_in<P, M>(
     args: &RunArgs,
     make_provider: M,
-    files: Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
+    editor: Editor,
 ) -> Result<(CoxSession<P>, SessionFacts)>
 where
     P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
-    let (session, facts) = interactive_session(args, make_provider)?;
+    let prepared = prepare(args, make_provider, Consent::Asked)?;
+    let files = editor.files.clone();
+    let (session, facts) =
+        build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest, editor)?;
     Ok(match files {
         Some(files) => (session.with_files(files), facts),
         None => (session, facts),

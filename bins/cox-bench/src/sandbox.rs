@@ -66,6 +66,7 @@ pub(crate) fn overhead(n: usize) -> Result<(), String> {
                 timeout: Duration::from_secs(10),
                 env: Vec::new(),
                 unconfined: false,
+                call_id: None,
             };
             let start = Instant::now();
             let out = runtime

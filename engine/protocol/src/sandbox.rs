@@ -28,6 +28,10 @@ pub struct ExecRequest {
     /// Run outside the sandbox. Only the core sets it, and only for a call a
     /// person approved running unconfined.
     pub unconfined: bool,
+    /// The tool call this command runs for, when there is one: a sandbox
+    /// that hands commands to a surface (an editor's terminal) attaches
+    /// the run to it.
+    pub call_id: Option<String>,
 }
 
 /// How a command ended.

@@ -720,6 +720,7 @@ fn run_true(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path, kind: &str)
         timeout: Duration::from_secs(10),
         env: Vec::new(),
         unconfined: false,
+        call_id: None,
     };
     let started = std::time::Instant::now();
     let ran = runtime.block_on(sandbox.exec(request, cox_protocol::CancelToken::new(), &|_| {}));

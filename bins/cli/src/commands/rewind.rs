@@ -99,7 +99,12 @@ fn rewind(args: &RewindArgs) -> Result<String> {
         model: row.model.clone().unwrap_or_else(|| "none".to_owned()),
     };
     let prepared = prepare(&run_args, |_| Ok(no_model), crate::session::Consent::Flag)?;
-    let (session, _) = build_session(prepared, None, cox_protocol::types::ApprovalPolicy::Never)?;
+    let (session, _) = build_session(
+        prepared,
+        None,
+        cox_protocol::types::ApprovalPolicy::Never,
+        crate::session::Editor::default(),
+    )?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -66,7 +66,12 @@ fn run_session<P: Provider>(
     let catalog = prepared.catalog.clone();
     let mut watch = crate::telemetry::Watch::new(catalog.clone());
     let approval = args::Approve::policy(args.approve);
-    let (session, _) = match build_session(prepared, args.max_turns, approval) {
+    let (session, _) = match build_session(
+        prepared,
+        args.max_turns,
+        approval,
+        crate::session::Editor::default(),
+    ) {
         Ok(built) => built,
         Err(err) => {
             eprintln!("cox: error: {}", one_line(&err));

@@ -98,6 +98,7 @@ fn execute(args: &SandboxArgs) -> Result<i32> {
         timeout: Duration::from_secs(24 * 3600),
         env: Vec::new(),
         unconfined: false,
+        call_id: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
