@@ -51,6 +51,13 @@ fn client(python: &str, case: &str, scenario_name: &str) -> (Env, std::process::
     (env, out)
 }
 
+/// The client passed every check of `case`.
+fn assert_ok(out: &std::process::Output, case: &str) {
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(out));
+    assert_eq!(text.trim(), format!("ok {case}"));
+}
+
 #[test]
 fn an_mcp_client_runs_and_continues_a_session_through_cox_mcp_serve() {
     let Some(python) = python() else {
@@ -85,8 +92,23 @@ fn an_ask_goes_to_the_caller_as_an_elicitation() {
         "hi\n"
     );
     let (env, out) = client(&python, "declined", "serve_declined");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    assert_ok(&out, "declined");
+    assert!(!env.work.path().join("hello.txt").exists());
+}
+
+#[test]
+fn on_the_stateless_revision_an_ask_comes_back_input_required_and_the_retry_answers_it() {
+    let Some(python) = python() else {
+        return;
+    };
+    let (env, out) = client(&python, "stateless_allowed", "hello");
+    assert_ok(&out, "stateless_allowed");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    let (env, out) = client(&python, "stateless_declined", "serve_declined");
+    assert_ok(&out, "stateless_declined");
     assert!(!env.work.path().join("hello.txt").exists());
 }
 

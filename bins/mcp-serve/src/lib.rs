@@ -6,19 +6,25 @@
 //! caller gave a progress token); a cancelled call interrupts the turn.
 //!
 //! Approvals: a call the permission engine would ask about is asked of
-//! the caller through MCP elicitation when it declared that it answers
-//! (on the handshake revisions; the 2026-07-28 one forbids a server's
-//! requests), else denied with its reason, as headless runs do.
+//! the caller through MCP elicitation when it declared that it answers,
+//! else denied with its reason, as headless runs do. On the handshake
+//! revisions the server sends the elicitation request and waits; the
+//! 2026-07-28 revision forbids a server's requests, so there the call
+//! answers `input_required` with the elicitation, the turn waits parked
+//! (see [`park`]), and the caller's retry carries the answer.
 //!
 //! Invariants: stdout carries protocol only; each session runs on a
 //! thread of its own (the session is not `Send`), reached over channels;
 //! the protocol revisions rmcp knows are answered, the 2026-07-28
 //! stateless one included.
 
+mod park;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cox_cli::RunArgs;
+use cox_protocol::CallId;
 use cox_protocol::types::{Decision, Event, NoticeLevel, PermissionMode, StopReason, Submission};
 use futures::channel::mpsc;
 use rmcp::model::{
@@ -27,7 +33,8 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::model::{
-    ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
+    ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProgressToken,
     ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
@@ -39,6 +46,8 @@ use serde_json::{Value, json};
 struct CoxServer {
     base: RunArgs,
     sessions: Mutex<HashMap<String, Arc<Live>>>,
+    /// Turns waiting for the caller's retry, by their request state.
+    parked: park::Parked,
 }
 
 fn schema(value: Value) -> Arc<JsonObject> {
@@ -155,8 +164,12 @@ enum Said {
 /// by the call whose turn runs).
 struct Live {
     submit: mpsc::UnboundedSender<Submission>,
-    heard: tokio::sync::Mutex<mpsc::UnboundedReceiver<Said>>,
+    heard: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Said>>>,
 }
+
+/// What a session says, held by the one call that follows its turn (or
+/// by its parked turn).
+type Heard = tokio::sync::OwnedMutexGuard<mpsc::UnboundedReceiver<Said>>;
 
 /// Starts the session `args` describes on a thread of its own; it runs
 /// until its submissions end.
@@ -202,36 +215,78 @@ fn start(args: RunArgs) -> Live {
     }
     Live {
         submit,
-        heard: tokio::sync::Mutex::new(heard),
+        heard: Arc::new(tokio::sync::Mutex::new(heard)),
     }
 }
 
 /// How long an elicitation waits for the caller's answer.
 const ASK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// Asks the caller whether `call` may run, through MCP elicitation; `None`
-/// when the caller cannot be asked (it declared no elicitation, or the
-/// session is on the stateless revision, which forbids a server's
-/// requests), or the request failed.
-async fn ask(context: &RequestContext<RoleServer>, call: &str, reason: &str) -> Option<Decision> {
-    let answers = context
+/// How the caller can be asked about a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Asking {
+    /// It declared no elicitation: nobody to ask.
+    Nobody,
+    /// A handshake revision: an elicitation request, answered in place.
+    Request,
+    /// The stateless revision: an `input_required` result, answered by a
+    /// retry of the call.
+    Retry,
+}
+
+fn asking(context: &RequestContext<RoleServer>) -> Asking {
+    if context
         .client_capabilities()
-        .is_some_and(|c| c.elicitation.is_some())
-        && context
-            .protocol_version()
-            .is_none_or(|v| v.has_initialize());
-    if !answers {
-        return None;
+        .is_none_or(|c| c.elicitation.is_none())
+    {
+        return Asking::Nobody;
     }
+    if context
+        .protocol_version()
+        .is_none_or(|v| v.has_initialize())
+    {
+        Asking::Request
+    } else {
+        Asking::Retry
+    }
+}
+
+/// The elicitation that asks whether `call` may run: one boolean, `allow`.
+fn elicitation(call: &str, reason: &str) -> Option<ElicitRequestParams> {
     let schema = ElicitationSchema::builder()
         .required_bool("allow")
         .build()
         .ok()?;
-    let params = ElicitRequestParams::FormElicitationParams {
+    Some(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: format!("cox asks to run {call}: {reason}. Allow it?"),
         requested_schema: schema,
-    };
+    })
+}
+
+/// The decision an elicitation's answer says.
+fn decided(result: &ElicitResult) -> Decision {
+    let allowed = matches!(result.action, ElicitationAction::Accept)
+        && result
+            .content
+            .as_ref()
+            .and_then(|c| c.get("allow"))
+            .and_then(Value::as_bool)
+            == Some(true);
+    if allowed {
+        Decision::Allow
+    } else {
+        Decision::Deny {
+            reason: Some("the caller declined this call".into()),
+        }
+    }
+}
+
+/// Asks the caller whether `call` may run, through an MCP elicitation
+/// request (the handshake revisions); `None` when the request failed or
+/// the call was cancelled.
+async fn ask(context: &RequestContext<RoleServer>, call: &str, reason: &str) -> Option<Decision> {
+    let params = elicitation(call, reason)?;
     let sent = context
         .peer
         .send_request_with_option(
@@ -247,20 +302,7 @@ async fn ask(context: &RequestContext<RoleServer>, call: &str, reason: &str) -> 
     let ClientResult::ElicitResult(result) = answer else {
         return None;
     };
-    let allowed = matches!(result.action, ElicitationAction::Accept)
-        && result
-            .content
-            .as_ref()
-            .and_then(|c| c.get("allow"))
-            .and_then(Value::as_bool)
-            == Some(true);
-    Some(if allowed {
-        Decision::Allow
-    } else {
-        Decision::Deny {
-            reason: Some("the caller declined this call".into()),
-        }
-    })
+    Some(decided(&result))
 }
 
 /// How one turn went.
@@ -272,29 +314,42 @@ struct Turn {
     failure: Option<String>,
 }
 
-/// Runs one turn of `live` on `prompt`: its events become progress (with
-/// `token`), its asks are denied with their reason, a cancelled call
-/// interrupts it; returns at its end.
-async fn turn(
+/// A turn being followed: what it said so far, the calls it announced
+/// (for the asks' wording), and the last progress count.
+#[derive(Default)]
+struct Follow {
+    turn: Turn,
+    calls: HashMap<String, String>,
+    progress: u32,
+}
+
+/// Where a followed turn stands when its call returns.
+enum Stand {
+    Done(Turn),
+    /// Waiting for the caller's answer to an ask, which comes with a retry
+    /// of the call (the stateless revision).
+    Asking {
+        follow: Follow,
+        call_id: CallId,
+        call: String,
+        reason: String,
+    },
+}
+
+/// Follows the running turn of `live` to its end: its events become
+/// progress (with the call's token), its asks go to the caller as
+/// [`asking`] says, a cancelled call interrupts it. On the stateless
+/// revision an ask pauses it instead ([`Stand::Asking`]).
+async fn follow(
     live: &Live,
-    heard: &mut mpsc::UnboundedReceiver<Said>,
-    prompt: String,
+    heard: &mut Heard,
     context: &RequestContext<RoleServer>,
-) -> Turn {
+    mut state: Follow,
+) -> Stand {
     use futures::StreamExt as _;
-    let mut turn = Turn::default();
-    if live
-        .submit
-        .unbounded_send(Submission::UserTurn { text: prompt })
-        .is_err()
-    {
-        turn.failure = Some("the session has ended".into());
-        return turn;
-    }
     let token = context.meta.get_progress_token();
-    let mut progress = 0u32;
-    let mut calls: HashMap<String, String> = HashMap::new();
     let mut interrupted = false;
+    let how = asking(context);
     loop {
         let said = tokio::select! {
             said = heard.next() => said,
@@ -307,28 +362,46 @@ async fn turn(
         let event = match said {
             None => break,
             Some(Said::Failed(why)) => {
-                turn.failure = Some(why);
+                state.turn.failure = Some(why);
                 break;
             }
             Some(Said::Event(event)) => event,
         };
         let message = match &event {
             Event::SessionStarted { session_id, .. } => {
-                turn.session_id = Some(session_id.to_string());
+                state.turn.session_id = Some(session_id.to_string());
                 None
             }
             Event::TextDelta { text } => {
-                turn.text.push_str(text);
+                state.turn.text.push_str(text);
                 Some(format!("text: {text}"))
             }
             Event::ToolCallRequested { call } => {
                 let shown = format!("{} {}", call.name, call.subject);
-                calls.insert(call.id.as_str().to_owned(), shown.clone());
+                state
+                    .calls
+                    .insert(call.id.as_str().to_owned(), shown.clone());
                 Some(format!("tool: {shown}"))
             }
             Event::ApprovalRequired { call_id, reason } => {
-                let call = calls.get(call_id.as_str()).cloned().unwrap_or_default();
-                let (decision, said) = match ask(context, &call, reason).await {
+                let call = state
+                    .calls
+                    .get(call_id.as_str())
+                    .cloned()
+                    .unwrap_or_default();
+                if how == Asking::Retry && !interrupted {
+                    return Stand::Asking {
+                        follow: state,
+                        call_id: call_id.clone(),
+                        call,
+                        reason: reason.clone(),
+                    };
+                }
+                let asked = match how {
+                    Asking::Request => ask(context, &call, reason).await,
+                    Asking::Nobody | Asking::Retry => None,
+                };
+                let (decision, said) = match asked {
                     Some(decision @ Decision::Allow) => (decision, format!("allowed: {call}")),
                     Some(decision) => (decision, format!("declined: {call}")),
                     // No one to ask: the headless answer, with why.
@@ -350,24 +423,36 @@ async fn turn(
             }
             Event::Notice { level, text } => {
                 if *level == NoticeLevel::Error {
-                    turn.failure = Some(text.clone());
+                    state.turn.failure = Some(text.clone());
                 }
                 Some(format!("notice: {text}"))
             }
             Event::TurnDone { stop } => {
-                turn.stop = Some(*stop);
+                state.turn.stop = Some(*stop);
                 break;
             }
             _ => None,
         };
-        if let (Some(token), Some(message)) = (&token, message) {
-            progress += 1;
-            let note = ProgressNotificationParam::new(token.clone(), f64::from(progress))
-                .with_message(message);
-            let _ = context.peer.notify_progress(note).await;
+        if let Some(message) = message {
+            progress(context, token.as_ref(), &mut state.progress, message).await;
         }
     }
-    turn
+    Stand::Done(state.turn)
+}
+
+/// Sends one progress notification, when the call gave a token.
+async fn progress(
+    context: &RequestContext<RoleServer>,
+    token: Option<&ProgressToken>,
+    count: &mut u32,
+    message: String,
+) {
+    if let Some(token) = token {
+        *count += 1;
+        let note =
+            ProgressNotificationParam::new(token.clone(), f64::from(*count)).with_message(message);
+        let _ = context.peer.notify_progress(note).await;
+    }
 }
 
 /// The tool's answer for a turn of session `id`.
@@ -425,6 +510,41 @@ impl ServerHandler for CoxServer {
                 None,
             ));
         }
+        // A retry that answers a parked ask goes on with that turn.
+        if let Some(state) = request.request_state.as_deref() {
+            let Some(parked) = self.parked.take(state) else {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "this answer is for an ask that no longer waits (it was answered, or denied \
+                     after ten minutes without one)",
+                )])
+                .into());
+            };
+            let answer = request
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get(park::ANSWER))
+                .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+            let decision = answer.as_ref().map_or_else(
+                || Decision::Deny {
+                    reason: Some("the caller sent no answer to the ask".into()),
+                },
+                decided,
+            );
+            let mut state = parked.follow;
+            let said = match &decision {
+                Decision::Allow => format!("allowed: {}", parked.call),
+                _ => format!("declined: {}", parked.call),
+            };
+            let token = context.meta.get_progress_token();
+            progress(&context, token.as_ref(), &mut state.progress, said).await;
+            let _ = parked.live.submit.unbounded_send(Submission::Approve {
+                call_id: parked.call_id,
+                decision,
+            });
+            return Ok(self
+                .go_on(parked.live, parked.heard, state, &context, parked.resumed)
+                .await);
+        }
         let arguments = request.arguments.unwrap_or_default();
         let (args, prompt) = match call_args(&self.base, &name, &arguments) {
             Ok(parsed) => parsed,
@@ -440,25 +560,94 @@ impl ServerHandler for CoxServer {
                 .cloned()
         });
         let live = kept.unwrap_or_else(|| Arc::new(start(args.clone())));
-        let Ok(mut heard) = live.heard.try_lock() else {
+        let Ok(heard) = Arc::clone(&live.heard).try_lock_owned() else {
             return Ok(CallToolResult::error(vec![ContentBlock::text(
                 "a turn is already running in this session",
             )])
             .into());
         };
-        let done = turn(&live, &mut heard, prompt, &context).await;
-        drop(heard);
-        let Some(id) = done.session_id.clone().or(args.resume) else {
-            let why = done
-                .failure
-                .unwrap_or_else(|| "the session did not start".into());
-            return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
+        if live
+            .submit
+            .unbounded_send(Submission::UserTurn { text: prompt })
+            .is_err()
+        {
+            return Ok(
+                CallToolResult::error(vec![ContentBlock::text("the session has ended")]).into(),
+            );
+        }
+        Ok(self
+            .go_on(live, heard, Follow::default(), &context, args.resume)
+            .await)
+    }
+}
+
+impl CoxServer {
+    /// Follows the turn of `live` and answers the call: the turn's result,
+    /// or, when it waits on an ask the caller answers by retrying, an
+    /// `input_required` result with the turn parked.
+    async fn go_on(
+        &self,
+        live: Arc<Live>,
+        mut heard: Heard,
+        state: Follow,
+        context: &RequestContext<RoleServer>,
+        resumed: Option<String>,
+    ) -> CallToolResponse {
+        let stand = follow(&live, &mut heard, context, state).await;
+        let id = match &stand {
+            Stand::Done(turn)
+            | Stand::Asking {
+                follow: Follow { turn, .. },
+                ..
+            } => turn.session_id.clone().or_else(|| resumed.clone()),
         };
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), Arc::clone(&live));
-        Ok(answer(&id, done).into())
+        if let Some(id) = &id {
+            self.sessions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id.clone(), Arc::clone(&live));
+        }
+        match stand {
+            Stand::Done(turn) => {
+                drop(heard);
+                match id {
+                    Some(id) => answer(&id, turn).into(),
+                    None => {
+                        let why = turn
+                            .failure
+                            .unwrap_or_else(|| "the session did not start".into());
+                        CallToolResult::error(vec![ContentBlock::text(why)]).into()
+                    }
+                }
+            }
+            Stand::Asking {
+                follow,
+                call_id,
+                call,
+                reason,
+            } => {
+                let Some(params) = elicitation(&call, &reason) else {
+                    return CallToolResult::error(vec![ContentBlock::text(
+                        "cannot build the elicitation for an ask",
+                    )])
+                    .into();
+                };
+                let state = self.parked.park(park::Turn {
+                    live,
+                    heard,
+                    follow,
+                    call_id,
+                    call,
+                    resumed,
+                });
+                let mut requests = InputRequests::new();
+                requests.insert(
+                    park::ANSWER.to_owned(),
+                    InputRequest::Elicitation(ElicitRequest::new(params)),
+                );
+                InputRequiredResult::new(Some(requests), Some(state)).into()
+            }
+        }
     }
 }
 
@@ -480,6 +669,7 @@ pub fn serve(base: RunArgs) -> i32 {
         let server = CoxServer {
             base,
             sessions: Mutex::new(HashMap::new()),
+            parked: park::Parked::default(),
         };
         match server.serve(rmcp::transport::stdio()).await {
             Ok(running) => match running.waiting().await {
