@@ -170,6 +170,7 @@ fn header(path: &Path, provider: &str, model: &str) -> Result<String, toml::ser:
     let file = ScenarioFile {
         model: Some(model.to_owned()),
         turn: Vec::new(),
+        agent: Vec::new(),
     };
     Ok(format!(
         "# A cassette: the provider exchanges of a recorded cox session, one\n\
@@ -347,6 +348,7 @@ impl Exchange {
         let file = ScenarioFile {
             model: None,
             turn: vec![self.turn()],
+            agent: Vec::new(),
         };
         Ok(served + &file.to_toml()?)
     }

@@ -31,6 +31,10 @@
 //! tool_result_ok = true             # the last message has tool results, none
 //!                                   # (or, for false, all) of them errors
 //! tools_include = ["read", "write"] # offered in the request's tools
+//! [[agent]]                         # a subagent's model, for the agent
+//! description = "survey"            # call with this description
+//! [[agent.turn]]                    # its responses, as [[turn]]
+//! text = "Two modules."
 //! ```
 //!
 //! Usage a turn leaves out is estimated (see [`ScriptedProvider`]).
@@ -50,5 +54,6 @@ mod scenario;
 pub use expect::Expect;
 pub use provider::ScriptedProvider;
 pub use scenario::{
-    DEFAULT_MODEL, Scenario, ScenarioError, ScenarioFile, ToolCallSpec, Turn, UsageSpec,
+    AgentScript, DEFAULT_MODEL, Scenario, ScenarioError, ScenarioFile, ToolCallSpec, Turn,
+    UsageSpec,
 };

@@ -37,6 +37,8 @@ pub struct Scenario {
     origin: String,
     model: String,
     pub(crate) turns: Vec<Turn>,
+    /// The subagents' scripts, by the `description` of the agent call.
+    agents: Vec<(String, Vec<Turn>)>,
 }
 
 /// One scripted response: what one provider call streams (a `[[turn]]`).
@@ -113,6 +115,20 @@ pub struct ScenarioFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn: Vec<Turn>,
+    /// `[[agent]]`: what a subagent's model says, for the agent call with
+    /// this `description`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent: Vec<AgentScript>,
+}
+
+/// One subagent's script (an `[[agent]]` with its `[[agent.turn]]`s).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentScript {
+    /// The `description` of the agent call it answers.
+    pub description: String,
+    #[serde(default)]
     pub turn: Vec<Turn>,
 }
 
@@ -247,92 +263,21 @@ impl Scenario {
             ));
         }
         let mut file = file;
-        for (index, turn) in file.turn.iter_mut().enumerate() {
-            let number = index + 1;
-            for call in &mut turn.tool_call {
-                let Some(json) = call.input_json.take() else {
-                    continue;
-                };
-                let parsed = serde_json::from_str::<Value>(json.get_ref());
-                match parsed {
-                    Ok(Value::Object(map)) if call.input.is_empty() => call.input = map,
-                    Ok(Value::Object(_)) => {
-                        return Err(locate(
-                            Some(json.span()),
-                            &format!("turn {number}: a tool_call has both input and input_json"),
-                        ));
-                    }
-                    Ok(_) => {
-                        return Err(locate(
-                            Some(json.span()),
-                            &format!("turn {number}: input_json is not a JSON object"),
-                        ));
-                    }
-                    Err(e) => {
-                        return Err(locate(
-                            Some(json.span()),
-                            &format!("turn {number}: input_json is not JSON: {e}"),
-                        ));
-                    }
-                }
+        check_turns(&mut file.turn, "", &locate)?;
+        let mut agents = Vec::with_capacity(file.agent.len());
+        for agent in &mut file.agent {
+            let label = format!("agent {:?}: ", agent.description);
+            if agent.turn.is_empty() {
+                return Err(locate(None, &format!("{label}no [[agent.turn]]")));
             }
-        }
-        for (index, turn) in file.turn.iter().enumerate() {
-            let number = index + 1;
-            if let Some(cut) = turn
-                .tool_call
-                .iter()
-                .filter_map(|c| c.cut.as_ref())
-                .find(|cut| *cut.get_ref())
-                && turn.stop != Some(ModelStop::MaxTokens)
-            {
-                return Err(locate(
-                    Some(cut.span()),
-                    &format!("turn {number}: a cut tool_call needs stop = \"max_tokens\""),
-                ));
-            }
-            if let Some(chunk) = &turn.chunk_chars
-                && *chunk.get_ref() == 0
-            {
-                return Err(locate(
-                    Some(chunk.span()),
-                    &format!("turn {number}: chunk_chars must be at least 1"),
-                ));
-            }
-            for call in &turn.tool_call {
-                if call.name.get_ref().trim().is_empty() {
-                    return Err(locate(
-                        Some(call.name.span()),
-                        &format!("turn {number}: tool_call name is empty"),
-                    ));
-                }
-            }
-            if let Some(kind) = &turn.error_kind
-                && (turn.error.is_none()
-                    || !matches!(kind.get_ref().as_str(), "context_length" | "failed"))
-            {
-                return Err(locate(
-                    Some(kind.span()),
-                    &format!(
-                        "turn {number}: error_kind is `context_length` or `failed`, with an `error`"
-                    ),
-                ));
-            }
-            if let Some(error) = &turn.error
-                && (turn.text.is_some() || turn.thinking.is_some() || !turn.tool_call.is_empty())
-            {
-                return Err(locate(
-                    Some(error.span()),
-                    &format!(
-                        "turn {number}: a turn with `error` cannot also script text, thinking or tool_call"
-                    ),
-                ));
-            }
+            check_turns(&mut agent.turn, &label, &locate)?;
+            agents.push((agent.description.clone(), agent.turn.clone()));
         }
         Ok(Scenario {
             origin: origin.to_owned(),
             model: file.model.unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
             turns: file.turn,
+            agents,
         })
     }
 
@@ -370,6 +315,112 @@ impl Scenario {
     pub fn turn_count(&self) -> usize {
         self.turns.len()
     }
+
+    /// The script of the subagent an agent call with `description` runs,
+    /// as a scenario of its own (same model); `None` when none is scripted.
+    #[must_use]
+    pub fn agent(&self, description: &str) -> Option<Scenario> {
+        let (_, turns) = self.agents.iter().find(|(d, _)| d == description)?;
+        Some(Scenario {
+            origin: format!("{} [agent {description:?}]", self.origin),
+            model: self.model.clone(),
+            turns: turns.clone(),
+            agents: self.agents.clone(),
+        })
+    }
+}
+
+/// The checks serde cannot express, on one list of turns (`label` names
+/// the list in errors: empty for the scenario's own, `agent "x": ` for a
+/// subagent's).
+fn check_turns(
+    turns: &mut [Turn],
+    label: &str,
+    locate: &dyn Fn(Option<Range<usize>>, &str) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    for (index, turn) in turns.iter_mut().enumerate() {
+        let number = index + 1;
+        for call in &mut turn.tool_call {
+            let Some(json) = call.input_json.take() else {
+                continue;
+            };
+            let parsed = serde_json::from_str::<Value>(json.get_ref());
+            match parsed {
+                Ok(Value::Object(map)) if call.input.is_empty() => call.input = map,
+                Ok(Value::Object(_)) => {
+                    return Err(locate(
+                        Some(json.span()),
+                        &format!("{label}turn {number}: a tool_call has both input and input_json"),
+                    ));
+                }
+                Ok(_) => {
+                    return Err(locate(
+                        Some(json.span()),
+                        &format!("{label}turn {number}: input_json is not a JSON object"),
+                    ));
+                }
+                Err(e) => {
+                    return Err(locate(
+                        Some(json.span()),
+                        &format!("{label}turn {number}: input_json is not JSON: {e}"),
+                    ));
+                }
+            }
+        }
+    }
+    for (index, turn) in turns.iter().enumerate() {
+        let number = index + 1;
+        if let Some(cut) = turn
+            .tool_call
+            .iter()
+            .filter_map(|c| c.cut.as_ref())
+            .find(|cut| *cut.get_ref())
+            && turn.stop != Some(ModelStop::MaxTokens)
+        {
+            return Err(locate(
+                Some(cut.span()),
+                &format!("{label}turn {number}: a cut tool_call needs stop = \"max_tokens\""),
+            ));
+        }
+        if let Some(chunk) = &turn.chunk_chars
+            && *chunk.get_ref() == 0
+        {
+            return Err(locate(
+                Some(chunk.span()),
+                &format!("{label}turn {number}: chunk_chars must be at least 1"),
+            ));
+        }
+        for call in &turn.tool_call {
+            if call.name.get_ref().trim().is_empty() {
+                return Err(locate(
+                    Some(call.name.span()),
+                    &format!("{label}turn {number}: tool_call name is empty"),
+                ));
+            }
+        }
+        if let Some(kind) = &turn.error_kind
+            && (turn.error.is_none()
+                || !matches!(kind.get_ref().as_str(), "context_length" | "failed"))
+        {
+            return Err(locate(
+                Some(kind.span()),
+                &format!(
+                    "turn {number}: error_kind is `context_length` or `failed`, with an `error`"
+                ),
+            ));
+        }
+        if let Some(error) = &turn.error
+            && (turn.text.is_some() || turn.thinking.is_some() || !turn.tool_call.is_empty())
+        {
+            return Err(locate(
+                Some(error.span()),
+                &format!(
+                    "turn {number}: a turn with `error` cannot also script text, thinking or tool_call"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl fmt::Display for Scenario {
@@ -404,6 +455,25 @@ fn one_line(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subagent_s_script_is_a_scenario_of_its_own_and_checked_like_one() {
+        let text = "model = \"m\"\n[[turn]]\ntext = \"parent\"\n\
+                    [[agent]]\ndescription = \"look\"\n[[agent.turn]]\ntext = \"child\"\n";
+        let scenario = Scenario::parse(text, "s.toml").unwrap();
+        let child = scenario.agent("look").unwrap();
+        assert_eq!(child.turn_count(), 1);
+        assert_eq!(child.turns[0].text.as_deref(), Some("child"));
+        assert_eq!(child.model(), "m");
+        assert!(scenario.agent("other").is_none());
+        let bad = "[[turn]]\ntext = \"p\"\n[[agent]]\ndescription = \"look\"\n\
+                   [[agent.turn]]\nchunk_chars = 0\n";
+        let err = Scenario::parse(bad, "s.toml").unwrap_err().to_string();
+        assert!(err.contains("agent \"look\": turn 1: chunk_chars"), "{err}");
+        let empty = "[[turn]]\ntext = \"p\"\n[[agent]]\ndescription = \"look\"\n";
+        let err = Scenario::parse(empty, "s.toml").unwrap_err().to_string();
+        assert!(err.contains("no [[agent.turn]]"), "{err}");
+    }
 
     #[test]
     fn line_column_counts_from_one_in_characters() {
@@ -452,6 +522,7 @@ mod tests {
         let file = ScenarioFile {
             model: Some("m".into()),
             turn: vec![full, Turn::default(), Turn::failed("boom".into(), true)],
+            agent: Vec::new(),
         };
         let text = file.to_toml().unwrap();
         let back: ScenarioFile = toml::from_str(&text).unwrap();

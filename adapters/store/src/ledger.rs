@@ -130,7 +130,9 @@ fn between_calls(event: &Event) -> bool {
         | Event::Checkpoint { .. }
         | Event::Rewound { .. }
         | Event::RewindConflict { .. }
-        | Event::HookRan { .. } => true,
+        | Event::HookRan { .. }
+        // A subagent runs while this session runs its call.
+        | Event::Subagent { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
         | Event::ToolCallRequested { .. }

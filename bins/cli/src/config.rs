@@ -87,10 +87,24 @@ struct ConfigFile {
     tui: TuiConfig,
     #[serde(default)]
     telemetry: TelemetryConfig,
+    #[serde(default)]
+    agents: AgentsConfig,
     /// `[hooks]`: read by [`load_hooks_table`] (the hooks' reader checks
     /// it, warning per entry).
     #[serde(default)]
     hooks: Option<serde_json::Value>,
+}
+
+/// `[agents]`: how far and how wide subagents go (see
+/// [`crate::ext::agent_tool`]).
+#[derive(Deserialize, Default, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsConfig {
+    /// How deep subagents may nest: a session at this depth gets no
+    /// `agent` tool (2 when unset; 0 turns subagents off).
+    pub max_depth: Option<u32>,
+    /// How many agent calls of one message run at once (4 when unset).
+    pub parallel: Option<u32>,
 }
 
 /// `[telemetry]`: the log's retention and OTLP export (see
@@ -271,6 +285,8 @@ pub struct ModelConfig {
     pub context: ContextConfig,
     /// `[telemetry]`: the log's retention and OTLP export.
     pub telemetry: TelemetryConfig,
+    /// `[agents]`: subagents' depth and width.
+    pub agents: AgentsConfig,
 }
 
 /// Reads the model and provider tables of the user's config.
@@ -353,6 +369,13 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
             line_of_key("log_days")
         ));
     }
+    if source.file.agents.parallel == Some(0) {
+        return Err(anyhow!(
+            "{}:{}: [agents] parallel must be 1 or more (set max_depth = 0 to turn subagents off)",
+            source.path.display(),
+            line_of_key("parallel")
+        ));
+    }
     let at = source.file.context.compact_at;
     if !(at.is_finite() && at > 0.0) {
         return Err(anyhow!(
@@ -370,6 +393,7 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
         budget: file.budget,
         context: file.context,
         telemetry: file.telemetry,
+        agents: file.agents,
         models: file
             .models
             .into_iter()
@@ -514,7 +538,7 @@ pub fn load_permissions(
                 project.path.display()
             ));
         }
-        let own: Vec<String> = ["core", "context", "tui", "telemetry"]
+        let own: Vec<String> = ["core", "context", "tui", "telemetry", "agents"]
             .into_iter()
             .filter(|t| project.tables.iter().any(|have| have == t))
             .map(|t| format!("[{t}]"))

@@ -9,6 +9,7 @@
 //! untrusted: it informs the model, and what would run code (hooks, MCP
 //! servers) waits for a person's trust.
 
+pub mod agent_tool;
 pub mod agents;
 pub mod commands;
 pub mod hooks;

@@ -184,6 +184,18 @@ impl<W: Write> Renderer<W> {
                     self.unpriced.push(model.clone());
                 }
             }
+            // A subagent's calls count in the run's usage and cost (its
+            // ledger rows stay under its own session).
+            Event::Subagent { event, .. } => {
+                if let Event::Usage { usage, model, .. } = &**event {
+                    self.usage.add(usage);
+                    let cost = cost(self.catalog.get(model), usage);
+                    self.cost_usd += cost.usd;
+                    if cost.estimated && !self.unpriced.contains(model) {
+                        self.unpriced.push(model.clone());
+                    }
+                }
+            }
             Event::Notice { level, text } => {
                 if *level == NoticeLevel::Error {
                     self.last_error = Some(text.clone());

@@ -52,6 +52,9 @@ pub struct ProviderChoice {
     pub main_tier: Tier,
     /// `[core]`, `[tiers]`, `[providers]`, `[models]` of the user's config.
     pub models: ModelConfig,
+    /// A subagent's: the `description` of the agent call that runs it
+    /// (the scripted provider plays that `[[agent]]`'s script).
+    pub agent: Option<String>,
 }
 
 /// What a session of `cox run` talks to.
@@ -350,6 +353,14 @@ pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::Script
         );
     };
     let mut scenario = cox_scripted::Scenario::load(path)?;
+    if let Some(description) = &choice.agent {
+        scenario = scenario.agent(description).ok_or_else(|| {
+            anyhow::anyhow!(
+                "scenario {}: no [[agent]] scripts the subagent {description:?}",
+                path.display()
+            )
+        })?;
+    }
     // `--model` (or COX_MODEL) names the model the scenario plays, so it
     // prices and reports as that model.
     if let Some(model) = &choice.model {

@@ -210,6 +210,12 @@ pub(crate) struct Prepared<P> {
     plugins: Vec<crate::ext::plugins::Plugin>,
     /// The hooks found, trusted or pending (none with `--no-hooks`).
     hooks: crate::ext::hooks::Found,
+    /// The command line it was prepared from (a subagent starts from it).
+    args: RunArgs,
+    /// `[agents]` of the user's config.
+    agents: config::AgentsConfig,
+    /// Where it stands among subagents.
+    lineage: crate::ext::agent_tool::Lineage,
 }
 
 /// Says each of `warnings` on stderr (and in the log), as `what`.
@@ -226,9 +232,12 @@ fn extensions(
     args: &RunArgs,
     home: &CoxHome,
     cwd: &std::path::Path,
+    quiet: bool,
 ) -> (Vec<crate::ext::plugins::Plugin>, crate::ext::hooks::Found) {
     let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir);
-    warn_all(&plugins.warnings, "plugins");
+    if !quiet {
+        warn_all(&plugins.warnings, "plugins");
+    }
     if args.no_hooks {
         return (plugins.plugins, crate::ext::hooks::Found::default());
     }
@@ -256,19 +265,40 @@ pub(crate) fn prepare<P, M>(
 where
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
+    prepare_in(
+        args,
+        make_provider,
+        consent,
+        crate::ext::agent_tool::Lineage::default(),
+    )
+}
+
+/// [`prepare`] for a session at `lineage` (a subagent's: the log and the
+/// exporter are its parent's, already running).
+pub(crate) fn prepare_in<P, M>(
+    args: &RunArgs,
+    make_provider: M,
+    consent: Consent,
+    lineage: crate::ext::agent_tool::Lineage,
+) -> Result<Prepared<P>>
+where
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
     let home = CoxHome::resolve(None)?;
     home.prepare()?;
     let user_config = home.root().join("config.toml");
-    let telemetry = config::load_models(&user_config)?.telemetry;
-    init_log(
-        home.logs_dir(),
-        config::log_filter_for(&user_config)?,
-        telemetry.log_days,
-    );
-    crate::telemetry::export::start(
-        crate::telemetry::export::wanted(telemetry.otel)?,
-        telemetry.endpoint.as_deref(),
-    )?;
+    if lineage.parent.is_none() {
+        let telemetry = config::load_models(&user_config)?.telemetry;
+        init_log(
+            home.logs_dir(),
+            config::log_filter_for(&user_config)?,
+            telemetry.log_days,
+        );
+        crate::telemetry::export::start(
+            crate::telemetry::export::wanted(telemetry.otel)?,
+            telemetry.endpoint.as_deref(),
+        )?;
+    }
     let pick = match (&args.resume, args.continue_) {
         (Some(id), _) => Some(resume::Pick::Id(id.clone())),
         (None, true) => Some(resume::Pick::Latest),
@@ -320,11 +350,16 @@ where
         }
     }
     let (permissions, models) = session_permissions(&home, &cwd, args, consent)?;
-    for warning in &permissions.warnings {
+    // A subagent's config is its parent's, whose warnings were said.
+    let quiet = lineage.parent.is_some();
+    for warning in permissions.warnings.iter().filter(|_| !quiet) {
         eprintln!("cox: warning: {warning}");
         tracing::warn!(%warning, "permissions");
     }
-    let preset = preset(args, &models, consent)?;
+    let mut preset = preset(args, &models, consent)?;
+    if let Some(tier) = lineage.tier {
+        preset.tier = tier;
+    }
     let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
     let workspace = Workspace {
         cwd: cwd.clone(),
@@ -352,9 +387,11 @@ where
         },
         record: args.record.clone(),
         main_tier: preset.tier,
+        agent: lineage.script.clone(),
         models,
     };
-    let (plugins, hooks) = extensions(args, &home, &cwd);
+    let agents = choice.models.agents.clone();
+    let (plugins, hooks) = extensions(args, &home, &cwd, quiet);
     let mcp = mcp_servers(args, &home, &cwd, &plugins)?;
     let status_line = config::load_tui(&home.root().join("config.toml"))?
         .status_line
@@ -395,6 +432,9 @@ where
         status_line,
         plugins,
         hooks,
+        args: args.clone(),
+        agents,
+        lineage,
     })
 }
 
@@ -515,6 +555,7 @@ fn with_mcp<W: cox_core::World>(
     session: Session<W>,
     loaded: crate::mcp::Loaded,
     cx: crate::mcp::ConnectContext,
+    only: Option<Vec<String>>,
 ) -> Session<W> {
     let crate::mcp::Loaded { servers, notices } = loaded;
     if servers.is_empty() && notices.is_empty() {
@@ -535,6 +576,10 @@ fn with_mcp<W: cox_core::World>(
                 tracing::info!(server = %name, ?state, "mcp server");
             }
             late.tools = connected.tools;
+            // A subagent's definition may narrow its tools.
+            if let Some(names) = &only {
+                late.tools.retain(|t| names.iter().any(|n| n == t.name()));
+            }
             late.expander = connected.expander;
             late.notices.extend(connected.notices);
         }
@@ -656,6 +701,9 @@ pub(crate) fn build_session<P: Provider>(
         status_line,
         plugins,
         hooks,
+        args,
+        agents,
+        lineage,
     } = prepared;
     let connect = connect_context(&home, &cwd, &sandbox)?;
     let info = catalog.get(provider.model()).cloned();
@@ -707,10 +755,15 @@ pub(crate) fn build_session<P: Provider>(
         sandbox_mode: sandbox.mode,
         max_turns,
         system: SystemParts {
-            prompt: match &append_system_prompt {
-                Some(text) => format!("{}\n\n{text}", cox_core::prompt::SYSTEM_PROMPT),
-                None => cox_core::prompt::SYSTEM_PROMPT.to_owned(),
-            },
+            prompt: [
+                Some(cox_core::prompt::SYSTEM_PROMPT),
+                append_system_prompt.as_deref(),
+                lineage.prompt.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("\n\n"),
             instructions: found.text,
             volatile: cox_core::prompt::volatile_block(
                 &started_at[..10],
@@ -725,7 +778,7 @@ pub(crate) fn build_session<P: Provider>(
         budget,
         context,
         context_window,
-        parent: None,
+        parent: lineage.parent,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let store_catalog = catalog.clone();
@@ -778,12 +831,37 @@ pub(crate) fn build_session<P: Provider>(
         tools.push(std::sync::Arc::new(tool));
     }
     let home_dir = env::home_dir();
+    let base = instructions::repo_root(&cwd).unwrap_or_else(|| cwd.clone());
+    if let Some(tool) = crate::ext::agent_tool::AgentTool::for_session(
+        crate::ext::agent_tool::Recipe {
+            args,
+            parent: id,
+            depth: lineage.depth,
+            approval,
+            max_turns,
+            config: agents,
+        },
+        || {
+            let (defs, warnings) =
+                crate::ext::agents::find(&base, home.root(), home_dir.as_deref(), &plugins);
+            if lineage.parent.is_none() {
+                warn_all(&warnings, "agents");
+            }
+            defs
+        },
+    ) {
+        tools.push(std::sync::Arc::new(tool));
+    }
+    // A subagent's definition may narrow its tools.
+    if let Some(names) = &lineage.tools {
+        tools.retain(|t| names.iter().any(|n| n == t.name()));
+    }
     let known: Vec<String> = models.iter().map(|(id, ..)| id.clone()).collect();
     let commands = crate::ext::commands::Commands::find(
         &crate::ext::commands::Places {
             cox_home: home.root(),
             home_dir: home_dir.as_deref(),
-            base: &instructions::repo_root(&cwd).unwrap_or_else(|| cwd.clone()),
+            base: &base,
             plugins: &plugins,
             models: &known,
         },
@@ -820,7 +898,7 @@ pub(crate) fn build_session<P: Provider>(
     } else {
         session
     };
-    let session = with_mcp(session, mcp, connect);
+    let session = with_mcp(session, mcp, connect, lineage.tools.clone());
     if let Some(line) = crate::ext::hooks::pending_line(&hooks.pending) {
         warn_all(&[line], "hooks");
     }

@@ -227,6 +227,8 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
     for i in 0..n {
         let call_id = cox_protocol::CallId::from(format!("c{i}"));
         let cx = ToolContext {
+            permission_mode: cox_protocol::types::PermissionMode::Default,
+            nested: cox_protocol::tool::Nested::none(),
             call_id: &call_id,
             workspace: &workspace,
             cancel: cox_protocol::CancelToken::new(),

@@ -591,3 +591,44 @@ fn an_unanswered_permission_request_cancels_the_turn_after_the_wait() {
         .unwrap();
     common::assert_one_line_error(&out, "COX_ACP_PERMISSION_TIMEOUT_MS=soon");
 }
+
+#[test]
+fn a_subagent_s_ask_reaches_the_editor_and_the_answer_reaches_the_subagent() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "subagent_write", &[]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
+    );
+    let mut asked = Vec::new();
+    let mut allow = choose("allow_once");
+    let (answer, seen) = acp.response(id, |request| {
+        asked.push(request["params"]["toolCall"].clone());
+        allow(request)
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    // One ask, for the subagent's write, named `<child>/<call>`.
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let call_id = asked[0]["toolCallId"].as_str().unwrap();
+    let (child, _) = call_id.split_once('/').unwrap();
+    assert_eq!(child.len(), 26, "a session id: {call_id}");
+    assert_eq!(asked[0]["kind"], "edit");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("notes.txt")).unwrap(),
+        "from the subagent\n"
+    );
+    // The subagent's call is a card of its own; its text is not the answer.
+    let cards = updates(&seen, "tool_call");
+    assert!(
+        cards.iter().any(|c| c["toolCallId"] == call_id),
+        "{cards:?}"
+    );
+    let text: String = updates(&seen, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "The subagent is done.");
+    assert_eq!(acp.finish(), 0);
+}

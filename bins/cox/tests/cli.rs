@@ -43,6 +43,7 @@ fn hello_in_stream_json_frames_init_events_and_result() {
     assert_eq!(
         tools,
         [
+            "agent",
             "apply_patch",
             "bash",
             "edit",

@@ -190,7 +190,7 @@ fn a_plugin_folder_brings_its_commands_skills_hooks_and_servers() {
         report["agents"][0]["state"]
             .as_str()
             .unwrap()
-            .contains("no subagents"),
+            .contains("available to the agent tool"),
         "{report}"
     );
     assert_eq!(

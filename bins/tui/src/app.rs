@@ -207,6 +207,7 @@ impl App {
     pub fn new(mut facts: Facts, mut history: Vec<String>) -> Self {
         let past = std::mem::take(&mut facts.past);
         let mut transcript = Transcript::new();
+        transcript.catalog = catalog_of(&facts.models);
         for event in &past {
             transcript.apply(event);
             if let Event::TurnStarted { text, .. } = event {
@@ -216,6 +217,7 @@ impl App {
         // What the rollout left mid-turn is not running now.
         transcript.busy = false;
         transcript.pending = None;
+        transcript.pending_via = None;
         let tier = facts.tier;
         Self {
             transcript,
@@ -837,6 +839,7 @@ impl App {
         if let Some(id) = self.transcript.pending.take() {
             self.transcript.clear_approval(&id);
         }
+        self.transcript.pending_via = None;
         self.approval_since = None;
     }
 
@@ -949,6 +952,29 @@ impl App {
                 });
                 Vec::new()
             }
+            Command::Agents(None) => {
+                self.overlay = Some(Overlay::Text {
+                    title: "agents".into(),
+                    lines: self.transcript.agents.lines(),
+                });
+                Vec::new()
+            }
+            Command::Agents(Some(n)) => {
+                let shown = n
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|n| self.transcript.agents.transcript(n));
+                self.overlay = Some(match shown {
+                    Some((title, lines)) => Overlay::Text { title, lines },
+                    None => Overlay::Text {
+                        title: "agents".into(),
+                        lines: vec![format!(
+                            "no subagent {n}: /agents lists them, numbered from 1"
+                        )],
+                    },
+                });
+                Vec::new()
+            }
             Command::Resume(Some(id)) => vec![Action::Resume(id)],
             Command::Resume(None) => {
                 if self.facts.recent.is_empty() {
@@ -976,6 +1002,7 @@ impl App {
             }
             Command::Clear => {
                 self.transcript = Transcript::new();
+                self.transcript.catalog = catalog_of(&self.facts.models);
                 vec![Action::NewSession]
             }
             Command::Help => {
@@ -1046,10 +1073,22 @@ impl App {
             Some(usd) => format!("cost                ${usd:.4}"),
             None => "cost                unknown (the model has no price row)".into(),
         });
+        let agents = &self.transcript.agents;
+        if !agents.rows.is_empty() {
+            let u = agents.usage();
+            lines.push(format!(
+                "subagents           {} · {} in, {} out · ${:.4} (in the cost above)",
+                agents.rows.len(),
+                u.input_tokens,
+                u.output_tokens,
+                agents.cost_usd()
+            ));
+        }
         lines
     }
 
-    /// What the session has cost so far, when the model is priced.
+    /// What the session has cost so far, its subagents' calls included,
+    /// when the model is priced.
     #[must_use]
     pub fn cost(&self) -> Option<f64> {
         let prices = self.facts.prices?;
@@ -1059,7 +1098,8 @@ impl App {
             per(u.input_tokens, prices.input)
                 + per(u.output_tokens, prices.output)
                 + per(u.cache_read_tokens, prices.cache_read)
-                + per(u.cache_write_tokens, prices.cache_write),
+                + per(u.cache_write_tokens, prices.cache_write)
+                + self.transcript.agents.cost_usd(),
         )
     }
 
@@ -1111,4 +1151,24 @@ impl App {
         // the entries hold.
         crate::sanitize::sanitize(&out).into_owned()
     }
+}
+
+/// The prices of the configured models, for what subagents' calls cost.
+fn catalog_of(
+    models: &[(String, Option<cox_protocol::catalog::Prices>, u64)],
+) -> cox_protocol::catalog::Catalog {
+    cox_protocol::catalog::Catalog::new(
+        models
+            .iter()
+            .map(|(id, prices, window)| cox_protocol::catalog::ModelInfo {
+                id: id.clone(),
+                provider: String::new(),
+                context_window: *window,
+                max_output: 0,
+                prices: *prices,
+                prices_as_of: None,
+                efforts: Vec::new(),
+            })
+            .collect(),
+    )
 }

@@ -21,6 +21,7 @@
 //! nothing but [`run`] and [`trust`] touch the terminal, and [`app`] never awaits: it is a state machine a test can
 //! drive key by key.
 
+pub mod agents;
 pub mod app;
 pub mod composer;
 pub mod diff;

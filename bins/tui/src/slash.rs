@@ -46,6 +46,9 @@ pub enum Command {
     Permissions,
     /// `/cost`: this session's tokens and cost.
     Cost,
+    /// `/agents [n]`: the subagents this session ran, or the transcript
+    /// of the `n`th.
+    Agents(Option<String>),
     /// `/memory [list | add <text> | forget <id>]`: the project's notes.
     Memory(Option<String>),
     /// `/resume [id]`: pick a recorded session (list them without an id).
@@ -129,6 +132,15 @@ const COMMANDS: &[Spec] = &[
         usage: "/cost",
         help: "show this session's tokens and cost",
         arg: Arg::Nothing(Command::Cost),
+    },
+    Spec {
+        name: "/agents",
+        usage: "/agents [n]",
+        help: "list the subagents this session ran (state, turns, cost); with n, read its transcript",
+        arg: Arg::Word {
+            what: "an agent's number",
+            make: Command::Agents,
+        },
     },
     Spec {
         name: "/resume",

@@ -12,11 +12,17 @@
 //! reuse an id, adds entries and never overwrites an earlier one. A
 //! `ToolCallRequested` for a call of this turn that has no result yet is a
 //! person's edit of it, and replaces its input.
+//!
+//! A subagent's tool calls are entries too, marked with the child's session
+//! (`via`) and drawn under the call that runs it; they are looked up within
+//! that child only, so a child reusing its parent's call ids never touches
+//! the parent's entries. Everything else a child says goes to [`Agents`].
 
 use cox_protocol::CallId;
 use cox_protocol::hook::{HookEvent, HookOutcome};
 use cox_protocol::types::{Event, NoticeLevel, StopReason, ToolCall, ToolResult, Usage};
 
+use crate::agents::Agents;
 use crate::preview::{self, Preview, Read};
 use crate::sanitize::sanitize;
 
@@ -67,6 +73,8 @@ pub struct ToolEntry {
     pub approval: Option<String>,
     /// What a write, an edit or a patch does (see [`preview`]).
     pub preview: Option<Preview>,
+    /// The subagent session that made the call; `None`: this session.
+    pub via: Option<String>,
 }
 
 /// The conversation so far, and the facts the status line shows.
@@ -86,6 +94,12 @@ pub struct Transcript {
     pub busy: bool,
     /// The call waiting for an answer, if any.
     pub pending: Option<CallId>,
+    /// The subagent whose call `pending` is; `None`: this session's.
+    pub pending_via: Option<String>,
+    /// The subagents this session ran.
+    pub agents: Agents,
+    /// Prices for the subagents' calls.
+    pub catalog: cox_protocol::catalog::Catalog,
     /// Where the model call in progress began in `entries`.
     reply_start: usize,
     /// Turns seen, this transcript's own count: the key of a tool entry.
@@ -161,58 +175,15 @@ impl Transcript {
                     }),
                 }
             }
-            Event::ToolCallRequested { call } => {
-                let mut call = call.clone();
-                call.subject = sanitize(&call.subject).into_owned();
-                call.name = sanitize(&call.name).into_owned();
-                let preview = preview::preview(&call, None);
-                // A person's edit re-requests the same call: replace it.
-                if let Some(entry) = self.tool_mut(&call.id) {
-                    entry.call = call;
-                    entry.approval = None;
-                    entry.preview = preview;
-                } else {
-                    self.entries.push(Entry::Tool(Box::new(ToolEntry {
-                        turn: self.seq,
-                        call,
-                        output: String::new(),
-                        result: None,
-                        approval: None,
-                        preview,
-                    })));
-                }
-            }
-            Event::ApprovalRequired { call_id, reason } => {
-                let reason = sanitize(reason).into_owned();
-                if let Some(entry) = self.tool_mut(call_id) {
-                    entry.approval = Some(reason);
-                }
-                self.pending = Some(call_id.clone());
-            }
-            Event::ToolCallOutput { call_id, chunk } => {
-                let chunk = sanitize(chunk).into_owned();
-                if let Some(entry) = self.tool_mut(call_id) {
-                    entry.output.push_str(&chunk);
-                    if entry.output.len() > 2 * OUTPUT_TAIL {
-                        let mut cut = entry.output.len() - OUTPUT_TAIL;
-                        while !entry.output.is_char_boundary(cut) {
-                            cut += 1;
-                        }
-                        entry.output.drain(..cut);
-                    }
-                }
-            }
-            Event::ToolCallDone { call_id, result } => {
-                let mut result = result.clone();
-                result.visible = sanitize(&result.visible).into_owned();
-                if self.pending.as_ref() == Some(call_id) {
-                    self.pending = None;
-                }
-                if let Some(entry) = self.tool_mut(call_id) {
-                    entry.approval = None;
-                    entry.result = Some(result);
-                }
-            }
+            Event::ToolCallRequested { .. }
+            | Event::ApprovalRequired { .. }
+            | Event::ToolCallOutput { .. }
+            | Event::ToolCallDone { .. } => self.fold_call(None, event),
+            Event::Subagent {
+                call_id,
+                session_id,
+                event,
+            } => self.fold_child(call_id, &session_id.to_string(), event),
             Event::Usage { usage, .. } => {
                 self.usage.add(usage);
                 self.last_context =
@@ -231,6 +202,7 @@ impl Transcript {
                     self.entries
                         .truncate(self.reply_start.min(self.entries.len()));
                     self.pending = None;
+                    self.pending_via = None;
                 }
                 self.entries.push(Entry::Notice {
                     level: NoticeLevel::Warn,
@@ -323,6 +295,7 @@ impl Transcript {
             Event::TurnDone { stop } => {
                 self.busy = false;
                 self.pending = None;
+                self.pending_via = None;
                 if *stop != StopReason::EndTurn {
                     self.entries.push(Entry::Stopped { stop: *stop });
                 }
@@ -333,30 +306,122 @@ impl Transcript {
     /// What the runner found at the path the call `id` names, read as the
     /// call was requested: its preview is worked out again from it.
     pub fn see_file(&mut self, id: &CallId, read: &Read) {
-        if let Some(entry) = self.tool_mut(id) {
+        let via = self.pending_via.clone();
+        if let Some(entry) = self.tool_in(via.as_deref(), id) {
             entry.preview = preview::preview(&entry.call, Some(read));
         }
     }
 
-    /// The call `id` of this turn that has no result yet.
-    fn open(&self, id: &CallId) -> Option<usize> {
+    /// The call `id` of this turn, made by `via` (`None`: this session),
+    /// that has no result yet.
+    fn open(&self, via: Option<&str>, id: &CallId) -> Option<usize> {
         let seq = self.seq;
         self.entries.iter().rposition(|e| {
-            matches!(e, Entry::Tool(t) if t.turn == seq && t.call.id == *id && t.result.is_none())
+            matches!(e, Entry::Tool(t) if t.turn == seq && t.call.id == *id
+                && t.result.is_none() && t.via.as_deref() == via)
         })
     }
 
-    fn tool_mut(&mut self, id: &CallId) -> Option<&mut ToolEntry> {
-        let at = self.open(id)?;
+    fn tool_in(&mut self, via: Option<&str>, id: &CallId) -> Option<&mut ToolEntry> {
+        let at = self.open(via, id)?;
         match &mut self.entries[at] {
             Entry::Tool(t) => Some(t.as_mut()),
             _ => None,
         }
     }
 
+    /// A call was requested (or re-requested with a person's edit).
+    fn requested(&mut self, via: Option<&str>, call: ToolCall, preview: Option<Preview>) {
+        // A person's edit re-requests the same call: replace it.
+        if let Some(entry) = self.tool_in(via, &call.id) {
+            entry.call = call;
+            entry.approval = None;
+            entry.preview = preview;
+        } else {
+            self.entries.push(Entry::Tool(Box::new(ToolEntry {
+                turn: self.seq,
+                call,
+                output: String::new(),
+                result: None,
+                approval: None,
+                preview,
+                via: via.map(str::to_owned),
+            })));
+        }
+    }
+
+    fn asked(&mut self, via: Option<&str>, call_id: &CallId, reason: &str) {
+        let reason = sanitize(reason).into_owned();
+        if let Some(entry) = self.tool_in(via, call_id) {
+            entry.approval = Some(reason);
+        }
+        self.pending = Some(call_id.clone());
+        self.pending_via = via.map(str::to_owned);
+    }
+
+    fn printed(&mut self, via: Option<&str>, call_id: &CallId, chunk: &str) {
+        let chunk = sanitize(chunk).into_owned();
+        if let Some(entry) = self.tool_in(via, call_id) {
+            entry.output.push_str(&chunk);
+            if entry.output.len() > 2 * OUTPUT_TAIL {
+                let mut cut = entry.output.len() - OUTPUT_TAIL;
+                while !entry.output.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                entry.output.drain(..cut);
+            }
+        }
+    }
+
+    fn done(&mut self, via: Option<&str>, call_id: &CallId, result: &ToolResult) {
+        let mut result = result.clone();
+        result.visible = sanitize(&result.visible).into_owned();
+        if self.pending.as_ref() == Some(call_id) && self.pending_via.as_deref() == via {
+            self.pending = None;
+            self.pending_via = None;
+        }
+        if let Some(entry) = self.tool_in(via, call_id) {
+            entry.approval = None;
+            entry.result = Some(result);
+        }
+    }
+
+    /// An event of the subagent `child`, which call `call_id` runs.
+    fn fold_child(&mut self, call_id: &CallId, child: &str, event: &Event) {
+        let description = self
+            .open(None, call_id)
+            .and_then(|at| match &self.entries[at] {
+                Entry::Tool(t) => t.call.input.get("description")?.as_str().map(str::to_owned),
+                _ => None,
+            })
+            .unwrap_or_default();
+        self.agents
+            .apply((call_id, child, &description), event, &self.catalog);
+        self.fold_call(Some(child), event);
+    }
+
+    /// A tool call's event, made by `via` (`None`: this session); other
+    /// events are left alone.
+    fn fold_call(&mut self, via: Option<&str>, event: &Event) {
+        match event {
+            Event::ToolCallRequested { call } => {
+                let mut call = call.clone();
+                call.subject = sanitize(&call.subject).into_owned();
+                call.name = sanitize(&call.name).into_owned();
+                let preview = preview::preview(&call, None);
+                self.requested(via, call, preview);
+            }
+            Event::ApprovalRequired { call_id, reason } => self.asked(via, call_id, reason),
+            Event::ToolCallOutput { call_id, chunk } => self.printed(via, call_id, chunk),
+            Event::ToolCallDone { call_id, result } => self.done(via, call_id, result),
+            _ => {}
+        }
+    }
+
     /// The call's approval prompt is answered.
     pub fn clear_approval(&mut self, id: &CallId) {
-        if let Some(entry) = self.tool_mut(id) {
+        let via = self.pending_via.clone();
+        if let Some(entry) = self.tool_in(via.as_deref(), id) {
             entry.approval = None;
         }
     }
@@ -364,7 +429,7 @@ impl Transcript {
     /// The call waiting for approval.
     #[must_use]
     pub fn pending_call(&self) -> Option<&ToolEntry> {
-        let at = self.open(self.pending.as_ref()?)?;
+        let at = self.open(self.pending_via.as_deref(), self.pending.as_ref()?)?;
         match &self.entries[at] {
             Entry::Tool(t) => Some(t.as_ref()),
             _ => None,
@@ -435,6 +500,56 @@ mod tests {
             panic!()
         };
         assert_eq!(entry.call.subject, "ls");
+    }
+
+    #[test]
+    fn a_subagent_s_calls_fold_under_its_call_and_never_touch_the_parent_s() {
+        let mut t = Transcript::new();
+        t.apply(&Event::TurnStarted {
+            turn: 1,
+            text: "go".into(),
+        });
+        let mut agent = call("c1");
+        agent.name = "agent".into();
+        agent.input = serde_json::json!({"description": "look around", "prompt": "p"});
+        t.apply(&Event::ToolCallRequested { call: agent });
+        let child = cox_protocol::SessionId::generate();
+        let from_child = |event: Event| Event::Subagent {
+            call_id: "c1".into(),
+            session_id: child,
+            event: Box::new(event),
+        };
+        // The child's call has the same id as the parent's running one.
+        t.apply(&from_child(Event::ToolCallRequested { call: call("c1") }));
+        t.apply(&from_child(Event::ApprovalRequired {
+            call_id: "c1".into(),
+            reason: "runs a command".into(),
+        }));
+        assert_eq!(t.pending.as_ref().map(CallId::as_str), Some("c1"));
+        let waiting = t.pending_call().unwrap();
+        assert_eq!(waiting.via.as_deref(), Some(child.to_string().as_str()));
+        assert_eq!(waiting.call.name, "bash");
+        t.apply(&from_child(Event::ToolCallDone {
+            call_id: "c1".into(),
+            result: ToolResult::ok("listed"),
+        }));
+        assert!(t.pending.is_none());
+        // The parent's own call is still running, its result to come.
+        let parent = t
+            .entries
+            .iter()
+            .find_map(|e| match e {
+                Entry::Tool(tool) if tool.via.is_none() => Some(tool),
+                _ => None,
+            })
+            .unwrap();
+        assert!(parent.result.is_none());
+        t.apply(&from_child(Event::TurnDone {
+            stop: StopReason::EndTurn,
+        }));
+        assert_eq!(t.agents.rows.len(), 1);
+        assert_eq!(t.agents.rows[0].description, "look around");
+        assert!(t.busy, "the child's turn end is not the parent's");
     }
 
     #[test]

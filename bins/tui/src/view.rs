@@ -165,6 +165,16 @@ fn entry_lines(entry: &Entry, width: u16, lines: &mut Vec<Line<'static>>) {
                     ));
                 }
             }
+            // A subagent's call, folded under the call that runs it: one
+            // line, more while it waits for an answer.
+            Entry::Tool(tool) if tool.via.is_some() => {
+                let mut own = Vec::new();
+                tool_lines(tool, width.saturating_sub(4), &mut own);
+                if tool.approval.is_none() {
+                    own.truncate(1);
+                }
+                indent(own, lines);
+            }
             Entry::Tool(tool) => tool_lines(tool, width, lines),
             Entry::Notice { level, text } => {
                 let (mark, color) = match level {

@@ -202,7 +202,9 @@ impl History {
             | Event::Notice { .. }
             | Event::Commands { .. }
             | Event::Checkpoint { .. }
-            | Event::RewindConflict { .. } => {}
+            | Event::RewindConflict { .. }
+            // A subagent's events are its own session's, not this one's.
+            | Event::Subagent { .. } => {}
         }
     }
 

@@ -545,7 +545,8 @@ where
 /// surface. The rollout receives text deltas, tool output and tool results
 /// scrubbed of secrets ([`crate::redact::rollout_copy`]); the conversation
 /// and the surface get them as they are, and a scrubbed tool result is
-/// followed by a `Security` notice.
+/// followed by a `Security` notice. Of a subagent's events the rollout gets
+/// only the child's start.
 struct Emitter<'s, S, F> {
     store: &'s S,
     id: SessionId,
@@ -572,6 +573,13 @@ impl<S: Store, F: FnMut(&Event)> Emitter<'_, S, F> {
     /// Hands the event's rollout copy to the store; whether it was
     /// scrubbed.
     fn record(&mut self, event: &Event) -> bool {
+        // Of a subagent's events only its start is kept here: a pointer to
+        // the child's own rollout, which holds the rest.
+        if let Event::Subagent { event: inner, .. } = event
+            && !matches!(**inner, Event::SessionStarted { .. })
+        {
+            return false;
+        }
         let scrubbed = crate::redact::rollout_copy(event);
         if !self.broken
             && let Err(err) = self

@@ -9,14 +9,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::channel::mpsc::UnboundedSender;
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use serde_json::Value;
 
 use crate::cancel::CancelToken;
-use crate::ids::CallId;
+use crate::ids::{CallId, SessionId};
 use crate::provider::{BoxFuture, ToolSpec};
 use crate::sandbox::Sandbox;
-use crate::types::{Risk, ToolResult};
+use crate::types::{Decision, Event, PermissionMode, Risk, ToolResult};
 
 /// Where a session works: the folder it started in and the roots file tools
 /// may reach. `cwd` is always inside one of the roots.
@@ -84,6 +84,53 @@ impl OutputSink {
     }
 }
 
+/// A call's link to the sessions it runs itself (a subagent's): the
+/// child's events go up to the parent, which shows them tagged with the
+/// call ([`Event::Subagent`]); the answers to the child's asks come down.
+/// Only a tool that [`Tool::nests`] gets a live one.
+#[derive(Debug, Default)]
+pub struct Nested {
+    up: Option<UnboundedSender<(CallId, SessionId, Event)>>,
+    down: Option<UnboundedReceiver<(CallId, Decision)>>,
+    call_id: Option<CallId>,
+}
+
+impl Nested {
+    /// A link for call `call_id`: events go to `up`, answers come from
+    /// `down`.
+    #[must_use]
+    pub fn new(
+        call_id: CallId,
+        up: UnboundedSender<(CallId, SessionId, Event)>,
+        down: UnboundedReceiver<(CallId, Decision)>,
+    ) -> Self {
+        Self {
+            up: Some(up),
+            down: Some(down),
+            call_id: Some(call_id),
+        }
+    }
+
+    /// No link: the call runs no session.
+    #[must_use]
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Passes an event of the child session `child` up; dropped once the
+    /// parent stopped listening, or when there is no link.
+    pub fn send(&self, child: SessionId, event: Event) {
+        if let (Some(up), Some(call_id)) = (&self.up, &self.call_id) {
+            let _ = up.unbounded_send((call_id.clone(), child, event));
+        }
+    }
+
+    /// The answers to the child's asks, taken once.
+    pub fn answers(&mut self) -> Option<UnboundedReceiver<(CallId, Decision)>> {
+        self.down.take()
+    }
+}
+
 /// What a running tool asks before it opens or lists a path it found on its
 /// own (the files and folders a search walks), beyond the call's subject the
 /// permission engine already decided.
@@ -119,6 +166,11 @@ pub struct ToolContext<'a> {
     /// Where the file tools read and write text instead of the disk (an
     /// editor's buffers); `None`: the disk.
     pub files: Option<&'a dyn TextFiles>,
+    /// The session's permission mode when the call runs (a subagent may
+    /// run in it, never in a wider one).
+    pub permission_mode: PermissionMode,
+    /// The link to the sessions the call runs (see [`Nested`]).
+    pub nested: Nested,
 }
 
 /// Text files as a surface keeps them: an editor's buffers, read and
@@ -152,4 +204,10 @@ pub trait Tool: Send + Sync {
     fn classify(&self, input: &Value, workspace: &Workspace) -> Classified;
     /// Runs the call. Failures are results the model reads.
     fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult>;
+    /// Whether the tool runs sessions of its own (a subagent): its calls
+    /// get a live [`Nested`] link, and run alongside each other and the
+    /// read-only calls of their message.
+    fn nests(&self) -> bool {
+        false
+    }
 }

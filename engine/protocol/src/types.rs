@@ -544,6 +544,18 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
     },
+    /// An event of a subagent: the session `session_id` that call
+    /// `call_id` (an `agent` call) runs. Surfaces show it under the call;
+    /// it is not part of this session's conversation, and this session's
+    /// rollout keeps only the child's `SessionStarted` (a pointer to the
+    /// child's own rollout, which holds the rest). The child's asks are
+    /// answered with a plain [`Submission::Approve`] naming the child's
+    /// call id.
+    Subagent {
+        call_id: CallId,
+        session_id: SessionId,
+        event: Box<Event>,
+    },
 }
 
 impl Event {
@@ -571,6 +583,7 @@ impl Event {
             Event::RewindConflict { .. } => "rewind_conflict",
             Event::Commands { .. } => "commands",
             Event::HookRan { .. } => "hook_ran",
+            Event::Subagent { .. } => "subagent",
         }
     }
 }

@@ -122,6 +122,8 @@ impl Fixture {
             rules: Arc::clone(&self.rules),
             unconfined: false,
             files: None,
+            permission_mode: cox_protocol::types::PermissionMode::Default,
+            nested: cox_protocol::tool::Nested::none(),
         };
         tool.run(input, cx).await
     }

@@ -162,7 +162,7 @@ fn list(plugin_dir: &[PathBuf], as_json: bool) -> Result<String> {
                 "name": a.name,
                 "description": a.description,
                 "source": here.shown(&a.file),
-                "state": "listed only: this version of cox runs no subagents",
+                "state": "available to the agent tool as subagent_type",
             })
         })
         .collect();

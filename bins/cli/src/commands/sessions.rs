@@ -120,9 +120,15 @@ fn list(record: &Record, json: bool, now_ms: u64) -> Result<String> {
         col("COST", "cost_usd"),
     ]);
     for row in &rows {
+        // A subagent's session is marked as one.
+        let mark = if row.parent_id.is_some() { "↳ " } else { "" };
         table.push(vec![
             Cell::Text(row.id.clone()),
-            Cell::Maybe(row.title.as_deref().map(|t| clip(t, TITLE_CHARS))),
+            Cell::Maybe(
+                row.title
+                    .as_deref()
+                    .map(|t| format!("{mark}{}", clip(t, TITLE_CHARS))),
+            ),
             Cell::Text(row.cwd.clone()),
             Cell::Text(age(&row.created_at, now_ms)),
             Cell::Count(u64::from(row.turns)),
@@ -161,6 +167,29 @@ struct Detail<'a> {
     provider: Option<&'a str>,
     model: Option<&'a str>,
     usage: Vec<ModelJson<'a>>,
+    /// The subagents it started, and theirs, oldest first.
+    subagents: Vec<Summary<'a>>,
+    /// Its own cost and every subagent's.
+    cost_with_subagents_usd: f64,
+}
+
+/// The sessions `id` started, and theirs, oldest first.
+fn descendants<'a>(rows: &'a [SessionRow], id: &str) -> Vec<&'a SessionRow> {
+    let mut found: Vec<&SessionRow> = Vec::new();
+    let mut parents = vec![id.to_owned()];
+    while let Some(parent) = parents.pop() {
+        for row in rows
+            .iter()
+            .filter(|r| r.parent_id.as_deref() == Some(parent.as_str()))
+        {
+            if !found.iter().any(|f| f.id == row.id) {
+                found.push(row);
+                parents.push(row.id.clone());
+            }
+        }
+    }
+    found.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    found
 }
 
 type ModelKey = (String, String, Option<String>);
@@ -179,6 +208,9 @@ fn detail(record: &Record, row: &SessionRow, json: bool) -> Result<String> {
         estimated.contains(&(m.provider.clone(), m.model.clone(), m.effort.clone()))
     };
     let duration_ms = span_ms(&row.created_at, &row.updated_at);
+    let all = db.sessions()?;
+    let children = descendants(&all, &row.id);
+    let with_children = row.cost_usd + children.iter().map(|c| c.cost_usd).sum::<f64>();
     if json {
         let usage = by_model
             .iter()
@@ -202,6 +234,8 @@ fn detail(record: &Record, row: &SessionRow, json: bool) -> Result<String> {
             provider: row.provider.as_deref(),
             model: row.model.as_deref(),
             usage,
+            subagents: children.iter().map(|c| Summary::of(c)).collect(),
+            cost_with_subagents_usd: micro_usd(with_children),
         };
         return Ok(serde_json::to_string_pretty(&detail)? + "\n");
     }
@@ -223,8 +257,35 @@ fn detail(record: &Record, row: &SessionRow, json: bool) -> Result<String> {
         &duration_ms.map_or_else(|| "?".to_owned(), duration),
     );
     field("turns", &row.turns.to_string());
-    field("cost", &usd(row.cost_usd, false));
+    if children.is_empty() {
+        field("cost", &usd(row.cost_usd, false));
+    } else {
+        field(
+            "cost",
+            &format!(
+                "{} ({} with its {} subagent(s))",
+                usd(row.cost_usd, false),
+                usd(with_children, false),
+                children.len()
+            ),
+        );
+    }
     field("state", row.state.as_str());
+    for child in &children {
+        field(
+            "subagent",
+            &format!(
+                "{} · {} · {} turn(s) · {}",
+                child.id,
+                child
+                    .title
+                    .as_deref()
+                    .map_or("-".into(), |t| clip(t, TITLE_CHARS)),
+                child.turns,
+                usd(child.cost_usd, false)
+            ),
+        );
+    }
     out.push('\n');
     if by_model.is_empty() {
         out.push_str("no model calls recorded\n");

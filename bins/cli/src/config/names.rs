@@ -165,6 +165,10 @@ pub(super) const ROOT: Shape = Table(&[
         "telemetry",
         Table(&[("otel", Value), ("endpoint", Value), ("log_days", Value)]),
     ),
+    (
+        "agents",
+        Table(&[("max_depth", Value), ("parallel", Value)]),
+    ),
     ("tools", Later("tool settings come in a later release")),
     (
         "tui",

@@ -29,7 +29,7 @@ fn a_misspelt_table_names_its_line_and_the_nearest_table() {
     assert_eq!(
         refused("[settings]\n").unwrap().1,
         "unknown table `[settings]` (known: [permissions], [core], [tiers], [providers], \
-         [models], [budget], [context], [mcp_servers], [hooks], [sandbox], [telemetry], [tui])"
+         [models], [budget], [context], [mcp_servers], [hooks], [sandbox], [telemetry], [agents], [tui])"
     );
 }
 

@@ -178,7 +178,7 @@ impl<S: Sink> Spans<S> {
 
     /// Takes one event, received at `at`.
     pub fn event_at(&mut self, event: &Event, at: SystemTime) {
-        if !matches!(event, Event::TurnDone { .. }) {
+        if !matches!(event, Event::TurnDone { .. } | Event::Subagent { .. }) {
             self.close_chat(None);
         }
         match event {
@@ -384,7 +384,9 @@ impl<S: Sink> Spans<S> {
             | Event::ToolCallOutput { .. }
             | Event::Commands { .. }
             | Event::Rewound { .. }
-            | Event::RewindConflict { .. } => {}
+            | Event::RewindConflict { .. }
+            // A subagent's spans are its own session's, which watches them.
+            | Event::Subagent { .. } => {}
         }
     }
 

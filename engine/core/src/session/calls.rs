@@ -10,13 +10,19 @@
 //! driver, with the session's archive and state; the others through their
 //! `Tool`. Every call gets exactly one `ToolCallDone`, in call order: the
 //! conversation takes the results from those events.
+//!
+//! A call of a tool that [`nests`](cox_protocol::tool::Tool::nests) (the
+//! `agent` tool) runs alongside the others like it and the read-only
+//! calls; the events of the session it runs are said as
+//! [`Event::Subagent`], and an `Approve` naming a call that session asks
+//! about is passed down to it.
 
 use std::sync::Arc;
 
 use cox_protocol::hook::{HookDecision, HookEvent};
 use cox_protocol::provider::BoxFuture;
 use cox_protocol::sandbox::{Confinement, Sandbox as _};
-use cox_protocol::tool::{OutputSink, PathRules, ToolContext};
+use cox_protocol::tool::{Nested, OutputSink, PathRules, ToolContext};
 use cox_protocol::types::{
     ApprovalPolicy, Decision, Event, NoticeLevel, PermissionMode, Risk, SandboxMode, StopReason,
     Submission, ToolCall, ToolResult,
@@ -85,8 +91,14 @@ where
             }
         }
 
-        // Run: a stretch of read-only calls at once, anything else alone, in order.
+        // Run: a stretch of read-only and nesting calls at once, anything
+        // else alone, in order.
         let calls = running.calls();
+        let (mode, _) = self.current_mode();
+        let together = |slot: usize| {
+            calls[slot].risk == Risk::ReadOnly
+                || matches!(fixed.tools.get(&calls[slot].name), Some(Entry::Tool(t)) if t.nests())
+        };
         let mut emitted = 0;
         let mut index = 0;
         while index < count && stop != Some(StopReason::Interrupted) {
@@ -95,12 +107,19 @@ where
                 continue;
             }
             let mut end = index + 1;
-            if calls[index].risk == Risk::ReadOnly {
-                while end < count && results[end].is_none() && calls[end].risk == Risk::ReadOnly {
+            if together(index) {
+                while end < count && results[end].is_none() && together(end) {
                     end += 1;
                 }
             }
             let (tx, mut rx) = mpsc::unbounded();
+            let (up, mut nested_rx) = mpsc::unbounded();
+            // Where each nesting call's answers go, by slot; and which slot
+            // each of their children's asks came from.
+            let mut down: Vec<Option<mpsc::UnboundedSender<(CallId, Decision)>>> =
+                (0..count).map(|_| None).collect();
+            let mut asks_of: std::collections::HashMap<CallId, usize> =
+                std::collections::HashMap::new();
             let group = FuturesUnordered::new();
             for slot in index..end {
                 let call = &calls[slot];
@@ -111,6 +130,13 @@ where
                         Kept::Nothing,
                     ))),
                     Some(Entry::Tool(tool)) => {
+                        let nested = if tool.nests() {
+                            let (answers, answered) = mpsc::unbounded();
+                            down[slot] = Some(answers);
+                            Nested::new(call.id.clone(), up.clone(), answered)
+                        } else {
+                            Nested::none()
+                        };
                         let cx = ToolContext {
                             call_id: &call.id,
                             workspace: &fixed.config.workspace,
@@ -120,6 +146,8 @@ where
                             rules: asked[slot].rules(&engine, &call.subject),
                             unconfined: unconfined[slot],
                             files: fixed.files.as_deref(),
+                            permission_mode: mode,
+                            nested,
                         };
                         Box::pin(bracket(
                             fixed.checkpoints.clone(),
@@ -134,6 +162,8 @@ where
             }
             let mut group = group;
             drop(tx);
+            drop(up);
+            let slot_of = |call_id: &CallId| calls.iter().position(|c| &c.id == call_id);
             // Results land in their slots as they come; an interrupt keeps the
             // ones already finished (a write that happened is reported as done).
             let mut interrupted = false;
@@ -141,6 +171,13 @@ where
                 tokio::select! {
                     biased;
                     sub = self.inbox.next_live() => {
+                        // An answer to a subagent's ask goes down to it.
+                        if let Submission::Approve { call_id, decision } = &sub
+                            && let Some(answers) = asks_of.remove(call_id).and_then(|s| down[s].as_ref())
+                        {
+                            let _ = answers.unbounded_send((call_id.clone(), decision.clone()));
+                            continue;
+                        }
                         if let MidTurn::Interrupt = self.mid_turn(sub, None) {
                             cancel.cancel();
                             interrupted = true;
@@ -148,6 +185,14 @@ where
                         }
                     }
                     Some((call_id, chunk)) = rx.next() => self.out.emit(Event::ToolCallOutput { call_id, chunk }),
+                    Some((call_id, session_id, event)) = nested_rx.next() => {
+                        if let Event::ApprovalRequired { call_id: asked, .. } = &event
+                            && let Some(slot) = slot_of(&call_id)
+                        {
+                            asks_of.insert(asked.clone(), slot);
+                        }
+                        self.out.emit(Event::Subagent { call_id, session_id, event: Box::new(event) });
+                    }
                     Some((slot, (result, done))) = group.next() => {
                         kept[slot] = Some(done);
                         let mut notices = Vec::new();
@@ -173,6 +218,13 @@ where
             drop(group);
             while let Ok((call_id, chunk)) = rx.try_recv() {
                 self.out.emit(Event::ToolCallOutput { call_id, chunk });
+            }
+            while let Ok((call_id, session_id, event)) = nested_rx.try_recv() {
+                self.out.emit(Event::Subagent {
+                    call_id,
+                    session_id,
+                    event: Box::new(event),
+                });
             }
             if interrupted {
                 stop = Some(StopReason::Interrupted);

@@ -6,7 +6,7 @@
 //! the `UserPromptSubmit` hooks (so a prompt a hook blocked is never sent
 //! anywhere) and runs alongside the turn, which it never holds up: at the
 //! turn's end it is waited for only within a grace. Otherwise (one model, a scripted replay, a
-//! `[budget]` cap already reached) no call is made and the title is the
+//! `[budget]` cap already reached, a subagent's session) no call is made and the title is the
 //! prompt's first line.
 //!
 //! The title is said at the end of the first turn, before the turn is
@@ -70,7 +70,9 @@ impl Pending {
     pub(super) async fn begin<W: World>(fixed: &Fixed<W>, prompt: &str) -> Self {
         let cancel = CancelToken::new();
         let provider = fixed.world.provider();
+        // A subagent's title is its prompt's first line: no call is spent.
         let asks = provider.has_cheap_tier()
+            && fixed.config.parent.is_none()
             && fixed.over_budget(|_, _| {}).await.is_none()
             && !prompt.trim().is_empty();
         let call: BoxFuture<'static, Written> = if asks {

@@ -1,0 +1,588 @@
+//! The `agent` tool: a subagent, a session of its own that works on a
+//! prompt and answers with its final text.
+//!
+//! A child is a whole cox session, built from its parent's command line as
+//! any session is (config, hooks, MCP servers, sandbox, record): its own
+//! rollout, its own `sessions` row with `parent_id` set, its own ledger
+//! rows. It runs on a thread of its own; its events go up to the parent
+//! through the call's [`Nested`](cox_protocol::tool::Nested) link (the
+//! parent says them as `Event::Subagent`), and the answers to its asks come
+//! down the same way.
+//!
+//! Invariants:
+//! - a child is never wider than its parent: the parent's permission mode
+//!   at the call (never a wider one), the same rules, sandbox and approval
+//!   policy; a definition's `tools` only narrows;
+//! - a session at `[agents] max_depth` (2 by default) has no agent tool, so
+//!   nesting ends there;
+//! - at most `[agents] parallel` (4) children of one session run at once;
+//!   the others wait their turn;
+//! - an interrupt of the parent (the call's cancel) interrupts the child,
+//!   and the call ends when the child's turn does.
+
+use std::sync::Arc;
+
+use cox_protocol::SessionId;
+use cox_protocol::provider::{BoxFuture, ToolSpec};
+use cox_protocol::tool::{Classified, Tool, ToolContext, Workspace};
+use cox_protocol::types::{
+    ApprovalPolicy, Event, PermissionMode, Risk, StopReason, Submission, ToolResult,
+};
+use futures::StreamExt as _;
+use futures::channel::mpsc;
+use serde_json::{Value, json};
+
+use crate::RunArgs;
+use crate::config::AgentsConfig;
+use crate::ext::agents::Agent;
+use crate::given::Given;
+
+/// The tool's name, as the model calls it.
+pub const NAME: &str = "agent";
+
+/// How deep subagents nest when `[agents] max_depth` is unset.
+pub const DEFAULT_MAX_DEPTH: u32 = 2;
+
+/// How many children run at once when `[agents] parallel` is unset.
+pub const DEFAULT_PARALLEL: u32 = 4;
+
+/// Where a session stands among subagents.
+#[derive(Clone, Debug, Default)]
+pub struct Lineage {
+    /// The session that started this one; `None` for one a person did.
+    pub parent: Option<SessionId>,
+    /// 0 for a session a person started; a child's is its parent's + 1.
+    pub depth: u32,
+    /// The tools it may use (cox's names); `None`: every tool.
+    pub tools: Option<Vec<String>>,
+    /// Its definition's instructions, appended to the system prompt.
+    pub prompt: Option<String>,
+    /// The `description` of the call that runs it (the scripted provider
+    /// plays that subagent's script).
+    pub script: Option<String>,
+    /// The tier its main turns run on, when its definition names one.
+    pub tier: Option<cox_protocol::provider::Tier>,
+}
+
+/// What a session's agent tool starts children from.
+pub struct Recipe {
+    /// The parent's command line.
+    pub args: RunArgs,
+    pub parent: SessionId,
+    /// The parent's depth.
+    pub depth: u32,
+    /// The parent's approval policy (a child asks where its parent does).
+    pub approval: ApprovalPolicy,
+    pub max_turns: Option<u32>,
+    pub config: AgentsConfig,
+}
+
+/// The agent tool of one session.
+pub struct AgentTool {
+    recipe: Arc<Recipe>,
+    definitions: Arc<Vec<Agent>>,
+    slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl AgentTool {
+    /// The tool for a session made from `recipe`, with the definitions
+    /// `find` reads; `None` at the depth where nesting ends.
+    pub fn for_session(recipe: Recipe, find: impl FnOnce() -> Vec<Agent>) -> Option<Self> {
+        let max_depth = recipe.config.max_depth.unwrap_or(DEFAULT_MAX_DEPTH);
+        if recipe.depth >= max_depth {
+            return None;
+        }
+        let parallel = recipe.config.parallel.unwrap_or(DEFAULT_PARALLEL).max(1);
+        Some(Self {
+            recipe: Arc::new(recipe),
+            definitions: Arc::new(find()),
+            slots: Arc::new(tokio::sync::Semaphore::new(parallel as usize)),
+        })
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    description: String,
+    prompt: String,
+    #[serde(default)]
+    subagent_type: Option<String>,
+    #[serde(default)]
+    isolation: Option<String>,
+}
+
+/// Claude Code's tool names, as cox names its own.
+const CLAUDE_NAMES: &[(&str, &str)] = &[
+    ("Read", "read"),
+    ("Write", "write"),
+    ("Edit", "edit"),
+    ("MultiEdit", "edit"),
+    ("Bash", "bash"),
+    ("Grep", "grep"),
+    ("Glob", "glob"),
+    ("LS", "glob"),
+    ("Task", "agent"),
+    ("Agent", "agent"),
+    ("Skill", "skill"),
+];
+
+/// cox's names for a definition's `tools`, or the first name it has no
+/// tool for.
+fn tool_names(written: &[String]) -> Result<Vec<String>, String> {
+    let ours = [
+        "read",
+        "write",
+        "edit",
+        "apply_patch",
+        "bash",
+        "grep",
+        "glob",
+        "memory",
+        "skill",
+        NAME,
+    ];
+    let mut names = Vec::new();
+    for name in written {
+        let mapped = CLAUDE_NAMES
+            .iter()
+            .find(|(claude, _)| claude == name)
+            .map(|(_, cox)| (*cox).to_owned())
+            .or_else(|| ours.contains(&name.as_str()).then(|| name.clone()))
+            .or_else(|| name.starts_with("mcp__").then(|| name.clone()));
+        match mapped {
+            Some(mapped) => {
+                if !names.contains(&mapped) {
+                    names.push(mapped);
+                }
+            }
+            None => return Err(name.clone()),
+        }
+    }
+    Ok(names)
+}
+
+/// What a child is: its command line and its place among subagents.
+fn child_of(
+    recipe: &Recipe,
+    input: &Input,
+    definition: Option<&Agent>,
+    mode: PermissionMode,
+) -> Result<(RunArgs, Lineage), String> {
+    let mut args = recipe.args.clone();
+    args.resume = None;
+    args.continue_ = false;
+    args.prompt = None;
+    // One cassette per process: a child does not write the parent's.
+    args.record = None;
+    // The parent's mode at the call, never a wider one.
+    args.permission_mode = Some(Given::Flag(mode));
+    args.dangerously_skip_permissions = false;
+    args.mode = None;
+    args.deep = false;
+    let mut lineage = Lineage {
+        parent: Some(recipe.parent),
+        depth: recipe.depth + 1,
+        tools: None,
+        prompt: None,
+        script: Some(input.description.clone()),
+        tier: None,
+    };
+    if let Some(agent) = definition {
+        if let Some(written) = &agent.tools {
+            lineage.tools = Some(tool_names(written).map_err(|name| {
+                format!(
+                    "agent `{}` ({}) names the tool `{name}`, which cox does not have",
+                    agent.name,
+                    agent.file.display()
+                )
+            })?);
+        }
+        if !agent.prompt.is_empty() {
+            lineage.prompt = Some(agent.prompt.clone());
+        }
+        use cox_protocol::provider::Tier;
+        let tier = match agent.model.as_deref() {
+            None | Some("inherit") => None,
+            Some("cheap" | "haiku") => Some(Tier::Cheap),
+            Some("code" | "sonnet") => Some(Tier::Code),
+            Some("think" | "opus") => Some(Tier::Think),
+            Some(model) => {
+                args.model = Some(Given::Flag(model.to_owned()));
+                None
+            }
+        };
+        // What a repository wrote may not choose a dearer model than the
+        // one the person runs: only their own definitions can.
+        let dearer = tier == Some(Tier::Think)
+            || (tier.is_none() && agent.model.as_deref().is_some_and(|m| m != "inherit"));
+        if agent.project && dearer {
+            return Err(format!(
+                "agent `{}` ({}) asks for the model `{}`, which only a definition of your own \
+                 ($COX_HOME/agents, ~/.claude/agents) may choose",
+                agent.name,
+                agent.file.display(),
+                agent.model.as_deref().unwrap_or_default()
+            ));
+        }
+        lineage.tier = tier;
+    }
+    Ok((args, lineage))
+}
+
+/// What a child's thread says.
+enum Said {
+    Event(Event),
+    Failed(String),
+}
+
+/// Starts the child on a thread of its own; it runs until `submissions`
+/// end.
+fn start(
+    args: RunArgs,
+    lineage: Lineage,
+    (approval, max_turns): (ApprovalPolicy, Option<u32>),
+    submissions: mpsc::UnboundedReceiver<Submission>,
+    said: mpsc::UnboundedSender<Said>,
+) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name("cox-subagent".into())
+        .spawn(move || {
+            let fail = |why: String| {
+                let _ = said.unbounded_send(Said::Failed(why));
+            };
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(err) => return fail(err.to_string()),
+            };
+            let _inside = runtime.enter();
+            let built = crate::session::prepare_in(
+                &args,
+                crate::providers::any_provider,
+                crate::session::Consent::Flag,
+                lineage,
+            )
+            .and_then(|prepared| {
+                crate::session::build_session(
+                    prepared,
+                    max_turns,
+                    approval,
+                    crate::session::Editor::default(),
+                )
+            });
+            let (session, _facts) = match built {
+                Ok(built) => built,
+                Err(err) => return fail(crate::error_chain(&err)),
+            };
+            let outcome = runtime.block_on(session.run(submissions, |event| {
+                let _ = said.unbounded_send(Said::Event(event.clone()));
+            }));
+            if let Err(err) = outcome {
+                fail(err.to_string());
+            }
+        })
+        .map(drop)
+        .map_err(|e| format!("cannot start the subagent's thread: {e}"))
+}
+
+/// How a child's turn went.
+#[derive(Default)]
+struct Ran {
+    session: Option<SessionId>,
+    /// The text since its last tool call: its answer.
+    answer: String,
+    stop: Option<StopReason>,
+    error: Option<String>,
+}
+
+impl Tool for AgentTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        let mut description = String::from(
+            "Run a subagent: a fresh session with its own context that works on `prompt` alone \
+             and answers with its final text (it sees nothing of this conversation, so say \
+             everything it needs). Use it for a self-contained task or a broad search; several \
+             agent calls in one message run at once.",
+        );
+        if !self.definitions.is_empty() {
+            description.push_str(" subagent_type picks one of these agents:");
+            for agent in self.definitions.iter() {
+                description.push_str(&format!("\n- {}: {}", agent.name, agent.description));
+            }
+        }
+        let mut properties = json!({
+            "description": {"type": "string", "description": "A few words naming the task."},
+            "prompt": {"type": "string", "description": "The whole task for the subagent."},
+            "isolation": {"type": "string", "enum": ["worktree"],
+                "description": "Not available yet in this version."},
+        });
+        if !self.definitions.is_empty() {
+            let names: Vec<&str> = self.definitions.iter().map(|a| a.name.as_str()).collect();
+            properties["subagent_type"] = json!({"type": "string", "enum": names});
+        }
+        ToolSpec {
+            name: NAME.into(),
+            description,
+            input_schema: json!({
+                "type": "object",
+                "properties": properties,
+                "required": ["description", "prompt"],
+                "additionalProperties": false,
+            }),
+        }
+    }
+
+    /// The call itself changes nothing: each of the child's calls is
+    /// judged by the child's own engine.
+    fn classify(&self, input: &Value, _workspace: &Workspace) -> Classified {
+        let subject = input
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or(NAME)
+            .to_owned();
+        Classified {
+            risk: Risk::ReadOnly,
+            subject,
+            segments: None,
+            writes: Vec::new(),
+        }
+    }
+
+    fn nests(&self) -> bool {
+        true
+    }
+
+    fn run<'a>(&'a self, input: Value, mut cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let input: Input = match serde_json::from_value(input) {
+                Ok(input) => input,
+                Err(e) => return ToolResult::error(format!("agent: bad input: {e}")),
+            };
+            if input.prompt.trim().is_empty() {
+                return ToolResult::error("agent: `prompt` is empty: say what the subagent does");
+            }
+            if let Some(isolation) = &input.isolation {
+                return ToolResult::error(format!(
+                    "agent: isolation `{isolation}` is not available in this version of cox; \
+                     call agent without it"
+                ));
+            }
+            let definition = match &input.subagent_type {
+                None => None,
+                Some(name) => match self.definitions.iter().find(|a| &a.name == name) {
+                    Some(agent) => Some(agent),
+                    None => {
+                        let known: Vec<&str> =
+                            self.definitions.iter().map(|a| a.name.as_str()).collect();
+                        return ToolResult::error(format!(
+                            "agent: no agent named `{name}` (known: {})",
+                            if known.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                known.join(", ")
+                            }
+                        ));
+                    }
+                },
+            };
+            let (args, lineage) =
+                match child_of(&self.recipe, &input, definition, cx.permission_mode) {
+                    Ok(child) => child,
+                    Err(why) => return ToolResult::error(format!("agent: {why}")),
+                };
+            let _slot = tokio::select! {
+                slot = self.slots.acquire() => match slot {
+                    Ok(slot) => slot,
+                    Err(_) => return ToolResult::error("agent: no slot to run in"),
+                },
+                () = cx.cancel.cancelled() => return ToolResult::error("agent: interrupted before it started"),
+            };
+            let (submit, submissions) = mpsc::unbounded();
+            let (said_tx, mut said) = mpsc::unbounded();
+            let _ = submit.unbounded_send(Submission::UserTurn {
+                text: input.prompt.clone(),
+            });
+            if let Err(why) = start(
+                args,
+                lineage,
+                (self.recipe.approval, self.recipe.max_turns),
+                submissions,
+                said_tx,
+            ) {
+                return ToolResult::error(format!("agent: {why}"));
+            }
+            let mut answers = cx.nested.answers();
+            let mut ran = Ran::default();
+            let mut interrupted = false;
+            loop {
+                let answer = async {
+                    match answers.as_mut() {
+                        Some(answers) => answers.next().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    said = said.next() => match said {
+                        Some(Said::Event(event)) => {
+                            if follow(&mut ran, &event, &cx) {
+                                break;
+                            }
+                        }
+                        Some(Said::Failed(why)) => {
+                            ran.error = Some(why);
+                            break;
+                        }
+                        None => break,
+                    },
+                    Some((call_id, decision)) = answer => {
+                        let _ = submit.unbounded_send(Submission::Approve { call_id, decision });
+                    }
+                    () = cx.cancel.cancelled(), if !interrupted => {
+                        interrupted = true;
+                        let _ = submit.unbounded_send(Submission::Interrupt);
+                    }
+                }
+            }
+            // The child's session ends once its submissions do.
+            drop(submit);
+            result(ran)
+        })
+    }
+}
+
+/// Takes one event of the child; `true` at its turn's end.
+fn follow(ran: &mut Ran, event: &Event, cx: &ToolContext<'_>) -> bool {
+    if let Event::SessionStarted { session_id, .. } = event {
+        ran.session = Some(*session_id);
+    }
+    if let Some(child) = ran.session {
+        cx.nested.send(child, event.clone());
+    }
+    match event {
+        Event::TextDelta { text } => ran.answer.push_str(text),
+        Event::ToolCallRequested { .. } => ran.answer.clear(),
+        Event::Notice {
+            level: cox_protocol::types::NoticeLevel::Error,
+            text,
+        } => ran.error = Some(text.clone()),
+        Event::TurnDone { stop } => {
+            ran.stop = Some(*stop);
+            return true;
+        }
+        _ => {}
+    }
+    false
+}
+
+/// The call's result: the child's answer, with its session named.
+fn result(ran: Ran) -> ToolResult {
+    let session = ran
+        .session
+        .map(|id| format!("\n[subagent session {id}]"))
+        .unwrap_or_default();
+    match ran.stop {
+        Some(StopReason::EndTurn) => {
+            let answer = ran.answer.trim();
+            let answer = if answer.is_empty() {
+                "(the subagent ended without an answer)"
+            } else {
+                answer
+            };
+            ToolResult::ok(format!("{answer}{session}"))
+        }
+        Some(stop) => ToolResult::error(format!(
+            "the subagent stopped: {}{}{}{session}",
+            stop.as_str(),
+            ran.error.map(|e| format!(": {e}")).unwrap_or_default(),
+            if ran.answer.trim().is_empty() {
+                String::new()
+            } else {
+                format!("\nwhat it said: {}", ran.answer.trim())
+            },
+        )),
+        None => ToolResult::error(format!(
+            "the subagent did not run: {}{session}",
+            ran.error
+                .unwrap_or_else(|| "it ended before its turn".into())
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_code_tool_names_map_to_cox_s_and_others_are_refused() {
+        let written = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            tool_names(&written(&[
+                "Read",
+                "Grep",
+                "bash",
+                "MultiEdit",
+                "Edit",
+                "mcp__fs__read"
+            ]))
+            .unwrap(),
+            ["read", "grep", "bash", "edit", "mcp__fs__read"]
+        );
+        assert_eq!(tool_names(&written(&["Teleport"])).unwrap_err(), "Teleport");
+    }
+
+    #[test]
+    fn a_child_runs_in_its_parent_s_mode_and_never_wider() {
+        let recipe = Recipe {
+            args: RunArgs {
+                dangerously_skip_permissions: true,
+                resume: Some("01OLD".into()),
+                ..RunArgs::default()
+            },
+            parent: SessionId::generate(),
+            depth: 0,
+            approval: ApprovalPolicy::OnRequest,
+            max_turns: None,
+            config: AgentsConfig::default(),
+        };
+        let input = Input {
+            description: "look".into(),
+            prompt: "go".into(),
+            subagent_type: None,
+            isolation: None,
+        };
+        let (args, lineage) = child_of(&recipe, &input, None, PermissionMode::Plan).unwrap();
+        assert!(!args.dangerously_skip_permissions);
+        assert!(matches!(
+            args.permission_mode,
+            Some(Given::Flag(PermissionMode::Plan))
+        ));
+        assert!(args.resume.is_none());
+        assert_eq!(lineage.depth, 1);
+        assert_eq!(lineage.parent, Some(recipe.parent));
+        assert_eq!(lineage.script.as_deref(), Some("look"));
+    }
+
+    #[test]
+    fn nesting_ends_at_the_configured_depth() {
+        let recipe = |depth, max_depth| Recipe {
+            args: RunArgs::default(),
+            parent: SessionId::generate(),
+            depth,
+            approval: ApprovalPolicy::Never,
+            max_turns: None,
+            config: AgentsConfig {
+                max_depth,
+                parallel: None,
+            },
+        };
+        assert!(AgentTool::for_session(recipe(1, None), Vec::new).is_some());
+        assert!(AgentTool::for_session(recipe(2, None), Vec::new).is_none());
+        assert!(AgentTool::for_session(recipe(0, Some(0)), Vec::new).is_none());
+    }
+}
