@@ -328,3 +328,31 @@ fn interrupting_the_parent_stops_the_child_s_commands() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_subagent_runs_its_parent_s_hooks_and_ends_with_subagent_stop() {
+    let env = Env::new();
+    let log = env.work.path().join("hooks.log");
+    let append = |what: &str| {
+        serde_json::json!([{"hooks": [{"type": "command",
+            "command": format!("echo {what} >> {}", log.display())}]}])
+    };
+    let settings = serde_json::json!({"hooks": {
+        "Stop": append("stop"),
+        "SubagentStop": append("subagent-stop"),
+        "PreToolUse": [{"matcher": "write", "hooks": [{"type": "command",
+            "command": format!("echo pre-write >> {}", log.display())}]}],
+    }});
+    std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let out = env.run("subagent_write", &["--permission-mode", "acceptEdits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ran = std::fs::read_to_string(&log).unwrap();
+    // The child's write ran the PreToolUse hook; its turn's end is a
+    // SubagentStop, the parent's a Stop.
+    assert_eq!(ran, "pre-write\nsubagent-stop\nstop\n", "{ran}");
+}
