@@ -32,6 +32,8 @@ mod mcp;
 pub use mcp::TrustedTool;
 mod memory;
 pub use memory::MemoryRow;
+mod presence;
+pub use presence::Presence;
 mod read;
 mod report;
 mod schema;

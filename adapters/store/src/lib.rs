@@ -31,8 +31,8 @@ mod writer;
 pub use archive::{ArchiveReader, FileArchive, INLINE_MAX};
 pub use db::{
     ArchiveRow, CacheDay, CheckpointRow, Db, DbError, Kept, MemoryRow, ModelTotals, PeriodTotals,
-    Pruned, SCHEMA_VERSION, SessionRow, TierJobTotals, Totals, TrustedExtension, TrustedTool,
-    UsageRow, project_slug,
+    Presence, Pruned, SCHEMA_VERSION, SessionRow, TierJobTotals, Totals, TrustedExtension,
+    TrustedTool, UsageRow, project_slug,
 };
 pub use home::{CoxHome, HomeError};
 pub use ledger::CoxStore;

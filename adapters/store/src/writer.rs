@@ -80,6 +80,12 @@ impl Background {
     }
 
     /// What the writer wraps, for reads that need no ordering.
+    /// Runs `job` on the writer thread, after what is already queued (a
+    /// write of the caller's own that must not wait on `cox.db`'s lock).
+    pub fn enqueue(&self, job: impl FnOnce(&CoxStore) + Send + 'static) {
+        self.send(Box::new(job));
+    }
+
     #[must_use]
     pub fn inner(&self) -> &Arc<CoxStore> {
         &self.inner

@@ -117,7 +117,7 @@ fn assert_one_line_naming(error: &DbError, path: &Path) {
 fn migrations_create_every_table() {
     let (_dir, path, db) = fresh();
     assert_eq!(db.schema_version().unwrap(), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(SCHEMA_VERSION, 6);
     let tables = names(&path, "table");
     for table in [
         "archive",
@@ -125,6 +125,7 @@ fn migrations_create_every_table() {
         "ext_trust",
         "mcp_trust",
         "memory",
+        "presence",
         "sessions",
         "usage",
     ] {
@@ -746,4 +747,30 @@ fn notes_are_kept_per_project_and_recalled_by_their_words() {
         db.memory_search("/repo", "release notes", 5).unwrap()[0].id,
         b
     );
+}
+
+#[test]
+fn presence_rows_are_kept_per_session_and_read_per_project() {
+    let (_dir, _path, db) = fresh();
+    let row = |id: &str, pid, worktree: Option<&str>| cox_store::Presence {
+        session_id: id.into(),
+        pid,
+        project: "/repo".into(),
+        cwd: worktree.unwrap_or("/repo").into(),
+        worktree: worktree.map(str::to_owned),
+        branch: worktree.map(|_| "t42".to_owned()),
+        started_at: format!("2026-12-05T00:00:0{pid}Z"),
+    };
+    db.record_presence(&row("a", 1, None)).unwrap();
+    db.record_presence(&row("b", 2, Some("/_worktrees/repo-t42")))
+        .unwrap();
+    // A resumed session replaces its row.
+    db.record_presence(&row("a", 3, None)).unwrap();
+    let rows = db.presence_in("/repo").unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[0].session_id.as_str(), rows[0].pid), ("a", 3));
+    assert!(db.presence_in("/other").unwrap().is_empty());
+    let in_worktrees = db.worktree_sessions().unwrap();
+    assert_eq!(in_worktrees.len(), 1);
+    assert_eq!(in_worktrees[0].branch.as_deref(), Some("t42"));
 }

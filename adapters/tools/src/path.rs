@@ -47,6 +47,16 @@ pub enum PathError {
          (as commands cannot in the sandbox): its config and hooks run code; use git itself"
     )]
     GitFolder { raw: String },
+    #[error(
+        "path {raw} is in {}, which this session reads but never writes (it works in {}); \
+         change the copy in the working folder instead",
+        root.display(), cwd.display()
+    )]
+    ReadOnlyRoot {
+        raw: String,
+        root: PathBuf,
+        cwd: PathBuf,
+    },
 }
 
 fn show_roots(roots: &[PathBuf]) -> String {
@@ -88,6 +98,22 @@ pub fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, PathError> {
 /// file tools leave it read-only, as the sandbox does for commands.
 pub fn confine_write(workspace: &Workspace, raw: &str) -> Result<PathBuf, PathError> {
     let path = confine(workspace, raw)?;
+    // A read-only root nested in a writable one (or the other way round)
+    // goes by the deepest: the closest root decides.
+    let closest = workspace
+        .roots
+        .iter()
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.components().count());
+    if let Some(root) = closest
+        && workspace.read_only.contains(root)
+    {
+        return Err(PathError::ReadOnlyRoot {
+            raw: raw.to_owned(),
+            root: root.clone(),
+            cwd: workspace.cwd.clone(),
+        });
+    }
     let in_git = workspace
         .roots
         .iter()

@@ -7,7 +7,7 @@ use common::Fixture;
 use cox_protocol::Tool;
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::Risk;
-use cox_tools::path::{PathError, confine};
+use cox_tools::path::{PathError, confine, confine_write};
 use cox_tools::{BashTool, EditTool, GlobTool, GrepTool, ReadTool, WriteTool};
 use serde_json::json;
 
@@ -18,6 +18,7 @@ fn relative_paths_resolve_against_cwd_and_need_not_exist() {
     let ws = Workspace {
         cwd: fx.at("sub"),
         roots: vec![fx.root.clone()],
+        read_only: Vec::new(),
     };
     assert_eq!(confine(&ws, "a.txt"), Ok(fx.at("sub/a.txt")));
     assert_eq!(
@@ -65,11 +66,31 @@ fn a_second_root_is_inside_the_workspace_too() {
     let ws = Workspace {
         cwd: fx.root.clone(),
         roots: vec![fx.root.clone(), fx.outside.clone()],
+        read_only: Vec::new(),
     };
     assert_eq!(
         confine(&ws, "../outside/secret.txt"),
         Ok(fx.outside.join("secret.txt"))
     );
+}
+
+#[test]
+fn a_read_only_root_is_read_and_never_written() {
+    let fx = Fixture::new();
+    let ws = Workspace {
+        cwd: fx.root.clone(),
+        roots: vec![fx.root.clone(), fx.outside.clone()],
+        read_only: vec![fx.outside.clone()],
+    };
+    let main = fx.outside.join("secret.txt");
+    assert_eq!(confine(&ws, main.to_str().unwrap()), Ok(main.clone()));
+    let refused = confine_write(&ws, main.to_str().unwrap()).unwrap_err();
+    assert!(matches!(refused, PathError::ReadOnlyRoot { .. }));
+    assert!(
+        refused.to_string().contains("reads but never writes"),
+        "{refused}"
+    );
+    assert_eq!(confine_write(&ws, "new.txt"), Ok(fx.at("new.txt")));
 }
 
 #[test]

@@ -65,6 +65,12 @@ pub struct RunArgs {
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
+    /// Work in the worktree NAME of this repository, on branch NAME
+    /// (both created when missing); the checkout you are in is read,
+    /// never written.
+    #[arg(long, value_name = "NAME")]
+    pub worktree: Option<String>,
+
     /// default, acceptEdits, auto, plan or bypassPermissions.
     #[arg(
         long,
@@ -246,6 +252,7 @@ impl RunArgs {
             output_format: one("--output-format", self.output_format, outer.output_format)?,
             cwd: one("--cwd", self.cwd, outer.cwd)?,
             add_dir: list(outer.add_dir, self.add_dir),
+            worktree: one("--worktree", self.worktree, outer.worktree)?,
             permission_mode: given(
                 "--permission-mode",
                 self.permission_mode,

@@ -36,6 +36,7 @@ pub mod instructions;
 pub mod log_file;
 pub mod mcp;
 pub mod output;
+pub mod presence;
 pub mod providers;
 mod report;
 pub mod resume;
@@ -43,6 +44,7 @@ pub mod sandbox;
 pub mod session;
 mod table;
 pub mod telemetry;
+pub mod worktree;
 
 use std::io::Write;
 

@@ -29,8 +29,12 @@ pub fn policy(
 ) -> SandboxPolicy {
     let mode = flag.unwrap_or(settings.mode);
     let mut policy = SandboxPolicy::new(mode, helper());
-    for root in workspace.roots.iter().chain(&settings.writable_roots) {
+    for root in workspace.writable_roots().chain(&settings.writable_roots) {
         policy.add_writable_root(root);
+    }
+    // A worktree session's main checkout: read, never written.
+    for root in &workspace.read_only {
+        policy.add_read_only(root);
     }
     // cox's own record: a command must not rewrite the ledger or rollouts.
     policy.add_read_only(cox_home);

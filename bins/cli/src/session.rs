@@ -316,11 +316,32 @@ where
         None => None,
     };
     // A resumed session runs where it ran, unless --cwd says otherwise.
-    let cwd = match (&found, &args.cwd) {
-        (Some(found), None) => PathBuf::from(&found.resumed.cwd),
+    // `--worktree`: the session works there, whatever it resumes.
+    let worktree = match &args.worktree {
+        Some(name) => {
+            let at = std::fs::canonicalize(&here).unwrap_or_else(|_| here.clone());
+            let opened =
+                crate::worktree::open(&at, name, std::process::id(), &env::now_rfc3339()[..10])?;
+            for note in opened.notes.iter().filter(|_| lineage.parent.is_none()) {
+                eprintln!("cox: {note}");
+                tracing::info!(%note, "worktree");
+            }
+            Some(opened)
+        }
+        None => None,
+    };
+    let cwd = match (&found, &args.cwd, &worktree) {
+        (_, _, Some(worktree)) => worktree.path.clone(),
+        (Some(found), None, None) => PathBuf::from(&found.resumed.cwd),
         _ => here,
     };
     let cwd = std::fs::canonicalize(&cwd).with_context(|| match (&found, &args.cwd) {
+        (Some(found), None) if found.resumed.cwd.contains("/_worktrees/") => format!(
+            "session {id} worked in the worktree {}, which is gone: see `git worktree list`, \
+             or run `cox --worktree <name> --resume {id}` to make it again",
+            cwd.display(),
+            id = found.resumed.session_id,
+        ),
         (Some(found), None) => format!(
             "session {} ran in {}, which cannot be opened now: pass --cwd to resume it elsewhere",
             found.resumed.session_id,
@@ -331,6 +352,14 @@ where
     if !cwd.is_dir() {
         bail!("--cwd {}: not a folder", cwd.display());
     }
+    // A worktree session (this one, or one resumed in its worktree) reads
+    // its main checkout as a second root, and never writes it.
+    let main_checkout = match &worktree {
+        Some(worktree) => Some(worktree.main.clone()),
+        None => {
+            crate::worktree::linked(&cwd).filter(|_| cwd.to_string_lossy().contains("/_worktrees/"))
+        }
+    };
     if let Some(found) = &found {
         for warning in &found.warnings {
             eprintln!("cox: warning: {warning}");
@@ -339,6 +368,9 @@ where
         tracing::info!(session = %found.resumed.session_id, rollout = %found.rollout.display(), turns = found.resumed.turns(), "resume");
     }
     let mut roots = vec![cwd.clone()];
+    if let Some(main) = &main_checkout {
+        roots.push(main.clone());
+    }
     for dir in &args.add_dir {
         let root = std::fs::canonicalize(dir)
             .with_context(|| format!("--add-dir {}: cannot open the folder", dir.display()))?;
@@ -364,6 +396,7 @@ where
     let workspace = Workspace {
         cwd: cwd.clone(),
         roots,
+        read_only: main_checkout.into_iter().collect(),
     };
     let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
     let catalog = providers::full_catalog(&models);
@@ -667,6 +700,8 @@ pub struct SessionFacts {
     pub model: String,
     /// The think tier's model and its prices, for the person's consent.
     pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
+    /// The worktree the session works in, if any.
+    pub worktree: Option<crate::worktree::Worktree>,
 }
 
 /// How long a session's end waits for a title the cheap tier is still
@@ -741,13 +776,24 @@ pub(crate) fn build_session<P: Provider>(
         SandboxMode::DangerFullAccess => "no sandbox",
     }
     .to_owned();
-    // Every root gets its snapshots (the first is the primary one).
-    let checkpoint_roots = if workspace.roots.is_empty() {
+    // Every writable root gets its snapshots (the first is the primary one).
+    // A worktree session's main checkout is never written: no snapshots.
+    let checkpoint_roots: Vec<PathBuf> = if workspace.roots.is_empty() {
         vec![cwd.clone()]
     } else {
-        workspace.roots.clone()
+        workspace.writable_roots().cloned().collect()
     };
-    let config = SessionConfig {
+    let worktree = (!workspace.read_only.is_empty()).then(|| cwd.display().to_string());
+    let worktree_facts = workspace
+        .read_only
+        .first()
+        .map(|main| crate::worktree::Worktree {
+            path: cwd.clone(),
+            branch: branch.clone().unwrap_or_default(),
+            main: main.clone(),
+            notes: Vec::new(),
+        });
+    let mut config = SessionConfig {
         id,
         workspace,
         permission_mode: mode,
@@ -783,6 +829,31 @@ pub(crate) fn build_session<P: Provider>(
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let store_catalog = catalog.clone();
     let store = std::sync::Arc::new(CoxStore::open(&home, catalog)?);
+    // Where the other live sessions of the project work: a warning when
+    // one works in this worktree, and the model is told (system[3]).
+    let project = crate::presence::project_of(&cwd);
+    let others = crate::presence::others(store.db(), &project, &id.to_string());
+    if let Some(worktree) = &worktree
+        && lineage.parent.is_none()
+    {
+        warn_all(
+            &crate::presence::shared_worktree(&others, worktree),
+            "presence",
+        );
+    }
+    if let Some(told) = crate::presence::told(&others) {
+        config.system.volatile.push_str(&told);
+    }
+    let here = cox_store::Presence {
+        session_id: id.to_string(),
+        pid: std::process::id(),
+        project,
+        cwd: cwd_text.clone(),
+        worktree: worktree.clone(),
+        branch: worktree.as_ref().and(branch.clone()),
+        started_at: config.started_at.clone(),
+    };
+
     let recent = store
         .db()
         .sessions()
@@ -823,6 +894,13 @@ pub(crate) fn build_session<P: Provider>(
     let record = std::sync::Arc::new(
         Background::start(store).context("cannot start the record's writer thread")?,
     );
+    // Written by the record's writer: a cox.db another process holds
+    // locked never stops the session.
+    record.enqueue(move |store| {
+        if let Err(err) = store.db().record_presence(&here) {
+            tracing::warn!(%err, "presence");
+        }
+    });
     let mut tools = cox_tools::builtin_tools();
     tools.push(std::sync::Arc::new(crate::ext::memory::MemoryTool::new(
         std::sync::Arc::clone(&memory),
@@ -835,6 +913,7 @@ pub(crate) fn build_session<P: Provider>(
     if let Some(tool) = crate::ext::agent_tool::AgentTool::for_session(
         crate::ext::agent_tool::Recipe {
             args,
+            cwd: cwd.clone(),
             parent: id,
             depth: lineage.depth,
             approval,
@@ -938,6 +1017,7 @@ pub(crate) fn build_session<P: Provider>(
         tier: preset.tier,
         think,
         catalog: store_catalog,
+        worktree: worktree_facts,
     };
     Ok((session, facts))
 }

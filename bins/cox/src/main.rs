@@ -112,6 +112,36 @@ enum PermissionsCommand {
 }
 
 /// The project's notes as the terminal UI's `/memory` reaches them.
+/// The worktree a TUI session works in.
+#[derive(Debug)]
+struct Place(cox_cli::worktree::Worktree);
+
+impl cox_tui::app::Worktree for Place {
+    fn branch(&self) -> String {
+        self.0.branch.clone()
+    }
+
+    fn path(&self) -> String {
+        self.0.path.display().to_string()
+    }
+
+    fn stat(&self) -> Option<(u64, u64)> {
+        cox_cli::worktree::diff_stat(&self.0.path)
+    }
+
+    fn dirty(&self) -> Result<bool, String> {
+        cox_cli::worktree::dirty(&self.0.path).map_err(|e| cox_cli::error_chain(&e))
+    }
+
+    fn remove(&self) -> Result<(), String> {
+        match cox_cli::worktree::remove_if_clean(&self.0.main, &self.0.path) {
+            Ok(cox_cli::worktree::Removal::Removed) => Ok(()),
+            Ok(cox_cli::worktree::Removal::Dirty) => Err("it has changes now".into()),
+            Err(err) => Err(cox_cli::error_chain(&err)),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Notes(std::sync::Arc<cox_cli::ext::memory::ProjectMemory>);
 
@@ -200,6 +230,9 @@ fn tui(args: RunArgs) -> i32 {
                 )))),
                 tier: facts.tier,
                 think: facts.think,
+                worktree: facts.worktree.map(|w| {
+                    std::sync::Arc::new(Place(w)) as std::sync::Arc<dyn cox_tui::app::Worktree>
+                }),
             },
         ))
     };
@@ -249,6 +282,10 @@ fn mcp_serve(args: RunArgs, before: RunArgs) -> i32 {
                 args.resume.is_some() || args.continue_,
                 "--resume/--continue (cox-reply continues a session)",
             ),
+            (
+                args.worktree.is_some(),
+                "--worktree (each call names its cwd)",
+            ),
         ]
     });
     flags.map_or_else(|code| code, cox_mcp_serve::serve)
@@ -271,6 +308,10 @@ fn acp(args: RunArgs, before: RunArgs) -> i32 {
             (
                 args.resume.is_some() || args.continue_,
                 "--resume/--continue (the editor loads a session with session/load)",
+            ),
+            (
+                args.worktree.is_some(),
+                "--worktree (the editor names each session's folder)",
             ),
         ]
     });

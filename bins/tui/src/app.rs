@@ -85,6 +85,9 @@ pub enum Overlay {
     /// think tier's price: `y` sends it, `n` (or Esc) goes back to editor
     /// mode with the prompt in the composer.
     ThinkConsent { prompt: String, terms: String },
+    /// `/quit` in a clean worktree: `y` removes it (its branch stays), `n`
+    /// (or Esc) keeps it; both leave.
+    RemoveWorktree { path: String, branch: String },
 }
 
 /// What a key typed during an approval is for.
@@ -130,6 +133,29 @@ pub struct Facts {
     /// The think tier's model and its prices, shown before a person agrees
     /// to them.
     pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
+    /// The worktree the session works in (`cox --worktree`), if any.
+    pub worktree: Option<std::sync::Arc<dyn Worktree>>,
+}
+
+/// The worktree a session works in, as the status line and `/quit` need
+/// it.
+pub trait Worktree: Send + Sync + std::fmt::Debug {
+    /// Its branch.
+    fn branch(&self) -> String;
+    /// Its folder, as the person reads it.
+    fn path(&self) -> String;
+    /// Lines added and removed since its branch's commit.
+    fn stat(&self) -> Option<(u64, u64)>;
+    /// Whether it has changes.
+    ///
+    /// # Errors
+    /// One line saying why it cannot tell.
+    fn dirty(&self) -> Result<bool, String>;
+    /// Removes it (its branch stays).
+    ///
+    /// # Errors
+    /// One line saying why not.
+    fn remove(&self) -> Result<(), String>;
 }
 
 /// What is told every event of a session, as it comes.
@@ -172,6 +198,8 @@ pub struct App {
     pub scroll: usize,
     pub overlay: Option<Overlay>,
     pub answering: Option<Answering>,
+    /// Lines the worktree's changes add and remove, as of the last turn.
+    pub worktree_stat: Option<(u64, u64)>,
     /// A one-line message for the person (a bad edit, a hint).
     pub flash: Option<String>,
     esc_at: Option<Instant>,
@@ -206,6 +234,7 @@ impl App {
     #[must_use]
     pub fn new(mut facts: Facts, mut history: Vec<String>) -> Self {
         let past = std::mem::take(&mut facts.past);
+        let worktree_stat = facts.worktree.as_ref().and_then(|w| w.stat());
         let mut transcript = Transcript::new();
         transcript.catalog = catalog_of(&facts.models);
         for event in &past {
@@ -229,6 +258,7 @@ impl App {
             scroll: 0,
             overlay: None,
             answering: None,
+            worktree_stat,
             flash: None,
             esc_at: None,
             ctrl_c_at: None,
@@ -321,7 +351,10 @@ impl App {
                     self.facts.window = row.map(|(.., window)| *window);
                 }
             }
-            Event::TurnDone { .. } => self.answering = None,
+            Event::TurnDone { .. } => {
+                self.answering = None;
+                self.worktree_stat = self.facts.worktree.as_ref().and_then(|w| w.stat());
+            }
             Event::Commands { commands } => self.commands.clone_from(commands),
             Event::RewindConflict { to_turn, files } => {
                 let what = self
@@ -653,7 +686,56 @@ impl App {
         })]
     }
 
+    /// `/quit`: a clean worktree asks whether to remove it first; a dirty
+    /// one is kept, and said so.
+    fn leave(&mut self) -> Vec<Action> {
+        if let Some(worktree) = self.facts.worktree.clone() {
+            match worktree.dirty() {
+                Ok(false) => {
+                    self.overlay = Some(Overlay::RemoveWorktree {
+                        path: worktree.path(),
+                        branch: worktree.branch(),
+                    });
+                    return Vec::new();
+                }
+                Ok(true) => self.note(
+                    NoticeLevel::Info,
+                    &format!(
+                        "worktree {} kept: it has changes (branch {})",
+                        worktree.path(),
+                        worktree.branch()
+                    ),
+                ),
+                Err(why) => self.note(
+                    NoticeLevel::Warn,
+                    &format!("worktree {} kept: {why}", worktree.path()),
+                ),
+            }
+        }
+        self.quit = true;
+        vec![Action::Quit]
+    }
+
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if let Some(Overlay::RemoveWorktree { path, branch }) = &self.overlay {
+            let (path, branch) = (path.clone(), branch.clone());
+            let remove = match key.code {
+                KeyCode::Char('y' | 'Y') => true,
+                KeyCode::Char('n' | 'N') | KeyCode::Esc => false,
+                _ => return Vec::new(),
+            };
+            self.overlay = None;
+            let said = match (remove, self.facts.worktree.as_ref().map(|w| w.remove())) {
+                (true, Some(Ok(()))) => {
+                    format!("worktree {path} removed; branch {branch} stays")
+                }
+                (true, Some(Err(why))) => format!("worktree {path} kept: {why}"),
+                _ => format!("worktree {path} kept (branch {branch})"),
+            };
+            self.note(NoticeLevel::Info, &said);
+            self.quit = true;
+            return vec![Action::Quit];
+        }
         if let Some(Overlay::ThinkConsent { prompt, .. }) = &self.overlay {
             let prompt = prompt.clone();
             return match key.code {
@@ -1035,10 +1117,7 @@ impl App {
                 });
                 Vec::new()
             }
-            Command::Quit => {
-                self.quit = true;
-                vec![Action::Quit]
-            }
+            Command::Quit => self.leave(),
         }
     }
 

@@ -444,7 +444,13 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if let Some(branch) = &app.facts.branch {
         place.push_str(&format!(" ⎇ {branch}"));
     }
+    if let Some((added, removed)) = app.worktree_stat {
+        place.push_str(&format!(" +{added} −{removed}"));
+    }
     parts.push(place);
+    if let Some(worktree) = &app.facts.worktree {
+        parts.push(format!("⧉ {}", worktree.branch()));
+    }
     let text = match (&app.flash, &app.custom_status) {
         (Some(flash), _) => flash.clone(),
         (None, Some(custom)) => custom.clone(),
@@ -469,6 +475,15 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
                 " changed since cox wrote them · y overwrite and rewind to before T{to_turn} · n keep "
             ),
             files.iter().map(|f| Line::raw(f.as_str())).collect(),
+        ),
+        Overlay::RemoveWorktree { path, branch } => (
+            " leaving · y remove the worktree · n keep it ".into(),
+            vec![
+                Line::raw(format!("The worktree {path} has no changes.")),
+                Line::raw(format!(
+                    "Remove it? Its branch {branch} stays (merging is yours to do)."
+                )),
+            ],
         ),
         Overlay::ThinkConsent { prompt, terms } => (
             " architect mode · y agree and send · n back to editor ".into(),
@@ -538,7 +553,10 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
     // Keep a list's selection in view.
     let selected = match overlay {
         Overlay::Rewind { selected, .. } | Overlay::Sessions { selected, .. } => *selected,
-        Overlay::Text { .. } | Overlay::RewindConflict { .. } | Overlay::ThinkConsent { .. } => 0,
+        Overlay::Text { .. }
+        | Overlay::RewindConflict { .. }
+        | Overlay::ThinkConsent { .. }
+        | Overlay::RemoveWorktree { .. } => 0,
     };
     let rows = usize::from(height.saturating_sub(2)).max(1);
     let skip = selected.saturating_sub(rows - 1);

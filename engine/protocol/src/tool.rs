@@ -25,6 +25,9 @@ pub struct Workspace {
     pub cwd: PathBuf,
     /// Canonical paths; the first is the primary root.
     pub roots: Vec<PathBuf>,
+    /// Roots that are read, never written (a worktree session's main
+    /// checkout); each is also in `roots`.
+    pub read_only: Vec<PathBuf>,
 }
 
 impl Workspace {
@@ -34,7 +37,13 @@ impl Workspace {
         Self {
             roots: vec![cwd.clone()],
             cwd,
+            read_only: Vec::new(),
         }
+    }
+
+    /// The roots that may be written.
+    pub fn writable_roots(&self) -> impl Iterator<Item = &PathBuf> {
+        self.roots.iter().filter(|r| !self.read_only.contains(r))
     }
 }
 

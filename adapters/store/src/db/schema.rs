@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -147,4 +147,22 @@ CREATE TABLE ext_trust (
     trusted_at TEXT NOT NULL,
     PRIMARY KEY (scope, kind, hash)
 );
+";
+
+/// Version 6: where each session works and which process runs it: the
+/// project (its main checkout, or its folder outside a repository), its
+/// folder, its worktree when it works in one. A row is written when a
+/// session starts (again when it is resumed) and kept: a row whose process
+/// is gone is a session that is not live, and its worktree still marks it.
+const V6: &str = "
+CREATE TABLE presence (
+    session_id TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    project TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    worktree TEXT,
+    branch TEXT,
+    started_at TEXT NOT NULL
+);
+CREATE INDEX presence_project ON presence (project);
 ";

@@ -77,6 +77,7 @@ fn execute(args: &SandboxArgs) -> Result<i32> {
     let workspace = Workspace {
         cwd: cwd.clone(),
         roots,
+        read_only: Vec::new(),
     };
     let policy = crate::sandbox::policy(
         &permissions.sandbox,

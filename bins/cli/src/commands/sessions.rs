@@ -78,9 +78,23 @@ struct Summary<'a> {
     turns: u32,
     cost_usd: f64,
     state: &'static str,
+    /// The worktree it worked in, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<String>,
 }
 
 impl<'a> Summary<'a> {
+    /// `row`, with the worktree `worktrees` say it worked in.
+    fn with_worktree(
+        row: &'a SessionRow,
+        worktrees: &std::collections::HashMap<String, String>,
+    ) -> Self {
+        Summary {
+            worktree: worktrees.get(&row.id).cloned(),
+            ..Summary::of(row)
+        }
+    }
+
     fn of(row: &'a SessionRow) -> Self {
         Summary {
             id: &row.id,
@@ -93,8 +107,18 @@ impl<'a> Summary<'a> {
             turns: row.turns,
             cost_usd: micro_usd(row.cost_usd),
             state: row.state.as_str(),
+            worktree: None,
         }
     }
+}
+
+/// The worktree each session worked in, by session id.
+fn worktrees_of(db: &cox_store::Db) -> std::collections::HashMap<String, String> {
+    db.worktree_sessions()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|p| Some((p.session_id, p.worktree?)))
+        .collect()
 }
 
 fn list(record: &Record, json: bool, now_ms: u64) -> Result<String> {
@@ -103,8 +127,12 @@ fn list(record: &Record, json: bool, now_ms: u64) -> Result<String> {
         None if json => Vec::new(),
         None => return Ok(format!("{}\n", record.nothing_yet())),
     };
+    let worktrees = record.db.as_ref().map(worktrees_of).unwrap_or_default();
     if json {
-        let summaries: Vec<Summary<'_>> = rows.iter().map(Summary::of).collect();
+        let summaries: Vec<Summary<'_>> = rows
+            .iter()
+            .map(|row| Summary::with_worktree(row, &worktrees))
+            .collect();
         return Ok(serde_json::to_string_pretty(&summaries)? + "\n");
     }
     if rows.is_empty() {
@@ -120,8 +148,14 @@ fn list(record: &Record, json: bool, now_ms: u64) -> Result<String> {
         col("COST", "cost_usd"),
     ]);
     for row in &rows {
-        // A subagent's session is marked as one.
-        let mark = if row.parent_id.is_some() { "↳ " } else { "" };
+        // A subagent's session is marked as one, a worktree's too.
+        let mut mark = String::new();
+        if row.parent_id.is_some() {
+            mark.push_str("↳ ");
+        }
+        if worktrees.contains_key(&row.id) {
+            mark.push_str("⧉ ");
+        }
         table.push(vec![
             Cell::Text(row.id.clone()),
             Cell::Maybe(
@@ -228,7 +262,7 @@ fn detail(record: &Record, row: &SessionRow, json: bool) -> Result<String> {
             })
             .collect();
         let detail = Detail {
-            summary: Summary::of(row),
+            summary: Summary::with_worktree(row, &worktrees_of(db)),
             duration_ms,
             rollout_path: &row.rollout_path,
             provider: row.provider.as_deref(),
@@ -249,6 +283,9 @@ fn detail(record: &Record, row: &SessionRow, json: bool) -> Result<String> {
         field("parent", parent);
     }
     field("cwd", &row.cwd);
+    if let Some(worktree) = worktrees_of(db).get(&row.id) {
+        field("worktree", worktree);
+    }
     field("rollout", &row.rollout_path);
     field("start", &row.created_at);
     field("end", &row.updated_at);

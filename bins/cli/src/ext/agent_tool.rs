@@ -68,6 +68,8 @@ pub struct Lineage {
 pub struct Recipe {
     /// The parent's command line.
     pub args: RunArgs,
+    /// The parent's working folder.
+    pub cwd: std::path::PathBuf,
     pub parent: SessionId,
     /// The parent's depth.
     pub depth: u32,
@@ -170,6 +172,9 @@ fn child_of(
     mode: PermissionMode,
 ) -> Result<(RunArgs, Lineage), String> {
     let mut args = recipe.args.clone();
+    // Where the parent works (its worktree, when it has one).
+    args.cwd = Some(recipe.cwd.clone());
+    args.worktree = None;
     args.resume = None;
     args.continue_ = false;
     args.prompt = None;
@@ -544,6 +549,7 @@ mod tests {
                 resume: Some("01OLD".into()),
                 ..RunArgs::default()
             },
+            cwd: "/w".into(),
             parent: SessionId::generate(),
             depth: 0,
             approval: ApprovalPolicy::OnRequest,
@@ -572,6 +578,7 @@ mod tests {
     fn nesting_ends_at_the_configured_depth() {
         let recipe = |depth, max_depth| Recipe {
             args: RunArgs::default(),
+            cwd: "/w".into(),
             parent: SessionId::generate(),
             depth,
             approval: ApprovalPolicy::Never,

@@ -43,6 +43,7 @@ pub fn app() -> App {
                     cache_write: 6.25,
                 }),
             )),
+            worktree: None,
         },
         Vec::new(),
     );
