@@ -315,3 +315,67 @@ fn a_worktree_session_resumes_in_its_worktree_or_says_where_it_went() {
     common::assert_one_line_error(&gone, "git worktree list");
     assert!(stderr(&gone).contains(&format!("cox --worktree <name> --resume {id}")));
 }
+
+#[test]
+fn a_subagent_may_work_in_a_worktree_of_its_own_which_outlives_it() {
+    let env = Env::new();
+    let repo = repo(&env, false);
+    let out = run_in(
+        &env,
+        &repo,
+        "subagent_isolated",
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let worktree = repo
+        .parent()
+        .unwrap()
+        .join("_worktrees/repo-task-toolu_1_1");
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("iso.txt")).unwrap(),
+        "isolated\n"
+    );
+    assert!(!repo.join("iso.txt").exists());
+    assert_eq!(
+        git(&worktree, &["branch", "--show-current"]),
+        "task-toolu_1_1"
+    );
+    let done = lines(&out)
+        .into_iter()
+        .find(|l| l["type"] == "tool_call_done")
+        .unwrap();
+    let visible = done["result"]["visible"].as_str().unwrap();
+    assert!(
+        visible.ends_with(&format!(
+            "[worktree {}, branch task-toolu_1_1]",
+            worktree.canonicalize().unwrap().display()
+        )),
+        "{visible}"
+    );
+
+    // It makes a branch and a folder: plan mode refuses it.
+    let env = Env::new();
+    let repo = self::repo(&env, false);
+    let out = run_in(
+        &env,
+        &repo,
+        "subagent_isolated",
+        &[
+            "--permission-mode",
+            "plan",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    let done = lines(&out)
+        .into_iter()
+        .find(|l| l["type"] == "tool_call_done")
+        .unwrap();
+    assert_eq!(done["result"]["denied"], true, "{done}");
+    assert!(!repo.parent().unwrap().join("_worktrees").exists());
+}

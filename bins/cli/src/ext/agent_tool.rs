@@ -297,6 +297,8 @@ fn start(
 #[derive(Default)]
 struct Ran {
     session: Option<SessionId>,
+    /// Where it worked.
+    cwd: Option<String>,
     /// The text since its last tool call: its answer.
     answer: String,
     stop: Option<StopReason>,
@@ -325,7 +327,7 @@ impl Tool for AgentTool {
             "description": {"type": "string", "description": "A few words naming the task."},
             "prompt": {"type": "string", "description": "The whole task for the subagent."},
             "isolation": {"type": "string", "enum": ["worktree"],
-                "description": "Not available yet in this version."},
+                "description": "worktree: the subagent works on a branch and in a folder of its own, which outlive it (this asks first)."},
         });
         if !self.definitions.is_empty() {
             let names: Vec<&str> = self.definitions.iter().map(|a| a.name.as_str()).collect();
@@ -344,15 +346,22 @@ impl Tool for AgentTool {
     }
 
     /// The call itself changes nothing: each of the child's calls is
-    /// judged by the child's own engine.
+    /// judged by the child's own engine. A child in a worktree of its own
+    /// makes a branch and a folder that outlive it: that asks (and plan
+    /// mode refuses it).
     fn classify(&self, input: &Value, _workspace: &Workspace) -> Classified {
         let subject = input
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or(NAME)
             .to_owned();
+        let isolated = input.get("isolation").and_then(Value::as_str) == Some("worktree");
         Classified {
-            risk: Risk::ReadOnly,
+            risk: if isolated {
+                Risk::Destructive
+            } else {
+                Risk::ReadOnly
+            },
             subject,
             segments: None,
             writes: Vec::new(),
@@ -372,12 +381,15 @@ impl Tool for AgentTool {
             if input.prompt.trim().is_empty() {
                 return ToolResult::error("agent: `prompt` is empty: say what the subagent does");
             }
-            if let Some(isolation) = &input.isolation {
-                return ToolResult::error(format!(
-                    "agent: isolation `{isolation}` is not available in this version of cox; \
-                     call agent without it"
-                ));
-            }
+            let isolated = match input.isolation.as_deref() {
+                None => None,
+                Some("worktree") => Some(task_name(cx.call_id.as_str())),
+                Some(other) => {
+                    return ToolResult::error(format!(
+                        "agent: isolation `{other}` is not one cox knows; the one there is: worktree"
+                    ));
+                }
+            };
             let definition = match &input.subagent_type {
                 None => None,
                 Some(name) => match self.definitions.iter().find(|a| &a.name == name) {
@@ -396,11 +408,14 @@ impl Tool for AgentTool {
                     }
                 },
             };
-            let (args, lineage) =
+            let (mut args, lineage) =
                 match child_of(&self.recipe, &input, definition, cx.permission_mode) {
                     Ok(child) => child,
                     Err(why) => return ToolResult::error(format!("agent: {why}")),
                 };
+            // Its own worktree, named after the task, made from where the
+            // parent works.
+            args.worktree.clone_from(&isolated);
             let _slot = tokio::select! {
                 slot = self.slots.acquire() => match slot {
                     Ok(slot) => slot,
@@ -456,15 +471,37 @@ impl Tool for AgentTool {
             }
             // The child's session ends once its submissions do.
             drop(submit);
-            result(ran)
+            let place = ran.cwd.clone();
+            let mut result = result(ran);
+            if let (Some(branch), Some(place)) = (&isolated, &place) {
+                result
+                    .visible
+                    .push_str(&format!("\n[worktree {place}, branch {branch}]"));
+            }
+            result
         })
     }
 }
 
+/// The worktree name of the task `call_id`: lower-case letters, digits,
+/// `-` and `_` of it, prefixed `task-`.
+fn task_name(call_id: &str) -> String {
+    let tail: String = call_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        .collect::<String>()
+        .to_lowercase();
+    format!("task-{tail}")
+}
+
 /// Takes one event of the child; `true` at its turn's end.
 fn follow(ran: &mut Ran, event: &Event, cx: &ToolContext<'_>) -> bool {
-    if let Event::SessionStarted { session_id, .. } = event {
+    if let Event::SessionStarted {
+        session_id, cwd, ..
+    } = event
+    {
         ran.session = Some(*session_id);
+        ran.cwd = Some(cwd.clone());
     }
     if let Some(child) = ran.session {
         cx.nested.send(child, event.clone());
