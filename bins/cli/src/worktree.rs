@@ -349,7 +349,8 @@ pub fn dirty(path: &Path) -> Result<bool> {
 }
 
 /// Lines added and removed in the worktree at `path` since its branch's
-/// commit (for the status line).
+/// commit (for the status line): tracked changes, and the lines of new
+/// files not ignored (the first 200 files of at most 1 MiB each).
 #[must_use]
 pub fn diff_stat(path: &Path) -> Option<(u64, u64)> {
     let numstat = git(path, &["diff", "HEAD", "--numstat"]).ok()?;
@@ -359,6 +360,18 @@ pub fn diff_stat(path: &Path) -> Option<(u64, u64)> {
         let mut cols = line.split_whitespace();
         added += cols.next()?.parse::<u64>().unwrap_or(0);
         removed += cols.next()?.parse::<u64>().unwrap_or(0);
+    }
+    let new = git(path, &["ls-files", "--others", "--exclude-standard"]).ok()?;
+    for file in new.lines().take(200) {
+        let file = path.join(file);
+        if std::fs::metadata(&file).is_ok_and(|m| m.is_file() && m.len() <= 1 << 20)
+            && let Ok(bytes) = std::fs::read(&file)
+            && !bytes.contains(&0)
+        {
+            let lines = bytes.iter().filter(|b| **b == b'\n').count();
+            let last = usize::from(bytes.last().is_some_and(|b| *b != b'\n'));
+            added += (lines + last) as u64;
+        }
     }
     Some((added, removed))
 }

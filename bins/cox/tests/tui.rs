@@ -610,3 +610,81 @@ fn a_terminal_session_logs_and_exports_its_spans() {
     assert_eq!(exported.len(), spans.len(), "{exported:?}");
     assert!(exported.iter().any(|n| n == "execute_tool"), "{exported:?}");
 }
+
+/// `<work>/code/repo` with one commit on `main` (no remote).
+fn git_repo(env: &Env) -> std::path::PathBuf {
+    let code = env.work.path().join("code");
+    std::fs::create_dir_all(&code).unwrap();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&code, &["init", "-q", "-b", "main", "repo"]);
+    let repo = code.join("repo");
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "a.txt"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    repo
+}
+
+#[test]
+fn in_a_worktree_the_status_line_says_so_and_quit_offers_to_remove_a_clean_one() {
+    let env = Env::new();
+    let repo = git_repo(&env);
+    let worktree = repo.parent().unwrap().join("_worktrees/repo-t1");
+    let flags = format!("--cwd {} --worktree T1", repo.display());
+    let Some(tmux) = Tmux::start(&env, &args("hello", &flags)) else {
+        return;
+    };
+    let screen = tmux.wait_for("⧉ t1");
+    assert!(screen.contains("⎇ t1"), "{screen}");
+    tmux.keys(&["/quit", "Enter"]);
+    tmux.wait_for("y remove the worktree");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("EXITED 0");
+    assert!(screen.contains("removed; branch t1 stays"), "{screen}");
+    assert!(!worktree.exists(), "the clean worktree is gone");
+    let branches = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["branch", "--list", "t1"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&branches.stdout).contains("t1"),
+        "the branch stays"
+    );
+
+    // With a change, /quit keeps it and says so.
+    let Some(tmux) = Tmux::start(&env, &args("hello", &flags)) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["create hello.txt containing hi", "Enter"]);
+    tmux.wait_for("y allow once");
+    std::thread::sleep(Duration::from_millis(400));
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("Created hello.txt.");
+    let screen = if screen.contains("+1 −0") {
+        screen
+    } else {
+        tmux.wait_for("+1 −0")
+    };
+    assert!(screen.contains("⧉ t1"), "{screen}");
+    tmux.keys(&["/quit", "Enter"]);
+    let screen = tmux.wait_for("EXITED 0");
+    assert!(
+        screen.contains("kept: it has changes (branch t1)"),
+        "{screen}"
+    );
+    assert!(worktree.join("hello.txt").exists());
+}
