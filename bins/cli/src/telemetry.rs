@@ -42,7 +42,9 @@ pub fn capture_from_env() -> bool {
 /// run's spans end when it is dropped.
 pub struct Watch {
     spans: Spans<Tee>,
-    current: Current,
+    /// The process's current span, kept by the session a person started
+    /// (a subagent's watch leaves it alone).
+    current: Option<Current>,
 }
 
 impl Watch {
@@ -50,26 +52,43 @@ impl Watch {
     #[must_use]
     pub fn new(catalog: Catalog) -> Watch {
         Watch {
-            spans: Spans::new(
-                Tee {
-                    log: TraceLog,
-                    export: export::active(),
-                },
-                catalog,
-                capture_from_env(),
-            ),
-            current: current(),
+            spans: spans(catalog),
+            current: Some(current()),
+        }
+    }
+
+    /// A subagent's watch: its session span names `parent`
+    /// (`cox.session.parent_id`), and the process's current span stays its
+    /// parent's.
+    #[must_use]
+    pub fn subagent(catalog: Catalog, parent: String) -> Watch {
+        Watch {
+            spans: spans(catalog).with_parent_session(Some(parent)),
+            current: None,
         }
     }
 
     /// Takes one event.
     pub fn event(&mut self, event: &Event) {
         self.spans.event(event);
-        *self
-            .current
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = self.spans.current();
+        if let Some(current) = &self.current {
+            *current
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = self.spans.current();
+        }
     }
+}
+
+/// A session's spans, to the log and the exporter.
+fn spans(catalog: Catalog) -> Spans<Tee> {
+    Spans::new(
+        Tee {
+            log: TraceLog,
+            export: export::active(),
+        },
+        catalog,
+        capture_from_env(),
+    )
 }
 
 /// The log, and the exporter when one runs.
@@ -97,9 +116,10 @@ impl Sink for Tee {
 impl Drop for Watch {
     fn drop(&mut self) {
         self.spans.finish();
-        *self
-            .current
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        if let Some(current) = &self.current {
+            *current
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        }
     }
 }

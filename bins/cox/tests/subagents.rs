@@ -356,3 +356,71 @@ fn a_subagent_runs_its_parent_s_hooks_and_ends_with_subagent_stop() {
     // SubagentStop, the parent's a Stop.
     assert_eq!(ran, "pre-write\nsubagent-stop\nstop\n", "{ran}");
 }
+
+#[test]
+fn a_subagent_s_spans_are_a_trace_naming_its_parent() {
+    let env = Env::new();
+    let out = env.run(
+        "subagent_write",
+        &[
+            "--permission-mode",
+            "acceptEdits",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let parent = result["session_id"].as_str().unwrap();
+    let spans: Vec<Value> = env
+        .log()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["target"] == "cox::trace" && l["span"] == "invoke_agent cox")
+        .collect();
+    assert_eq!(spans.len(), 2, "the parent's session span and the child's");
+    let child = spans
+        .iter()
+        .find(|s| s["attributes"]["cox.session.parent_id"] == parent)
+        .expect("the child's span names its parent");
+    assert_ne!(child["attributes"]["cox.session.id"], parent);
+    let own = spans
+        .iter()
+        .find(|s| s["attributes"]["cox.session.id"] == parent)
+        .unwrap();
+    assert_ne!(own["trace_id"], child["trace_id"], "a trace of its own");
+}
+
+#[test]
+fn at_most_parallel_subagents_run_at_once() {
+    // With one slot, "wait for b" runs alone and never sees the file the
+    // second child would write: its command gives up (after 10 s).
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[agents]\nparallel = 1\n",
+    )
+    .unwrap();
+    let out = env.run(
+        "subagents",
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    let seen = lines(&out);
+    let waited = seen
+        .iter()
+        .filter(|l| l["type"] == "subagent" && l["event"]["type"] == "tool_call_done")
+        .find(|l| l["call_id"] == "toolu_1_1")
+        .unwrap();
+    assert!(
+        waited["event"]["result"]["visible"]
+            .as_str()
+            .unwrap()
+            .contains("never"),
+        "{waited}"
+    );
+}

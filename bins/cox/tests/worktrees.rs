@@ -119,6 +119,11 @@ fn a_worktree_is_made_next_to_the_repository_on_a_fresh_branch_and_locked() {
         &["--worktree", "t42", "--permission-mode", "acceptEdits"],
     );
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(
+        !stderr(&again).contains("already working"),
+        "a gone process's presence is not live: {}",
+        stderr(&again)
+    );
     // `cox sessions` marks both as worktree sessions.
     let list = env.cox().arg("sessions").output().unwrap();
     let list = String::from_utf8_lossy(&list.stdout);

@@ -250,6 +250,7 @@ fn start(
     submissions: mpsc::UnboundedReceiver<Submission>,
     said: mpsc::UnboundedSender<Said>,
 ) -> Result<(), String> {
+    let parent = lineage.parent.unwrap_or_else(SessionId::generate);
     std::thread::Builder::new()
         .name("cox-subagent".into())
         .spawn(move || {
@@ -278,13 +279,17 @@ fn start(
                     crate::session::Editor::default(),
                 )
             });
-            let (session, _facts) = match built {
+            let (session, facts) = match built {
                 Ok(built) => built,
                 Err(err) => return fail(crate::error_chain(&err)),
             };
+            // Its spans are a trace of its own, naming its parent.
+            let mut watch = crate::telemetry::Watch::subagent(facts.catalog, parent.to_string());
             let outcome = runtime.block_on(session.run(submissions, |event| {
+                watch.event(event);
                 let _ = said.unbounded_send(Said::Event(event.clone()));
             }));
+            drop(watch);
             if let Err(err) = outcome {
                 fail(err.to_string());
             }
