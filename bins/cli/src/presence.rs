@@ -21,8 +21,8 @@ use crate::worktree;
 /// folder itself.
 #[must_use]
 pub fn project_of(cwd: &Path) -> String {
-    worktree::main_checkout(cwd)
-        .unwrap_or_else(|_| cwd.to_path_buf())
+    worktree::checkouts(cwd)
+        .map_or_else(|| cwd.to_path_buf(), |(_, main)| main)
         .display()
         .to_string()
 }

@@ -79,13 +79,34 @@ pub fn main_checkout(dir: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(&main).with_context(|| format!("cannot open {}", main.display()))
 }
 
-/// Whether `dir` is a linked worktree (not a main checkout); its main
+/// Where `dir` is in git, read from the files (no `git` started, as every
+/// session start asks): the top of its checkout and its main checkout
+/// (the same folder unless it is a linked worktree).
+#[must_use]
+pub fn checkouts(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let dot_git = top.join(".git");
+    if dot_git.is_dir() {
+        return Some((top.to_path_buf(), top.to_path_buf()));
+    }
+    // A linked worktree: `.git` names its folder in the main repository's
+    // `.git/worktrees/`, whose `commondir` leads back to that `.git`.
+    let pointer = std::fs::read_to_string(&dot_git).ok()?;
+    let gitdir = top.join(pointer.strip_prefix("gitdir:")?.trim());
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = std::fs::canonicalize(gitdir.join(common.trim())).ok()?;
+    let main = common
+        .file_name()
+        .is_some_and(|n| n == ".git")
+        .then(|| common.parent().map(Path::to_path_buf))??;
+    Some((top.to_path_buf(), main))
+}
+
+/// Whether `dir` is in a linked worktree (not a main checkout); its main
 /// checkout when it is.
 #[must_use]
 pub fn linked(dir: &Path) -> Option<PathBuf> {
-    let top = git(dir, &["rev-parse", "--show-toplevel"]).ok()?;
-    let main = main_checkout(dir).ok()?;
-    let top = std::fs::canonicalize(top).ok()?;
+    let (top, main) = checkouts(dir)?;
     (top != main).then_some(main)
 }
 

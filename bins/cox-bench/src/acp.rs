@@ -16,6 +16,11 @@ use std::time::{Duration, Instant};
 
 use crate::{ms, tempdir};
 
+/// The release `cox` beside this binary.
+pub(crate) fn release_cox() -> Result<PathBuf, String> {
+    cox()
+}
+
 fn cox() -> Result<PathBuf, String> {
     let cox = std::env::current_exe()
         .map_err(|e| e.to_string())?

@@ -40,6 +40,9 @@
 //!   binary on a headless session of ROUNDS provider rounds, with OTLP
 //!   export off, on (a loopback collector), to a collector that is down and
 //!   to one that never answers: wall time, peak RSS, the change from off.
+//! - `cox-bench subagents [RUNS] [FILES]`: the release `cox` beside this
+//!   binary: what starting a subagent costs, four subagents in one message
+//!   against four in turn, and `--worktree` in a repository of FILES files.
 //! - `cox-bench mock [--port N] [--dir DIR] [--log FILE] [--dump DIR]`: a loopback model
 //!   server (Anthropic Messages and OpenAI Responses) that answers every
 //!   conversation with a write of `DIR/hello.txt`, then a short text; for
@@ -72,6 +75,7 @@ mod hooks;
 mod mcp;
 mod mock;
 mod sandbox;
+mod subagents;
 mod telemetry;
 
 /// The figures cox promises (see the module docs for each).
@@ -159,6 +163,15 @@ enum Job {
         #[arg(default_value_t = 10_000)]
         deltas: usize,
     },
+    /// Subagents and worktrees (the release `cox` beside this binary):
+    /// starting a subagent, four at once against four in turn, and a
+    /// worktree made in a repository of FILES files (RUNS runs each).
+    Subagents {
+        #[arg(default_value_t = 20)]
+        runs: usize,
+        #[arg(default_value_t = 10_000)]
+        files: usize,
+    },
     /// Create a new cox.db N times.
     Db {
         #[arg(default_value_t = 50)]
@@ -203,6 +216,7 @@ fn main() {
         Job::Hooks { n } => hooks::run(n),
         Job::Telemetry { rounds, runs } => telemetry::run(rounds, runs),
         Job::Acp { runs, deltas } => acp::run(runs, deltas),
+        Job::Subagents { runs, files } => subagents::run(runs, files),
     };
     match result {
         Ok(()) => {
