@@ -256,51 +256,27 @@ impl Updates {
                 Vec::new()
             }
             Event::TurnDone { stop } => vec![Out::Done(*stop, self.error.take())],
-            Event::Subagent {
-                session_id, event, ..
-            } => self.child(&session_id.to_string(), event),
+            Event::Subagent { event, .. } => self.child(event),
             _ => Vec::new(),
         }
     }
 
-    /// An event of subagent `child`: its tool calls as calls of their own
-    /// (ids `<child>/<call>`, so they never meet this session's), its asks
-    /// as asks naming the child's call, its calls' cost in the session's;
-    /// its text and its turn's end stay its own.
-    fn child(&mut self, child: &str, event: &Event) -> Vec<Out> {
-        let tagged =
-            |id: &cox_protocol::CallId| cox_protocol::CallId::from(format!("{child}/{id}"));
+    /// An event of a subagent: its tool calls as calls of their own (the
+    /// core already made their ids `<child>/<id>`, unique here), its asks
+    /// as asks (answered with that id, which the core passes down), its
+    /// calls' cost in the session's; its text and its turn's end stay its
+    /// own. Its own subagents' events likewise.
+    fn child(&mut self, event: &Event) -> Vec<Out> {
         match event {
-            Event::ToolCallRequested { call } => {
-                let mut call = call.clone();
-                call.id = tagged(&call.id);
-                self.event(&Event::ToolCallRequested { call })
-            }
-            Event::ApprovalRequired { call_id, reason } => {
-                let mut out = self.event(&Event::ApprovalRequired {
-                    call_id: tagged(call_id),
-                    reason: reason.clone(),
-                });
-                // The answer names the child's own call.
-                for item in &mut out {
-                    if let Out::Ask { call_id: asked, .. } = item {
-                        *asked = call_id.as_str().to_owned();
-                    }
-                }
-                out
-            }
-            Event::ToolCallOutput { call_id, chunk } => self.event(&Event::ToolCallOutput {
-                call_id: tagged(call_id),
-                chunk: chunk.clone(),
-            }),
-            Event::ToolCallDone { call_id, result } => self.event(&Event::ToolCallDone {
-                call_id: tagged(call_id),
-                result: result.clone(),
-            }),
+            Event::ToolCallRequested { .. }
+            | Event::ApprovalRequired { .. }
+            | Event::ToolCallOutput { .. }
+            | Event::ToolCallDone { .. } => self.event(event),
             Event::Usage { model, usage, .. } => {
                 self.spent_usd += catalog::cost(self.catalog.get(model), usage).usd;
                 Vec::new()
             }
+            Event::Subagent { event, .. } => self.child(event),
             _ => Vec::new(),
         }
     }

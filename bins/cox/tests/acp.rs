@@ -632,3 +632,68 @@ fn a_subagent_s_ask_reaches_the_editor_and_the_answer_reaches_the_subagent() {
     assert_eq!(text, "The subagent is done.");
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn two_subagents_asking_with_the_same_call_id_each_get_their_own_answer() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "subagent_two_asks", &[]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
+    );
+    let mut asked = Vec::new();
+    let (answer, _) = acp.response(id, |request| {
+        let call = &request["params"]["toolCall"];
+        asked.push(call["toolCallId"].as_str().unwrap().to_owned());
+        let path = call["rawInput"]["path"].as_str().unwrap();
+        let option = if path == "a.txt" {
+            "allow_once"
+        } else {
+            "reject_once"
+        };
+        json!({"outcome": {"outcome": "selected", "optionId": option}})
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_ne!(asked[0], asked[1], "each ask names its child: {asked:?}");
+    assert!(
+        asked.iter().all(|id| id.ends_with("/toolu_1_1")),
+        "{asked:?}"
+    );
+    assert!(env.work.path().join("a.txt").exists());
+    assert!(!env.work.path().join("b.txt").exists());
+    assert_eq!(acp.finish(), 0);
+}
+
+#[test]
+fn a_grandchild_s_ask_reaches_the_editor_and_its_answer_the_grandchild() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "subagent_nested", &[]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
+    );
+    let mut asked = Vec::new();
+    let mut allow = choose("allow_once");
+    let (answer, _) = acp.response(id, |request| {
+        asked.push(request["params"]["toolCall"]["toolCallId"].clone());
+        allow(request)
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    // `<child>/<grandchild>/<call>`.
+    assert_eq!(
+        asked[0].as_str().unwrap().matches('/').count(),
+        2,
+        "{asked:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("c.txt")).unwrap(),
+        "c\n"
+    );
+    assert_eq!(acp.finish(), 0);
+}

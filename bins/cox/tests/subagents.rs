@@ -120,6 +120,23 @@ fn a_child_runs_in_its_parents_mode_and_its_cost_rolls_up() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!env.work.path().join("notes.txt").exists());
 
+    // A rule that denies the parent denies the child.
+    let env = Env::new();
+    let out = env.run(
+        "subagent_write",
+        &[
+            "--permission-mode",
+            "acceptEdits",
+            "--deny",
+            "Write(notes.txt)",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !env.work.path().join("notes.txt").exists(),
+        "the deny rule held"
+    );
+
     // acceptEdits: the child may write.
     let env = Env::new();
     let out = env.run(
@@ -167,6 +184,8 @@ fn a_definition_narrows_the_child_s_tools_and_a_missing_one_is_named() {
         "---\nname: reader\ndescription: Reads only\ntools: Read, Grep\n---\nYou only read.\n",
     )
     .unwrap();
+    // A broken definition is a warning naming it; the session goes on.
+    std::fs::write(agents.join("broken.md"), "---\nname: broken\n").unwrap();
     let scenario = env.work.path().join("typed.toml");
     std::fs::write(
         &scenario,
@@ -187,6 +206,7 @@ fn a_definition_narrows_the_child_s_tools_and_a_missing_one_is_named() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("broken.md:1:"), "{}", stderr(&out));
     let seen = lines(&out);
     let by_child = children(&seen);
     let events = by_child.values().next().unwrap();

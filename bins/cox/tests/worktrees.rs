@@ -236,6 +236,14 @@ fn another_owner_s_worktree_is_never_taken_and_bad_names_are_refused() {
     let list = git(&repo, &["worktree", "list", "--porcelain"]);
     assert!(list.contains("locked Cursor / grok | t9"), "the lock stays");
 
+    // A folder in the worktree's place that is no worktree is left alone.
+    let squatter = repo.parent().unwrap().join("_worktrees/repo-plain");
+    std::fs::create_dir_all(&squatter).unwrap();
+    std::fs::write(squatter.join("keep.txt"), "mine\n").unwrap();
+    let out = run_in(&env, &repo, "hello", &["--worktree", "plain"]);
+    common::assert_one_line_error(&out, "exists and is not a worktree of");
+    assert!(squatter.join("keep.txt").exists());
+
     let out = run_in(&env, &repo, "hello", &["--worktree", "../up"]);
     common::assert_one_line_error(&out, "a worktree name is letters, digits");
     let outside = tempfile::tempdir().unwrap();

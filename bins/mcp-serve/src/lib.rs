@@ -367,35 +367,38 @@ async fn follow(
             }
             Some(Said::Event(event)) => event,
         };
-        // A subagent's calls and asks are followed as this turn's (its
-        // calls keyed `<child>/<id>`); the rest of what it says is its own.
-        let (event, child) = match event {
-            Event::Subagent {
-                session_id, event, ..
-            } => (*event, Some(session_id.to_string())),
-            event => (event, None),
-        };
-        let key = |id: &CallId| match &child {
-            Some(child) => format!("{child}/{id}"),
-            None => id.as_str().to_owned(),
-        };
+        // A subagent's calls and asks (its own subagents' too) are followed
+        // as this turn's: the core made their ids unique (`<child>/<id>`);
+        // the rest of what it says is its own.
+        let mut event = event;
+        let mut child = false;
+        while let Event::Subagent { event: inner, .. } = event {
+            event = *inner;
+            child = true;
+        }
         let message = match &event {
-            Event::SessionStarted { session_id, .. } if child.is_none() => {
+            Event::SessionStarted { session_id, .. } if !child => {
                 state.turn.session_id = Some(session_id.to_string());
                 None
             }
-            Event::TextDelta { text } if child.is_none() => {
+            Event::TextDelta { text } if !child => {
                 state.turn.text.push_str(text);
                 Some(format!("text: {text}"))
             }
             Event::ToolCallRequested { call } => {
-                let by = if child.is_some() { "(subagent) " } else { "" };
+                let by = if child { "(subagent) " } else { "" };
                 let shown = format!("{by}{} {}", call.name, call.subject);
-                state.calls.insert(key(&call.id), shown.clone());
+                state
+                    .calls
+                    .insert(call.id.as_str().to_owned(), shown.clone());
                 Some(format!("tool: {shown}"))
             }
             Event::ApprovalRequired { call_id, reason } => {
-                let call = state.calls.get(&key(call_id)).cloned().unwrap_or_default();
+                let call = state
+                    .calls
+                    .get(call_id.as_str())
+                    .cloned()
+                    .unwrap_or_default();
                 if how == Asking::Retry && !interrupted {
                     return Stand::Asking {
                         follow: state,
@@ -428,13 +431,13 @@ async fn follow(
                 });
                 Some(said)
             }
-            Event::Notice { level, text } if child.is_none() => {
+            Event::Notice { level, text } if !child => {
                 if *level == NoticeLevel::Error {
                     state.turn.failure = Some(text.clone());
                 }
                 Some(format!("notice: {text}"))
             }
-            Event::TurnDone { stop } if child.is_none() => {
+            Event::TurnDone { stop } if !child => {
                 state.turn.stop = Some(*stop);
                 break;
             }

@@ -388,8 +388,20 @@ impl Transcript {
 
     /// An event of the subagent `child`, which call `call_id` runs.
     fn fold_child(&mut self, call_id: &CallId, child: &str, event: &Event) {
+        self.fold_descendant(None, call_id, child, event);
+    }
+
+    /// An event of `child`, run by call `call_id` of `parent` (`None`:
+    /// this session); a grandchild's events go one level down.
+    fn fold_descendant(
+        &mut self,
+        parent: Option<&str>,
+        call_id: &CallId,
+        child: &str,
+        event: &Event,
+    ) {
         let description = self
-            .open(None, call_id)
+            .open(parent, call_id)
             .and_then(|at| match &self.entries[at] {
                 Entry::Tool(t) => t.call.input.get("description")?.as_str().map(str::to_owned),
                 _ => None,
@@ -397,6 +409,16 @@ impl Transcript {
             .unwrap_or_default();
         self.agents
             .apply((call_id, child, &description), event, &self.catalog);
+        if let Event::Subagent {
+            call_id: inner_call,
+            session_id,
+            event: inner,
+        } = event
+        {
+            let grandchild = session_id.to_string();
+            self.fold_descendant(Some(child), inner_call, &grandchild, inner);
+            return;
+        }
         self.fold_call(Some(child), event);
     }
 

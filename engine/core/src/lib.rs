@@ -21,6 +21,7 @@ pub mod prompt;
 pub mod redact;
 pub mod resume;
 pub mod session;
+pub mod subagent_ids;
 pub mod tool_set;
 pub mod turn;
 pub mod world;

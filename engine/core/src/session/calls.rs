@@ -14,8 +14,9 @@
 //! A call of a tool that [`nests`](cox_protocol::tool::Tool::nests) (the
 //! `agent` tool) runs alongside the others like it and the read-only
 //! calls; the events of the session it runs are said as
-//! [`Event::Subagent`], and an `Approve` naming a call that session asks
-//! about is passed down to it.
+//! [`Event::Subagent`] with their call ids made the parent's own
+//! (`<child>/<id>`, see [`crate::subagent_ids`]), and an `Approve` naming a
+//! call that session asks about is passed down to it, as the child's id.
 
 use std::sync::Arc;
 
@@ -38,6 +39,7 @@ use super::hooks::{PostStop, Verdict, tool_fields};
 use super::{Driver, MidTurn};
 use crate::own_tools::{self, OwnTool};
 use crate::permission::{CallRules, Engine, Grant, Outcome};
+use crate::subagent_ids::{self, tagged, untag};
 use crate::tool_set::Entry;
 use crate::turn::{INTERRUPTED, RunningTools, Turn};
 use crate::world::World;
@@ -118,7 +120,7 @@ where
             // each of their children's asks came from.
             let mut down: Vec<Option<mpsc::UnboundedSender<(CallId, Decision)>>> =
                 (0..count).map(|_| None).collect();
-            let mut asks_of: std::collections::HashMap<CallId, usize> =
+            let mut asks_of: std::collections::HashMap<CallId, (usize, cox_protocol::SessionId)> =
                 std::collections::HashMap::new();
             let group = FuturesUnordered::new();
             for slot in index..end {
@@ -173,9 +175,10 @@ where
                     sub = self.inbox.next_live() => {
                         // An answer to a subagent's ask goes down to it.
                         if let Submission::Approve { call_id, decision } = &sub
-                            && let Some(answers) = asks_of.remove(call_id).and_then(|s| down[s].as_ref())
+                            && let Some((slot, child)) = asks_of.remove(call_id)
+                            && let (Some(answers), Some(own)) = (down[slot].as_ref(), untag(call_id, &child))
                         {
-                            let _ = answers.unbounded_send((call_id.clone(), decision.clone()));
+                            let _ = answers.unbounded_send((own, decision.clone()));
                             continue;
                         }
                         if let MidTurn::Interrupt = self.mid_turn(sub, None) {
@@ -186,10 +189,11 @@ where
                     }
                     Some((call_id, chunk)) = rx.next() => self.out.emit(Event::ToolCallOutput { call_id, chunk }),
                     Some((call_id, session_id, event)) = nested_rx.next() => {
-                        if let Event::ApprovalRequired { call_id: asked, .. } = &event
+                        let event = tagged(event, &session_id);
+                        if let Some(asked) = subagent_ids::asked(&event)
                             && let Some(slot) = slot_of(&call_id)
                         {
-                            asks_of.insert(asked.clone(), slot);
+                            asks_of.insert(asked.clone(), (slot, session_id));
                         }
                         self.out.emit(Event::Subagent { call_id, session_id, event: Box::new(event) });
                     }
@@ -223,7 +227,7 @@ where
                 self.out.emit(Event::Subagent {
                     call_id,
                     session_id,
-                    event: Box::new(event),
+                    event: Box::new(tagged(event, &session_id)),
                 });
             }
             if interrupted {
