@@ -595,13 +595,7 @@ fn an_unanswered_permission_request_cancels_the_turn_after_the_wait() {
 #[test]
 fn a_subagent_s_ask_reaches_the_editor_and_the_answer_reaches_the_subagent() {
     let env = Env::new();
-    let mut acp = Acp::start(&env, "subagent_write", &[]);
-    acp.initialize();
-    let session = acp.new_session(&env);
-    let id = acp.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
-    );
+    let (mut acp, id) = delegate(&env, "subagent_write");
     let mut asked = Vec::new();
     let mut allow = choose("allow_once");
     let (answer, seen) = acp.response(id, |request| {
@@ -636,13 +630,7 @@ fn a_subagent_s_ask_reaches_the_editor_and_the_answer_reaches_the_subagent() {
 #[test]
 fn two_subagents_asking_with_the_same_call_id_each_get_their_own_answer() {
     let env = Env::new();
-    let mut acp = Acp::start(&env, "subagent_two_asks", &[]);
-    acp.initialize();
-    let session = acp.new_session(&env);
-    let id = acp.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
-    );
+    let (mut acp, id) = delegate(&env, "subagent_two_asks");
     let mut asked = Vec::new();
     let (answer, _) = acp.response(id, |request| {
         let call = &request["params"]["toolCall"];
@@ -670,13 +658,7 @@ fn two_subagents_asking_with_the_same_call_id_each_get_their_own_answer() {
 #[test]
 fn a_grandchild_s_ask_reaches_the_editor_and_its_answer_the_grandchild() {
     let env = Env::new();
-    let mut acp = Acp::start(&env, "subagent_nested", &[]);
-    acp.initialize();
-    let session = acp.new_session(&env);
-    let id = acp.request(
-        "session/prompt",
-        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
-    );
+    let (mut acp, id) = delegate(&env, "subagent_nested");
     let mut asked = Vec::new();
     let mut allow = choose("allow_once");
     let (answer, _) = acp.response(id, |request| {
@@ -696,4 +678,17 @@ fn a_grandchild_s_ask_reaches_the_editor_and_its_answer_the_grandchild() {
         "c\n"
     );
     assert_eq!(acp.finish(), 0);
+}
+
+/// `cox acp` on `scenario_name`, a session opened and the prompt
+/// "delegate" sent; the request's id.
+fn delegate(env: &Env, scenario_name: &str) -> (Acp, u64) {
+    let mut acp = Acp::start(env, scenario_name, &[]);
+    acp.initialize();
+    let session = acp.new_session(env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
+    );
+    (acp, id)
 }
