@@ -688,3 +688,28 @@ fn in_a_worktree_the_status_line_says_so_and_quit_offers_to_remove_a_clean_one()
     );
     assert!(worktree.join("hello.txt").exists());
 }
+
+#[test]
+fn subagents_fold_under_their_call_and_agents_lists_and_opens_them() {
+    let env = Env::new();
+    let Some(tmux) = Tmux::start(
+        &env,
+        &args("subagents", "--permission-mode bypassPermissions"),
+    ) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["delegate", "Enter"]);
+    let screen = tmux.wait_for("Both subagents answered.");
+    // Each child's command is a line under its agent call.
+    assert!(screen.contains("agent wait for b"), "{screen}");
+    assert!(screen.contains("bash touch b.flag"), "{screen}");
+    tmux.keys(&["/agents", "Enter"]);
+    let screen = tmux.wait_for("1. wait for b · end_turn · 1 turn(s)");
+    assert!(screen.contains("2. write b · end_turn"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["/agents 2", "Enter"]);
+    let screen = tmux.wait_for("agent 2: write b");
+    assert!(screen.contains("› Create b.flag."), "{screen}");
+    assert!(screen.contains("Created b.flag."), "{screen}");
+}
