@@ -692,3 +692,40 @@ fn delegate(env: &Env, scenario_name: &str) -> (Acp, u64) {
     );
     (acp, id)
 }
+
+#[test]
+fn a_cancel_stops_a_subagent_s_command_while_the_server_lives_on() {
+    let env = Env::new();
+    let mut acp = Acp::start(
+        &env,
+        "subagent_sleep",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
+    );
+    let work = env.work.path().canonicalize().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while common::sleep_31_in(&work).is_none() {
+        assert!(Instant::now() < deadline, "the subagent's sleep never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    acp.send(
+        &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+    );
+    let (answer, _) = acp.response(id, |r| panic!("unexpected request {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    // The server is still running: only the subagent's process is gone.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Some(pid) = common::sleep_31_in(&work) {
+        assert!(
+            Instant::now() < deadline,
+            "process {pid} outlived the cancel"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(acp.finish(), 0);
+}

@@ -713,3 +713,22 @@ fn subagents_fold_under_their_call_and_agents_lists_and_opens_them() {
     assert!(screen.contains("› Create b.flag."), "{screen}");
     assert!(screen.contains("Created b.flag."), "{screen}");
 }
+
+#[test]
+fn two_subagents_asking_at_once_are_asked_one_after_the_other() {
+    let env = Env::new();
+    let Some(tmux) = Tmux::start(&env, &args("subagent_two_asks", "")) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["delegate", "Enter"]);
+    for _ in 0..2 {
+        tmux.wait_for("y allow once");
+        std::thread::sleep(Duration::from_millis(400));
+        tmux.keys(&["y"]);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    tmux.wait_for("Both asked.");
+    assert!(env.work.path().join("a.txt").exists());
+    assert!(env.work.path().join("b.txt").exists());
+}

@@ -372,16 +372,27 @@ impl App {
                 });
             }
             Event::Rewound { .. } => self.rewinding = None,
-            Event::ApprovalRequired { .. } => {
-                self.approval_since = Some(Instant::now());
-                self.preview_scroll = 0;
-            }
             Event::Compacted { .. } | Event::Notice { .. } | Event::TurnStarted { .. } => {
                 self.compacting = false;
             }
             _ => {}
         }
+        let shown = (
+            self.transcript.pending.clone(),
+            self.transcript.pending_via.clone(),
+        );
         self.transcript.apply(event);
+        self.on_new_ask(&shown);
+    }
+
+    /// A prompt that just appeared (the session's own ask, a subagent's,
+    /// or one that waited behind another) starts its guard afresh.
+    fn on_new_ask(&mut self, before: &(Option<CallId>, Option<String>)) {
+        let now = (&self.transcript.pending, &self.transcript.pending_via);
+        if now.0.is_some() && (now.0, now.1) != (&before.0, &before.1) {
+            self.approval_since = Some(Instant::now());
+            self.preview_scroll = 0;
+        }
     }
 
     /// Pasted text goes where typing would.
@@ -918,11 +929,13 @@ impl App {
     /// The answer is on its way: the prompt goes (an edit may bring it
     /// back with the next `ApprovalRequired`).
     fn answered(&mut self) {
-        if let Some(id) = self.transcript.pending.take() {
+        if let Some(id) = self.transcript.pending.clone() {
             self.transcript.clear_approval(&id);
         }
-        self.transcript.pending_via = None;
         self.approval_since = None;
+        self.transcript.next_ask();
+        // A waiting ask shown now gets its guard too.
+        self.on_new_ask(&(None, None));
     }
 
     fn submit(&mut self, text: &str) -> Vec<Action> {

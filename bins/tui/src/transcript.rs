@@ -96,6 +96,9 @@ pub struct Transcript {
     pub pending: Option<CallId>,
     /// The subagent whose call `pending` is; `None`: this session's.
     pub pending_via: Option<String>,
+    /// Asks that came while another was shown (subagents running side by
+    /// side ask at once): each is shown when the one before is answered.
+    waiting: std::collections::VecDeque<(CallId, Option<String>)>,
     /// The subagents this session ran.
     pub agents: Agents,
     /// Prices for the subagents' calls.
@@ -203,6 +206,7 @@ impl Transcript {
                         .truncate(self.reply_start.min(self.entries.len()));
                     self.pending = None;
                     self.pending_via = None;
+                    self.waiting.clear();
                 }
                 self.entries.push(Entry::Notice {
                     level: NoticeLevel::Warn,
@@ -296,6 +300,7 @@ impl Transcript {
                 self.busy = false;
                 self.pending = None;
                 self.pending_via = None;
+                self.waiting.clear();
                 if *stop != StopReason::EndTurn {
                     self.entries.push(Entry::Stopped { stop: *stop });
                 }
@@ -355,8 +360,31 @@ impl Transcript {
         if let Some(entry) = self.tool_in(via, call_id) {
             entry.approval = Some(reason);
         }
+        let same = self.pending.as_ref() == Some(call_id) && self.pending_via.as_deref() == via;
+        if self.pending.is_some() && !same {
+            self.waiting
+                .push_back((call_id.clone(), via.map(str::to_owned)));
+            return;
+        }
         self.pending = Some(call_id.clone());
         self.pending_via = via.map(str::to_owned);
+    }
+
+    /// The shown ask was answered: the next one still waiting, if any,
+    /// is shown.
+    pub fn next_ask(&mut self) {
+        self.pending = None;
+        self.pending_via = None;
+        while let Some((call_id, via)) = self.waiting.pop_front() {
+            let open = self.open(via.as_deref(), &call_id).is_some_and(
+                |at| matches!(&self.entries[at], Entry::Tool(t) if t.approval.is_some()),
+            );
+            if open {
+                self.pending = Some(call_id);
+                self.pending_via = via;
+                return;
+            }
+        }
     }
 
     fn printed(&mut self, via: Option<&str>, call_id: &CallId, chunk: &str) {
@@ -377,8 +405,7 @@ impl Transcript {
         let mut result = result.clone();
         result.visible = sanitize(&result.visible).into_owned();
         if self.pending.as_ref() == Some(call_id) && self.pending_via.as_deref() == via {
-            self.pending = None;
-            self.pending_via = None;
+            self.next_ask();
         }
         if let Some(entry) = self.tool_in(via, call_id) {
             entry.approval = None;

@@ -235,6 +235,33 @@ fn child_of(
     Ok((args, lineage))
 }
 
+/// The way to a child's session: dropped before its turn is over, it
+/// interrupts the child first.
+struct Submit {
+    tx: mpsc::UnboundedSender<Submission>,
+    /// The child's turn ended: nothing to interrupt.
+    done: bool,
+}
+
+impl Submit {
+    fn unbounded_send(&self, submission: Submission) -> Result<(), ()> {
+        self.tx.unbounded_send(submission).map_err(drop)
+    }
+
+    /// The turn is over: dropping this ends the child's session quietly.
+    fn finished(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Submit {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.tx.unbounded_send(Submission::Interrupt);
+        }
+    }
+}
+
 /// What a child's thread says.
 enum Said {
     Event(Event),
@@ -429,6 +456,12 @@ impl Tool for AgentTool {
                 () = cx.cancel.cancelled() => return ToolResult::error("agent: interrupted before it started"),
             };
             let (submit, submissions) = mpsc::unbounded();
+            // A call dropped before the child's turn ended (the parent was
+            // interrupted) interrupts the child.
+            let submit = Submit {
+                tx: submit,
+                done: false,
+            };
             let (said_tx, mut said) = mpsc::unbounded();
             let _ = submit.unbounded_send(Submission::UserTurn {
                 text: input.prompt.clone(),
@@ -475,7 +508,7 @@ impl Tool for AgentTool {
                 }
             }
             // The child's session ends once its submissions do.
-            drop(submit);
+            submit.finished();
             let place = ran.cwd.clone();
             let mut result = result(ran);
             if let (Some(branch), Some(place)) = (&isolated, &place) {
