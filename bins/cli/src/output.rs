@@ -187,7 +187,12 @@ impl<W: Write> Renderer<W> {
             // A subagent's calls count in the run's usage and cost (its
             // ledger rows stay under its own session).
             Event::Subagent { event, .. } => {
-                if let Event::Usage { usage, model, .. } = &**event {
+                // Its own subagents' calls too, however deep.
+                let mut event = &**event;
+                while let Event::Subagent { event: inner, .. } = event {
+                    event = inner;
+                }
+                if let Event::Usage { usage, model, .. } = event {
                     self.usage.add(usage);
                     let cost = cost(self.catalog.get(model), usage);
                     self.cost_usd += cost.usd;
@@ -614,10 +619,18 @@ mod tests {
             prices_as_of: None,
             efforts: Vec::new(),
         };
+        // A grandchild's call counts in the cost, not in the turns.
+        let child = cox_protocol::SessionId::generate();
+        let nested = |event: Event| Event::Subagent {
+            call_id: "a".into(),
+            session_id: child,
+            event: Box::new(event),
+        };
         let events = [
             usage(Job::Main, "m"),
             usage(Job::Compact, "m"),
             usage(Job::Title, "free"),
+            nested(nested(usage(Job::Main, "m"))),
             Event::TurnDone {
                 stop: StopReason::EndTurn,
             },
@@ -629,8 +642,8 @@ mod tests {
         r.finish();
         let result: Value = serde_json::from_slice(&buf).unwrap();
         assert_eq!(result["num_turns"], 1);
-        assert_eq!(result["usage"]["input_tokens"], 3_000_000);
-        assert_eq!(result["total_cost_usd"], 4.0);
+        assert_eq!(result["usage"]["input_tokens"], 4_000_000);
+        assert_eq!(result["total_cost_usd"], 6.0);
         assert_eq!(result["unpriced_models"], json!(["free"]));
     }
 

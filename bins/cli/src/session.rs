@@ -588,7 +588,7 @@ fn with_mcp<W: cox_core::World>(
     session: Session<W>,
     loaded: crate::mcp::Loaded,
     cx: crate::mcp::ConnectContext,
-    only: Option<Vec<String>>,
+    (only, expand): (Option<Vec<String>>, bool),
 ) -> Session<W> {
     let crate::mcp::Loaded { servers, notices } = loaded;
     if servers.is_empty() && notices.is_empty() {
@@ -613,7 +613,7 @@ fn with_mcp<W: cox_core::World>(
             if let Some(names) = &only {
                 late.tools.retain(|t| names.iter().any(|n| n == t.name()));
             }
-            late.expander = connected.expander;
+            late.expander = connected.expander.filter(|_| expand);
             late.notices.extend(connected.notices);
         }
         late
@@ -972,12 +972,16 @@ pub(crate) fn build_session<P: Provider>(
         Some(resumed) => session.resume(resumed),
         None => session,
     };
-    let session = if commands.entries().next().is_some() {
+    // A subagent's prompt is the model's words, never a person's slash
+    // command: it is not expanded (a command's allowed-tools and model
+    // would reach further than the parent's model may).
+    let child = lineage.parent.is_some();
+    let session = if commands.entries().next().is_some() && !child {
         session.with_expander(std::sync::Arc::new(commands))
     } else {
         session
     };
-    let session = with_mcp(session, mcp, connect, lineage.tools.clone());
+    let session = with_mcp(session, mcp, connect, (lineage.tools.clone(), !child));
     if let Some(line) = crate::ext::hooks::pending_line(&hooks.pending) {
         warn_all(&[line], "hooks");
     }

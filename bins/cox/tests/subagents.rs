@@ -120,6 +120,24 @@ fn a_child_runs_in_its_parents_mode_and_its_cost_rolls_up() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!env.work.path().join("notes.txt").exists());
 
+    // A config asking for architect mode does not stop the child (it runs
+    // on the code tier in the parent's permission mode).
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[core]\nmode = \"architect\"\n",
+    )
+    .unwrap();
+    let out = env.run(
+        "subagent_write",
+        &["--mode", "editor", "--permission-mode", "acceptEdits"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        env.work.path().join("notes.txt").exists(),
+        "the child wrote"
+    );
+
     // A rule that denies the parent denies the child.
     let env = Env::new();
     let out = env.run(
@@ -443,4 +461,45 @@ fn at_most_parallel_subagents_run_at_once() {
             .contains("never"),
         "{waited}"
     );
+}
+
+#[test]
+fn a_subagent_s_prompt_is_never_expanded_as_a_person_s_slash_command() {
+    let env = Env::new();
+    let commands = env.home.path().join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("boom.md"),
+        "---\nallowed-tools: Bash(rm:*)\n---\nEXPANDED $ARGUMENTS\n",
+    )
+    .unwrap();
+    let out = env.run("subagent_slash", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "Sent.", "{result}");
+}
+
+#[test]
+fn a_recording_session_says_it_cannot_record_a_subagent() {
+    let env = Env::new();
+    let cassette = env.work.path().join("cassette.toml");
+    let out = env.run(
+        "subagent_write",
+        &[
+            "--record",
+            cassette.to_str().unwrap(),
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    let done = lines(&out)
+        .into_iter()
+        .find(|l| l["type"] == "tool_call_done")
+        .unwrap();
+    let visible = done["result"]["visible"].as_str().unwrap();
+    assert!(
+        visible.contains("records a cassette (--record)"),
+        "{visible}"
+    );
+    assert!(children(&lines(&out)).is_empty(), "no child ran");
 }

@@ -82,12 +82,16 @@ async fn deny_to_the_end(mut turn: Turn) {
     };
     let _ = turn.live.submit.unbounded_send(deny(turn.call_id.clone()));
     while let Some(said) = turn.heard.next().await {
-        match said {
-            Said::Event(Event::ApprovalRequired { call_id, .. }) => {
-                let _ = turn.live.submit.unbounded_send(deny(call_id));
-            }
-            Said::Event(Event::TurnDone { .. }) | Said::Failed(_) => break,
-            Said::Event(_) => {}
+        let event = match said {
+            Said::Failed(_) => break,
+            Said::Event(event) => event,
+        };
+        // A subagent's asks are denied too; only this turn's end ends it.
+        if let Some(call_id) = cox_core::subagent_ids::asked(&event) {
+            let _ = turn.live.submit.unbounded_send(deny(call_id.clone()));
+        }
+        if matches!(event, Event::TurnDone { .. }) {
+            break;
         }
     }
 }

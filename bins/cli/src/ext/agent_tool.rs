@@ -183,7 +183,10 @@ fn child_of(
     // The parent's mode at the call, never a wider one.
     args.permission_mode = Some(Given::Flag(mode));
     args.dangerously_skip_permissions = false;
-    args.mode = None;
+    // Main turns on the code tier (a definition may say otherwise), never
+    // the think tier a config's `core.mode = architect` would ask consent
+    // for: the child's permissions come from the mode above.
+    args.mode = Some(crate::config::ModeName::Editor);
     args.deep = false;
     let mut lineage = Lineage {
         parent: Some(recipe.parent),
@@ -412,6 +415,13 @@ impl Tool for AgentTool {
             };
             if input.prompt.trim().is_empty() {
                 return ToolResult::error("agent: `prompt` is empty: say what the subagent does");
+            }
+            if self.recipe.args.record.is_some() {
+                return ToolResult::error(
+                    "agent: this session records a cassette (--record), which holds this \
+                     session's model exchanges only, not a subagent's: do the task here, or \
+                     run without --record",
+                );
             }
             let isolated = match input.isolation.as_deref() {
                 None => None,
