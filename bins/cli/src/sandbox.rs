@@ -29,7 +29,21 @@ pub fn policy(
 ) -> SandboxPolicy {
     let mode = flag.unwrap_or(settings.mode);
     let mut policy = SandboxPolicy::new(mode, helper());
-    for root in workspace.writable_roots().chain(&settings.writable_roots) {
+    // A root that holds a read-only one (`--add-dir ~/src` around a
+    // worktree session's main checkout), or lies in one, is not written by
+    // commands: no mechanism must be trusted to carve the read-only part
+    // out of it (Landlock cannot).
+    let overlaps = |root: &std::path::PathBuf| {
+        workspace
+            .read_only
+            .iter()
+            .any(|ro| ro.starts_with(root) || root.starts_with(ro))
+    };
+    for root in workspace
+        .writable_roots()
+        .chain(&settings.writable_roots)
+        .filter(|root| !overlaps(root))
+    {
         policy.add_writable_root(root);
     }
     // A worktree session's main checkout: read, never written.

@@ -356,9 +356,9 @@ where
     // its main checkout as a second root, and never writes it.
     let main_checkout = match &worktree {
         Some(worktree) => Some(worktree.main.clone()),
-        None => {
-            crate::worktree::linked(&cwd).filter(|_| cwd.to_string_lossy().contains("/_worktrees/"))
-        }
+        // Any linked worktree, made by cox or not: its main checkout is
+        // read, never written.
+        None => crate::worktree::linked(&cwd),
     };
     if let Some(found) = &found {
         for warning in &found.warnings {
@@ -393,10 +393,20 @@ where
         preset.tier = tier;
     }
     let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
+    // The main checkout is read-only, and so is any other root inside it
+    // (`--add-dir <main>/docs`): only the working folder is written.
+    let read_only = match &main_checkout {
+        Some(main) => roots
+            .iter()
+            .filter(|root| **root != cwd && root.starts_with(main))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    };
     let workspace = Workspace {
         cwd: cwd.clone(),
         roots,
-        read_only: main_checkout.into_iter().collect(),
+        read_only,
     };
     let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
     let catalog = providers::full_catalog(&models);

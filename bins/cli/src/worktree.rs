@@ -269,6 +269,17 @@ pub fn open(cwd: &Path, name: &str, pid: u32, today: &str) -> Result<Worktree> {
     let wt_root = std::env::var_os("WT_ROOT").map(PathBuf::from);
     let root = root_for(&main, wt_root.as_deref());
     let path = root.join(format!("{repo}-{branch}"));
+    // Inside the main checkout it could be neither written (the checkout
+    // is read-only to the session) nor kept out of the checkout's status.
+    let resolved = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+    if resolved.starts_with(&main) {
+        bail!(
+            "the worktrees' folder {} is inside the repository {}: set WT_ROOT to a folder \
+             outside it",
+            root.display(),
+            main.display()
+        );
+    }
     let mut notes = Vec::new();
     let existing = std::fs::canonicalize(&path).ok();
     let lock = match &existing {
@@ -405,12 +416,27 @@ pub enum Removal {
     Dirty,
 }
 
+/// Whether the worktree at `path` is locked by this very process (cox
+/// made or took it for this session): only such a worktree is cox's to
+/// remove.
+#[must_use]
+pub fn held_here(main: &Path, path: &Path) -> bool {
+    matches!(lock_of(main, path), Ok(Some(Lock::Cox { pid })) if pid == std::process::id())
+}
+
 /// Removes the clean worktree at `path` (its branch stays); a dirty one
 /// is kept.
 ///
 /// # Errors
-/// git fails.
+/// It is not held by this process (another tool's, another session's),
+/// or git fails.
 pub fn remove_if_clean(main: &Path, path: &Path) -> Result<Removal> {
+    if !held_here(main, path) {
+        bail!(
+            "{} is not this session's to remove (its lock is not this process's)",
+            path.display()
+        );
+    }
     if dirty(path)? {
         return Ok(Removal::Dirty);
     }

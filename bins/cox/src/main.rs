@@ -129,6 +129,10 @@ impl cox_tui::app::Worktree for Place {
         cox_cli::worktree::diff_stat(&self.0.path)
     }
 
+    fn held(&self) -> bool {
+        cox_cli::worktree::held_here(&self.0.main, &self.0.path)
+    }
+
     fn dirty(&self) -> Result<bool, String> {
         cox_cli::worktree::dirty(&self.0.path).map_err(|e| cox_cli::error_chain(&e))
     }

@@ -732,3 +732,29 @@ fn two_subagents_asking_at_once_are_asked_one_after_the_other() {
     assert!(env.work.path().join("a.txt").exists());
     assert!(env.work.path().join("b.txt").exists());
 }
+
+#[test]
+fn quit_never_offers_to_remove_a_worktree_this_session_did_not_take() {
+    let env = Env::new();
+    let repo = git_repo(&env);
+    let theirs = repo.parent().unwrap().join("_worktrees/repo-theirs");
+    let made = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["worktree", "add", "--lock", "--reason", "Cursor / grok | x", "-b", "theirs"])
+        .arg(&theirs)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let flags = format!("--cwd {}", theirs.display());
+    let Some(tmux) = Tmux::start(&env, &args("hello", &flags)) else {
+        return;
+    };
+    // A linked worktree: its main checkout is read-only, but it is not
+    // this session's to remove.
+    tmux.wait_for("/ commands");
+    tmux.keys(&["/quit", "Enter"]);
+    let screen = tmux.wait_for("EXITED 0");
+    assert!(!screen.contains("remove the worktree"), "{screen}");
+    assert!(theirs.exists());
+}

@@ -134,6 +134,8 @@ fn a_worktree_is_made_next_to_the_repository_on_a_fresh_branch_and_locked() {
 fn the_main_checkout_is_read_and_never_written() {
     let env = Env::new();
     let repo = repo(&env, false);
+    std::fs::create_dir(repo.join("docs")).unwrap();
+    let docs = repo.join("docs");
     let out = run_in(
         &env,
         &repo,
@@ -141,6 +143,8 @@ fn the_main_checkout_is_read_and_never_written() {
         &[
             "--worktree",
             "esc",
+            "--add-dir",
+            docs.to_str().unwrap(),
             "--permission-mode",
             "bypassPermissions",
             "--output-format",
@@ -172,6 +176,16 @@ fn the_main_checkout_is_read_and_never_written() {
         !repo.join("escaped-too.txt").exists(),
         "the sandbox refused it"
     );
+    // A root given inside the main checkout is read-only too.
+    assert!(
+        done[3]["result"]["visible"]
+            .as_str()
+            .unwrap()
+            .contains("reads but never writes"),
+        "{}",
+        done[3]
+    );
+    assert!(!docs.join("escaped.txt").exists());
 }
 
 #[test]
@@ -205,6 +219,16 @@ fn the_nearest_worktrees_folder_wins_then_wt_root() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(elsewhere.path().join("repo-a2").is_dir());
+    // Worktrees go outside the repository: a WT_ROOT inside it is refused.
+    let inside = env
+        .cox()
+        .current_dir(&repo)
+        .env("WT_ROOT", repo.join("wt"))
+        .args(["run", "-p", "x", "--worktree", "in"])
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&inside, "is inside the repository");
+    assert!(!repo.join("wt").exists());
     let _ = Command::new("git")
         .arg("-C")
         .arg(&repo)

@@ -146,6 +146,9 @@ pub trait Worktree: Send + Sync + std::fmt::Debug {
     fn path(&self) -> String;
     /// Lines added and removed since its branch's commit.
     fn stat(&self) -> Option<(u64, u64)>;
+    /// Whether this session holds it (cox made or took it for this
+    /// session): only then may `/quit` offer to remove it.
+    fn held(&self) -> bool;
     /// Whether it has changes.
     ///
     /// # Errors
@@ -700,7 +703,7 @@ impl App {
     /// `/quit`: a clean worktree asks whether to remove it first; a dirty
     /// one is kept, and said so.
     fn leave(&mut self) -> Vec<Action> {
-        if let Some(worktree) = self.facts.worktree.clone() {
+        if let Some(worktree) = self.facts.worktree.clone().filter(|w| w.held()) {
             match worktree.dirty() {
                 Ok(false) => {
                     self.overlay = Some(Overlay::RemoveWorktree {
