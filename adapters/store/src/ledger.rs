@@ -282,6 +282,11 @@ impl CoxStore {
     ) -> Result<(), StoreError> {
         self.db
             .set_state(&session.to_string(), state, now)
+            .map_err(store_error)?;
+        // The session is over: its presence is no longer live, whatever
+        // its process goes on doing (`cox acp` runs many).
+        self.db
+            .presence_ended(&session.to_string())
             .map_err(store_error)
     }
 }

@@ -117,7 +117,7 @@ fn assert_one_line_naming(error: &DbError, path: &Path) {
 fn migrations_create_every_table() {
     let (_dir, path, db) = fresh();
     assert_eq!(db.schema_version().unwrap(), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 6);
+    assert_eq!(SCHEMA_VERSION, 7);
     let tables = names(&path, "table");
     for table in [
         "archive",
@@ -760,6 +760,7 @@ fn presence_rows_are_kept_per_session_and_read_per_project() {
         worktree: worktree.map(str::to_owned),
         branch: worktree.map(|_| "t42".to_owned()),
         started_at: format!("2026-12-05T00:00:0{pid}Z"),
+        pid_start: 1234,
     };
     db.record_presence(&row("a", 1, None)).unwrap();
     db.record_presence(&row("b", 2, Some("/_worktrees/repo-t42")))
@@ -773,4 +774,9 @@ fn presence_rows_are_kept_per_session_and_read_per_project() {
     let in_worktrees = db.worktree_sessions().unwrap();
     assert_eq!(in_worktrees.len(), 1);
     assert_eq!(in_worktrees[0].branch.as_deref(), Some("t42"));
+    assert_eq!(in_worktrees[0].pid_start, 1234);
+    // An ended session keeps its row, with no process.
+    db.presence_ended("b").unwrap();
+    let rows = db.presence_in("/repo").unwrap();
+    assert_eq!(rows.iter().find(|r| r.session_id == "b").unwrap().pid, 0);
 }

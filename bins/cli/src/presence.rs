@@ -35,8 +35,17 @@ pub fn others(db: &Db, project: &str, me: &str) -> Vec<Presence> {
     db.presence_in(project)
         .unwrap_or_default()
         .into_iter()
-        .filter(|p| p.session_id != me && p.pid != own && worktree::alive(p.pid))
+        .filter(|p| p.session_id != me && p.pid != own && live(p))
         .collect()
+}
+
+/// Whether `row`'s session runs now: it has not ended, its process runs,
+/// and that process is the one that started it (not a reused pid).
+#[must_use]
+pub fn live(row: &Presence) -> bool {
+    row.pid != 0
+        && worktree::alive(row.pid)
+        && (row.pid_start == 0 || worktree::process_start(row.pid) == Some(row.pid_start))
 }
 
 /// The warning for a session starting in `worktree` when another live one
@@ -89,6 +98,7 @@ mod tests {
             worktree: worktree.map(str::to_owned),
             branch: worktree.map(|_| "t42".into()),
             started_at: String::new(),
+            pid_start: 0,
         }
     }
 
@@ -104,6 +114,20 @@ mod tests {
             text.contains("- session B in /repo (no worktree)"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_row_is_live_only_while_its_own_process_runs() {
+        let own = std::process::id();
+        let start = worktree::process_start(own).unwrap();
+        let mut row = row("A", None);
+        row.pid = own;
+        row.pid_start = start;
+        assert!(live(&row));
+        row.pid_start = start + 1;
+        assert!(!live(&row), "a reused pid is another process");
+        row.pid = 0;
+        assert!(!live(&row), "an ended session");
     }
 
     #[test]

@@ -857,6 +857,7 @@ pub(crate) fn build_session<P: Provider>(
     let here = cox_store::Presence {
         session_id: id.to_string(),
         pid: std::process::id(),
+        pid_start: crate::worktree::process_start(std::process::id()).unwrap_or(0),
         project,
         cwd: cwd_text.clone(),
         worktree: worktree.clone(),

@@ -193,6 +193,21 @@ pub fn parse_lock(reason: &str) -> Lock {
         .map_or_else(|| Lock::Other(reason.to_owned()), |pid| Lock::Cox { pid })
 }
 
+/// When process `pid` started, in clock ticks since boot (`/proc`'s
+/// `starttime`); `None` when it is gone.
+#[must_use]
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces): the
+    // state is field 3, the start time field 22.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
+}
+
 /// Whether process `pid` runs (and is not a zombie).
 #[must_use]
 pub fn alive(pid: u32) -> bool {

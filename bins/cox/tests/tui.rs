@@ -741,7 +741,15 @@ fn quit_never_offers_to_remove_a_worktree_this_session_did_not_take() {
     let made = Command::new("git")
         .arg("-C")
         .arg(&repo)
-        .args(["worktree", "add", "--lock", "--reason", "Cursor / grok | x", "-b", "theirs"])
+        .args([
+            "worktree",
+            "add",
+            "--lock",
+            "--reason",
+            "Cursor / grok | x",
+            "-b",
+            "theirs",
+        ])
         .arg(&theirs)
         .status()
         .unwrap();

@@ -2,9 +2,10 @@
 //! it (see schema version 6).
 //!
 //! Rows are written when a session starts or is resumed (one per session,
-//! replaced) and never deleted: whether a session is live is its process's
-//! business ([`Presence::pid`]), which the reader checks; a gone process's
-//! row only says where the session worked.
+//! replaced) and never deleted; when the session ends its `pid` becomes 0.
+//! A row is live while its pid is not 0 and that process runs with the
+//! start time recorded (a reused pid is another process), which the reader
+//! checks; a row that is not live only says where the session worked.
 
 use rusqlite::params;
 
@@ -14,8 +15,10 @@ use super::{Db, DbError};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Presence {
     pub session_id: String,
-    /// The process that runs (or ran) it.
+    /// The process that runs (or ran) it; 0 once it ended.
     pub pid: u32,
+    /// When that process started (clock ticks since boot); 0: unknown.
+    pub pid_start: u64,
     /// Its project: the main checkout, or its folder outside a repository.
     pub project: String,
     pub cwd: String,
@@ -31,8 +34,8 @@ impl Db {
         self.conn()
             .execute(
                 "INSERT OR REPLACE INTO presence \
-                 (session_id, pid, project, cwd, worktree, branch, started_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 (session_id, pid, project, cwd, worktree, branch, started_at, pid_start) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     row.session_id,
                     row.pid,
@@ -40,17 +43,29 @@ impl Db {
                     row.cwd,
                     row.worktree,
                     row.branch,
-                    row.started_at
+                    row.started_at,
+                    i64::try_from(row.pid_start).unwrap_or(0)
                 ],
             )
             .map(drop)
             .map_err(self.fail("cannot record where the session works".to_owned()))
     }
 
+    /// `session` ended: its row stays (where it worked) with no process.
+    pub fn presence_ended(&self, session: &str) -> Result<(), DbError> {
+        self.conn()
+            .execute(
+                "UPDATE presence SET pid = 0 WHERE session_id = ?1",
+                params![session],
+            )
+            .map(drop)
+            .map_err(self.fail("cannot record that the session ended".to_owned()))
+    }
+
     /// Every row of `project`, newest first.
     pub fn presence_in(&self, project: &str) -> Result<Vec<Presence>, DbError> {
         self.query_presence(
-            "SELECT session_id, pid, project, cwd, worktree, branch, started_at FROM presence \
+            "SELECT session_id, pid, project, cwd, worktree, branch, started_at, pid_start FROM presence \
              WHERE project = ?1 ORDER BY started_at DESC",
             Some(project),
         )
@@ -59,7 +74,7 @@ impl Db {
     /// Every row whose session worked in a worktree.
     pub fn worktree_sessions(&self) -> Result<Vec<Presence>, DbError> {
         self.query_presence(
-            "SELECT session_id, pid, project, cwd, worktree, branch, started_at FROM presence \
+            "SELECT session_id, pid, project, cwd, worktree, branch, started_at, pid_start FROM presence \
              WHERE worktree IS NOT NULL",
             None,
         )
@@ -76,6 +91,7 @@ impl Db {
                 worktree: row.get(4)?,
                 branch: row.get(5)?,
                 started_at: row.get(6)?,
+                pid_start: u64::try_from(row.get::<_, i64>(7)?).unwrap_or(0),
             })
         };
         conn.prepare_cached(sql)

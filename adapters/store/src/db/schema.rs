@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -165,4 +165,11 @@ CREATE TABLE presence (
     started_at TEXT NOT NULL
 );
 CREATE INDEX presence_project ON presence (project);
+";
+
+/// Version 7: when each session's process started (clock ticks since boot,
+/// as `/proc` says), so a pid the system reused for another process is not
+/// taken for the session's.
+const V7: &str = "
+ALTER TABLE presence ADD COLUMN pid_start INTEGER NOT NULL DEFAULT 0;
 ";
