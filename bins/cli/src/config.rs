@@ -475,8 +475,23 @@ pub fn load_permissions(
     cwd: &Path,
     flags: &PermissionFlags,
 ) -> Result<Permissions> {
+    load_permissions_at(user_config, home_dir, (cwd, cwd), flags)
+}
+
+/// [`load_permissions`] with the project's config read from `settings`
+/// and relative rules anchored at `anchor` (a subagent in a worktree of
+/// its own: its parent's rules, about its own checkout's paths).
+///
+/// # Errors
+/// As [`load_permissions`].
+pub fn load_permissions_at(
+    user_config: &Path,
+    home_dir: Option<&Path>,
+    (settings, cwd): (&Path, &Path),
+    flags: &PermissionFlags,
+) -> Result<Permissions> {
     let user = read(user_config)?;
-    let project = project_config(cwd)
+    let project = project_config(settings)
         .filter(|p| p.as_path() != user_config)
         .map(|p| read(&p))
         .transpose()?

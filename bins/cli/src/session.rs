@@ -64,10 +64,21 @@ pub fn session_permissions(
     args: &RunArgs,
     consent: Consent,
 ) -> Result<(config::Permissions, config::ModelConfig)> {
-    let mut permissions = config::load_permissions(
+    session_permissions_at(home, (cwd, cwd), args, consent)
+}
+
+/// [`session_permissions`] with the project's settings read from
+/// `settings` and relative rules anchored at `cwd`.
+fn session_permissions_at(
+    home: &CoxHome,
+    (settings, cwd): (&std::path::Path, &std::path::Path),
+    args: &RunArgs,
+    consent: Consent,
+) -> Result<(config::Permissions, config::ModelConfig)> {
+    let mut permissions = config::load_permissions_at(
         &home.root().join("config.toml"),
         env::home_dir().as_deref(),
-        cwd,
+        (settings, cwd),
         &args.rules.with_mode(permission_mode(args)?),
     )?;
     let models = config::load_models(&home.root().join("config.toml"))?;
@@ -381,7 +392,12 @@ where
             roots.push(root);
         }
     }
-    let (permissions, models) = session_permissions(&home, &cwd, args, consent)?;
+    // Where the project's settings are read: a subagent's are its
+    // parent's, even in a worktree of its own (whose checkout may lack the
+    // parent's uncommitted rules and trusted hooks).
+    let settings_from = lineage.settings_from.clone().unwrap_or_else(|| cwd.clone());
+    let (permissions, models) =
+        session_permissions_at(&home, (&settings_from, &cwd), args, consent)?;
     // A subagent's config is its parent's, whose warnings were said.
     let quiet = lineage.parent.is_some();
     for warning in permissions.warnings.iter().filter(|_| !quiet) {
@@ -434,8 +450,8 @@ where
         models,
     };
     let agents = choice.models.agents.clone();
-    let (plugins, hooks) = extensions(args, &home, &cwd, quiet);
-    let mcp = mcp_servers(args, &home, &cwd, &plugins)?;
+    let (plugins, hooks) = extensions(args, &home, &settings_from, quiet);
+    let mcp = mcp_servers(args, &home, &settings_from, &plugins)?;
     let status_line = config::load_tui(&home.root().join("config.toml"))?
         .status_line
         .map(|s| s.command);

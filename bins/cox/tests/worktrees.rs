@@ -416,3 +416,37 @@ fn a_subagent_may_work_in_a_worktree_of_its_own_which_outlives_it() {
     assert_eq!(done["result"]["denied"], true, "{done}");
     assert!(!repo.parent().unwrap().join("_worktrees").exists());
 }
+
+#[test]
+fn a_subagent_in_its_own_worktree_keeps_its_parent_s_project_rules() {
+    let env = Env::new();
+    let repo = repo(&env, false);
+    // Not committed: the worktree's checkout does not have it.
+    std::fs::create_dir(repo.join(".cox")).unwrap();
+    std::fs::write(
+        repo.join(".cox/config.toml"),
+        "[permissions]\ndeny = [\"Write(./iso.txt)\"]\n",
+    )
+    .unwrap();
+    let out = run_in(
+        &env,
+        &repo,
+        "subagent_isolated",
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "stream-json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let worktree = repo
+        .parent()
+        .unwrap()
+        .join("_worktrees/repo-task-toolu_1_1");
+    assert!(worktree.is_dir());
+    assert!(
+        !worktree.join("iso.txt").exists(),
+        "the parent's deny rule held in the child's worktree"
+    );
+}

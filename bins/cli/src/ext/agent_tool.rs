@@ -62,6 +62,9 @@ pub struct Lineage {
     pub script: Option<String>,
     /// The tier its main turns run on, when its definition names one.
     pub tier: Option<cox_protocol::provider::Tier>,
+    /// Where its project settings (rules, sandbox, hooks, MCP servers)
+    /// are read: its parent's folder; `None`: its own.
+    pub settings_from: Option<std::path::PathBuf>,
 }
 
 /// What a session's agent tool starts children from.
@@ -195,6 +198,7 @@ fn child_of(
         prompt: None,
         script: Some(input.description.clone()),
         tier: None,
+        settings_from: Some(recipe.cwd.clone()),
     };
     if let Some(agent) = definition {
         if let Some(written) = &agent.tools {
