@@ -946,6 +946,7 @@ pub(crate) fn build_session<P: Provider>(
             approval,
             max_turns,
             config: agents,
+            files: editor.files.clone(),
         },
         || {
             let (defs, warnings) =

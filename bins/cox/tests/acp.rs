@@ -729,3 +729,40 @@ fn a_cancel_stops_a_subagent_s_command_while_the_server_lives_on() {
     }
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn a_subagent_writes_through_the_editor_s_buffers_as_its_parent_does() {
+    let env = Env::new();
+    let mut acp = Acp::start(
+        &env,
+        "subagent_write",
+        &["--permission-mode", "acceptEdits"],
+    );
+    acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": true}, "terminal": false}}),
+    );
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "delegate"}]}),
+    );
+    let mut written = Vec::new();
+    let (answer, _) = acp.response(id, |request| {
+        assert_eq!(request["method"], "fs/write_text_file", "{request}");
+        written.push((
+            request["params"]["path"].as_str().unwrap().to_owned(),
+            request["params"]["content"].as_str().unwrap().to_owned(),
+        ));
+        json!({})
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(written[0].0.ends_with("/notes.txt"), "{written:?}");
+    assert_eq!(written[0].1, "from the subagent\n");
+    assert!(
+        !env.work.path().join("notes.txt").exists(),
+        "the write went to the editor, not the disk"
+    );
+    assert_eq!(acp.finish(), 0);
+}

@@ -80,6 +80,9 @@ pub struct Recipe {
     pub approval: ApprovalPolicy,
     pub max_turns: Option<u32>,
     pub config: AgentsConfig,
+    /// The editor's buffers the parent reads and writes through (ACP), so
+    /// a child's edits land there too.
+    pub files: Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
 }
 
 /// The agent tool of one session.
@@ -281,7 +284,10 @@ fn start(
     args: RunArgs,
     lineage: Lineage,
     (approval, max_turns): (ApprovalPolicy, Option<u32>),
-    submissions: mpsc::UnboundedReceiver<Submission>,
+    (submissions, files): (
+        mpsc::UnboundedReceiver<Submission>,
+        Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
+    ),
     said: mpsc::UnboundedSender<Said>,
 ) -> Result<(), String> {
     let parent = lineage.parent.unwrap_or_else(SessionId::generate);
@@ -316,6 +322,10 @@ fn start(
             let (session, facts) = match built {
                 Ok(built) => built,
                 Err(err) => return fail(crate::error_chain(&err)),
+            };
+            let session = match files {
+                Some(files) => session.with_files(files),
+                None => session,
             };
             // Its spans are a trace of its own, naming its parent.
             let mut watch = crate::telemetry::Watch::subagent(facts.catalog, parent.to_string());
@@ -484,7 +494,7 @@ impl Tool for AgentTool {
                 args,
                 lineage,
                 (self.recipe.approval, self.recipe.max_turns),
-                submissions,
+                (submissions, self.recipe.files.clone()),
                 said_tx,
             ) {
                 return ToolResult::error(format!("agent: {why}"));
@@ -644,6 +654,7 @@ mod tests {
             approval: ApprovalPolicy::OnRequest,
             max_turns: None,
             config: AgentsConfig::default(),
+            files: None,
         };
         let input = Input {
             description: "look".into(),
@@ -676,6 +687,7 @@ mod tests {
                 max_depth,
                 parallel: None,
             },
+            files: None,
         };
         assert!(AgentTool::for_session(recipe(1, None), Vec::new).is_some());
         assert!(AgentTool::for_session(recipe(2, None), Vec::new).is_none());
