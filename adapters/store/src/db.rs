@@ -348,14 +348,25 @@ impl Db {
         Ok(conn.last_insert_rowid())
     }
 
-    /// What the ledger holds: the session's calls, every call whose
-    /// `created_at` starts with `month_prefix` (`2026-11`), and the
-    /// session's last call. Zeros when there are no rows.
+    /// What the ledger holds: the calls of the session's whole tree (the
+    /// session a person started and every subagent under it, however deep:
+    /// one budget covers them all), every call whose `created_at` starts
+    /// with `month_prefix` (`2026-11`), and the session's own last call.
+    /// Zeros when there are no rows.
     pub fn spend(&self, session_id: &str, month_prefix: &str) -> Result<Spend, DbError> {
         self.conn()
             .prepare_cached(
-                "SELECT \
-                 (SELECT COALESCE(SUM(cost_usd), 0) FROM usage WHERE session_id = ?1), \
+                "WITH RECURSIVE up(id, parent) AS ( \
+                   SELECT ?1, (SELECT parent_id FROM sessions WHERE id = ?1) \
+                   UNION SELECT s.id, s.parent_id FROM sessions s JOIN up ON s.id = up.parent \
+                 ), root(id) AS (SELECT id FROM up WHERE parent IS NULL LIMIT 1), \
+                 tree(id) AS ( \
+                   SELECT COALESCE((SELECT id FROM root), ?1) \
+                   UNION SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id \
+                 ) \
+                 SELECT \
+                 (SELECT COALESCE(SUM(cost_usd), 0) FROM usage \
+                  WHERE session_id IN (SELECT id FROM tree)), \
                  (SELECT COALESCE(SUM(cost_usd), 0) FROM usage \
                   WHERE created_at >= ?2 AND created_at < ?3), \
                  COALESCE((SELECT cost_usd FROM usage WHERE session_id = ?1 \

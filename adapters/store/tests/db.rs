@@ -339,6 +339,38 @@ fn spend_sums_the_session_the_month_and_the_last_call() {
 }
 
 #[test]
+fn a_session_s_spend_is_its_whole_tree_s_subagents_included() {
+    let (_dir, _path, db) = fresh();
+    let child = "01KCCCCCCCCCCCCCCCCCCCCCCC";
+    let grandchild = "01KDDDDDDDDDDDDDDDDDDDDDDD";
+    db.start_session(&session(A, "2026-11-01T00:00:00.000Z", "/w"))
+        .unwrap();
+    db.start_session(&SessionRow {
+        parent_id: Some(A.into()),
+        ..session(child, "2026-11-01T00:00:01.000Z", "/w")
+    })
+    .unwrap();
+    db.start_session(&SessionRow {
+        parent_id: Some(child.into()),
+        ..session(grandchild, "2026-11-01T00:00:02.000Z", "/w")
+    })
+    .unwrap();
+    db.start_session(&session(B, "2026-11-01T00:00:03.000Z", "/w"))
+        .unwrap();
+    for (who, cost) in [(A, 1.0), (child, 2.0), (grandchild, 4.0), (B, 8.0)] {
+        db.insert_usage(&call(who, cost, "2026-11-02T00:00:00.000Z").row())
+            .unwrap();
+    }
+    // Whoever asks, the tree it belongs to; its own last call.
+    for (who, last) in [(A, 1.0), (child, 2.0), (grandchild, 4.0)] {
+        let spend = db.spend(who, "2026-11").unwrap();
+        assert_eq!(spend.session_usd, 7.0, "{who}");
+        assert_eq!(spend.last_call_usd, last, "{who}");
+    }
+    assert_eq!(db.spend(B, "2026-11").unwrap().session_usd, 8.0);
+}
+
+#[test]
 fn two_handles_writing_at_once_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = Arc::new(dir.path().join("cox.db"));

@@ -503,3 +503,25 @@ fn a_recording_session_says_it_cannot_record_a_subagent() {
     );
     assert!(children(&lines(&out)).is_empty(), "no child ran");
 }
+
+#[test]
+fn one_budget_covers_the_parent_and_its_subagents() {
+    // $0.018 unbounded; capped at $0.01 the run stops before a call that
+    // would pass it, whichever session would make it.
+    let env = Env::new();
+    let out = env.run(
+        "subagent_write",
+        &[
+            "--permission-mode",
+            "acceptEdits",
+            "--output-format",
+            "json",
+            "--max-budget-usd",
+            "0.01",
+        ],
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["stop"], "budget", "{result}");
+    let total = result["total_cost_usd"].as_f64().unwrap();
+    assert!(total <= 0.01 + 1e-9, "the run spent {total}");
+}
