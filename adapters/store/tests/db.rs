@@ -117,7 +117,7 @@ fn assert_one_line_naming(error: &DbError, path: &Path) {
 fn migrations_create_every_table() {
     let (_dir, path, db) = fresh();
     assert_eq!(db.schema_version().unwrap(), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 7);
+    assert_eq!(SCHEMA_VERSION, 8);
     let tables = names(&path, "table");
     for table in [
         "archive",
@@ -132,7 +132,11 @@ fn migrations_create_every_table() {
         assert!(tables.iter().any(|t| t == table), "{table} in {tables:?}");
     }
     let indexes = names(&path, "index");
-    for index in ["usage_by_session", "usage_by_created_at"] {
+    for index in [
+        "usage_by_session",
+        "usage_by_created_at",
+        "sessions_by_parent",
+    ] {
         assert!(indexes.iter().any(|i| i == index), "{index} in {indexes:?}");
     }
     assert_eq!(db.integrity_check().unwrap(), "ok");
@@ -807,8 +811,18 @@ fn presence_rows_are_kept_per_session_and_read_per_project() {
     assert_eq!(in_worktrees.len(), 1);
     assert_eq!(in_worktrees[0].branch.as_deref(), Some("t42"));
     assert_eq!(in_worktrees[0].pid_start, 1234);
-    // An ended session keeps its row, with no process.
+    // An ended session keeps its row, with no process; only the process
+    // that ran it ends it.
+    db.record_presence(&row("b", std::process::id(), Some("/_worktrees/repo-t42")))
+        .unwrap();
+    db.record_presence(&row("a", 99_999_999, None)).unwrap();
+    db.presence_ended("a").unwrap();
     db.presence_ended("b").unwrap();
     let rows = db.presence_in("/repo").unwrap();
     assert_eq!(rows.iter().find(|r| r.session_id == "b").unwrap().pid, 0);
+    assert_eq!(
+        rows.iter().find(|r| r.session_id == "a").unwrap().pid,
+        99_999_999,
+        "resumed by another process: not ended by this one"
+    );
 }

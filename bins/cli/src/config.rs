@@ -475,19 +475,20 @@ pub fn load_permissions(
     cwd: &Path,
     flags: &PermissionFlags,
 ) -> Result<Permissions> {
-    load_permissions_at(user_config, home_dir, (cwd, cwd), flags)
+    load_permissions_at(user_config, home_dir, (cwd, cwd, &[]), flags)
 }
 
-/// [`load_permissions`] with the project's config read from `settings`
-/// and relative rules anchored at `anchor` (a subagent in a worktree of
-/// its own: its parent's rules, about its own checkout's paths).
+/// [`load_permissions`] with the project's config read from `settings`,
+/// relative rules anchored at `cwd`, and their deny and ask rules also at
+/// each folder of `also` (a subagent in a worktree of its own: its
+/// parent's rules, about its own checkout's paths and its parent's).
 ///
 /// # Errors
 /// As [`load_permissions`].
 pub fn load_permissions_at(
     user_config: &Path,
     home_dir: Option<&Path>,
-    (settings, cwd): (&Path, &Path),
+    (settings, cwd, also): (&Path, &Path, &[PathBuf]),
     flags: &PermissionFlags,
 ) -> Result<Permissions> {
     let user = read(user_config)?;
@@ -519,7 +520,7 @@ pub fn load_permissions_at(
         origin: Origin::Flag,
         config: &flag_config,
     });
-    let engine = Engine::compile_layers(&layers, home_dir, cwd).map_err(|err| {
+    let engine = Engine::compile_layers_at(&layers, home_dir, cwd, also).map_err(|err| {
         let source = match &err.origin {
             Origin::User(path) | Origin::Project(path) => [&user, &project]
                 .into_iter()

@@ -65,8 +65,12 @@ pub fn policy(
         if list != "deny" {
             continue;
         }
-        if let Some(path) = plain_read_path(&rule.text, home_dir, &workspace.cwd) {
-            policy.add_hidden(&path);
+        // A relative path is hidden in every checkout the session reaches
+        // (a worktree session's main checkout too).
+        for anchor in std::iter::once(&workspace.cwd).chain(&workspace.read_only) {
+            if let Some(path) = plain_read_path(&rule.text, home_dir, anchor) {
+                policy.add_hidden(&path);
+            }
         }
         if let Some(domain) = rule
             .text

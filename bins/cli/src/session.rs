@@ -64,21 +64,21 @@ pub fn session_permissions(
     args: &RunArgs,
     consent: Consent,
 ) -> Result<(config::Permissions, config::ModelConfig)> {
-    session_permissions_at(home, (cwd, cwd), args, consent)
+    session_permissions_at(home, (cwd, cwd, &[]), args, consent)
 }
 
 /// [`session_permissions`] with the project's settings read from
 /// `settings` and relative rules anchored at `cwd`.
 fn session_permissions_at(
     home: &CoxHome,
-    (settings, cwd): (&std::path::Path, &std::path::Path),
+    (settings, cwd, also): (&std::path::Path, &std::path::Path, &[PathBuf]),
     args: &RunArgs,
     consent: Consent,
 ) -> Result<(config::Permissions, config::ModelConfig)> {
     let mut permissions = config::load_permissions_at(
         &home.root().join("config.toml"),
         env::home_dir().as_deref(),
-        (settings, cwd),
+        (settings, cwd, also),
         &args.rules.with_mode(permission_mode(args)?),
     )?;
     let models = config::load_models(&home.root().join("config.toml"))?;
@@ -370,7 +370,10 @@ where
         // Any linked worktree, made by cox or not: its main checkout is
         // read, never written.
         None => crate::worktree::linked(&cwd),
-    };
+    }
+    // A worktree inside its main checkout (`<repo>/.worktrees/x`) works as
+    // a folder of it: the checkout is no second root there.
+    .filter(|main| !cwd.starts_with(main));
     if let Some(found) = &found {
         for warning in &found.warnings {
             eprintln!("cox: warning: {warning}");
@@ -396,8 +399,15 @@ where
     // parent's, even in a worktree of its own (whose checkout may lack the
     // parent's uncommitted rules and trusted hooks).
     let settings_from = lineage.settings_from.clone().unwrap_or_else(|| cwd.clone());
+    // A project's deny and ask rules about relative paths hold in every
+    // checkout the session reaches: its parent's folder, its main checkout.
+    let also: Vec<PathBuf> = [Some(settings_from.clone()), main_checkout.clone()]
+        .into_iter()
+        .flatten()
+        .filter(|anchor| *anchor != cwd)
+        .collect();
     let (permissions, models) =
-        session_permissions_at(&home, (&settings_from, &cwd), args, consent)?;
+        session_permissions_at(&home, (&settings_from, &cwd, &also), args, consent)?;
     // A subagent's config is its parent's, whose warnings were said.
     let quiet = lineage.parent.is_some();
     for warning in permissions.warnings.iter().filter(|_| !quiet) {
@@ -766,7 +776,11 @@ pub(crate) fn build_session<P: Provider>(
         agents,
         lineage,
     } = prepared;
-    let connect = connect_context(&home, &cwd, &sandbox)?;
+    // The project's hooks and MCP servers run where their settings were
+    // read and trusted (a subagent's: its parent's folder), so what runs
+    // is what was trusted, not a copy in another checkout.
+    let settings_cwd = lineage.settings_from.clone().unwrap_or_else(|| cwd.clone());
+    let connect = connect_context(&home, &settings_cwd, &sandbox)?;
     let info = catalog.get(provider.model()).cloned();
     let main_model = provider.model().to_owned();
     let mut models: Vec<_> = catalog
@@ -941,6 +955,7 @@ pub(crate) fn build_session<P: Provider>(
         crate::ext::agent_tool::Recipe {
             args,
             cwd: cwd.clone(),
+            settings_from: lineage.settings_from.clone().unwrap_or_else(|| cwd.clone()),
             parent: id,
             depth: lineage.depth,
             approval,
@@ -1023,7 +1038,7 @@ pub(crate) fn build_session<P: Provider>(
             cox_hooks::SessionInfo {
                 session_id: id.to_string(),
                 transcript_path: home.rollout_path(id),
-                cwd: cwd.clone(),
+                cwd: settings_cwd,
             },
         )
         .confined(cox_hooks::Confinement {

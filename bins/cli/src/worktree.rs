@@ -126,6 +126,21 @@ fn root_for(main: &Path, wt_root: Option<&Path>) -> PathBuf {
     main.parent().unwrap_or(main).join("_worktrees")
 }
 
+/// `path` with its deepest existing ancestor resolved through links (the
+/// rest, not made yet, appended as it is).
+fn resolved_through_links(path: &Path) -> PathBuf {
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    for ancestor in path.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(ancestor) {
+            return rest.iter().rev().fold(real, |at, name| at.join(name));
+        }
+        if let Some(name) = ancestor.file_name() {
+            rest.push(name);
+        }
+    }
+    path.to_path_buf()
+}
+
 /// A name a branch and a folder can take: letters, digits, `-`, `_`, `.`,
 /// `/` inside, lower-cased.
 fn branch_name(name: &str) -> Result<String> {
@@ -282,12 +297,14 @@ pub fn open(cwd: &Path, name: &str, pid: u32, today: &str) -> Result<Worktree> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "repo".to_owned());
     let wt_root = std::env::var_os("WT_ROOT").map(PathBuf::from);
+    if let Some(root) = wt_root.as_ref().filter(|r| !r.is_absolute()) {
+        bail!("WT_ROOT={}: an absolute path is needed", root.display());
+    }
     let root = root_for(&main, wt_root.as_deref());
     let path = root.join(format!("{repo}-{branch}"));
     // Inside the main checkout it could be neither written (the checkout
     // is read-only to the session) nor kept out of the checkout's status.
-    let resolved = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
-    if resolved.starts_with(&main) {
+    if resolved_through_links(&root).starts_with(&main) {
         bail!(
             "the worktrees' folder {} is inside the repository {}: set WT_ROOT to a folder \
              outside it",
@@ -308,6 +325,13 @@ pub fn open(cwd: &Path, name: &str, pid: u32, today: &str) -> Result<Worktree> {
             path.display(),
             main.display()
         ),
+        // Made by someone else (cox always locks its own): not cox's.
+        (Some(path), Some(Lock::None)) => bail!(
+            "worktree {} is not locked, so it is not cox's: pick another name, or hand it to \
+             cox with `git worktree lock --reason \"cox / pid 0\" {}`",
+            path.display(),
+            path.display()
+        ),
         (Some(path), Some(Lock::Other(reason))) => bail!(
             "worktree {} is locked by someone else ({reason}): cox never reuses another \
              owner's worktree; pick another name",
@@ -315,9 +339,7 @@ pub fn open(cwd: &Path, name: &str, pid: u32, today: &str) -> Result<Worktree> {
         ),
         (Some(path), Some(held)) => {
             if !matches!(held, Lock::Cox { pid } if alive(pid)) {
-                if held != Lock::None {
-                    git(&main, &["worktree", "unlock", &path.to_string_lossy()])?;
-                }
+                git(&main, &["worktree", "unlock", &path.to_string_lossy()])?;
                 git(
                     &main,
                     &[

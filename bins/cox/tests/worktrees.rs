@@ -260,6 +260,30 @@ fn another_owner_s_worktree_is_never_taken_and_bad_names_are_refused() {
     let list = git(&repo, &["worktree", "list", "--porcelain"]);
     assert!(list.contains("locked Cursor / grok | t9"), "the lock stays");
 
+    // A worktree someone made without a lock is not cox's either.
+    let free = repo.parent().unwrap().join("_worktrees/repo-free");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "free",
+            free.to_str().unwrap(),
+        ],
+    );
+    let out = run_in(&env, &repo, "hello", &["--worktree", "free"]);
+    common::assert_one_line_error(&out, "is not locked, so it is not cox's");
+    let relative = env
+        .cox()
+        .current_dir(&repo)
+        .env("WT_ROOT", "wt")
+        .args(["run", "-p", "x", "--worktree", "rel"])
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&relative, "WT_ROOT=wt: an absolute path is needed");
+
     // A folder in the worktree's place that is no worktree is left alone.
     let squatter = repo.parent().unwrap().join("_worktrees/repo-plain");
     std::fs::create_dir_all(&squatter).unwrap();
@@ -448,5 +472,62 @@ fn a_subagent_in_its_own_worktree_keeps_its_parent_s_project_rules() {
     assert!(
         !worktree.join("iso.txt").exists(),
         "the parent's deny rule held in the child's worktree"
+    );
+}
+
+#[test]
+fn a_relative_deny_rule_holds_in_the_main_checkout_too() {
+    let env = Env::new();
+    let repo = repo(&env, false);
+    std::fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[permissions]\ndeny = [\"Read(.env)\"]\n",
+    )
+    .unwrap();
+    let out = run_in(
+        &env,
+        &repo,
+        "worktree_env",
+        &["--worktree", "env", "--output-format", "stream-json"],
+    );
+    // A run with a denial exits 2.
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let done = lines(&out)
+        .into_iter()
+        .find(|l| l["type"] == "tool_call_done")
+        .unwrap();
+    assert_eq!(done["result"]["denied"], true, "{done}");
+    assert!(!done.to_string().contains("SECRET"), "{done}");
+}
+
+#[test]
+fn a_worktree_inside_its_repository_is_worked_in_as_a_folder() {
+    let env = Env::new();
+    let repo = repo(&env, false);
+    let inner = repo.join(".worktrees/x");
+    git(
+        &repo,
+        &["worktree", "add", "-q", "-b", "x", inner.to_str().unwrap()],
+    );
+    let scenario = env.work.path().join("made.toml");
+    std::fs::write(
+        &scenario,
+        "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = { command = \"echo ok > made.txt\" }\n[[turn]]\ntext = \"made\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cox()
+        .current_dir(&inner)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "x", "--permission-mode", "bypassPermissions"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(inner.join("made.txt")).unwrap(),
+        "ok\n",
+        "commands write the worktree they run in"
     );
 }

@@ -837,8 +837,10 @@ impl App {
 
     fn approval_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
         let Some(pending) = self.transcript.pending_call() else {
-            // An approval for a call this screen never saw: nothing to ask.
-            self.transcript.pending = None;
+            // An approval for a call this screen never saw: nothing to ask;
+            // the next waiting one, if any, is shown.
+            self.transcript.next_ask();
+            self.on_new_ask(&(None, None));
             return Vec::new();
         };
         let call_id = pending.call.id.clone();

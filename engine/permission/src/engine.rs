@@ -235,6 +235,24 @@ impl Engine {
         home: Option<&Path>,
         cwd: &Path,
     ) -> Result<Engine, CompileError> {
+        Self::compile_layers_at(layers, home, cwd, &[])
+    }
+
+    /// [`Engine::compile_layers`] where a relative path in a deny or an
+    /// ask rule also covers the same path under each folder of `also` (a
+    /// worktree session's main checkout, a subagent's parent's folder): a
+    /// rule the project wrote about `.env` holds in every checkout the
+    /// session reaches. Allow rules stay anchored at `cwd` alone, so the
+    /// extra anchors only ever narrow.
+    ///
+    /// # Errors
+    /// As [`Engine::compile_layers`].
+    pub fn compile_layers_at(
+        layers: &[Layer<'_>],
+        home: Option<&Path>,
+        cwd: &Path,
+        also: &[std::path::PathBuf],
+    ) -> Result<Engine, CompileError> {
         let (mut allow, mut ask, mut deny, mut ignored) = (vec![], vec![], vec![], vec![]);
         if home.is_some() {
             for folder in SECRET_FOLDERS {
@@ -254,11 +272,23 @@ impl Engine {
                     source,
                 })
             };
+            // The rule anchored at each extra folder, when that moves it
+            // (a relative path); an error was already said at `cwd`.
+            let elsewhere = |rule: &Rule, text: &String| -> Vec<Rule> {
+                also.iter()
+                    .filter_map(|anchor| Rule::parse(text, layer.origin.clone(), home, anchor).ok())
+                    .filter(|moved| moved.anchored_paths() != rule.anchored_paths())
+                    .collect()
+            };
             for text in &layer.config.deny {
-                deny.push(parse("deny", text)?);
+                let rule = parse("deny", text)?;
+                deny.extend(elsewhere(&rule, text));
+                deny.push(rule);
             }
             for text in &layer.config.ask {
-                ask.push(parse("ask", text)?);
+                let rule = parse("ask", text)?;
+                ask.extend(elsewhere(&rule, text));
+                ask.push(rule);
             }
             for text in &layer.config.allow {
                 let rule = parse("allow", text)?;

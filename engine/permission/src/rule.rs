@@ -118,6 +118,14 @@ pub(crate) fn normalise_tool(name: &str) -> std::borrow::Cow<'_, str> {
 }
 
 impl Rule {
+    /// The absolute patterns of a path rule; `None` for any other.
+    pub(crate) fn anchored_paths(&self) -> Option<&[String; 2]> {
+        match &self.spec {
+            Spec::Path(_, patterns) => Some(patterns),
+            _ => None,
+        }
+    }
+
     /// Parses `text`. `home` anchors `~/`, `cwd` anchors relative paths.
     pub fn parse(
         text: &str,

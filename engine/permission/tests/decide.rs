@@ -523,3 +523,26 @@ fn explain_gives_each_command_its_own_verdict() {
         ]
     );
 }
+
+#[test]
+fn extra_anchors_carry_relative_deny_and_ask_rules_but_never_allow_rules() {
+    let user = config(&["Edit(docs/**)"], &["Edit(Cargo.toml)"], &["Read(.env)"]);
+    let layers = [Layer {
+        origin: Origin::User(PathBuf::from("/home/alice/.cox/config.toml")),
+        config: &user,
+    }];
+    let also = [PathBuf::from("/main")];
+    let e =
+        Engine::compile_layers_at(&layers, Some(Path::new(HOME)), Path::new(CWD), &also).unwrap();
+    let read = |path: &str| file("read", path, Risk::ReadOnly);
+    let edit = |path: &str| file("edit", path, Risk::Write);
+    assert_eq!(verdict(&e, &read("/repo/.env")), "deny");
+    assert_eq!(verdict(&e, &read("/main/.env")), "deny", "the extra anchor");
+    assert_eq!(verdict(&e, &edit("/main/Cargo.toml")), "ask");
+    assert_eq!(verdict(&e, &edit("/repo/docs/a.md")), "allow");
+    assert_eq!(
+        verdict(&e, &edit("/main/docs/a.md")),
+        "ask",
+        "an allow rule does not follow"
+    );
+}

@@ -51,12 +51,14 @@ impl Db {
             .map_err(self.fail("cannot record where the session works".to_owned()))
     }
 
-    /// `session` ended: its row stays (where it worked) with no process.
+    /// `session`, run by this process, ended: its row stays (where it
+    /// worked) with no process. A row another process wrote since (the
+    /// session resumed elsewhere) is not touched.
     pub fn presence_ended(&self, session: &str) -> Result<(), DbError> {
         self.conn()
             .execute(
-                "UPDATE presence SET pid = 0 WHERE session_id = ?1",
-                params![session],
+                "UPDATE presence SET pid = 0 WHERE session_id = ?1 AND pid = ?2",
+                params![session, std::process::id()],
             )
             .map(drop)
             .map_err(self.fail("cannot record that the session ended".to_owned()))

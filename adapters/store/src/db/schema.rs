@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -172,4 +172,11 @@ CREATE INDEX presence_project ON presence (project);
 /// taken for the session's.
 const V7: &str = "
 ALTER TABLE presence ADD COLUMN pid_start INTEGER NOT NULL DEFAULT 0;
+";
+
+/// Version 8: sessions by their parent, for the spend of a session's whole
+/// tree (a subagent's calls count in its parent's budget), read before
+/// every model call of a session with a budget.
+const V8: &str = "
+CREATE INDEX sessions_by_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL;
 ";

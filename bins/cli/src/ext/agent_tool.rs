@@ -73,6 +73,9 @@ pub struct Recipe {
     pub args: RunArgs,
     /// The parent's working folder.
     pub cwd: std::path::PathBuf,
+    /// Where the parent's project settings came from (its own folder, or
+    /// its parent's): its children read them there too.
+    pub settings_from: std::path::PathBuf,
     pub parent: SessionId,
     /// The parent's depth.
     pub depth: u32,
@@ -201,7 +204,7 @@ fn child_of(
         prompt: None,
         script: Some(input.description.clone()),
         tier: None,
-        settings_from: Some(recipe.cwd.clone()),
+        settings_from: Some(recipe.settings_from.clone()),
     };
     if let Some(agent) = definition {
         if let Some(written) = &agent.tools {
@@ -649,6 +652,7 @@ mod tests {
                 ..RunArgs::default()
             },
             cwd: "/w".into(),
+            settings_from: "/w".into(),
             parent: SessionId::generate(),
             depth: 0,
             approval: ApprovalPolicy::OnRequest,
@@ -679,6 +683,7 @@ mod tests {
         let recipe = |depth, max_depth| Recipe {
             args: RunArgs::default(),
             cwd: "/w".into(),
+            settings_from: "/w".into(),
             parent: SessionId::generate(),
             depth,
             approval: ApprovalPolicy::Never,
