@@ -18,6 +18,15 @@ use crate::walk::{Walk, Words, is_identifier};
 use crate::words::{Word, node_text};
 use crate::{MAX_TREE_DEPTH, Opacity};
 
+/// Two inputs fed to one command, as one text to judge (each on lines of
+/// its own).
+fn joined(before: Option<String>, more: Option<String>) -> Option<String> {
+    match (before, more) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 /// What follows a simple command in a redirected statement.
 #[derive(Default)]
 pub(crate) struct Tail {
@@ -84,16 +93,31 @@ impl Walk<'_> {
             }
             match kind(child) {
                 Kind::FileRedirect => extra.extend(self.redirect_words(child)),
+                // Several of them: bash reads the last, and which one that is
+                // depends on an order tree-sitter does not keep (a heredoc's
+                // body comes after the line), so every one is read.
                 Kind::HerestringRedirect => {
-                    stdin = child
+                    let fed = child
                         .named_child(0)
                         .map(|w| Word::from_node(w, self.src).loose);
+                    stdin = joined(stdin, fed);
                 }
                 Kind::HeredocRedirect => {
                     extra.extend(self.redirect_words(child));
-                    stdin = children(child)
+                    let fed = children(child)
                         .find(|(c, _)| kind(*c) == Kind::HeredocBody)
                         .map(|(body, _)| node_text(body, self.src).to_owned());
+                    stdin = joined(stdin, fed);
+                    // tree-sitter files redirects written after a heredoc's
+                    // start under the heredoc (`<<EOF <<<'make'`).
+                    for (nested, _) in children(child) {
+                        if kind(nested) == Kind::HerestringRedirect {
+                            let fed = nested
+                                .named_child(0)
+                                .map(|w| Word::from_node(w, self.src).loose);
+                            stdin = joined(stdin, fed);
+                        }
+                    }
                 }
                 _ => {}
             }

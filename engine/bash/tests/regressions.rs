@@ -579,3 +579,17 @@ fn d_hostile_lines_split_in_bounded_time() {
     assert_eq!(got.commands[0].text, long);
     assert_eq!(line_risk(&got), Risk::Exec);
 }
+
+/// A fuzz finding: a shell fed a heredoc and a here-string reads the last
+/// one, which tree-sitter files under the heredoc; every input is judged.
+#[test]
+fn a_shell_fed_a_heredoc_and_a_here_string_has_both_judged() {
+    for line in [
+        "bash <<EOF <<<'make'\nx\nEOF\n",
+        "bash <<<'make' <<EOF\nx\nEOF\n",
+    ] {
+        opaque(line);
+        lists(line, "make");
+        lists(line, "x");
+    }
+}
