@@ -132,7 +132,8 @@ fn between_calls(event: &Event) -> bool {
         | Event::RewindConflict { .. }
         | Event::HookRan { .. }
         // A subagent runs while this session runs its call.
-        | Event::Subagent { .. } => true,
+        | Event::Subagent { .. }
+        | Event::Plan { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
         | Event::ToolCallRequested { .. }

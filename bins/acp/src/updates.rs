@@ -1,7 +1,8 @@
 //! The session's events as ACP `session/update`s: text and thinking as
 //! chunks, a tool call as `tool_call` then `tool_call_update`s (an edit's
-//! or a write's with its diff), the slash commands, the mode, and after
-//! each provider call the context used and the session's cost so far. An approval the session waits for and the end of a
+//! or a write's with its diff), the slash commands, the mode, the model's
+//! plan, and after each provider call the context used and the session's
+//! cost so far. An approval the session waits for and the end of a
 //! turn are said apart ([`Out::Ask`], [`Out::Done`]): the server answers
 //! them, they are not updates.
 //!
@@ -257,6 +258,25 @@ impl Updates {
             }
             Event::TurnDone { stop } => vec![Out::Done(*stop, self.error.take())],
             Event::Subagent { event, .. } => self.child(event),
+            Event::Plan { steps } => {
+                use cox_protocol::types::StepStatus;
+                let entries = steps
+                    .iter()
+                    .map(|step| {
+                        let status = match step.status {
+                            StepStatus::Pending => acp::PlanEntryStatus::Pending,
+                            StepStatus::InProgress => acp::PlanEntryStatus::InProgress,
+                            StepStatus::Completed => acp::PlanEntryStatus::Completed,
+                        };
+                        acp::PlanEntry::new(
+                            step.content.clone(),
+                            acp::PlanEntryPriority::Medium,
+                            status,
+                        )
+                    })
+                    .collect();
+                update(acp::SessionUpdate::Plan(acp::Plan::new(entries)))
+            }
             _ => Vec::new(),
         }
     }

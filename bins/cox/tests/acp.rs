@@ -766,3 +766,27 @@ fn a_subagent_writes_through_the_editor_s_buffers_as_its_parent_does() {
     );
     assert_eq!(acp.finish(), 0);
 }
+
+#[test]
+fn the_model_s_plan_is_a_plan_update() {
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "plan", &[]);
+    acp.initialize();
+    let session = acp.new_session(&env);
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "plan it"}]}),
+    );
+    let (answer, seen) = acp.response(id, |r| panic!("unexpected request {r}"));
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let plans = updates(&seen, "plan");
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    let entries = plans[0]["entries"].as_array().unwrap();
+    let statuses: Vec<&str> = entries
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["completed", "in_progress", "pending"]);
+    assert_eq!(entries[1]["content"], "Write the parser");
+    assert_eq!(acp.finish(), 0);
+}

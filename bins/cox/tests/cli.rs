@@ -52,6 +52,7 @@ fn hello_in_stream_json_frames_init_events_and_result() {
             "grep",
             "memory",
             "read",
+            "todo",
             "write"
         ]
     );

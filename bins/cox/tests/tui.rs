@@ -766,3 +766,16 @@ fn quit_never_offers_to_remove_a_worktree_this_session_did_not_take() {
     assert!(!screen.contains("remove the worktree"), "{screen}");
     assert!(theirs.exists());
 }
+
+#[test]
+fn the_plan_shows_as_a_panel_while_a_step_is_left() {
+    let env = Env::new();
+    let Some(tmux) = Tmux::start(&env, &args("plan", "")) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["plan it", "Enter"]);
+    let screen = tmux.wait_for("plan · 1/3 done");
+    assert!(screen.contains("▶ Write the parser"), "{screen}");
+    assert!(screen.contains("· Run the tests"), "{screen}");
+}

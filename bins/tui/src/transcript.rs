@@ -103,6 +103,8 @@ pub struct Transcript {
     pub agents: Agents,
     /// Prices for the subagents' calls.
     pub catalog: cox_protocol::catalog::Catalog,
+    /// The model's plan (its `todo` tool), as it last said it.
+    pub plan: Vec<cox_protocol::types::PlanStep>,
     /// Where the model call in progress began in `entries`.
     reply_start: usize,
     /// Turns seen, this transcript's own count: the key of a tool entry.
@@ -187,6 +189,15 @@ impl Transcript {
                 session_id,
                 event,
             } => self.fold_child(call_id, &session_id.to_string(), event),
+            Event::Plan { steps } => {
+                self.plan = steps
+                    .iter()
+                    .map(|s| cox_protocol::types::PlanStep {
+                        content: sanitize(&s.content).into_owned(),
+                        status: s.status,
+                    })
+                    .collect();
+            }
             Event::Usage { usage, .. } => {
                 self.usage.add(usage);
                 self.last_context =

@@ -59,14 +59,25 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     if approval_height > 0 && approval_height + composer_height + 1 > area.height {
         composer_height = 0;
     }
-    let [transcript, approval, composer, status] = Layout::vertical([
+    // The plan, while a step is left: a compact panel over the composer.
+    let plan_lines = plan_lines(&app.transcript.plan, area.width);
+    let plan_height = if approval_height > 0 || area.height < MIN_HEIGHT + 8 {
+        0
+    } else {
+        u16::try_from(plan_lines.len()).unwrap_or(0)
+    };
+    let [transcript, plan, approval, composer, status] = Layout::vertical([
         Constraint::Min(0),
+        Constraint::Length(plan_height),
         Constraint::Length(approval_height),
         Constraint::Length(composer_height),
         Constraint::Length(1),
     ])
     .areas(area);
     draw_transcript(frame, app, transcript);
+    if plan_height > 0 {
+        frame.render_widget(Paragraph::new(plan_lines), plan);
+    }
     if approval_height > 0 {
         approval::draw(frame, approval, approval_lines);
     }
@@ -306,6 +317,47 @@ fn tool_lines(tool: &ToolEntry, width: u16, lines: &mut Vec<Line<'static>>) {
         }
         (None, _) => {}
     }
+}
+
+/// The most steps the plan panel shows.
+const PLAN_ROWS: usize = 6;
+
+/// The plan panel: a title with the count done, then the steps around the
+/// one in progress (at most [`PLAN_ROWS`]); nothing once every step is
+/// done, or with no plan.
+fn plan_lines(steps: &[cox_protocol::types::PlanStep], width: u16) -> Vec<Line<'static>> {
+    use cox_protocol::types::StepStatus;
+    let done = steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Completed)
+        .count();
+    if steps.is_empty() || done == steps.len() {
+        return Vec::new();
+    }
+    let current = steps
+        .iter()
+        .position(|s| s.status == StepStatus::InProgress)
+        .or_else(|| steps.iter().position(|s| s.status == StepStatus::Pending))
+        .unwrap_or(0);
+    let first = current
+        .saturating_sub(1)
+        .min(steps.len().saturating_sub(PLAN_ROWS));
+    let mut lines = vec![Line::styled(
+        format!("plan · {done}/{} done", steps.len()),
+        Style::new().add_modifier(Modifier::DIM),
+    )];
+    for step in steps.iter().skip(first).take(PLAN_ROWS) {
+        let (mark, style) = match step.status {
+            StepStatus::Completed => ("✓", Style::new().add_modifier(Modifier::DIM)),
+            StepStatus::InProgress => ("▶", Style::new().add_modifier(Modifier::BOLD)),
+            StepStatus::Pending => ("·", Style::new()),
+        };
+        lines.push(Line::styled(
+            clip(&format!("  {mark} {}", step.content), width),
+            style,
+        ));
+    }
+    lines
 }
 
 /// A preview's note, dim and cut to `width`, when it has one.

@@ -76,6 +76,10 @@ pub struct History {
     /// What hooks added for the model, not yet in a message: it joins the
     /// next prompt or, within a turn, the next request.
     context: Vec<(HookEvent, String)>,
+    /// The plans the model kept (`todo`), with the turn each was set in;
+    /// the last is the current one. A rewind of the conversation drops
+    /// those of the turns it cuts.
+    plans: Vec<(u32, Vec<cox_protocol::types::PlanStep>)>,
 }
 
 /// The assistant message of the model call in progress.
@@ -205,6 +209,7 @@ impl History {
             | Event::RewindConflict { .. }
             // A subagent's events are its own session's, not this one's.
             | Event::Subagent { .. } => {}
+            Event::Plan { steps } => self.plans.push((self.turns, steps.clone())),
         }
     }
 
@@ -221,11 +226,18 @@ impl History {
             .map_or(self.messages.len(), |(_, index)| *index);
         self.messages.truncate(at);
         self.turn_starts.retain(|(turn, _)| *turn < to_turn);
+        self.plans.retain(|(turn, _)| *turn < to_turn);
         if self.compaction.as_ref().is_some_and(|c| c.until > at) {
             self.compaction = None;
         }
         self.asked.clear();
         self.answered.clear();
+    }
+
+    /// The model's current plan (empty when it keeps none).
+    #[must_use]
+    pub fn plan(&self) -> &[cox_protocol::types::PlanStep] {
+        self.plans.last().map_or(&[], |(_, steps)| steps.as_slice())
     }
 
     /// Puts in now what the next model call would: the held-back prompt,

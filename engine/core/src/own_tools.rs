@@ -6,7 +6,10 @@
 //! objects: `expand` reads through the session's `Archive`, and
 //! `tool_search` adds what it finds to the set of found tools the session
 //! state keeps (and a resume rebuilds by running the same searches again).
-//! Both are read-only and reach nothing outside the session.
+//! `todo` keeps the model's plan: the steps it means to take and where
+//! each stands, said as an [`Event::Plan`](cox_protocol::types::Event) the
+//! surfaces show and the history keeps (a resume and compaction keep it
+//! too). All three are read-only and reach nothing outside the session.
 
 use cox_protocol::Archive;
 use cox_protocol::provider::ToolSpec;
@@ -21,6 +24,8 @@ pub enum OwnTool {
     Expand,
     /// Finds deferred tools.
     ToolSearch,
+    /// Keeps the plan.
+    Todo,
 }
 
 impl OwnTool {
@@ -30,6 +35,7 @@ impl OwnTool {
         match name {
             "expand" => Some(Self::Expand),
             "tool_search" => Some(Self::ToolSearch),
+            "todo" => Some(Self::Todo),
             _ => None,
         }
     }
@@ -40,6 +46,7 @@ impl OwnTool {
         match self {
             Self::Expand => "expand",
             Self::ToolSearch => "tool_search",
+            Self::Todo => "todo",
         }
     }
 
@@ -59,6 +66,29 @@ impl OwnTool {
                         "offset": {"type": "integer", "minimum": 0}
                     },
                     "required": ["id"],
+                    "additionalProperties": false
+                }),
+            },
+            Self::Todo => ToolSpec {
+                name: "todo".into(),
+                description: "Keep a plan for a task of several steps: send the whole list each time (it replaces the last), each step pending, in_progress or completed; keep one in progress, mark each completed as soon as it is. The person sees it.".into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "todos": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "content": {"type": "string"},
+                                    "status": {"enum": ["pending", "in_progress", "completed"]}
+                                },
+                                "required": ["content", "status"],
+                                "additionalProperties": false
+                            }
+                        }
+                    },
+                    "required": ["todos"],
                     "additionalProperties": false
                 }),
             },
@@ -89,6 +119,10 @@ impl OwnTool {
                 format!("#{id}")
             }
             Self::ToolSearch => input["query"].as_str().unwrap_or_default().to_owned(),
+            Self::Todo => {
+                let steps = input["todos"].as_array().map_or(0, Vec::len);
+                format!("{steps} step(s)")
+            }
         };
         Classified {
             risk: Risk::ReadOnly,
@@ -97,6 +131,91 @@ impl OwnTool {
             writes: Vec::new(),
         }
     }
+}
+
+/// The most steps a plan keeps, and the most characters of one.
+const PLAN_STEPS: usize = 100;
+const STEP_CHARS: usize = 500;
+
+/// The plan a `todo` call sets, or why its input is not one.
+///
+/// # Errors
+/// The result the model reads: what is wrong with the input.
+pub fn plan(input: &Value) -> Result<Vec<cox_protocol::types::PlanStep>, ToolResult> {
+    use cox_protocol::types::{PlanStep, StepStatus};
+    let wrong = |why: String| ToolResult::error(format!("todo: {why}"));
+    let Some(todos) = input["todos"].as_array() else {
+        return Err(wrong("`todos` must be a list of {content, status}".into()));
+    };
+    if todos.len() > PLAN_STEPS {
+        return Err(wrong(format!(
+            "{} steps; a plan keeps at most {PLAN_STEPS}",
+            todos.len()
+        )));
+    }
+    let mut steps = Vec::with_capacity(todos.len());
+    for (index, todo) in todos.iter().enumerate() {
+        let n = index + 1;
+        let content = todo["content"].as_str().map(str::trim).unwrap_or_default();
+        if content.is_empty() {
+            return Err(wrong(format!("step {n} has no `content`")));
+        }
+        if content.chars().count() > STEP_CHARS {
+            return Err(wrong(format!(
+                "step {n} is longer than {STEP_CHARS} characters"
+            )));
+        }
+        let status = match todo["status"].as_str() {
+            Some("pending") => StepStatus::Pending,
+            Some("in_progress") => StepStatus::InProgress,
+            Some("completed") => StepStatus::Completed,
+            other => {
+                return Err(wrong(format!(
+                    "step {n}: status {} is not pending, in_progress or completed",
+                    other.map_or_else(|| "missing".to_owned(), |s| format!("`{s}`"))
+                )));
+            }
+        };
+        steps.push(PlanStep {
+            content: content.to_owned(),
+            status,
+        });
+    }
+    Ok(steps)
+}
+
+/// What the model reads after setting `steps`.
+#[must_use]
+pub fn plan_result(steps: &[cox_protocol::types::PlanStep]) -> ToolResult {
+    use cox_protocol::types::StepStatus;
+    let count = |status| steps.iter().filter(|s| s.status == status).count();
+    ToolResult::ok(format!(
+        "plan kept: {} step(s), {} completed, {} in progress, {} pending",
+        steps.len(),
+        count(StepStatus::Completed),
+        count(StepStatus::InProgress),
+        count(StepStatus::Pending)
+    ))
+}
+
+/// The plan as the model is reminded of it each turn (system[3]); `None`
+/// when there is none.
+#[must_use]
+pub fn plan_section(steps: &[cox_protocol::types::PlanStep]) -> Option<String> {
+    use cox_protocol::types::StepStatus;
+    if steps.is_empty() {
+        return None;
+    }
+    let mut out = String::from("Current plan (the todo tool's; update it as you go):\n");
+    for step in steps {
+        let mark = match step.status {
+            StepStatus::Completed => "[x]",
+            StepStatus::InProgress => "[~]",
+            StepStatus::Pending => "[ ]",
+        };
+        out.push_str(&format!("{mark} {}\n", step.content));
+    }
+    Some(out)
 }
 
 /// The most one `expand` call returns; the model pages with `lines`.

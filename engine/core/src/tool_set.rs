@@ -66,6 +66,7 @@ impl ToolSet {
     pub fn new(tools: Vec<Arc<dyn Tool>>, max_tools: usize) -> Self {
         let mut entries: Vec<Entry> = tools.into_iter().map(Entry::Tool).collect();
         entries.push(Entry::Own(OwnTool::Expand));
+        entries.push(Entry::Own(OwnTool::Todo));
         sort(&mut entries);
         let mut deferred = Vec::new();
         if entries.len() > max_tools {

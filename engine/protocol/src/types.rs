@@ -401,6 +401,34 @@ fn is_first_format(format: &u32) -> bool {
     *format == 1
 }
 
+/// One step of the model's plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub content: String,
+    pub status: StepStatus,
+}
+
+/// Where a step of the plan stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl StepStatus {
+    /// The name the protocol and the tool use.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::InProgress => "in_progress",
+            StepStatus::Completed => "completed",
+        }
+    }
+}
+
 /// Everything a session reports, in the order it happens.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -544,6 +572,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
     },
+    /// The plan the model keeps (its `todo` tool): every step, in order,
+    /// as it stands now. Each one replaces the one before; a resume and
+    /// the surfaces rebuild the current plan from the last.
+    Plan { steps: Vec<PlanStep> },
     /// An event of a subagent: the session `session_id` that call
     /// `call_id` (an `agent` call) runs. Surfaces show it under the call;
     /// it is not part of this session's conversation, and this session's
@@ -584,6 +616,7 @@ impl Event {
             Event::Commands { .. } => "commands",
             Event::HookRan { .. } => "hook_ran",
             Event::Subagent { .. } => "subagent",
+            Event::Plan { .. } => "plan",
         }
     }
 }

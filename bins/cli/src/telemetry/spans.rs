@@ -386,7 +386,8 @@ impl<S: Sink> Spans<S> {
             | Event::Rewound { .. }
             | Event::RewindConflict { .. }
             // A subagent's spans are its own session's, which watches them.
-            | Event::Subagent { .. } => {}
+            | Event::Subagent { .. }
+            | Event::Plan { .. } => {}
         }
     }
 

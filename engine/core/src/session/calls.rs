@@ -282,6 +282,14 @@ where
                 }
                 own_tools::search_result(query, hits.as_deref())
             }
+            OwnTool::Todo => match own_tools::plan(&call.input) {
+                Ok(steps) => {
+                    let result = own_tools::plan_result(&steps);
+                    self.out.emit(Event::Plan { steps });
+                    result
+                }
+                Err(result) => result,
+            },
         }
     }
 

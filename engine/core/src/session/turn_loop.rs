@@ -143,16 +143,23 @@ where
         let fixed = self.fixed;
         let cfg = &fixed.config;
         let provider = fixed.world.provider();
-        // The notes recalled for this turn ride in the volatile block,
-        // after what is cached.
+        // The notes recalled for this turn and the current plan ride in
+        // the volatile block, after what is cached (the plan so outlives a
+        // compaction that summarised the calls that set it).
         let with_notes;
-        let system = if self.state.turn_notes.is_empty() {
+        let plan = crate::own_tools::plan_section(self.out.history.plan());
+        let system = if self.state.turn_notes.is_empty() && plan.is_none() {
             &cfg.system
         } else {
             let mut system = cfg.system.clone();
-            system
-                .volatile
-                .push_str(&crate::prompt::memory_section(&self.state.turn_notes));
+            if !self.state.turn_notes.is_empty() {
+                system
+                    .volatile
+                    .push_str(&crate::prompt::memory_section(&self.state.turn_notes));
+            }
+            if let Some(plan) = plan {
+                system.volatile.push_str(&plan);
+            }
             with_notes = system;
             &with_notes
         };
