@@ -705,11 +705,21 @@ fn subagents_fold_under_their_call_and_agents_lists_and_opens_them() {
     assert!(screen.contains("agent wait for b"), "{screen}");
     assert!(screen.contains("bash touch b.flag"), "{screen}");
     tmux.keys(&["/agents", "Enter"]);
-    let screen = tmux.wait_for("1. wait for b · end_turn · 1 turn(s)");
-    assert!(screen.contains("2. write b · end_turn"), "{screen}");
+    let screen = tmux.wait_for("agents · Esc");
+    // The children are numbered in the order they started, which varies.
+    let number = |description: &str| {
+        let row = screen
+            .lines()
+            .find(|l| l.contains(&format!(". {description} · end_turn · 1 turn(s)")))
+            .unwrap_or_else(|| panic!("no row for {description}: {screen}"));
+        let start = row.find(|c: char| c.is_ascii_digit()).unwrap();
+        row[start..].split('.').next().unwrap().to_owned()
+    };
+    let _ = number("wait for b");
+    let writer = number("write b");
     tmux.keys(&["Escape"]);
-    tmux.keys(&["/agents 2", "Enter"]);
-    let screen = tmux.wait_for("agent 2: write b");
+    tmux.keys(&[&format!("/agents {writer}"), "Enter"]);
+    let screen = tmux.wait_for(&format!("agent {writer}: write b"));
     assert!(screen.contains("› Create b.flag."), "{screen}");
     assert!(screen.contains("Created b.flag."), "{screen}");
 }
