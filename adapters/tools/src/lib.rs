@@ -29,6 +29,7 @@ mod common;
 mod edit;
 mod glob;
 mod grep;
+pub mod notebook;
 pub mod path;
 mod read;
 mod schema;
@@ -45,6 +46,7 @@ pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 pub use edit::EditTool;
 pub use glob::{GlobTool, MAX_FILES};
 pub use grep::{DEFAULT_HEAD_LIMIT, GrepTool};
+pub use notebook::NotebookEditTool;
 pub use read::{DEFAULT_LIMIT, ReadTool};
 pub use write::WriteTool;
 
@@ -59,6 +61,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(BashTool),
         Arc::new(GlobTool),
         Arc::new(GrepTool),
+        Arc::new(NotebookEditTool),
     ]
 }
 

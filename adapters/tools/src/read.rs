@@ -69,6 +69,27 @@ impl Tool for ReadTool {
                 Err(e) => return ToolResult::error(e.to_string()),
             };
             let cancel = cx.cancel.clone();
+            // A notebook reads as numbered cells (with their outputs), its
+            // lines windowed as any file's.
+            if path.extension().is_some_and(|e| e == "ipynb") {
+                let text = match cx.files {
+                    Some(files) => files.read(&path).await.ok(),
+                    None => None,
+                };
+                let text = match text {
+                    Some(text) => Ok(text),
+                    None => tokio::fs::read_to_string(&path)
+                        .await
+                        .map_err(|e| format!("cannot read {}: {e}", input.path)),
+                };
+                return match text.and_then(|t| crate::notebook::render(&t)) {
+                    Ok(shown) => {
+                        let head = &shown.as_bytes()[..shown.len().min(BINARY_SNIFF_BYTES)];
+                        window(shown.as_bytes(), shown.len() as u64, head, &input, &cancel)
+                    }
+                    Err(why) => ToolResult::error(format!("{}: {why}", input.path)),
+                };
+            }
             // An editor's buffer, unsaved changes included, when the
             // surface keeps the files; the disk when it cannot say.
             if let Some(files) = cx.files

@@ -51,6 +51,7 @@ fn hello_in_stream_json_frames_init_events_and_result() {
             "glob",
             "grep",
             "memory",
+            "notebook_edit",
             "read",
             "todo",
             "write"
