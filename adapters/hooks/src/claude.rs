@@ -27,6 +27,9 @@ pub fn claude_name(tool: &str) -> Option<&'static str> {
         "edit" => "Edit",
         "glob" => "Glob",
         "grep" => "Grep",
+        "notebook_edit" => "NotebookEdit",
+        "agent" => "Task",
+        "todo" => "TodoWrite",
         _ => return None,
     })
 }

@@ -190,8 +190,34 @@ fn new_cell(kind: &str, source: &str, with_id: bool, indent: &str) -> String {
         cell.insert("execution_count".into(), Value::Null);
         cell.insert("outputs".into(), json!([]));
     }
-    let text = serde_json::to_string_pretty(&Value::Object(cell)).unwrap_or_default();
-    text.replace('\n', &format!("\n{indent}"))
+    pretty(&Value::Object(cell), indent)
+}
+
+/// `value` as Jupyter writes JSON (keys sorted, one space per level), its
+/// lines after the first indented by `indent`.
+fn pretty(value: &Value, indent: &str) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&map[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut writer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    if serde::Serialize::serialize(&sorted(value), &mut writer).is_err() {
+        return String::new();
+    }
+    String::from_utf8_lossy(&out).replace('\n', &format!("\n{indent}"))
 }
 
 /// The whitespace before byte `at` on its line.
@@ -255,27 +281,26 @@ fn edit(text: &str, input: &Input) -> Result<(String, String), String> {
             };
             let (start, end) = spans[index];
             let indent = indent_at(text, start);
-            let mut cell = new_cell(&kind, &source()?, false, indent);
-            // It keeps its id and metadata.
-            if let (Some(id), Ok(Value::Object(mut map))) =
-                (old.get("id"), serde_json::from_str::<Value>(&cell))
-            {
-                let mut ordered = serde_json::Map::new();
-                ordered.insert(
-                    "cell_type".into(),
-                    map.remove("cell_type").unwrap_or_default(),
-                );
-                ordered.insert("id".into(), id.clone());
-                ordered.insert("metadata".into(), old["metadata"].clone());
-                for (k, v) in map {
-                    if k != "metadata" {
-                        ordered.insert(k, v);
-                    }
+            // It keeps its id, its metadata and its attachments; a code
+            // cell's outputs were of the old source and go.
+            let mut cell = serde_json::Map::new();
+            cell.insert("cell_type".into(), json!(kind));
+            for key in ["id", "metadata", "attachments"] {
+                if let Some(value) = old.get(key) {
+                    cell.insert(key.into(), value.clone());
                 }
-                cell = serde_json::to_string_pretty(&Value::Object(ordered))
-                    .unwrap_or_default()
-                    .replace('\n', &format!("\n{indent}"));
             }
+            if !cell.contains_key("metadata") {
+                cell.insert("metadata".into(), json!({}));
+            }
+            let new_source = source()?;
+            let lines: Vec<&str> = new_source.split_inclusive('\n').collect();
+            cell.insert("source".into(), json!(lines));
+            if kind == "code" {
+                cell.insert("execution_count".into(), Value::Null);
+                cell.insert("outputs".into(), json!([]));
+            }
+            let cell = pretty(&Value::Object(cell), indent);
             let out = format!("{}{cell}{}", &text[..start], &text[end..]);
             Ok((out, format!("replaced cell {index} ({kind})")))
         }
@@ -451,6 +476,23 @@ mod tests {
         assert_eq!(doc["cells"][1]["id"], "b2");
         assert_eq!(doc["cells"][1]["source"], json!(["print(2)\n"]));
         assert_eq!(doc["cells"][1]["outputs"], json!([]));
+    }
+
+    #[test]
+    fn a_replaced_cell_keeps_its_metadata_without_an_id() {
+        let old = "{\"cells\": [{\"cell_type\": \"code\", \"metadata\": {\"tags\": [\"parameters\"]}, \"outputs\": [], \"execution_count\": 3, \"source\": \"a = 1\"}], \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}";
+        let (out, _) = edit(
+            old,
+            &input(json!({"path": "n", "index": 0, "new_source": "a = 2"})),
+        )
+        .unwrap();
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(doc["cells"][0]["metadata"]["tags"], json!(["parameters"]));
+        assert_eq!(doc["cells"][0]["source"], json!(["a = 2"]));
+        assert!(doc["cells"][0].get("id").is_none(), "no id added on 4.4");
+        // Written as Jupyter writes: keys sorted.
+        let at = |key: &str| out.find(&format!("\"{key}\"")).unwrap();
+        assert!(at("cell_type") < at("execution_count") && at("metadata") < at("outputs"));
     }
 
     #[test]

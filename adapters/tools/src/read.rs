@@ -82,25 +82,40 @@ impl Tool for ReadTool {
                         .await
                         .map_err(|e| format!("cannot read {}: {e}", input.path)),
                 };
-                return match text.and_then(|t| crate::notebook::render(&t)) {
+                match text.and_then(|t| crate::notebook::render(&t)) {
                     Ok(shown) => {
                         let head = &shown.as_bytes()[..shown.len().min(BINARY_SNIFF_BYTES)];
-                        window(shown.as_bytes(), shown.len() as u64, head, &input, &cancel)
+                        return window(shown.as_bytes(), shown.len() as u64, head, &input, &cancel);
                     }
-                    Err(why) => ToolResult::error(format!("{}: {why}", input.path)),
-                };
+                    // A notebook that does not parse (a merge conflict, a
+                    // Git LFS pointer) is shown as the text it is.
+                    Err(why) => {
+                        let mut raw = read_raw(&cx, &path, input).await;
+                        raw.visible = format!(
+                            "[not shown as a notebook: {why}; its text follows]\n{}",
+                            raw.visible
+                        );
+                        return raw;
+                    }
+                }
             }
-            // An editor's buffer, unsaved changes included, when the
-            // surface keeps the files; the disk when it cannot say.
-            if let Some(files) = cx.files
-                && let Ok(text) = files.read(&path).await
-            {
-                let head = &text.as_bytes()[..text.len().min(BINARY_SNIFF_BYTES)];
-                return window(text.as_bytes(), text.len() as u64, head, &input, &cancel);
-            }
-            common::blocking(move || read_window(&path, &input, &cancel)).await
+            read_raw(&cx, &path, input).await
         })
     }
+}
+
+/// The lines `input` asks for: an editor's buffer, unsaved changes
+/// included, when the surface keeps the files; the disk when it cannot say.
+async fn read_raw(cx: &ToolContext<'_>, path: &Path, input: Input) -> ToolResult {
+    let cancel = cx.cancel.clone();
+    if let Some(files) = cx.files
+        && let Ok(text) = files.read(path).await
+    {
+        let head = &text.as_bytes()[..text.len().min(BINARY_SNIFF_BYTES)];
+        return window(text.as_bytes(), text.len() as u64, head, &input, &cancel);
+    }
+    let path = path.to_path_buf();
+    common::blocking(move || read_window(&path, &input, &cancel)).await
 }
 
 /// Reads the lines `input` asks for from the confined `path`.

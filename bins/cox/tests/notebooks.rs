@@ -39,3 +39,38 @@ fn a_cell_is_read_and_replaced_and_the_rest_of_the_file_kept() {
         "{checkpoint}"
     );
 }
+
+#[test]
+fn a_notebook_that_does_not_parse_is_read_as_its_text() {
+    let env = Env::new();
+    std::fs::write(
+        env.work.path().join("broken.ipynb"),
+        "<<<<<<< HEAD\n{\"cells\": []}\n=======\n",
+    )
+    .unwrap();
+    let scenario = env.work.path().join("read.toml");
+    std::fs::write(
+        &scenario,
+        "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput = { path = \"broken.ipynb\" }\n[[turn]]\ntext = \"seen\"\n[turn.expect]\ntool_result_contains = \"<<<<<<< HEAD\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "read it", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let done = lines(&out)
+        .into_iter()
+        .find(|l| l["type"] == "tool_call_done")
+        .unwrap();
+    assert!(
+        done["result"]["visible"]
+            .as_str()
+            .unwrap()
+            .starts_with("[not shown as a notebook:"),
+        "{done}"
+    );
+}

@@ -40,7 +40,8 @@ fn a_plan_is_an_event_and_a_resumed_session_s_model_is_reminded_of_it() {
     let rollout = std::fs::read_to_string(&env.rollouts()[0]).unwrap();
     assert!(rollout.contains("\"type\":\"plan\""), "kept in the rollout");
 
-    // Resumed, the plan rides in the request (the scenario checks it).
+    // Resumed, the plan is in the conversation the request carries, not
+    // repeated in the system prompt (the scenario checks both).
     let out = env
         .cox()
         .env("COX_PROVIDER", "scripted")

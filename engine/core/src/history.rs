@@ -79,7 +79,9 @@ pub struct History {
     /// The plans the model kept (`todo`), with the turn each was set in;
     /// the last is the current one. A rewind of the conversation drops
     /// those of the turns it cuts.
-    plans: Vec<(u32, Vec<cox_protocol::types::PlanStep>)>,
+    /// (With the number of messages then: a compaction that reaches past
+    /// it has summarised the call that set the plan away.)
+    plans: Vec<(u32, usize, Vec<cox_protocol::types::PlanStep>)>,
 }
 
 /// The assistant message of the model call in progress.
@@ -209,7 +211,10 @@ impl History {
             | Event::RewindConflict { .. }
             // A subagent's events are its own session's, not this one's.
             | Event::Subagent { .. } => {}
-            Event::Plan { steps } => self.plans.push((self.turns, steps.clone())),
+            Event::Plan { steps } => {
+                self.plans
+                    .push((self.turns, self.messages.len(), steps.clone()));
+            }
         }
     }
 
@@ -226,7 +231,7 @@ impl History {
             .map_or(self.messages.len(), |(_, index)| *index);
         self.messages.truncate(at);
         self.turn_starts.retain(|(turn, _)| *turn < to_turn);
-        self.plans.retain(|(turn, _)| *turn < to_turn);
+        self.plans.retain(|(turn, ..)| *turn < to_turn);
         if self.compaction.as_ref().is_some_and(|c| c.until > at) {
             self.compaction = None;
         }
@@ -237,7 +242,20 @@ impl History {
     /// The model's current plan (empty when it keeps none).
     #[must_use]
     pub fn plan(&self) -> &[cox_protocol::types::PlanStep] {
-        self.plans.last().map_or(&[], |(_, steps)| steps.as_slice())
+        self.plans
+            .last()
+            .map_or(&[], |(_, _, steps)| steps.as_slice())
+    }
+
+    /// The current plan when the model no longer sees the call that set
+    /// it (a compaction summarised it away): it is then reminded of it.
+    #[must_use]
+    pub fn plan_out_of_sight(&self) -> Option<&[cox_protocol::types::PlanStep]> {
+        let (_, at, steps) = self.plans.last()?;
+        self.compaction
+            .as_ref()
+            .is_some_and(|c| c.until > *at)
+            .then_some(steps.as_slice())
     }
 
     /// Puts in now what the next model call would: the held-back prompt,

@@ -134,8 +134,8 @@ impl OwnTool {
 }
 
 /// The most steps a plan keeps, and the most characters of one.
-const PLAN_STEPS: usize = 100;
-const STEP_CHARS: usize = 500;
+const PLAN_STEPS: usize = 30;
+const STEP_CHARS: usize = 200;
 
 /// The plan a `todo` call sets, or why its input is not one.
 ///
@@ -156,7 +156,14 @@ pub fn plan(input: &Value) -> Result<Vec<cox_protocol::types::PlanStep>, ToolRes
     let mut steps = Vec::with_capacity(todos.len());
     for (index, todo) in todos.iter().enumerate() {
         let n = index + 1;
-        let content = todo["content"].as_str().map(str::trim).unwrap_or_default();
+        // One line each: inner whitespace, newlines included, is one space.
+        let content = todo["content"]
+            .as_str()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let content = content.as_str();
         if content.is_empty() {
             return Err(wrong(format!("step {n} has no `content`")));
         }
@@ -198,16 +205,24 @@ pub fn plan_result(steps: &[cox_protocol::types::PlanStep]) -> ToolResult {
     ))
 }
 
-/// The plan as the model is reminded of it each turn (system[3]); `None`
-/// when there is none.
+/// The plan as the model is reminded of it once a compaction hid the call
+/// that set it (system[3]): the count of completed steps, then the open
+/// ones; `None` when no step is open.
 #[must_use]
 pub fn plan_section(steps: &[cox_protocol::types::PlanStep]) -> Option<String> {
     use cox_protocol::types::StepStatus;
-    if steps.is_empty() {
+    let done = steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Completed)
+        .count();
+    if done == steps.len() {
         return None;
     }
     let mut out = String::from("Current plan (the todo tool's; update it as you go):\n");
-    for step in steps {
+    if done > 0 {
+        out.push_str(&format!("[x] {done} step(s) completed\n"));
+    }
+    for step in steps.iter().filter(|s| s.status != StepStatus::Completed) {
         let mark = match step.status {
             StepStatus::Completed => "[x]",
             StepStatus::InProgress => "[~]",

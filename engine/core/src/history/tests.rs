@@ -242,3 +242,36 @@ fn a_conversation_rewind_cuts_before_its_turn_and_numbers_go_on() {
     early.push(rewound(3, 4, RewindWhat::Conversation));
     assert!(fold(&early).compaction().is_some());
 }
+
+#[test]
+fn the_plan_comes_back_to_the_model_once_a_compaction_hides_its_call_and_a_rewind_drops_it() {
+    use cox_protocol::checkpoint::RewindWhat;
+    use cox_protocol::types::{PlanStep, StepStatus};
+    let plan = Event::Plan {
+        steps: vec![PlanStep {
+            content: "parse".into(),
+            status: StepStatus::InProgress,
+        }],
+    };
+    let mut events = vec![turn(1, "p1"), plan, text("a1"), usage(), done()];
+    for n in 2..=3 {
+        events.extend([turn(n, &format!("p{n}")), text("a"), usage(), done()]);
+    }
+    let history = fold(&events);
+    assert_eq!(history.plan().len(), 1);
+    assert!(
+        history.plan_out_of_sight().is_none(),
+        "the model still sees the call"
+    );
+    events.push(Event::Compacted {
+        summary: "s".into(),
+        dropped: vec![1, 2],
+        before_tokens: 0,
+        after_tokens: 0,
+    });
+    let history = fold(&events);
+    assert_eq!(history.plan_out_of_sight().map(<[_]>::len), Some(1));
+    events.push(rewound(1, 4, RewindWhat::Conversation));
+    let history = fold(&events);
+    assert!(history.plan().is_empty(), "the turn that set it was cut");
+}

@@ -164,6 +164,7 @@ where
                 }
             }
         }
+        let plan_before = self.out.history.plan().to_vec();
         self.out.emit(Event::Rewound {
             to_turn,
             turn,
@@ -171,6 +172,12 @@ where
             files,
             unkept,
         });
+        // A cut that dropped the turn of the plan says the plan there is
+        // now (the surfaces show the last one they were told).
+        let plan_after = self.out.history.plan().to_vec();
+        if plan_after != plan_before {
+            self.out.emit(Event::Plan { steps: plan_after });
+        }
         if let Err(err) = fixed.world.store().turn_finished(fixed.config.id, turn) {
             self.out.notice(
                 NoticeLevel::Error,

@@ -143,11 +143,16 @@ where
         let fixed = self.fixed;
         let cfg = &fixed.config;
         let provider = fixed.world.provider();
-        // The notes recalled for this turn and the current plan ride in
-        // the volatile block, after what is cached (the plan so outlives a
-        // compaction that summarised the calls that set it).
+        // The notes recalled for this turn ride in the volatile block,
+        // after what is cached; so does the plan once a compaction has
+        // summarised away the call that set it (before that the model sees
+        // that call, and the system prompt stays as cached).
         let with_notes;
-        let plan = crate::own_tools::plan_section(self.out.history.plan());
+        let plan = self
+            .out
+            .history
+            .plan_out_of_sight()
+            .and_then(crate::own_tools::plan_section);
         let system = if self.state.turn_notes.is_empty() && plan.is_none() {
             &cfg.system
         } else {
