@@ -11,187 +11,34 @@
 //!
 //! The layers, weakest first: built-in defaults, the user's config, the
 //! project's (which may only narrow), the `COX_*` variables, then the flags.
+//! What they make of the mode, the permissions, the budget and the preset
+//! is [`settings`]; the sandbox policy, the MCP servers and the log are
+//! [`wiring`].
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use cox_core::{Adapters, Session, SessionConfig};
 use cox_protocol::config::{BudgetConfig, ContextConfig};
-use cox_protocol::provider::{Effort, SystemParts, Tier};
+use cox_protocol::provider::{SystemParts, Tier};
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::{OsSandbox, SandboxPolicy};
 use cox_store::{Background, CoxHome, CoxStore};
 
-use crate::args::{self, RunArgs};
-use crate::given::{self, Given};
+use crate::args::RunArgs;
+use crate::given::Given;
 use crate::providers::ProviderChoice;
 use crate::{config, env, instructions, providers, resume};
 
-/// The mode the run is in, and the effort main turns ask for.
-struct Preset {
-    tier: Tier,
-    /// Architect: the permission mode is plan, whatever the config says.
-    plan: bool,
-    effort: Option<Effort>,
-}
-
-/// The permission mode the command line asks for (`--permission-mode`,
-/// `--dangerously-skip-permissions`), else `COX_PERMISSION_MODE`; `None`
-/// leaves it to the config files.
-pub(crate) fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> {
-    if let Some(mode) = args.mode_flag().map_err(anyhow::Error::msg)? {
-        return Ok(Some(mode));
-    }
-    given::env(args.permission_mode.as_ref())
-        .map(|name| args::parse_mode(name).map_err(|e| anyhow::anyhow!("COX_PERMISSION_MODE: {e}")))
-        .transpose()
-}
-
-/// The permissions a session with these flags runs under, in `cwd`: the
-/// config files, the rules on the command line, the mode from the flags,
-/// `COX_PERMISSION_MODE` or the files, and architect's plan mode over all
-/// of them. `cox run`, the terminal UI and `cox permissions check` all
-/// come through here, so they cannot disagree.
-///
-/// # Errors
-/// A config file that does not load, a bad mode, or architect asked for by
-/// the config alone.
-pub fn session_permissions(
-    home: &CoxHome,
-    cwd: &std::path::Path,
-    args: &RunArgs,
-    consent: Consent,
-) -> Result<(config::Permissions, config::ModelConfig)> {
-    session_permissions_at(home, (cwd, cwd, &[]), args, consent)
-}
-
-/// [`session_permissions`] with the project's settings read from
-/// `settings` and relative rules anchored at `cwd`.
-fn session_permissions_at(
-    home: &CoxHome,
-    (settings, cwd, also): (&std::path::Path, &std::path::Path, &[PathBuf]),
-    args: &RunArgs,
-    consent: Consent,
-) -> Result<(config::Permissions, config::ModelConfig)> {
-    let mut permissions = config::load_permissions_at(
-        &home.root().join("config.toml"),
-        env::home_dir().as_deref(),
-        (settings, cwd, also),
-        &args.rules.with_mode(permission_mode(args)?),
-    )?;
-    let models = config::load_models(&home.root().join("config.toml"))?;
-    if preset(args, &models, consent)?.plan {
-        let architect = if args.deep {
-            "--deep"
-        } else if args.mode.is_some() {
-            "--mode architect"
-        } else {
-            "core.mode = architect"
-        };
-        if let Some(asked) = args.mode_flag().map_err(anyhow::Error::msg)?
-            && asked != PermissionMode::Plan
-        {
-            bail!(
-                "{architect} decides in plan mode, but the command line asks for {asked}: give one"
-            );
-        }
-        permissions.mode = PermissionMode::Plan;
-        permissions.mode_source = architect.into();
-    }
-    Ok((permissions, models))
-}
-
-/// The `[budget]` caps: the user's config, lowered (never raised or
-/// removed) by the project's, then `COX_BUDGET_SESSION_USD` and
-/// `COX_BUDGET_MONTHLY_USD` for this run, then `--max-budget-usd`.
-fn budget(
-    models: &config::ModelConfig,
-    project: BudgetConfig,
-    flag: Option<f64>,
-) -> Result<BudgetConfig> {
-    let lower = |mine: Option<f64>, theirs: Option<f64>| match (mine, theirs) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    let mut caps = models.budget;
-    caps.session_usd = lower(caps.session_usd, project.session_usd);
-    caps.monthly_usd = lower(caps.monthly_usd, project.monthly_usd);
-    // Variables come after both files, as every layer does.
-    let [session, monthly] = env::budget_vars();
-    for ((name, text), slot) in [
-        (session, &mut caps.session_usd),
-        (monthly, &mut caps.monthly_usd),
-    ] {
-        if let Some(text) = text.filter(|v| !v.is_empty()) {
-            let usd: f64 = text
-                .trim()
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| anyhow::anyhow!("{name}={text}: not an amount in US dollars"))?;
-            *slot = Some(usd);
-        }
-    }
-    // The flag is this run's own, over every file and variable.
-    if let Some(usd) = flag {
-        caps.session_usd = Some(usd);
-    }
-    Ok(caps)
-}
-
-/// Who agrees to the think tier's price when the config alone asks for
-/// architect mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Consent {
-    /// Only a flag on this command line counts (`cox run`): a config
-    /// asking alone is refused with the flag to pass.
-    Flag,
-    /// The surface asks the person before the first turn of an architect
-    /// stretch (the terminal UI).
-    Asked,
-}
-
-/// Works out the mode. Architect's think tier costs more, so in `cox run`
-/// only the flag counts as consent; where the surface asks the person
-/// ([`Consent::Asked`]), the config may choose it.
-fn preset(args: &RunArgs, models: &config::ModelConfig, consent: Consent) -> Result<Preset> {
-    let flag = if args.deep {
-        Some(config::ModeName::Architect)
-    } else {
-        args.mode
-    };
-    let architect = match (flag, models.core.mode) {
-        (Some(mode), _) => mode == config::ModeName::Architect,
-        (None, Some(config::ModeName::Architect)) if consent == Consent::Asked => true,
-        (None, Some(config::ModeName::Architect)) => {
-            let from = models
-                .path
-                .as_ref()
-                .map_or_else(String::new, |p| format!(" in {}", p.display()));
-            bail!(
-                "core.mode = architect{from} runs main turns on the think tier, which costs more: \
-                 pass --mode architect (or --deep) to agree to it for this run, or --mode editor"
-            );
-        }
-        (None, _) => false,
-    };
-    let effort = match given::flag(args.effort.as_ref()) {
-        Some(effort) => Some(*effort),
-        None => match given::env(args.effort.as_ref()) {
-            Some(name) => Some(Effort::parse(name).ok_or_else(|| {
-                anyhow::anyhow!("COX_EFFORT={name}: unknown effort (low, medium, high, xhigh)")
-            })?),
-            None => models.core.effort,
-        },
-    };
-    Ok(Preset {
-        tier: if architect { Tier::Think } else { Tier::Code },
-        plan: architect,
-        effort,
-    })
-}
+mod settings;
+mod wiring;
+pub(crate) use settings::permission_mode;
+pub use settings::{Consent, session_permissions};
+use settings::{Preset, budget, preset, session_permissions_at};
+pub(crate) use wiring::mcp_outside_a_session;
+use wiring::{connect_context, init_log, mcp_servers, sandbox_policy, with_mcp};
 
 /// What [`prepare`] found out: everything a session needs but its record.
 pub(crate) struct Prepared<P> {
@@ -505,191 +352,6 @@ where
         agents,
         lineage,
     })
-}
-
-/// What shell commands (and stdio MCP servers) may reach in `workspace`.
-fn sandbox_policy(
-    permissions: &config::Permissions,
-    args: &RunArgs,
-    workspace: &Workspace,
-    home: &CoxHome,
-) -> SandboxPolicy {
-    crate::sandbox::policy(
-        &permissions.sandbox,
-        args.sandbox,
-        workspace,
-        env::home_dir().as_deref(),
-        home.root(),
-        &permissions.engine,
-    )
-}
-
-/// What connecting MCP servers needs, with the bounds `MCP_TIMEOUT` and
-/// `MCP_TOOL_TIMEOUT` set (in milliseconds, as Claude Code reads them).
-///
-/// # Errors
-/// A bound that is not a number of milliseconds.
-fn connect_context(
-    home: &CoxHome,
-    cwd: &std::path::Path,
-    sandbox: &SandboxPolicy,
-) -> Result<crate::mcp::ConnectContext> {
-    Ok(crate::mcp::ConnectContext {
-        home: home.clone(),
-        cwd: cwd.to_path_buf(),
-        sandbox: sandbox.clone(),
-        deadline: crate::mcp::millis(
-            "MCP_TIMEOUT",
-            std::env::var("MCP_TIMEOUT").ok(),
-            crate::mcp::DEFAULT_DEADLINE,
-        )?,
-        call_timeout: crate::mcp::millis(
-            "MCP_TOOL_TIMEOUT",
-            std::env::var("MCP_TOOL_TIMEOUT").ok(),
-            crate::mcp::DEFAULT_CALL_TIMEOUT,
-        )?,
-    })
-}
-
-/// The MCP servers this command line asks for: none with `--no-mcp`; a
-/// binary without an MCP client refuses `--mcp-config` and says it starts
-/// none of the configured ones.
-fn mcp_servers(
-    args: &RunArgs,
-    home: &CoxHome,
-    cwd: &std::path::Path,
-    plugins: &[crate::ext::plugins::Plugin],
-) -> Result<crate::mcp::Loaded> {
-    if args.no_mcp {
-        return Ok(crate::mcp::Loaded::default());
-    }
-    let home_dir = env::home_dir();
-    let mut loaded = crate::mcp::load(
-        &crate::mcp::Sources {
-            user_config: &home.root().join("config.toml"),
-            home_dir: home_dir.as_deref(),
-            project: cwd,
-            flags: &args.mcp_config,
-            strict: args.strict_mcp_config,
-            plugins,
-        },
-        &|name| std::env::var(name).ok(),
-    )?;
-    if crate::mcp::installed().is_none() {
-        if !args.mcp_config.is_empty() {
-            bail!("--mcp-config: this binary has no MCP client; `cox` has one");
-        }
-        if !loaded.servers.is_empty() {
-            let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
-            loaded.notices.push(format!(
-                "MCP servers {} are configured but not started: this binary has no MCP client \
-                 (`cox` has one)",
-                names.join(", ")
-            ));
-            loaded.servers.clear();
-        }
-    }
-    Ok(loaded)
-}
-
-/// The MCP servers a session in the current folder (or `--cwd`) would
-/// start, and what connecting to them needs: for `cox mcp`, which looks
-/// at them outside a session.
-///
-/// # Errors
-/// The folder, a config file or a `--mcp-config` does not load.
-pub(crate) fn mcp_outside_a_session(
-    args: &RunArgs,
-) -> Result<(crate::mcp::Loaded, crate::mcp::ConnectContext)> {
-    let home = CoxHome::resolve(None)?;
-    home.prepare()?;
-    let here = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
-    let cwd = std::fs::canonicalize(&here)
-        .with_context(|| format!("{}: cannot open the folder", here.display()))?;
-    let (permissions, _) = session_permissions(&home, &cwd, args, Consent::Flag)?;
-    let workspace = Workspace::single(cwd.clone());
-    let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
-    let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir).plugins;
-    let loaded = mcp_servers(args, &home, &cwd, &plugins)?;
-    Ok((loaded, connect_context(&home, &cwd, &sandbox)?))
-}
-
-/// `session` with the MCP servers of `loaded` connecting as its run starts
-/// (their tools join it before the first request), and every notice about
-/// them said then.
-fn with_mcp<W: cox_core::World>(
-    session: Session<W>,
-    loaded: crate::mcp::Loaded,
-    cx: crate::mcp::ConnectContext,
-    (only, expand): (Option<Vec<String>>, bool),
-) -> Session<W> {
-    let crate::mcp::Loaded { servers, notices } = loaded;
-    if servers.is_empty() && notices.is_empty() {
-        return session;
-    }
-    let client = crate::mcp::installed();
-    session.with_late_tools(Box::pin(async move {
-        let mut late = cox_core::LateTools {
-            tools: Vec::new(),
-            notices,
-            expander: None,
-        };
-        if let Some(client) = client
-            && !servers.is_empty()
-        {
-            let connected = client.connect(servers, cx).await;
-            for (name, state) in &connected.states {
-                tracing::info!(server = %name, ?state, "mcp server");
-            }
-            late.tools = connected.tools;
-            // A subagent's definition may narrow its tools.
-            if let Some(names) = &only {
-                late.tools.retain(|t| names.iter().any(|n| n == t.name()));
-            }
-            late.expander = connected.expander.filter(|_| expand);
-            late.notices.extend(connected.notices);
-        }
-        late
-    }))
-}
-
-/// JSON lines to today's `logs/cox.log.<date>` through `filter` (see
-/// [`config::log_filter_for`]), after the files past the retention are
-/// removed (see [`crate::log_file`]). A log that cannot be opened or
-/// cleaned is said in one line on stderr, and the run goes on.
-fn init_log(dir: PathBuf, filter: tracing_subscriber::EnvFilter, keep_days: Option<u32>) {
-    if let Err(why) = crate::log_file::prune(
-        &dir,
-        keep_days.map_or(crate::log_file::KEEP_DAYS, u64::from),
-        std::time::SystemTime::now(),
-    ) {
-        eprintln!("cox: warning: {why}");
-    }
-    let path = crate::log_file::today(&dir, &crate::env::now_rfc3339());
-    let file = match std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        Ok(file) => file,
-        Err(err) => {
-            eprintln!(
-                "cox: warning: cannot open the log {}: {err}; this run keeps no log",
-                path.display()
-            );
-            return;
-        }
-    };
-    use tracing_subscriber::Layer as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    let layer = crate::telemetry::log::JsonLayer::new(file, crate::telemetry::current());
-    let _ = tracing_subscriber::registry()
-        .with(layer.with_filter(filter))
-        .try_init();
 }
 
 /// The session every surface runs: cox's own store, archive, sandbox and

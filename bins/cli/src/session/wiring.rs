@@ -1,0 +1,204 @@
+//! How a session is wired to what surrounds it: what its commands may
+//! reach (the sandbox policy), how its MCP servers connect (and join late,
+//! narrowed for a subagent), and the JSON log its run writes.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use cox_core::Session;
+use cox_protocol::tool::Workspace;
+use cox_sandbox::SandboxPolicy;
+use cox_store::CoxHome;
+
+use super::{Consent, session_permissions};
+use crate::args::RunArgs;
+use crate::{config, env};
+
+/// What shell commands (and stdio MCP servers) may reach in `workspace`.
+pub(super) fn sandbox_policy(
+    permissions: &config::Permissions,
+    args: &RunArgs,
+    workspace: &Workspace,
+    home: &CoxHome,
+) -> SandboxPolicy {
+    crate::sandbox::policy(
+        &permissions.sandbox,
+        args.sandbox,
+        workspace,
+        env::home_dir().as_deref(),
+        home.root(),
+        &permissions.engine,
+    )
+}
+
+/// What connecting MCP servers needs, with the bounds `MCP_TIMEOUT` and
+/// `MCP_TOOL_TIMEOUT` set (in milliseconds, as Claude Code reads them).
+///
+/// # Errors
+/// A bound that is not a number of milliseconds.
+pub(super) fn connect_context(
+    home: &CoxHome,
+    cwd: &std::path::Path,
+    sandbox: &SandboxPolicy,
+) -> Result<crate::mcp::ConnectContext> {
+    Ok(crate::mcp::ConnectContext {
+        home: home.clone(),
+        cwd: cwd.to_path_buf(),
+        sandbox: sandbox.clone(),
+        deadline: crate::mcp::millis(
+            "MCP_TIMEOUT",
+            std::env::var("MCP_TIMEOUT").ok(),
+            crate::mcp::DEFAULT_DEADLINE,
+        )?,
+        call_timeout: crate::mcp::millis(
+            "MCP_TOOL_TIMEOUT",
+            std::env::var("MCP_TOOL_TIMEOUT").ok(),
+            crate::mcp::DEFAULT_CALL_TIMEOUT,
+        )?,
+    })
+}
+
+/// The MCP servers this command line asks for: none with `--no-mcp`; a
+/// binary without an MCP client refuses `--mcp-config` and says it starts
+/// none of the configured ones.
+pub(super) fn mcp_servers(
+    args: &RunArgs,
+    home: &CoxHome,
+    cwd: &std::path::Path,
+    plugins: &[crate::ext::plugins::Plugin],
+) -> Result<crate::mcp::Loaded> {
+    if args.no_mcp {
+        return Ok(crate::mcp::Loaded::default());
+    }
+    let home_dir = env::home_dir();
+    let mut loaded = crate::mcp::load(
+        &crate::mcp::Sources {
+            user_config: &home.root().join("config.toml"),
+            home_dir: home_dir.as_deref(),
+            project: cwd,
+            flags: &args.mcp_config,
+            strict: args.strict_mcp_config,
+            plugins,
+        },
+        &|name| std::env::var(name).ok(),
+    )?;
+    if crate::mcp::installed().is_none() {
+        if !args.mcp_config.is_empty() {
+            bail!("--mcp-config: this binary has no MCP client; `cox` has one");
+        }
+        if !loaded.servers.is_empty() {
+            let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
+            loaded.notices.push(format!(
+                "MCP servers {} are configured but not started: this binary has no MCP client \
+                 (`cox` has one)",
+                names.join(", ")
+            ));
+            loaded.servers.clear();
+        }
+    }
+    Ok(loaded)
+}
+
+/// The MCP servers a session in the current folder (or `--cwd`) would
+/// start, and what connecting to them needs: for `cox mcp`, which looks
+/// at them outside a session.
+///
+/// # Errors
+/// The folder, a config file or a `--mcp-config` does not load.
+pub(crate) fn mcp_outside_a_session(
+    args: &RunArgs,
+) -> Result<(crate::mcp::Loaded, crate::mcp::ConnectContext)> {
+    let home = CoxHome::resolve(None)?;
+    home.prepare()?;
+    let here = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let cwd = std::fs::canonicalize(&here)
+        .with_context(|| format!("{}: cannot open the folder", here.display()))?;
+    let (permissions, _) = session_permissions(&home, &cwd, args, Consent::Flag)?;
+    let workspace = Workspace::single(cwd.clone());
+    let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
+    let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir).plugins;
+    let loaded = mcp_servers(args, &home, &cwd, &plugins)?;
+    Ok((loaded, connect_context(&home, &cwd, &sandbox)?))
+}
+
+/// `session` with the MCP servers of `loaded` connecting as its run starts
+/// (their tools join it before the first request), and every notice about
+/// them said then.
+pub(super) fn with_mcp<W: cox_core::World>(
+    session: Session<W>,
+    loaded: crate::mcp::Loaded,
+    cx: crate::mcp::ConnectContext,
+    (only, expand): (Option<Vec<String>>, bool),
+) -> Session<W> {
+    let crate::mcp::Loaded { servers, notices } = loaded;
+    if servers.is_empty() && notices.is_empty() {
+        return session;
+    }
+    let client = crate::mcp::installed();
+    session.with_late_tools(Box::pin(async move {
+        let mut late = cox_core::LateTools {
+            tools: Vec::new(),
+            notices,
+            expander: None,
+        };
+        if let Some(client) = client
+            && !servers.is_empty()
+        {
+            let connected = client.connect(servers, cx).await;
+            for (name, state) in &connected.states {
+                tracing::info!(server = %name, ?state, "mcp server");
+            }
+            late.tools = connected.tools;
+            // A subagent's definition may narrow its tools.
+            if let Some(names) = &only {
+                late.tools.retain(|t| names.iter().any(|n| n == t.name()));
+            }
+            late.expander = connected.expander.filter(|_| expand);
+            late.notices.extend(connected.notices);
+        }
+        late
+    }))
+}
+
+/// JSON lines to today's `logs/cox.log.<date>` through `filter` (see
+/// [`config::log_filter_for`]), after the files past the retention are
+/// removed (see [`crate::log_file`]). A log that cannot be opened or
+/// cleaned is said in one line on stderr, and the run goes on.
+pub(super) fn init_log(
+    dir: PathBuf,
+    filter: tracing_subscriber::EnvFilter,
+    keep_days: Option<u32>,
+) {
+    if let Err(why) = crate::log_file::prune(
+        &dir,
+        keep_days.map_or(crate::log_file::KEEP_DAYS, u64::from),
+        std::time::SystemTime::now(),
+    ) {
+        eprintln!("cox: warning: {why}");
+    }
+    let path = crate::log_file::today(&dir, &crate::env::now_rfc3339());
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(file) => file,
+        Err(err) => {
+            eprintln!(
+                "cox: warning: cannot open the log {}: {err}; this run keeps no log",
+                path.display()
+            );
+            return;
+        }
+    };
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let layer = crate::telemetry::log::JsonLayer::new(file, crate::telemetry::current());
+    let _ = tracing_subscriber::registry()
+        .with(layer.with_filter(filter))
+        .try_init();
+}
