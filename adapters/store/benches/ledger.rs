@@ -30,6 +30,7 @@ fn session(id: &str) -> SessionRow {
         state: SessionState::Open,
         provider: Some("anthropic".to_owned()),
         model: Some("claude-sonnet-5".to_owned()),
+        forked: false,
     }
 }
 

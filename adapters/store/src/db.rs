@@ -239,7 +239,7 @@ impl Db {
             concat!(
                 "INSERT INTO sessions (",
                 session_columns!(),
-                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13){}"
+                ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14){}"
             ),
             on_conflict
         );
@@ -257,6 +257,7 @@ impl Db {
             row.state.as_str(),
             row.provider,
             row.model,
+            row.forked,
         ])?;
         Ok(())
     }
@@ -350,19 +351,22 @@ impl Db {
 
     /// What the ledger holds: the calls of the session's whole tree (the
     /// session a person started and every subagent under it, however deep:
-    /// one budget covers them all), every call whose `created_at` starts
+    /// one budget covers them all; a fork starts a tree of its own), every call whose `created_at` starts
     /// with `month_prefix` (`2026-11`), and the session's own last call.
     /// Zeros when there are no rows.
     pub fn spend(&self, session_id: &str, month_prefix: &str) -> Result<Spend, DbError> {
         self.conn()
             .prepare_cached(
                 "WITH RECURSIVE up(id, parent) AS ( \
-                   SELECT ?1, (SELECT parent_id FROM sessions WHERE id = ?1) \
-                   UNION SELECT s.id, s.parent_id FROM sessions s JOIN up ON s.id = up.parent \
+                   SELECT ?1, (SELECT CASE WHEN forked THEN NULL ELSE parent_id END \
+                               FROM sessions WHERE id = ?1) \
+                   UNION SELECT s.id, CASE WHEN s.forked THEN NULL ELSE s.parent_id END \
+                   FROM sessions s JOIN up ON s.id = up.parent \
                  ), root(id) AS (SELECT id FROM up WHERE parent IS NULL LIMIT 1), \
                  tree(id) AS ( \
                    SELECT COALESCE((SELECT id FROM root), ?1) \
                    UNION SELECT s.id FROM sessions s JOIN tree ON s.parent_id = tree.id \
+                   AND NOT s.forked \
                  ) \
                  SELECT \
                  (SELECT COALESCE(SUM(cost_usd), 0) FROM usage \

@@ -191,6 +191,7 @@ impl CoxStore {
             state: SessionState::Open,
             provider: Some(meta.provider.clone()),
             model: Some(meta.model.clone()),
+            forked: false,
         };
         if meta.resumed {
             self.db.resume_session(&row)

@@ -37,5 +37,5 @@ pub use db::{
 pub use home::{CoxHome, HomeError};
 pub use ledger::CoxStore;
 pub use lines::{LineRange, LineRangeError, line_count, line_range};
-pub use rollout::{JsonlStore, Rollout, RolloutError, read_rollout};
+pub use rollout::{JsonlStore, Rollout, RolloutError, fork_rollout, read_rollout};
 pub use writer::{Background, QUEUE};

@@ -179,6 +179,55 @@ pub enum RolloutError {
     },
 }
 
+/// Writes the rollout of session `id`, a fork: `events` (another
+/// session's, as [`read_rollout`] gave them) with every `session_started`
+/// naming `id`, so the fork resumes as itself. The file must not exist;
+/// nothing is left behind when it cannot be written whole.
+///
+/// # Errors
+/// The rollout exists, or cannot be written.
+pub fn fork_rollout(
+    home: &CoxHome,
+    id: SessionId,
+    events: &[Event],
+) -> Result<PathBuf, StoreError> {
+    let path = home.rollout_path(id);
+    let mut text = String::new();
+    for event in events {
+        let mut event = event.clone();
+        if let Event::SessionStarted { session_id, .. } = &mut event {
+            *session_id = id;
+        }
+        let line = serde_json::to_string(&event).map_err(|source| StoreError::Serialise {
+            kind: event.kind(),
+            path: path.clone(),
+            source,
+        })?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::AlreadyExists => StoreError::RolloutExists { path: path.clone() },
+            _ => StoreError::CreateRollout {
+                path: path.clone(),
+                source,
+            },
+        })?;
+    if let Err(source) = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+    {
+        drop(file);
+        let _ = std::fs::remove_file(&path);
+        return Err(StoreError::CreateRollout { path, source });
+    }
+    Ok(path)
+}
+
 /// Whether the next line of `rest` is a resumed `session_started`.
 fn resumes(rest: &[u8]) -> bool {
     let next = rest.split(|b| *b == b'\n').next().unwrap_or_default();

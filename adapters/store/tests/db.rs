@@ -35,6 +35,7 @@ fn session(id: &str, created_at: &str, cwd: &str) -> SessionRow {
         state: SessionState::Open,
         provider: Some("anthropic".to_owned()),
         model: Some("claude-sonnet-5".to_owned()),
+        forked: false,
     }
 }
 
@@ -117,7 +118,7 @@ fn assert_one_line_naming(error: &DbError, path: &Path) {
 fn migrations_create_every_table() {
     let (_dir, path, db) = fresh();
     assert_eq!(db.schema_version().unwrap(), i64::from(SCHEMA_VERSION));
-    assert_eq!(SCHEMA_VERSION, 8);
+    assert_eq!(SCHEMA_VERSION, 9);
     let tables = names(&path, "table");
     for table in [
         "archive",
@@ -372,6 +373,41 @@ fn a_session_s_spend_is_its_whole_tree_s_subagents_included() {
         assert_eq!(spend.last_call_usd, last, "{who}");
     }
     assert_eq!(db.spend(B, "2026-11").unwrap().session_usd, 8.0);
+}
+
+#[test]
+fn a_fork_spends_on_its_own_and_its_subagents_stay_in_its_tree() {
+    let (_dir, _path, db) = fresh();
+    let fork = "01KEEEEEEEEEEEEEEEEEEEEEEE";
+    let forks_child = "01KFFFFFFFFFFFFFFFFFFFFFFF";
+    db.start_session(&session(A, "2026-11-01T00:00:00.000Z", "/w"))
+        .unwrap();
+    db.start_session(&SessionRow {
+        parent_id: Some(A.into()),
+        forked: true,
+        ..session(fork, "2026-11-01T00:00:01.000Z", "/w")
+    })
+    .unwrap();
+    db.start_session(&SessionRow {
+        parent_id: Some(fork.into()),
+        ..session(forks_child, "2026-11-01T00:00:02.000Z", "/w")
+    })
+    .unwrap();
+    for (who, cost) in [(A, 1.0), (fork, 2.0), (forks_child, 4.0)] {
+        db.insert_usage(&call(who, cost, "2026-11-02T00:00:00.000Z").row())
+            .unwrap();
+    }
+    assert_eq!(db.spend(A, "2026-11").unwrap().session_usd, 1.0);
+    for who in [fork, forks_child] {
+        assert_eq!(db.spend(who, "2026-11").unwrap().session_usd, 6.0, "{who}");
+    }
+    let row = db.session(fork).unwrap().unwrap();
+    assert!(row.forked);
+    assert_eq!(row.parent_id.as_deref(), Some(A));
+    // A resume of the fork keeps what it is.
+    db.resume_session(&session(fork, "2026-11-01T00:00:01.000Z", "/w"))
+        .unwrap();
+    assert!(db.session(fork).unwrap().unwrap().forked);
 }
 
 #[test]

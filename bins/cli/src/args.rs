@@ -168,6 +168,11 @@ pub struct RunArgs {
     #[arg(short = 'c', long = "continue")]
     pub continue_: bool,
 
+    /// With --resume or --continue: go on as a new session whose history
+    /// starts as a copy of that one (which is left as it was).
+    #[arg(long)]
+    pub fork_session: bool,
+
     /// Record every provider exchange to FILE, a scenario the scripted
     /// provider replays (`--scenario FILE`).
     #[arg(long, value_name = "FILE")]
@@ -288,6 +293,7 @@ impl RunArgs {
             deep: self.deep || outer.deep,
             resume: one("--resume", self.resume, outer.resume)?,
             continue_: self.continue_ || outer.continue_,
+            fork_session: self.fork_session || outer.fork_session,
             record: one("--record", self.record, outer.record)?,
             scenario: given("--scenario", self.scenario, outer.scenario)?,
             mcp_config: list(outer.mcp_config, self.mcp_config),
@@ -301,6 +307,11 @@ impl RunArgs {
         }
         if merged.resume.is_some() && merged.continue_ {
             return Err("--resume and --continue cannot be used together".into());
+        }
+        if merged.fork_session && merged.resume.is_none() && !merged.continue_ {
+            return Err(
+                "--fork-session needs --resume ID or --continue: it forks that session".into(),
+            );
         }
         if merged.deep && merged.mode.is_some() {
             return Err("--deep and --mode cannot be used together".into());
@@ -350,6 +361,7 @@ Claude Code flag → cox:
   --output-format FORMAT          the same (json has total_cost_usd, permission_denials)
   --verbose                       the same (changes text format; stream-json is always whole)
   -c, --continue / -r, --resume   the same
+  --fork-session                  the same (the fork names the old session)
   --model, --permission-mode      the same
   --max-turns, --max-budget-usd   the same
   --allowedTools, --disallowedTools  the same (or --allow / --deny, one rule each)

@@ -22,7 +22,7 @@ use cox_core::{Adapters, Session, SessionConfig};
 use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::provider::{SystemParts, Tier};
 use cox_protocol::tool::Workspace;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode, SandboxMode};
+use cox_protocol::types::{ApprovalPolicy, Event, PermissionMode, SandboxMode};
 use cox_protocol::{Provider, SessionId};
 use cox_sandbox::{OsSandbox, SandboxPolicy};
 use cox_store::{Background, CoxHome, CoxStore};
@@ -313,16 +313,9 @@ where
         .status_line
         .map(|s| s.command);
     let provider = make_provider(&choice)?;
-    Ok(Prepared {
-        provider,
-        home,
-        workspace,
-        append_system_prompt: args.append_system_prompt.clone(),
-        cwd,
-        permissions,
-        preset,
-        past: found.as_ref().map(|f| f.events.clone()).unwrap_or_default(),
-        resumed: found.map(|f| {
+    let past = found.as_ref().map(|f| f.events.clone()).unwrap_or_default();
+    let resumed = match found {
+        Some(f) => {
             // A resumed session goes on in the mode and model it was
             // switched to, unless this command line says otherwise (a
             // variable does not).
@@ -337,8 +330,25 @@ where
             if flags_mode {
                 resumed.history.forget_mode();
             }
-            resumed
-        }),
+            // Last, once everything else is known to work: a failed start
+            // leaves no fork behind.
+            if args.fork_session {
+                fork(&home, &mut resumed, &f.events)?;
+            }
+            Some(resumed)
+        }
+        None => None,
+    };
+    Ok(Prepared {
+        provider,
+        home,
+        workspace,
+        append_system_prompt: args.append_system_prompt.clone(),
+        cwd,
+        permissions,
+        preset,
+        past,
+        resumed,
         catalog,
         tier_models,
         budget,
@@ -782,4 +792,41 @@ where
         Some(files) => (session.with_files(files), facts),
         None => (session, facts),
     })
+}
+
+/// `--fork-session`: `resumed` goes on as a new session, its rollout a
+/// copy of the old one's events and its row naming the old one as the
+/// session it was forked from (the old rollout and row are not touched).
+fn fork(home: &CoxHome, resumed: &mut cox_core::Resumed, events: &[Event]) -> Result<()> {
+    let from = resumed.session_id;
+    let id = SessionId::generate();
+    let rollout = cox_store::fork_rollout(home, id, events)
+        .with_context(|| format!("cannot fork session {from}"))?;
+    let db = cox_store::Db::open(&home.db_path())
+        .with_context(|| format!("cannot fork session {from}"))?;
+    let old = db.session(&from.to_string()).ok().flatten();
+    let now = env::now_rfc3339();
+    let row = cox_store::SessionRow {
+        id: id.to_string(),
+        created_at: now.clone(),
+        updated_at: now,
+        cwd: resumed.cwd.clone(),
+        project_slug: cox_store::project_slug(&resumed.cwd),
+        title: old.as_ref().and_then(|o| o.title.clone()),
+        parent_id: Some(from.to_string()),
+        rollout_path: rollout.display().to_string(),
+        turns: resumed.turns(),
+        cost_usd: 0.0,
+        state: cox_protocol::store::SessionState::Open,
+        provider: old.as_ref().and_then(|o| o.provider.clone()),
+        model: old.and_then(|o| o.model),
+        forked: true,
+    };
+    if let Err(err) = db.start_session(&row) {
+        let _ = std::fs::remove_file(&rollout);
+        return Err(anyhow::Error::new(err).context(format!("cannot fork session {from}")));
+    }
+    tracing::info!(session = %id, from = %from, "fork");
+    resumed.session_id = id;
+    Ok(())
 }

@@ -84,6 +84,7 @@ pub(crate) fn run(files: usize) -> Result<(), String> {
         state: cox_protocol::store::SessionState::Open,
         provider: None,
         model: None,
+        forked: false,
     })
     .map_err(|e| e.to_string())?;
 

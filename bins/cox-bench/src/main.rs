@@ -658,6 +658,7 @@ fn ledger(n: usize) -> Result<(), String> {
         state: cox_protocol::store::SessionState::Closed,
         provider: Some("anthropic".into()),
         model: Some("claude-sonnet-5".into()),
+        forked: false,
     })
     .map_err(|e| e.to_string())?;
     let started = Instant::now();

@@ -93,6 +93,76 @@ fn a_resumed_session_shows_the_model_everything_and_counts_on() {
 }
 
 #[test]
+fn a_forked_session_starts_from_a_copy_and_leaves_the_old_one_alone() {
+    let env = Env::new();
+    let (out, bodies) = hello_then(&env, &["--resume", "{id}", "--fork-session"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = lines(&out);
+    let fork_id = lines[0]["session_id"].as_str().unwrap().to_owned();
+    let rollouts = env.rollouts();
+    assert_eq!(rollouts.len(), 2, "the fork has a rollout of its own");
+    let old = rollouts
+        .iter()
+        .find(|p| !p.to_string_lossy().contains(&fork_id))
+        .unwrap();
+    let old_id = old.file_stem().unwrap().to_string_lossy().into_owned();
+    assert_ne!(old_id, fork_id, "a new session id");
+    // The model saw the whole old conversation, then the new prompt.
+    let sent: Value = serde_json::from_str(&bodies[2]).unwrap();
+    assert_eq!(sent["messages"].as_array().unwrap().len(), 5);
+    let started = lines.iter().find(|l| l["type"] == "turn_started").unwrap();
+    assert_eq!(started["turn"], 2, "the fork counts on from the copy");
+    // The old rollout ends with the first run: nothing of the fork's turn.
+    let old_text = std::fs::read_to_string(old).unwrap();
+    assert!(!old_text.contains("and now say bye"));
+    assert!(!old_text.contains(&fork_id));
+    // The fork's row names the old session, marked as a fork.
+    let shown = env
+        .cox()
+        .args(["sessions", &fork_id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let detail: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(detail["parent_id"], old_id.as_str());
+    assert_eq!(detail["forked"], true);
+    // The old session lists no subagent for it.
+    let old_shown = env
+        .cox()
+        .args(["sessions", &old_id, "--json"])
+        .output()
+        .unwrap();
+    let old_detail: Value = serde_json::from_slice(&old_shown.stdout).unwrap();
+    assert_eq!(old_detail["subagents"].as_array().unwrap().len(), 0);
+    // The fork resumes as itself, with its own turn and the copied ones.
+    let fork_text = std::fs::read_to_string(
+        rollouts
+            .iter()
+            .find(|p| p.to_string_lossy().contains(&fork_id))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(fork_text.contains("create hello.txt containing hi"));
+    assert!(fork_text.contains("and now say bye"));
+    assert!(
+        !fork_text.contains(&old_id),
+        "every session_started names the fork"
+    );
+}
+
+#[test]
+fn fork_session_alone_is_refused() {
+    let env = Env::new();
+    let out = env
+        .cox()
+        .env("ANTHROPIC_API_KEY", "k")
+        .args(["run", "-p", "hi", "--fork-session"])
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "--fork-session needs --resume ID or --continue");
+}
+
+#[test]
 fn continue_picks_the_newest_session_of_this_folder() {
     let env = Env::new();
     let (out, bodies) = hello_then(&env, &["--continue"]);

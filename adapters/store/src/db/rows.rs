@@ -15,7 +15,7 @@ use rusqlite::Row;
 macro_rules! session_columns {
     () => {
         "id, created_at, updated_at, cwd, project_slug, title, parent_id, rollout_path, \
-         turns, cost_usd, state, provider, model"
+         turns, cost_usd, state, provider, model, forked"
     };
 }
 
@@ -58,6 +58,9 @@ pub struct SessionRow {
     /// own are in its usage row).
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// Forked from `parent_id` (`--fork-session`) rather than started by it
+    /// as a subagent.
+    pub forked: bool,
 }
 
 /// One row of `usage`: one provider call.
@@ -165,6 +168,7 @@ pub(super) fn session_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
         state,
         provider: row.get(11)?,
         model: row.get(12)?,
+        forked: row.get(13)?,
     })
 }
 

@@ -8,7 +8,7 @@
 
 /// Every migration step, oldest first; the schema version this build
 /// writes is `STEPS.len()`.
-pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+pub(super) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// Version 1: sessions, the usage ledger, the archive index, checkpoints
 /// and project memory.
@@ -179,4 +179,11 @@ ALTER TABLE presence ADD COLUMN pid_start INTEGER NOT NULL DEFAULT 0;
 /// every model call of a session with a budget.
 const V8: &str = "
 CREATE INDEX sessions_by_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL;
+";
+
+/// Version 9: a session forked from another (`--fork-session`) names it as
+/// its parent, as a subagent does, and is marked: its spend is its own (a
+/// budget does not reach across a fork), and lists say "forked from".
+const V9: &str = "
+ALTER TABLE sessions ADD COLUMN forked INTEGER NOT NULL DEFAULT 0;
 ";

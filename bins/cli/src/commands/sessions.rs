@@ -73,6 +73,9 @@ struct Summary<'a> {
     cwd: &'a str,
     project_slug: &'a str,
     parent_id: Option<&'a str>,
+    /// Forked from `parent_id` (`--fork-session`), not its subagent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    forked: bool,
     created_at: &'a str,
     updated_at: &'a str,
     turns: u32,
@@ -102,6 +105,7 @@ impl<'a> Summary<'a> {
             cwd: &row.cwd,
             project_slug: &row.project_slug,
             parent_id: row.parent_id.as_deref(),
+            forked: row.forked,
             created_at: &row.created_at,
             updated_at: &row.updated_at,
             turns: row.turns,
@@ -148,9 +152,12 @@ fn list(record: &Record, json: bool, now_ms: u64) -> Result<String> {
         col("COST", "cost_usd"),
     ]);
     for row in &rows {
-        // A subagent's session is marked as one, a worktree's too.
+        // A subagent's session is marked as one, a fork and a worktree's
+        // too.
         let mut mark = String::new();
-        if row.parent_id.is_some() {
+        if row.forked {
+            mark.push_str("⑂ ");
+        } else if row.parent_id.is_some() {
             mark.push_str("↳ ");
         }
         if worktrees.contains_key(&row.id) {
@@ -214,7 +221,7 @@ fn descendants<'a>(rows: &'a [SessionRow], id: &str) -> Vec<&'a SessionRow> {
     while let Some(parent) = parents.pop() {
         for row in rows
             .iter()
-            .filter(|r| r.parent_id.as_deref() == Some(parent.as_str()))
+            .filter(|r| !r.forked && r.parent_id.as_deref() == Some(parent.as_str()))
         {
             if !found.iter().any(|f| f.id == row.id) {
                 found.push(row);
@@ -279,8 +286,10 @@ fn detail(record: &Record, row: &SessionRow, json: bool) -> Result<String> {
     };
     field("session", &row.id);
     field("title", row.title.as_deref().unwrap_or("-"));
-    if let Some(parent) = &row.parent_id {
-        field("parent", parent);
+    match &row.parent_id {
+        Some(from) if row.forked => field("forked", &format!("from {from}")),
+        Some(parent) => field("parent", parent),
+        None => {}
     }
     field("cwd", &row.cwd);
     if let Some(worktree) = worktrees_of(db).get(&row.id) {
