@@ -28,6 +28,8 @@ pub fn claude_name(tool: &str) -> Option<&'static str> {
         "glob" => "Glob",
         "grep" => "Grep",
         "notebook_edit" => "NotebookEdit",
+        "bash_output" => "BashOutput",
+        "kill_shell" => "KillShell",
         "agent" => "Task",
         "todo" => "TodoWrite",
         _ => return None,

@@ -12,7 +12,7 @@
 //!
 //! [`Sandbox`]: cox_protocol::Sandbox
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cox_protocol::provider::{BoxFuture, ToolSpec};
@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::common;
 use crate::schema::input_schema;
+use crate::shells::Shells;
 
 const NAME: &str = "bash";
 /// Timeout when the call gives none.
@@ -45,11 +46,81 @@ pub(crate) struct Input {
     // so the schema offers it and unknown fields stay refused.
     #[allow(dead_code)]
     unsandboxed: Option<bool>,
+    /// Return a shell id at once; read it with bash_output
+    run_in_background: Option<bool>,
 }
 
-/// Runs a shell command in the workspace.
+/// Runs a shell command in the workspace (in the foreground only: see
+/// [`SessionBashTool`] for background shells).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BashTool;
+
+/// `bash` with background shells: a call with `run_in_background` starts
+/// in the session's [`Shells`] and returns its id at once; every other
+/// call is [`BashTool`]'s. Interrupting or ending the session kills the
+/// shells.
+pub struct SessionBashTool {
+    shells: Arc<Shells>,
+}
+
+impl SessionBashTool {
+    #[must_use]
+    pub fn new(shells: Arc<Shells>) -> Self {
+        Self { shells }
+    }
+}
+
+impl Tool for SessionBashTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn spec(&self) -> ToolSpec {
+        BashTool.spec()
+    }
+
+    fn classify(&self, input: &Value, workspace: &Workspace) -> Classified {
+        BashTool.classify(input, workspace)
+    }
+
+    fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
+        if input.get("run_in_background").and_then(Value::as_bool) != Some(true) {
+            return BashTool.run(input, cx);
+        }
+        Box::pin(async move {
+            let input: Input = match common::parse(NAME, input) {
+                Ok(input) => input,
+                Err(result) => return result,
+            };
+            let timeout = input.timeout_ms.map(|ms| Duration::from_millis(ms.max(1)));
+            let id = self.shells.start(request(input, &cx), timeout);
+            ToolResult::ok(format!(
+                "started background shell {id}; read what it prints with bash_output {{\"id\": \"{id}\"}}, \
+                 stop it with kill_shell. It runs until it ends, is killed, or the session ends."
+            ))
+        })
+    }
+
+    fn interrupted(&self) {
+        self.shells.kill_all();
+    }
+
+    fn session_ended(&self) {
+        self.shells.kill_all();
+    }
+}
+
+/// What the sandbox is asked to run for `input`.
+fn request(input: Input, cx: &ToolContext<'_>) -> ExecRequest {
+    ExecRequest {
+        command: input.command,
+        cwd: cx.workspace.cwd.clone(),
+        timeout: Duration::from_millis(effective_timeout_ms(input.timeout_ms)),
+        env: Vec::new(),
+        unconfined: cx.unconfined,
+        call_id: Some(cx.call_id.as_str().to_owned()),
+    }
+}
 
 impl Tool for BashTool {
     fn name(&self) -> &str {
@@ -102,15 +173,14 @@ impl Tool for BashTool {
                 Ok(input) => input,
                 Err(result) => return result,
             };
+            if input.run_in_background == Some(true) {
+                return ToolResult::error(
+                    "background shells are not available here: run the command without \
+                     run_in_background",
+                );
+            }
             let timeout_ms = effective_timeout_ms(input.timeout_ms);
-            let request = ExecRequest {
-                command: input.command,
-                cwd: cx.workspace.cwd.clone(),
-                timeout: Duration::from_millis(timeout_ms),
-                env: Vec::new(),
-                unconfined: cx.unconfined,
-                call_id: Some(cx.call_id.as_str().to_owned()),
-            };
+            let request = request(input, &cx);
             let confined = !cx.unconfined
                 && matches!(
                     cx.sandbox.confinement(),
@@ -275,7 +345,7 @@ impl Utf8Stream {
 
 /// How many bytes at the end of `bytes` start a UTF-8 character that is not
 /// complete yet (0 to 3).
-fn incomplete_tail(bytes: &[u8]) -> usize {
+pub(crate) fn incomplete_tail(bytes: &[u8]) -> usize {
     // A character is at most 4 bytes, so its lead byte is among the last 3
     // when it is still incomplete.
     for back in 1..=bytes.len().min(3) {

@@ -34,6 +34,7 @@ pub mod path;
 mod read;
 mod schema;
 mod shell_paths;
+pub mod shells;
 mod walk;
 mod write;
 
@@ -42,7 +43,7 @@ use std::sync::Arc;
 use cox_protocol::Tool;
 
 pub use apply_patch::ApplyPatchTool;
-pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, SessionBashTool};
 pub use edit::EditTool;
 pub use glob::{GlobTool, MAX_FILES};
 pub use grep::{DEFAULT_HEAD_LIMIT, GrepTool};
@@ -63,6 +64,21 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(GrepTool),
         Arc::new(NotebookEditTool),
     ]
+}
+
+/// [`builtin_tools`] with background shells: `bash` starts them in
+/// `shells`, and `bash_output` and `kill_shell` read and stop them.
+#[must_use]
+pub fn session_tools(shells: &Arc<shells::Shells>) -> Vec<Arc<dyn Tool>> {
+    let mut tools = builtin_tools();
+    for tool in &mut tools {
+        if tool.name() == "bash" {
+            *tool = Arc::new(SessionBashTool::new(Arc::clone(shells)));
+        }
+    }
+    tools.push(Arc::new(shells::BashOutputTool::new(Arc::clone(shells))));
+    tools.push(Arc::new(shells::KillShellTool::new(Arc::clone(shells))));
+    tools
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ use cox_protocol::{Provider, SessionId};
 use cox_sandbox::{OsSandbox, SandboxPolicy};
 use cox_store::{Background, CoxHome, CoxStore};
 
+pub use cox_tools::shells::Shells;
+
 use crate::args::RunArgs;
 use crate::given::Given;
 use crate::providers::ProviderChoice;
@@ -410,6 +412,8 @@ pub struct SessionFacts {
     pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
     /// The worktree the session works in, if any.
     pub worktree: Option<crate::worktree::Worktree>,
+    /// The session's background shells (`/shells`).
+    pub shells: std::sync::Arc<cox_tools::shells::Shells>,
 }
 
 /// How long a session's end waits for a title the cheap tier is still
@@ -614,7 +618,11 @@ pub(crate) fn build_session<P: Provider>(
             tracing::warn!(%err, "presence");
         }
     });
-    let mut tools = cox_tools::builtin_tools();
+    // Background shells run in a sandbox of their own making, with the
+    // same policy (an editor's terminal is for the calls it shows).
+    let shells =
+        cox_tools::shells::Shells::new(std::sync::Arc::new(OsSandbox::new(sandbox.clone())));
+    let mut tools = cox_tools::session_tools(&shells);
     tools.push(std::sync::Arc::new(crate::ext::memory::MemoryTool::new(
         std::sync::Arc::clone(&memory),
     )));
@@ -737,6 +745,7 @@ pub(crate) fn build_session<P: Provider>(
         think,
         catalog: store_catalog,
         worktree: worktree_facts,
+        shells,
     };
     Ok((session, facts))
 }

@@ -146,6 +146,20 @@ impl cox_tui::app::Worktree for Place {
     }
 }
 
+/// The session's background shells as `/shells` reaches them.
+#[derive(Debug)]
+struct ShellsView(std::sync::Arc<cox_cli::session::Shells>);
+
+impl cox_tui::app::BackgroundShells for ShellsView {
+    fn lines(&self) -> Vec<String> {
+        self.0.lines()
+    }
+
+    fn stop(&self, id: &str) -> Result<String, String> {
+        self.0.stop(id)
+    }
+}
+
 #[derive(Debug)]
 struct Notes(std::sync::Arc<cox_cli::ext::memory::ProjectMemory>);
 
@@ -237,6 +251,7 @@ fn tui(args: RunArgs) -> i32 {
                 worktree: facts.worktree.map(|w| {
                     std::sync::Arc::new(Place(w)) as std::sync::Arc<dyn cox_tui::app::Worktree>
                 }),
+                shells: Some(std::sync::Arc::new(ShellsView(facts.shells))),
             },
         ))
     };

@@ -135,6 +135,16 @@ pub struct Facts {
     pub think: Option<(String, Option<cox_protocol::catalog::Prices>)>,
     /// The worktree the session works in (`cox --worktree`), if any.
     pub worktree: Option<std::sync::Arc<dyn Worktree>>,
+    /// The session's background shells (`/shells`).
+    pub shells: Option<std::sync::Arc<dyn BackgroundShells>>,
+}
+
+/// The session's background shells, as `/shells` shows and stops them.
+pub trait BackgroundShells: Send + Sync + std::fmt::Debug {
+    /// One line per shell, oldest first.
+    fn lines(&self) -> Vec<String>;
+    /// Stops shell `id`: what to tell the person, or why not.
+    fn stop(&self, id: &str) -> Result<String, String>;
 }
 
 /// The worktree a session works in, as the status line and `/quit` need
@@ -493,6 +503,10 @@ impl App {
 
     /// `/memory [list | add <text> | forget <id>]`: the answer as a note in
     /// the transcript (a list in an overlay).
+    fn shells(&self, arg: Option<&str>) -> Vec<String> {
+        crate::shells::lines(self.facts.shells.as_deref(), arg)
+    }
+
     fn memory(&mut self, arg: Option<&str>) {
         let Some(notes) = self.facts.notes.clone() else {
             self.flash = Some("this session keeps no notes".into());
@@ -1043,6 +1057,13 @@ impl App {
             }
             Command::Memory(arg) => {
                 self.memory(arg.as_deref());
+                Vec::new()
+            }
+            Command::Shells(arg) => {
+                self.overlay = Some(Overlay::Text {
+                    title: "shells".into(),
+                    lines: self.shells(arg.as_deref()),
+                });
                 Vec::new()
             }
             Command::Cost => {

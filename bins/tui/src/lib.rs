@@ -29,6 +29,7 @@ pub mod markdown;
 pub mod preview;
 pub mod run;
 pub mod sanitize;
+pub mod shells;
 pub mod slash;
 pub mod status_line;
 pub mod transcript;

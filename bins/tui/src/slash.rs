@@ -51,6 +51,8 @@ pub enum Command {
     Agents(Option<String>),
     /// `/memory [list | add <text> | forget <id>]`: the project's notes.
     Memory(Option<String>),
+    /// `/shells [kill <id>]`: the background shells, or stop one.
+    Shells(Option<String>),
     /// `/resume [id]`: pick a recorded session (list them without an id).
     Resume(Option<String>),
     /// `/rewind` (or `/undo`): pick a turn to undo.
@@ -141,6 +143,12 @@ const COMMANDS: &[Spec] = &[
             what: "an agent's number",
             make: Command::Agents,
         },
+    },
+    Spec {
+        name: "/shells",
+        usage: "/shells [kill <id>]",
+        help: "list the background shells the model started; kill one",
+        arg: Arg::Text(Command::Shells),
     },
     Spec {
         name: "/resume",

@@ -465,7 +465,7 @@ where
                 tier,
                 model,
             } => self.set_mode(permission_mode, tier, model),
-            Submission::Interrupt => {}
+            Submission::Interrupt => self.interrupt_tools(),
             Submission::Approve { call_id, .. } => self.out.notice(
                 NoticeLevel::Warn,
                 format!("no call {call_id} is waiting for approval; the answer was ignored"),
@@ -491,7 +491,18 @@ where
     }
 
     /// Closes the record and hands back the conversation.
+    /// The person interrupted: the tools stop what they keep running past
+    /// their calls.
+    fn interrupt_tools(&self) {
+        for tool in self.fixed.tools.tools() {
+            tool.interrupted();
+        }
+    }
+
     async fn end(mut self) -> SessionEnd {
+        for tool in self.fixed.tools.tools() {
+            tool.session_ended();
+        }
         let ended = if self.out.broken {
             SessionState::Error
         } else {
@@ -518,7 +529,10 @@ where
     /// queued.
     fn mid_turn(&mut self, sub: Submission, waiting_for: Option<&CallId>) -> MidTurn {
         match sub {
-            Submission::Interrupt => MidTurn::Interrupt,
+            Submission::Interrupt => {
+                self.interrupt_tools();
+                MidTurn::Interrupt
+            }
             Submission::Approve { call_id, decision } if Some(&call_id) == waiting_for => {
                 MidTurn::Approve(decision)
             }

@@ -118,7 +118,15 @@ impl ToolSet {
         &self.deferred
     }
 
-    /// The tool names, sorted.
+    /// The adapters' tools.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Tool(tool) => Some(tool),
+            Entry::Own(_) => None,
+        })
+    }
+
+    /// Every tool's name, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(Entry::name)
     }

@@ -219,4 +219,10 @@ pub trait Tool: Send + Sync {
     fn nests(&self) -> bool {
         false
     }
+    /// The person interrupted the session (not a plain end of a turn):
+    /// what the tool keeps running past its calls (a background shell)
+    /// stops.
+    fn interrupted(&self) {}
+    /// The session is over: everything the tool still runs stops.
+    fn session_ended(&self) {}
 }

@@ -20,6 +20,10 @@ fn commands_without_arguments() {
     assert_eq!(ok("/cost"), Command::Cost);
     assert_eq!(ok("/agents"), Command::Agents(None));
     assert_eq!(ok("/agents 2"), Command::Agents(Some("2".into())));
+    assert_eq!(
+        ok("/shells kill bash_2"),
+        Command::Shells(Some("kill bash_2".into()))
+    );
     assert_eq!(ok("/clear"), Command::Clear);
     assert_eq!(ok("/help"), Command::Help);
     assert_eq!(ok("/quit"), Command::Quit);
@@ -124,7 +128,7 @@ fn text_that_is_not_a_command_is_none() {
 fn a_bare_slash_lists_the_commands() {
     assert_eq!(
         err("/"),
-        "type a command after /: /mode, /compact, /model, /permissions, /memory, /cost, /agents, /resume, /rewind, /clear, /mcp, /help, /quit"
+        "type a command after /: /mode, /compact, /model, /permissions, /memory, /cost, /agents, /shells, /resume, /rewind, /clear, /mcp, /help, /quit"
     );
     assert_eq!(err("/ cost"), err("/"));
 }
@@ -154,7 +158,7 @@ fn unknown_commands_suggest_the_nearest() {
 fn unknown_commands_far_from_any_list_them_all() {
     assert_eq!(
         err("/deploy"),
-        "unknown command /deploy; commands: /mode, /compact, /model, /permissions, /memory, /cost, /agents, /resume, /rewind, /clear, /mcp, /help, /quit"
+        "unknown command /deploy; commands: /mode, /compact, /model, /permissions, /memory, /cost, /agents, /shells, /resume, /rewind, /clear, /mcp, /help, /quit"
     );
 }
 
@@ -216,6 +220,7 @@ fn help_has_a_line_for_every_command() {
             "/memory [list | add <text> | forget <id>]",
             "/cost",
             "/agents [n]",
+            "/shells [kill <id>]",
             "/resume [id]",
             "/rewind",
             "/clear",

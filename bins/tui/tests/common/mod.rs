@@ -44,6 +44,7 @@ pub fn app() -> App {
                 }),
             )),
             worktree: None,
+            shells: None,
         },
         Vec::new(),
     );

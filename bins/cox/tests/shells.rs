@@ -1,0 +1,108 @@
+//! Background shells over the real binary with the scripted provider:
+//! `bash` with `run_in_background` answers at once, `bash_output` and
+//! `kill_shell` read and stop shells (the scenario checks what the model
+//! reads), a shell still running when the session ends is killed, and a
+//! background shell is confined by the sandbox as a foreground one is.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Env, stderr};
+use serde_json::Value;
+
+fn run_inline(env: &Env, scenario: &str, allow: &str) -> std::process::Output {
+    let path = env.work.path().join("inline.toml");
+    std::fs::write(&path, scenario).unwrap();
+    env.cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &path)
+        .args(["run", "-p", "do the task", "--output-format", "json"])
+        .args(["--allowedTools", allow])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_background_shell_runs_while_the_model_goes_on_and_is_read_and_killed() {
+    let env = Env::new();
+    let out = env.run(
+        "background_shells",
+        &["--output-format", "json", "--allowedTools", "Bash"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "The build ran in the background.");
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("made.txt")).unwrap(),
+        "made\n",
+        "the shell ran in the workspace"
+    );
+}
+
+#[test]
+fn a_shell_still_running_when_the_session_ends_is_killed() {
+    let env = Env::new();
+    let out = run_inline(
+        &env,
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "sleep 1.5; echo late > late.txt", run_in_background = true }
+
+[[turn]]
+text = "Started."
+"#,
+        "Bash",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(
+        !env.work.path().join("late.txt").exists(),
+        "the shell outlived the session"
+    );
+}
+
+#[test]
+fn a_background_shell_is_confined_as_a_foreground_one() {
+    let env = Env::new();
+    // Outside every root, and not under /tmp (which the sandbox makes
+    // private).
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let target = outside.path().join("escaped.txt");
+    let out = run_inline(
+        &env,
+        &format!(
+            r#"
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = {{ command = "echo x > {target}; echo exit=$?", run_in_background = true }}
+
+[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = {{ command = "sleep 0.5" }}
+
+[[turn]]
+[[turn.tool_call]]
+name = "bash_output"
+input = {{ id = "bash_1" }}
+
+[[turn]]
+text = "Done."
+[turn.expect]
+tool_result_contains = "exit=1"
+"#,
+            target = target.display()
+        ),
+        "Bash",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !target.exists(),
+        "a background shell wrote outside the workspace"
+    );
+}
