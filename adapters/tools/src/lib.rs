@@ -1,6 +1,7 @@
 //! The built-in tools of cox: `read`, `write`, `edit`, `apply_patch`,
-//! `bash`, `glob` and `grep`, and the path confinement every file tool goes
-//! through.
+//! `bash`, `glob`, `grep` and `notebook_edit`, and the path confinement every
+//! file tool goes through; and [`image::prepare`], which makes an image's
+//! bytes into one every provider takes (`read` shows images with it).
 //!
 //! Invariants every tool here keeps:
 //! - input is parsed strictly (`deny_unknown_fields`), and each `spec()`
@@ -29,6 +30,7 @@ mod common;
 mod edit;
 mod glob;
 mod grep;
+pub mod image;
 pub mod notebook;
 pub mod path;
 mod read;

@@ -6,6 +6,12 @@
 //! [`MAX_LINE_CHARS`](crate::common::MAX_LINE_CHARS) per line, and the end of
 //! the answer says how to read on, so a large file costs what is asked for.
 //! Binary files and folders are refused with a pointer to the right tool.
+//!
+//! An image (a PNG, JPEG, GIF or WebP by its first bytes, whatever its
+//! name) is shown to the model as an image, made ready by
+//! [`crate::image::prepare`], with one line naming it; `offset` and
+//! `limit` do not apply. A file named like an image whose bytes are none is
+//! refused with what they are.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -69,6 +75,9 @@ impl Tool for ReadTool {
                 Err(e) => return ToolResult::error(e.to_string()),
             };
             let cancel = cx.cancel.clone();
+            if let Some(result) = read_image(&path, &input.path, &cancel).await {
+                return result;
+            }
             // A notebook reads as numbered cells (with their outputs), its
             // lines windowed as any file's.
             if path.extension().is_some_and(|e| e == "ipynb") {
@@ -102,6 +111,60 @@ impl Tool for ReadTool {
             read_raw(&cx, &path, input).await
         })
     }
+}
+
+/// The largest image file `read` decodes.
+const MAX_IMAGE_FILE: u64 = 32 * 1024 * 1024;
+
+/// The names of the image files `read` shows.
+const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
+
+/// The result for an image at the confined `path`: the file's bytes are
+/// one, or its name says it is one. `None` for any other file, or one that
+/// cannot be opened (the text path says why).
+async fn read_image(path: &Path, raw: &str, cancel: &CancelToken) -> Option<ToolResult> {
+    let path = path.to_path_buf();
+    let raw = raw.to_owned();
+    let cancel = cancel.clone();
+    let named = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        IMAGE_EXTENSIONS
+            .iter()
+            .any(|known| e.eq_ignore_ascii_case(known))
+    });
+    tokio::task::spawn_blocking(move || {
+        let mut file = File::open(&path).ok()?;
+        let mut head = Vec::with_capacity(512);
+        (&mut file).take(512).read_to_end(&mut head).ok()?;
+        if crate::image::Format::sniff(&head).is_none() {
+            let why = crate::image::prepare(&head, &raw).err()?;
+            return named.then(|| ToolResult::error(why));
+        }
+        let size = file.metadata().map_or(0, |m| m.len());
+        if size > MAX_IMAGE_FILE {
+            return Some(ToolResult::error(format!(
+                "{raw} is an image of {size} bytes; read shows images up to {MAX_IMAGE_FILE} bytes"
+            )));
+        }
+        let mut bytes = head;
+        if let Err(e) = file.read_to_end(&mut bytes) {
+            return Some(ToolResult::error(format!("could not read {raw}: {e}")));
+        }
+        if cancel.is_cancelled() {
+            return Some(common::cancelled(NAME));
+        }
+        Some(match crate::image::prepare(&bytes, &raw) {
+            Ok(prepared) => ToolResult::ok(prepared.line(&raw))
+                .with_images(vec![prepared.image])
+                .with_bytes(bytes.len() as u64),
+            Err(why) => ToolResult::error(why),
+        })
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Some(ToolResult::error(format!(
+            "the tool failed unexpectedly: {e}"
+        )))
+    })
 }
 
 /// The lines `input` asks for: an editor's buffer, unsaved changes
