@@ -4,7 +4,8 @@ Usage: client.py CASE COX SCHEMA WORK [SESSION]
   CASE    prompt | load | cancel | buffers (the editor's buffers: the client
           offers fs/read_text_file and fs/write_text_file, and holds an
           unsaved change to notes.txt) | terminal, terminal_cancel (the
-          client offers terminals and starts the commands itself)
+          client offers terminals and starts the commands itself) | image
+          (a prompt with an image block)
   COX     the cox binary; COX_HOME, COX_PROVIDER, COX_SCENARIO come from the
           environment
   SCHEMA  the protocol's published JSON schema (v1/schema.json of the npm
@@ -263,6 +264,20 @@ async def main(case, cox, schema, work, session=None):
             await conn.set_session_mode(session_id=session, mode_id="acceptEdits")
             picked = await conn.set_config_option(config_id="model", session_id=session, value="scripted")
             check(picked.config_options[0].current_value == "scripted", picked)
+        elif case == "image":
+            check(init.agent_capabilities.prompt_capabilities.image, "image prompts")
+            new = await conn.new_session(cwd=work, mcp_servers=[])
+            session = new.session_id
+            dot = (
+                "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+                "awAAAABJRU5ErkJggg=="
+            )
+            answer = await conn.prompt(
+                session_id=session,
+                prompt=[acp.text_block("what is this"), acp.image_block(dot, "image/png")],
+            )
+            check(answer.stop_reason == "end_turn", answer)
+            check(editor.text() == "A single dot.", editor.text())
         elif case == "load":
             await conn.load_session(cwd=work, session_id=session, mcp_servers=[])
             kinds = editor.kinds()

@@ -268,11 +268,15 @@ pub fn run(name: &str, mut options: Options) -> Run {
     let (tx, rx) = mpsc::unbounded();
     tx.unbounded_send(Submission::UserTurn {
         text: options.prompt.clone(),
+        images: Vec::new(),
     })
     .expect("send");
     for text in &options.more_prompts {
-        tx.unbounded_send(Submission::UserTurn { text: text.clone() })
-            .expect("send");
+        tx.unbounded_send(Submission::UserTurn {
+            text: text.clone(),
+            images: Vec::new(),
+        })
+        .expect("send");
     }
     for sub in std::mem::take(&mut options.then) {
         tx.unbounded_send(sub).expect("send");

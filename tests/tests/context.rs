@@ -162,6 +162,7 @@ fn compact_summarises_all_but_the_last_two_turns() {
                 },
                 Submission::UserTurn {
                     text: "prompt four".into(),
+                    images: Vec::new(),
                 },
             ],
             ..three_prompts()
@@ -217,6 +218,7 @@ fn a_turn_that_fills_the_window_is_followed_by_compaction() {
         Options {
             then: vec![Submission::UserTurn {
                 text: "prompt four".into(),
+                images: Vec::new(),
             }],
             context_window: Some(200_000),
             ..three_prompts()
@@ -325,6 +327,7 @@ fn compacting_with_keep_turns_zero_keeps_the_last_turn() {
                 Submission::Compact { focus: None },
                 Submission::UserTurn {
                     text: "prompt four".into(),
+                    images: Vec::new(),
                 },
             ],
             ..three_prompts()

@@ -223,6 +223,7 @@ impl McpExpander {
                 model: None,
                 allowed_tools: Vec::new(),
                 command_file: None,
+                images: Vec::new(),
                 text: text.to_owned(),
                 notices,
             }));

@@ -133,6 +133,7 @@ fn between_calls(event: &Event) -> bool {
         | Event::HookRan { .. }
         // A subagent runs while this session runs its call.
         | Event::Subagent { .. }
+        | Event::Attached { .. }
         | Event::Plan { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }

@@ -26,7 +26,7 @@ pub(crate) fn initialize(request: &acp::InitializeRequest) -> acp::InitializeRes
         .load_session(true)
         .prompt_capabilities(
             acp::PromptCapabilities::new()
-                .image(false)
+                .image(true)
                 .audio(false)
                 .embedded_context(true),
         )
@@ -79,11 +79,20 @@ pub(crate) fn mode_submission(id: &str) -> Result<Submission, Error> {
 }
 
 /// The prompt's blocks as the text of a user turn.
-pub(crate) fn prompt_text(blocks: &[acp::ContentBlock]) -> Result<String, Error> {
+pub(crate) fn prompt_text(
+    blocks: &[acp::ContentBlock],
+) -> Result<(String, Vec<cox_protocol::types::Image>), Error> {
     let mut text = String::new();
+    let mut images = Vec::new();
     for block in blocks {
         match block {
             acp::ContentBlock::Text(t) => text.push_str(&t.text),
+            acp::ContentBlock::Image(image) => {
+                let name = image.uri.as_deref().unwrap_or("the image");
+                let prepared = cox_cli::attach::image_from_base64(&image.data, name)
+                    .map_err(|why| invalid(&why))?;
+                images.push(prepared);
+            }
             acp::ContentBlock::ResourceLink(link) => {
                 text.push_str(&format!(" @{} ", link.uri));
             }
@@ -103,10 +112,10 @@ pub(crate) fn prompt_text(blocks: &[acp::ContentBlock]) -> Result<String, Error>
             }
         }
     }
-    if text.trim().is_empty() {
+    if text.trim().is_empty() && images.is_empty() {
         return Err(invalid("the prompt is empty"));
     }
-    Ok(text)
+    Ok((text, images))
 }
 
 /// The client's MCP servers as the JSON `--mcp-config` takes.
@@ -238,14 +247,20 @@ mod tests {
             {"type": "resource", "resource": {"uri": "file:///a.rs", "text": "fn a() {}"}}
         ]))
         .unwrap();
-        let text = prompt_text(&blocks).unwrap();
+        let (text, images) = prompt_text(&blocks).unwrap();
         assert!(text.starts_with("fix"));
         assert!(text.contains("fn a() {}"));
+        assert!(images.is_empty());
+        // Bytes that are no image are refused, not dropped.
         let image: Vec<acp::ContentBlock> = serde_json::from_value(serde_json::json!([
             {"type": "image", "data": "AAAA", "mimeType": "image/png"}
         ]))
         .unwrap();
-        assert!(prompt_text(&image).is_err());
+        let err = prompt_text(&image).unwrap_err();
+        assert!(
+            format!("{err:?}").contains("not a PNG, JPEG, GIF or WebP"),
+            "{err:?}"
+        );
     }
 
     #[test]

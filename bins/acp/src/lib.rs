@@ -378,7 +378,7 @@ impl Server {
 
     /// Starts a prompt's turn; the receiver gets its end.
     fn prompt(&self, request: &acp::PromptRequest) -> Result<oneshot::Receiver<Ended>, Error> {
-        let text = prompt_text(&request.prompt)?;
+        let (text, images) = prompt_text(&request.prompt)?;
         let sessions = lock(&self.sessions);
         let Some(live) = sessions.get(&*request.session_id.0) else {
             return Err(acp::Error::session_not_found(request.session_id.clone()).into());
@@ -395,7 +395,7 @@ impl Server {
         }
         if live
             .submissions
-            .unbounded_send(Submission::UserTurn { text })
+            .unbounded_send(Submission::UserTurn { text, images })
             .is_err()
         {
             lock(&live.turn).take();

@@ -65,6 +65,12 @@ pub struct RunArgs {
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
 
+    /// An image (png, jpeg, gif, webp) sent with the prompt, scaled down
+    /// to the providers' limits; repeatable. In the terminal UI, name it
+    /// in the prompt as @path instead.
+    #[arg(short = 'i', long = "image", value_name = "FILE")]
+    pub image: Vec<PathBuf>,
+
     /// Work in the worktree NAME of this repository, on branch NAME
     /// (both created when missing); the checkout you are in is read,
     /// never written.
@@ -257,6 +263,7 @@ impl RunArgs {
             output_format: one("--output-format", self.output_format, outer.output_format)?,
             cwd: one("--cwd", self.cwd, outer.cwd)?,
             add_dir: list(outer.add_dir, self.add_dir),
+            image: list(outer.image, self.image),
             worktree: one("--worktree", self.worktree, outer.worktree)?,
             permission_mode: given(
                 "--permission-mode",
@@ -329,6 +336,8 @@ impl RunArgs {
             Some("--approve")
         } else if self.verbose {
             Some("--verbose")
+        } else if !self.image.is_empty() {
+            Some("--image")
         } else {
             None
         }

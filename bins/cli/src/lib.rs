@@ -27,6 +27,7 @@
 //! panic; a usage error is clap's report and exit 1, never clap's 2.
 
 pub mod args;
+pub mod attach;
 pub mod commands;
 pub mod config;
 pub mod env;

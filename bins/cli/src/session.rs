@@ -509,6 +509,13 @@ pub(crate) fn build_session<P: Provider>(
             main: main.clone(),
             notes: Vec::new(),
         });
+    // `@path` in a person's prompt, read as the read tool would.
+    let engine = std::sync::Arc::new(permissions.engine);
+    let mentions = crate::attach::Mentions::new(
+        workspace.clone(),
+        std::sync::Arc::clone(&engine) as _,
+        env::home_dir(),
+    );
     let mut config = SessionConfig {
         id,
         workspace,
@@ -596,8 +603,7 @@ pub(crate) fn build_session<P: Provider>(
             (row.id, label)
         })
         .collect();
-    let rules = permissions
-        .engine
+    let rules = engine
         .rules()
         .map(|(list, r)| format!("{list:<5} {}  ({})", r.text, r.origin))
         .collect();
@@ -682,7 +688,7 @@ pub(crate) fn build_session<P: Provider>(
         },
         tools,
     )
-    .with_engine(permissions.engine)
+    .with_engine(engine)
     .with_memory(std::sync::Arc::clone(&memory) as _)
     .with_checkpoints(std::sync::Arc::new(
         cox_checkpoints::GitCheckpoints::open(&home, &checkpoint_roots)
@@ -703,6 +709,11 @@ pub(crate) fn build_session<P: Provider>(
         session.with_expander(std::sync::Arc::new(commands))
     } else {
         session
+    };
+    let session = if child {
+        session
+    } else {
+        session.with_expander(std::sync::Arc::new(mentions))
     };
     let session = with_mcp(session, mcp, connect, (lineage.tools.clone(), !child));
     if let Some(line) = crate::ext::hooks::pending_line(&hooks.pending) {

@@ -341,6 +341,7 @@ impl Bench {
         let subs = (0..prompts)
             .map(|i| Submission::UserTurn {
                 text: format!("prompt {i}"),
+                images: Vec::new(),
             })
             .chain([Submission::Shutdown]);
         runtime

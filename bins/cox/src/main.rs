@@ -252,6 +252,7 @@ fn tui(args: RunArgs) -> i32 {
                     std::sync::Arc::new(Place(w)) as std::sync::Arc<dyn cox_tui::app::Worktree>
                 }),
                 shells: Some(std::sync::Arc::new(ShellsView(facts.shells))),
+                cwd: Some(facts.cwd),
             },
         ))
     };
@@ -305,6 +306,10 @@ fn mcp_serve(args: RunArgs, before: RunArgs) -> i32 {
                 args.worktree.is_some(),
                 "--worktree (each call names its cwd)",
             ),
+            (
+                !args.image.is_empty(),
+                "--image (each call sends its prompt)",
+            ),
         ]
     });
     flags.map_or_else(|code| code, cox_mcp_serve::serve)
@@ -331,6 +336,10 @@ fn acp(args: RunArgs, before: RunArgs) -> i32 {
             (
                 args.worktree.is_some(),
                 "--worktree (the editor names each session's folder)",
+            ),
+            (
+                !args.image.is_empty(),
+                "--image (the editor sends images in its prompts)",
             ),
         ]
     });

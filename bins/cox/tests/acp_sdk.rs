@@ -8,7 +8,7 @@
 //! unsaved buffer and the edit lands in the editor, not on disk; and a
 //! client offering terminals (`terminal/*`): it starts bash exactly as
 //! cox's sandbox launches it (bubblewrap around `bash -c`), so the command
-//! stays confined, and a cancel kills it.
+//! stays confined, and a cancel kills it; a prompt with an image block.
 //!
 //! `COX_TEST_ACP_PYTHON` names a Python with the SDK and `jsonschema`,
 //! `COX_TEST_ACP_SCHEMA` the schema file (`.ci/run` installs both outside
@@ -105,6 +105,9 @@ fn a_real_acp_client_drives_cox_and_every_message_fits_the_schema() {
     assert_eq!(session_of(&loaded), session);
     let cancelled = client(&env, &tools, "cancel", "interrupt_tool", "");
     session_of(&cancelled);
+    // An image block reaches the model (the scenario checks its bytes).
+    let image = client(&env, &tools, "image", "image_prompt", "");
+    session_of(&image);
 
     let editor = Env::new();
     std::fs::write(editor.work.path().join("notes.txt"), "alpha\nbeta\n").unwrap();

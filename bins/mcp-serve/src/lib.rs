@@ -578,7 +578,10 @@ impl ServerHandler for CoxServer {
         };
         if live
             .submit
-            .unbounded_send(Submission::UserTurn { text: prompt })
+            .unbounded_send(Submission::UserTurn {
+                text: prompt,
+                images: Vec::new(),
+            })
             .is_err()
         {
             return Ok(

@@ -137,6 +137,8 @@ pub struct Facts {
     pub worktree: Option<std::sync::Arc<dyn Worktree>>,
     /// The session's background shells (`/shells`).
     pub shells: Option<std::sync::Arc<dyn BackgroundShells>>,
+    /// The session's folder, where `@path` completes.
+    pub cwd: Option<std::path::PathBuf>,
 }
 
 /// The session's background shells, as `/shells` shows and stops them.
@@ -298,7 +300,10 @@ impl App {
         match self.queued.pop_front() {
             Some(text) => {
                 self.transcript.busy = true;
-                vec![Action::Submit(Submission::UserTurn { text })]
+                vec![Action::Submit(Submission::UserTurn {
+                    text,
+                    images: Vec::new(),
+                })]
             }
             None => Vec::new(),
         }
@@ -470,12 +475,15 @@ impl App {
             KeyCode::Tab => {
                 if let Some((name, _)) = self.completions().into_iter().next() {
                     let text = self.composer.text();
-                    // `/mode a` completes the argument, keeping `/mode `.
-                    let keep = match text.rfind(' ') {
+                    // `/mode a` completes the argument, keeping `/mode `;
+                    // `@sr` the mention, keeping what comes before it.
+                    let keep = match text.rfind(char::is_whitespace) {
                         Some(at) if !name.starts_with('/') => &text[..=at],
                         _ => "",
                     };
-                    self.composer.set_text(&format!("{keep}{name} "));
+                    // A folder goes on being completed.
+                    let space = if name.ends_with('/') { "" } else { " " };
+                    self.composer.set_text(&format!("{keep}{name}{space}"));
                 }
                 return Vec::new();
             }
@@ -547,6 +555,9 @@ impl App {
     #[must_use]
     pub fn completions(&self) -> Vec<(String, String)> {
         let text = self.composer.text();
+        if let (Some(typed), Some(cwd)) = (crate::mentions::last_mention(&text), &self.facts.cwd) {
+            return crate::mentions::complete(typed, cwd);
+        }
         if !text.starts_with('/') || text.contains('\n') {
             return Vec::new();
         }
@@ -986,6 +997,7 @@ impl App {
             }
             return vec![Action::Submit(Submission::UserTurn {
                 text: text.to_owned(),
+                images: Vec::new(),
             })];
         };
         let command = match parsed {

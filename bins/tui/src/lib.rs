@@ -26,6 +26,7 @@ pub mod app;
 pub mod composer;
 pub mod diff;
 pub mod markdown;
+pub mod mentions;
 pub mod preview;
 pub mod run;
 pub mod sanitize;

@@ -232,6 +232,13 @@ impl Transcript {
                 level: *level,
                 text: sanitize(text).into_owned(),
             }),
+            Event::Attached { images } => self.entries.push(Entry::Notice {
+                level: NoticeLevel::Info,
+                text: match images.len() {
+                    1 => "1 image sent with the prompt".to_owned(),
+                    n => format!("{n} images sent with the prompt"),
+                },
+            }),
             Event::Compacted {
                 summary, dropped, ..
             } => self.entries.push(Entry::Compacted {

@@ -98,14 +98,16 @@ fn custom_commands_and_skills_go_to_the_session_and_cox_s_own_win() {
     assert_eq!(
         app.on_key(key(KeyCode::Enter), Instant::now()),
         [Action::Submit(Submission::UserTurn {
-            text: "/fix-issue 42".into()
+            text: "/fix-issue 42".into(),
+            images: Vec::new(),
         })]
     );
     type_text(&mut app, "/fmt:check src");
     assert_eq!(
         app.on_key(key(KeyCode::Enter), Instant::now()),
         [Action::Submit(Submission::UserTurn {
-            text: "/fmt:check src".into()
+            text: "/fmt:check src".into(),
+            images: Vec::new(),
         })]
     );
     // cox's own /help wins over the session's command of that name.
@@ -134,14 +136,16 @@ fn architect_mode_asks_the_think_tier_s_price_once_a_stretch() {
     assert_eq!(
         app.on_key(key(KeyCode::Char('y')), Instant::now()),
         [Action::Submit(Submission::UserTurn {
-            text: "design the cache".into()
+            text: "design the cache".into(),
+            images: Vec::new(),
         })]
     );
     type_text(&mut app, "and the eviction");
     assert_eq!(
         app.on_key(key(KeyCode::Enter), Instant::now()),
         [Action::Submit(Submission::UserTurn {
-            text: "and the eviction".into()
+            text: "and the eviction".into(),
+            images: Vec::new(),
         })]
     );
     // A new stretch asks again; no goes back to editor with the prompt kept.

@@ -256,7 +256,8 @@ fn prompts_sent_during_a_turn_wait_for_its_end() {
     assert_eq!(
         app.ready(),
         [Action::Submit(Submission::UserTurn {
-            text: "second".into()
+            text: "second".into(),
+            images: Vec::new(),
         })]
     );
 }
@@ -821,7 +822,8 @@ fn the_servers_prompts_complete_and_go_to_the_session_as_typed() {
     assert_eq!(
         app.on_key(key(KeyCode::Enter), Instant::now()),
         [Action::Submit(Submission::UserTurn {
-            text: "/mcp__every__args-prompt Paris".into()
+            text: "/mcp__every__args-prompt Paris".into(),
+            images: Vec::new(),
         })]
     );
     // One the session does not offer is refused here, with the near ones.

@@ -55,6 +55,8 @@ pub struct History {
     messages: Vec<Arc<Message>>,
     /// The prompt of the turn, until the model is asked.
     prompt: Option<String>,
+    /// The images it carries.
+    prompt_images: Vec<Image>,
     /// The model call in progress.
     reply: Option<Reply>,
     /// The calls of the last closed assistant message, in order.
@@ -116,6 +118,7 @@ impl History {
                 self.turns = *turn;
                 self.in_turn = true;
                 self.prompt = Some(text.clone());
+                self.prompt_images.clear();
             }
             Event::TextDelta { text } => self.reply().text.push_str(text),
             Event::ThinkingDelta { text } => self.reply().thinking.push_str(text),
@@ -214,6 +217,11 @@ impl History {
             Event::Plan { steps } => {
                 self.plans
                     .push((self.turns, self.messages.len(), steps.clone()));
+            }
+            Event::Attached { images } => {
+                if self.prompt.is_some() {
+                    self.prompt_images.extend(images.iter().cloned());
+                }
             }
         }
     }
@@ -359,6 +367,11 @@ impl History {
         if let Some(text) = self.prompt.take() {
             self.turn_starts.push((self.turns, self.messages.len()));
             let mut message = Message::user_text(text);
+            message.content.extend(
+                std::mem::take(&mut self.prompt_images)
+                    .into_iter()
+                    .map(ContentBlock::Image),
+            );
             message.content.extend(self.context_blocks());
             self.messages.push(Arc::new(message));
         }
@@ -498,6 +511,7 @@ impl History {
         let refused = stop == StopReason::Denied && self.prompt.is_some();
         if refused {
             self.prompt = None;
+            self.prompt_images.clear();
         } else {
             // A prompt still held takes its context with it.
             self.prompt_in();

@@ -244,8 +244,8 @@ impl<W: World> Session<W> {
     /// of secret folders when compiled with a home; `Engine::default()` has
     /// none).
     #[must_use]
-    pub fn with_engine(mut self, engine: Engine) -> Self {
-        self.fixed.engine = Arc::new(engine);
+    pub fn with_engine(mut self, engine: impl Into<Arc<Engine>>) -> Self {
+        self.fixed.engine = engine.into();
         self
     }
 
@@ -458,7 +458,7 @@ where
     /// end.
     async fn between_turns(&mut self, sub: Submission) -> bool {
         match sub {
-            Submission::UserTurn { text } => self.run_turn(text).await,
+            Submission::UserTurn { text, images } => self.run_turn(text, images).await,
             Submission::Shutdown => return false,
             Submission::SetMode {
                 permission_mode,

@@ -197,6 +197,9 @@ pub struct Expanded {
     /// person's own command), and the file that says so.
     pub allowed_tools: Vec<String>,
     pub command_file: Option<PathBuf>,
+    /// Images it brought in (a file named as `@shot.png`), within the
+    /// providers' limits.
+    pub images: Vec<crate::types::Image>,
 }
 
 /// The servers a session connected to.

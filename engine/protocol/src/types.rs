@@ -20,7 +20,7 @@ pub use crate::config::{ApprovalPolicy, PermissionMode, SandboxMode};
 /// ```
 /// use cox_protocol::types::Submission;
 ///
-/// let turn = Submission::UserTurn { text: "create hello.txt containing hi".into() };
+/// let turn = Submission::UserTurn { text: "create hello.txt containing hi".into(), images: Vec::new() };
 /// let json = serde_json::to_string(&turn).unwrap();
 /// assert_eq!(json, r#"{"type":"user_turn","text":"create hello.txt containing hi"}"#);
 /// let back: Submission = serde_json::from_str(&json).unwrap();
@@ -30,7 +30,13 @@ pub use crate::config::{ApprovalPolicy, PermissionMode, SandboxMode};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Submission {
     /// The person (or script) says something; the session runs one turn.
-    UserTurn { text: String },
+    UserTurn {
+        text: String,
+        /// Images sent with the text (`--image`, an editor's),
+        /// already within the providers' limits.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
+    },
     /// The answer to an [`Event::ApprovalRequired`].
     Approve { call_id: CallId, decision: Decision },
     /// Cancel the running turn: the model stream and every running tool.
@@ -576,6 +582,9 @@ pub enum Event {
     /// as it stands now. Each one replaces the one before; a resume and
     /// the surfaces rebuild the current plan from the last.
     Plan { steps: Vec<PlanStep> },
+    /// Images the prompt of the turn that just started carries (said right
+    /// after its `TurnStarted`): given with it, or named in it (`@shot.png`).
+    Attached { images: Vec<Image> },
     /// An event of a subagent: the session `session_id` that call
     /// `call_id` (an `agent` call) runs. Surfaces show it under the call;
     /// it is not part of this session's conversation, and this session's
@@ -617,6 +626,7 @@ impl Event {
             Event::HookRan { .. } => "hook_ran",
             Event::Subagent { .. } => "subagent",
             Event::Plan { .. } => "plan",
+            Event::Attached { .. } => "attached",
         }
     }
 }

@@ -91,6 +91,7 @@ fn push_message(out: &mut Vec<Value>, message: &Message, send_images: bool) {
     // A tool message carries text only: a result's images follow the
     // results, in a user message of their own.
     let mut images = Vec::new();
+    let mut dropped = 0;
     for block in &message.content {
         match block {
             ContentBlock::Text { text: t } => {
@@ -109,12 +110,27 @@ fn push_message(out: &mut Vec<Value>, message: &Message, send_images: bool) {
                 content,
                 ..
             } => out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content})),
-            ContentBlock::Image(_) if !send_images => {}
+            ContentBlock::Image(_) if !send_images => dropped += 1,
             ContentBlock::Image(image) => images.push(json!({
                 "type": "image_url",
                 "image_url": {"url": format!("data:{};base64,{}", image.media_type, image.data)},
             })),
         }
+    }
+    // A prompt's images (a result's are named in its text already): the
+    // model is told they were there.
+    let results = message
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolResult { .. }));
+    if dropped > 0 && !results {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "[{dropped} image(s) came with this message; cox sends images only to OpenAI's own \
+             API on this side, as another server's model may not take them]"
+        ));
     }
     match message.role {
         Role::User if !images.is_empty() => {
@@ -306,5 +322,35 @@ mod tests {
         let sent = body["messages"].as_array().unwrap();
         assert_eq!(sent.len(), 4, "{sent:?}");
         assert_eq!(sent[3]["content"], "[image: image/png, 3 bytes]");
+    }
+
+    #[test]
+    fn a_prompts_image_goes_as_a_part_of_it_or_is_named_in_its_text() {
+        let prompt = Message {
+            role: Role::User,
+            content: vec![
+                ContentBlock::Text {
+                    text: "what is this".into(),
+                },
+                ContentBlock::Image(cox_protocol::types::Image {
+                    media_type: "image/jpeg".into(),
+                    data: "/9j/".into(),
+                }),
+            ],
+        };
+        let body = body(
+            &request(vec![prompt.clone()]),
+            LimitField::MaxCompletionTokens,
+        );
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "what is this"},
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/"}}
+            ]})
+        );
+        let body = super::body(&request(vec![prompt]), LimitField::MaxTokens);
+        let text = body["messages"][1]["content"].as_str().unwrap();
+        assert!(text.starts_with("what is this\n[1 image(s) came with this message"));
     }
 }

@@ -36,10 +36,18 @@ where
     let started = Instant::now();
     // Every check first, stdin last: a bad flag never waits on a pipe.
     let prepared = prompt::check(args.prompt.as_deref())
-        .and_then(|()| prepare(&args, make_provider, crate::session::Consent::Flag))
-        .and_then(|prepared| Ok((prepared, prompt::resolve(args.prompt.as_deref())?)));
+        .and_then(|()| prompt::images(&args.image))
+        .and_then(|images| {
+            Ok((
+                prepare(&args, make_provider, crate::session::Consent::Flag)?,
+                images,
+            ))
+        })
+        .and_then(|(prepared, images)| {
+            Ok((prepared, prompt::resolve(args.prompt.as_deref())?, images))
+        });
     match prepared {
-        Ok((prepared, prompt)) => run_session(prepared, &args, prompt, started),
+        Ok((prepared, prompt, images)) => run_session(prepared, &args, prompt, images, started),
         Err(err) => {
             eprintln!("cox: error: {}", one_line(&err));
             1
@@ -51,6 +59,7 @@ fn run_session<P: Provider>(
     prepared: Prepared<P>,
     args: &RunArgs,
     prompt: String,
+    images: Vec<cox_protocol::types::Image>,
     started: Instant,
 ) -> i32 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -87,8 +96,13 @@ fn run_session<P: Provider>(
     let outcome = runtime.block_on(async {
         let (interrupt_tx, interrupt_rx) = futures::channel::mpsc::unbounded();
         watch_ctrl_c(interrupt_tx.clone());
-        let first =
-            futures::stream::iter([Submission::UserTurn { text: prompt }, Submission::Shutdown]);
+        let first = futures::stream::iter([
+            Submission::UserTurn {
+                text: prompt,
+                images,
+            },
+            Submission::Shutdown,
+        ]);
         let submissions = futures::stream::select(first, interrupt_rx);
         let mut stop_sent = false;
         session

@@ -492,6 +492,7 @@ impl Tool for AgentTool {
             let (said_tx, mut said) = mpsc::unbounded();
             let _ = submit.unbounded_send(Submission::UserTurn {
                 text: input.prompt.clone(),
+                images: Vec::new(),
             });
             if let Err(why) = start(
                 args,

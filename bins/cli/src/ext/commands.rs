@@ -371,6 +371,7 @@ impl Commands {
                     model: command.model.clone(),
                     allowed_tools: command.allowed_tools.clone(),
                     command_file: Some(command.file.clone()),
+                    images: Vec::new(),
                 }))
             }
             Entry::Skill(skill) => {

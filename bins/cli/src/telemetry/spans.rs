@@ -387,6 +387,7 @@ impl<S: Sink> Spans<S> {
             | Event::RewindConflict { .. }
             // A subagent's spans are its own session's, which watches them.
             | Event::Subagent { .. }
+            | Event::Attached { .. }
             | Event::Plan { .. } => {}
         }
     }

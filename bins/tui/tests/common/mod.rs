@@ -45,6 +45,7 @@ pub fn app() -> App {
             )),
             worktree: None,
             shells: None,
+            cwd: None,
         },
         Vec::new(),
     );

@@ -275,3 +275,48 @@ fn the_plan_comes_back_to_the_model_once_a_compaction_hides_its_call_and_a_rewin
     let history = fold(&events);
     assert!(history.plan().is_empty(), "the turn that set it was cut");
 }
+
+#[test]
+fn a_prompts_images_join_its_message_and_a_refused_prompt_takes_them_away() {
+    let image = Image {
+        media_type: "image/png".into(),
+        data: "AAAA".into(),
+    };
+    let mut history = History::new();
+    history.apply(&turn(1, "what is this"));
+    history.apply(&Event::Attached {
+        images: vec![image.clone()],
+    });
+    history.apply(&usage());
+    let first = &history.messages()[0];
+    assert_eq!(
+        first.content,
+        vec![
+            ContentBlock::Text {
+                text: "what is this".into()
+            },
+            ContentBlock::Image(image.clone()),
+        ]
+    );
+    history.apply(&Event::TurnDone {
+        stop: StopReason::EndTurn,
+    });
+    // A prompt refused before the model was asked leaves nothing, images
+    // included, for the next one.
+    history.apply(&turn(2, "and this"));
+    history.apply(&Event::Attached {
+        images: vec![image],
+    });
+    history.apply(&Event::TurnDone {
+        stop: StopReason::Denied,
+    });
+    history.apply(&turn(3, "plain"));
+    history.apply(&usage());
+    let last = history.messages().last().unwrap();
+    assert_eq!(
+        last.content,
+        vec![ContentBlock::Text {
+            text: "plain".into()
+        }]
+    );
+}

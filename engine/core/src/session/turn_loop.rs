@@ -7,7 +7,7 @@
 use std::pin::pin;
 
 use cox_protocol::provider::{ProviderError, Request};
-use cox_protocol::types::{Event, NoticeLevel, StopReason, Submission};
+use cox_protocol::types::{Event, Image, NoticeLevel, StopReason, Submission};
 use cox_protocol::{CancelToken, Provider, Store};
 use futures::{Stream, StreamExt};
 
@@ -68,7 +68,7 @@ where
     /// meanwhile and cannot act on the turn (including `Shutdown`) wait in
     /// the inbox, in order. The session's first prompt starts its title,
     /// which is written while the turn runs and said at its end.
-    pub(super) async fn run_turn(&mut self, text: String) {
+    pub(super) async fn run_turn(&mut self, text: String, images: Vec<Image>) {
         let fixed = self.fixed;
         let number = self.out.history.turns() + 1;
         // What a command set for the last turn ends with it.
@@ -88,7 +88,8 @@ where
         // One that cannot be is refused as a hook's block is: its text (as
         // the hooks left it) is recorded, never sent.
         let hooked = text.clone();
-        let text = match self.expand(text).await {
+        let mut images = images;
+        let text = match self.expand(text, &mut images).await {
             Ok(text) => text,
             Err(why) => {
                 self.out.emit(Event::TurnStarted {
@@ -106,6 +107,9 @@ where
             turn: number,
             text: text.clone(),
         });
+        if !images.is_empty() {
+            self.out.emit(Event::Attached { images });
+        }
         self.state.turn_notes = match &fixed.memory {
             Some(memory) => memory.recall(&text, NOTES_RECALLED).await,
             None => Vec::new(),
@@ -435,11 +439,11 @@ where
     }
 
     /// `text` with what it names brought in: a command or a skill, an MCP
-    /// prompt or resources (each notice of that said), or why they cannot
-    /// be. A command's `model` and `allowed-tools` hold for this turn. What
+    /// prompt or resources, files (each notice of that said; the images
+    /// named join `images`), or why they cannot be. A command's `model` and `allowed-tools` hold for this turn. What
     /// a server sent is scrubbed of secret-shaped strings, as a tool's
     /// output is for the record; the person's own words are kept as typed.
-    async fn expand(&mut self, text: String) -> Result<String, String> {
+    async fn expand(&mut self, text: String, images: &mut Vec<Image>) -> Result<String, String> {
         let fixed = self.fixed;
         let mut text = text;
         for expander in &fixed.expanders {
@@ -452,6 +456,7 @@ where
             if expanded.model.is_some() {
                 self.state.turn_model = expanded.model;
             }
+            images.extend(expanded.images);
             if !expanded.allowed_tools.is_empty() {
                 let file = expanded.command_file.unwrap_or_default();
                 let origin = crate::permission::Origin::Command(file);

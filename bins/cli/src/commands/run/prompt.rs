@@ -29,6 +29,26 @@ enum Piped {
 /// window, short of what would exhaust memory (`yes | cox -p x`).
 pub const MAX_PROMPT_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The images `--image` names, read and brought within the providers'
+/// limits, in order.
+///
+/// # Errors
+/// A file that cannot be read or is not a PNG, JPEG, GIF or WebP image,
+/// named.
+pub fn images(paths: &[std::path::PathBuf]) -> Result<Vec<cox_protocol::types::Image>> {
+    paths
+        .iter()
+        .map(|path| {
+            let bytes = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("--image {}: cannot read it: {e}", path.display()))?;
+            let name = path.display().to_string();
+            cox_tools::image::prepare(&bytes, &name)
+                .map(|prepared| prepared.image)
+                .map_err(|why| anyhow::anyhow!("--image {}: {why}", path.display()))
+        })
+        .collect()
+}
+
 /// What can be said of `-p`'s value before anything is read or started.
 ///
 /// # Errors
