@@ -1,7 +1,9 @@
 //! The built-in tools of cox: `read`, `write`, `edit`, `apply_patch`,
 //! `bash`, `glob`, `grep` and `notebook_edit`, and the path confinement every
-//! file tool goes through; and [`image::prepare`], which makes an image's
-//! bytes into one every provider takes (`read` shows images with it).
+//! file tool goes through; [`image::prepare`], which makes an image's
+//! bytes into one every provider takes (`read` shows images with it); and
+//! `web_fetch` ([`WebFetchTool`]), which is no built-in: the CLI adds it
+//! with the host gate its sandbox settings make.
 //!
 //! Invariants every tool here keeps:
 //! - input is parsed strictly (`deny_unknown_fields`), and each `spec()`
@@ -19,8 +21,8 @@
 //!
 //! The schemas are sent to the model on every request, so their descriptions
 //! stay terse: the six besides `apply_patch` are kept under 1,900 bytes of
-//! JSON, `apply_patch` under 300 more, and their bytes are those of the
-//! golden request bodies.
+//! JSON, `apply_patch` under 300 more, `web_fetch` under 450, and the
+//! built-ins' bytes are those of the golden request bodies.
 //!
 //! [`ToolResult`]: cox_protocol::types::ToolResult
 
@@ -38,6 +40,7 @@ mod schema;
 mod shell_paths;
 pub mod shells;
 mod walk;
+pub mod web_fetch;
 mod write;
 
 use std::sync::Arc;
@@ -51,6 +54,7 @@ pub use glob::{GlobTool, MAX_FILES};
 pub use grep::{DEFAULT_HEAD_LIMIT, GrepTool};
 pub use notebook::NotebookEditTool;
 pub use read::{DEFAULT_LIMIT, ReadTool};
+pub use web_fetch::{FetchLimits, HostGate, WebFetchTool};
 pub use write::WriteTool;
 
 /// Every built-in tool, in the order they are listed to the model.

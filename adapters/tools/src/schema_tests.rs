@@ -11,7 +11,24 @@ use cox_protocol::Tool;
 use cox_protocol::provider::ToolSpec;
 
 use crate::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
-use crate::{apply_patch, bash, builtin_tools, edit, glob, grep, notebook, read, write};
+use crate::{
+    FetchLimits, WebFetchTool, apply_patch, bash, builtin_tools, edit, glob, grep, notebook, read,
+    web_fetch, write,
+};
+
+/// The built-in tools and those the CLI adds with its settings.
+fn every_tool() -> Vec<std::sync::Arc<dyn Tool>> {
+    let mut tools = builtin_tools();
+    tools.push(std::sync::Arc::new(web_fetch_tool()));
+    tools
+}
+
+fn web_fetch_tool() -> WebFetchTool {
+    WebFetchTool::new(
+        std::sync::Arc::new(|_: &str| Ok(())),
+        FetchLimits::default(),
+    )
+}
 
 /// Whether the tool named `tool` parses `input`.
 fn accepts(tool: &str, input: Value) -> bool {
@@ -24,6 +41,7 @@ fn accepts(tool: &str, input: Value) -> bool {
         "glob" => serde_json::from_value::<glob::Input>(input).is_ok(),
         "grep" => serde_json::from_value::<grep::Input>(input).is_ok(),
         "notebook_edit" => serde_json::from_value::<notebook::Input>(input).is_ok(),
+        "web_fetch" => serde_json::from_value::<web_fetch::Input>(input).is_ok(),
         other => panic!("no input struct known for {other}"),
     }
 }
@@ -67,7 +85,7 @@ fn schema_of(input_schema: &Value) -> Schema {
 
 #[test]
 fn every_schema_is_typed_and_requires_only_listed_properties() {
-    for tool in builtin_tools() {
+    for tool in every_tool() {
         let spec = tool.spec();
         assert_eq!(spec.name, tool.name());
         let sentences = spec.description.matches(". ").count() + 1;
@@ -101,7 +119,7 @@ fn every_schema_is_typed_and_requires_only_listed_properties() {
 
 #[test]
 fn the_minimal_input_from_the_schema_is_accepted_and_each_required_field_is_needed() {
-    for tool in builtin_tools() {
+    for tool in every_tool() {
         let name = tool.name().to_owned();
         let schema = schema_of(&tool.spec().input_schema);
         let minimal: Map<String, Value> = schema
@@ -126,7 +144,7 @@ fn the_minimal_input_from_the_schema_is_accepted_and_each_required_field_is_need
 
 #[test]
 fn every_listed_property_is_accepted_and_an_extra_one_is_refused() {
-    for tool in builtin_tools() {
+    for tool in every_tool() {
         let name = tool.name().to_owned();
         let schema = schema_of(&tool.spec().input_schema);
         let mut full: Map<String, Value> = schema
@@ -230,6 +248,14 @@ fn the_specs_stay_small() {
         size(&patch) <= 360,
         "apply_patch takes {} bytes of JSON",
         size(&patch)
+    );
+    // web_fetch is not a built-in (the CLI adds it with its sandbox
+    // settings); 361 bytes when it came.
+    let fetch = web_fetch_tool().spec();
+    assert!(
+        size(&[&fetch]) <= 450,
+        "web_fetch takes {} bytes of JSON",
+        size(&[&fetch])
     );
     let names: Vec<_> = specs.iter().map(|spec| spec.name.as_str()).collect();
     assert_eq!(
