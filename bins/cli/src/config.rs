@@ -89,10 +89,25 @@ struct ConfigFile {
     telemetry: TelemetryConfig,
     #[serde(default)]
     agents: AgentsConfig,
+    #[serde(default)]
+    tools: ToolsConfig,
     /// `[hooks]`: read by [`load_hooks_table`] (the hooks' reader checks
     /// it, warning per entry).
     #[serde(default)]
     hooks: Option<serde_json::Value>,
+}
+
+/// `[tools]`: the tools that reach beyond the machine, each on or off.
+#[derive(Deserialize, Default, Debug, Clone, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Offer `web_fetch` (on when unset; its calls still ask unless a
+    /// `WebFetch(domain:…)` rule allows them).
+    pub web_fetch: Option<bool>,
+    /// Let the model search the web with its provider's server-side
+    /// search, where the model has one (off when unset; a `WebSearch` rule
+    /// must allow it too).
+    pub web_search: Option<bool>,
 }
 
 /// `[agents]`: how far and how wide subagents go (see
@@ -287,6 +302,8 @@ pub struct ModelConfig {
     pub telemetry: TelemetryConfig,
     /// `[agents]`: subagents' depth and width.
     pub agents: AgentsConfig,
+    /// `[tools]`: web_fetch and web_search on or off.
+    pub tools: ToolsConfig,
 }
 
 /// Reads the model and provider tables of the user's config.
@@ -394,6 +411,7 @@ pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
         context: file.context,
         telemetry: file.telemetry,
         agents: file.agents,
+        tools: file.tools,
         models: file
             .models
             .into_iter()
@@ -554,7 +572,7 @@ pub fn load_permissions_at(
                 project.path.display()
             ));
         }
-        let own: Vec<String> = ["core", "context", "tui", "telemetry", "agents"]
+        let own: Vec<String> = ["core", "context", "tui", "telemetry", "agents", "tools"]
             .into_iter()
             .filter(|t| project.tables.iter().any(|have| have == t))
             .map(|t| format!("[{t}]"))

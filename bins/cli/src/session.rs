@@ -40,7 +40,7 @@ pub(crate) use settings::permission_mode;
 pub use settings::{Consent, session_permissions};
 use settings::{Preset, budget, preset, session_permissions_at};
 pub(crate) use wiring::mcp_outside_a_session;
-use wiring::{connect_context, init_log, mcp_servers, sandbox_policy, with_mcp};
+use wiring::{connect_context, host_gate, init_log, mcp_servers, sandbox_policy, with_mcp};
 
 /// What [`prepare`] found out: everything a session needs but its record.
 pub(crate) struct Prepared<P> {
@@ -74,6 +74,8 @@ pub(crate) struct Prepared<P> {
     args: RunArgs,
     /// `[agents]` of the user's config.
     agents: config::AgentsConfig,
+    /// `[tools]` of the user's config.
+    web: config::ToolsConfig,
     /// Where it stands among subagents.
     lineage: crate::ext::agent_tool::Lineage,
 }
@@ -309,6 +311,7 @@ where
         models,
     };
     let agents = choice.models.agents.clone();
+    let web = choice.models.tools.clone();
     let (plugins, hooks) = extensions(args, &home, &settings_from, quiet);
     let mcp = mcp_servers(args, &home, &settings_from, &plugins)?;
     let status_line = config::load_tui(&home.root().join("config.toml"))?
@@ -362,6 +365,7 @@ where
         hooks,
         args: args.clone(),
         agents,
+        web,
         lineage,
     })
 }
@@ -450,6 +454,7 @@ pub(crate) fn build_session<P: Provider>(
         hooks,
         args,
         agents,
+        web,
         lineage,
     } = prepared;
     // The project's hooks and MCP servers run where their settings were
@@ -629,6 +634,12 @@ pub(crate) fn build_session<P: Provider>(
     let shells =
         cox_tools::shells::Shells::new(std::sync::Arc::new(OsSandbox::new(sandbox.clone())));
     let mut tools = cox_tools::session_tools(&shells);
+    if web.web_fetch != Some(false) {
+        tools.push(std::sync::Arc::new(cox_tools::WebFetchTool::new(
+            host_gate(&sandbox),
+            cox_tools::FetchLimits::default(),
+        )));
+    }
     tools.push(std::sync::Arc::new(crate::ext::memory::MemoryTool::new(
         std::sync::Arc::clone(&memory),
     )));

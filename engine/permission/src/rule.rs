@@ -237,11 +237,7 @@ impl Rule {
             Spec::Exact(text) => collapse(subject) == *text,
             Spec::Prefix(prefix) => prefix_match(&collapse(subject), prefix),
             Spec::Wildcard(parts) => wildcard_match(&collapse(subject), parts),
-            Spec::Domain(host) => url_host(subject).is_some_and(|h| {
-                h == *host
-                    || h.strip_suffix(host.as_str())
-                        .is_some_and(|rest| rest.ends_with('.'))
-            }),
+            Spec::Domain(host) => url_host(subject).is_some_and(|h| domain_covers(host, &h)),
             Spec::Path(matchers, _) => matchers.iter().any(|m| m.is_match(subject)),
             Spec::Repo(repo) => subject.trim().eq_ignore_ascii_case(repo),
         }
@@ -457,12 +453,23 @@ fn wildcard_match(text: &str, parts: &[String]) -> bool {
 }
 
 /// The host of a URL, lower-cased, without port or credentials.
-fn url_host(url: &str) -> Option<String> {
+/// The host a URL names, lower-cased, without a trailing dot. A `\\`
+/// ends the authority as a `/` does (as browsers and the url crate read
+/// `http://a.com\\@b.com/`: the host is `a.com`).
+pub(crate) fn url_host(url: &str) -> Option<String> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = rest.split(['/', '\\', '?', '#']).next()?;
     let host = authority.rsplit('@').next()?;
-    let host = host.split(':').next()?;
+    let host = host.split(':').next()?.trim_end_matches('.');
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// Whether `host` is `domain` or below it.
+pub(crate) fn domain_covers(domain: &str, host: &str) -> bool {
+    host == domain
+        || host
+            .strip_suffix(domain)
+            .is_some_and(|rest| rest.ends_with('.'))
 }
 
 #[cfg(test)]
@@ -590,6 +597,13 @@ mod tests {
         assert!(r.matches_subject("https://docs.example.com:8443/a"));
         assert!(!r.matches_subject("https://badexample.com/"));
         assert!(!r.matches_subject("https://example.com.evil.io/"));
+        // Spellings that reach the same host are the same host.
+        assert!(r.matches_subject("https://EXAMPLE.com./a"));
+        assert!(r.matches_subject("https://docs.example.com.:443/"));
+        // A backslash ends the authority: the host is evil.io, not
+        // example.com.
+        assert!(!r.matches_subject("http://evil.io\\@example.com/"));
+        assert!(r.matches_subject("http://example.com\\@evil.io/"));
     }
 
     #[test]

@@ -546,3 +546,102 @@ fn extra_anchors_carry_relative_deny_and_ask_rules_but_never_allow_rules() {
         "an allow rule does not follow"
     );
 }
+
+fn fetch(url: &str) -> ToolCall {
+    ToolCall {
+        id: CallId::from("w"),
+        name: "web_fetch".into(),
+        input: json!({"url": url}),
+        risk: Risk::Exec,
+        subject: url.into(),
+        segments: None,
+        writes: Vec::new(),
+    }
+}
+
+#[test]
+fn web_fetch_asks_for_an_unknown_host_and_rules_and_grants_decide_by_host() {
+    let decide = |e: &Engine, call: &ToolCall, mode, policy, grants: &[Grant]| {
+        e.decide(call, mode, policy, SandboxMode::WorkspaceWrite, grants)
+    };
+    let e = engine(
+        &["WebFetch(domain:docs.rs)"],
+        &[],
+        &["WebFetch(domain:evil.io)"],
+    );
+    let on = ApprovalPolicy::OnRequest;
+    let default = PermissionMode::Default;
+    // An allow rule covers the host and those below it.
+    for url in [
+        "https://docs.rs/serde",
+        "https://www.docs.rs/x",
+        "https://DOCS.rs./y",
+    ] {
+        assert!(
+            matches!(
+                decide(&e, &fetch(url), default, on, &[]),
+                Outcome::Allow { .. }
+            ),
+            "{url}"
+        );
+    }
+    // Anything else asks, and cannot where nobody answers.
+    let unknown = fetch("https://example.com/");
+    assert!(matches!(
+        decide(&e, &unknown, default, on, &[]),
+        Outcome::Ask { .. }
+    ));
+    assert!(matches!(
+        decide(&e, &unknown, default, ApprovalPolicy::Never, &[]),
+        Outcome::Deny { .. }
+    ));
+    // Plan mode never leaves the machine.
+    assert!(matches!(
+        decide(&e, &unknown, PermissionMode::Plan, on, &[]),
+        Outcome::Deny { .. }
+    ));
+    // A deny rule holds however the host is spelt, and over bypass.
+    for url in [
+        "https://evil.io/",
+        "https://api.evil.io./x",
+        "http://user@EVIL.io:8080/",
+        "http://evil.io\\@docs.rs/",
+    ] {
+        assert!(
+            matches!(
+                decide(&e, &fetch(url), PermissionMode::BypassPermissions, on, &[]),
+                Outcome::Deny { .. }
+            ),
+            "{url}"
+        );
+    }
+    // "Allow for this session" grants the host, not the web.
+    let grants = Grant::for_call(&fetch("https://example.com/page?q=1"));
+    assert_eq!(grants, [Grant::Domain("example.com".into())]);
+    for (url, allowed) in [
+        ("https://example.com/other", true),
+        ("https://cdn.example.com/x.js", true),
+        ("https://example.com.evil.net/", false),
+        ("https://badexample.com/", false),
+    ] {
+        assert_eq!(
+            matches!(
+                decide(&e, &fetch(url), default, on, &grants),
+                Outcome::Allow { .. }
+            ),
+            allowed,
+            "{url}"
+        );
+    }
+    // A domain grant is no grant for another tool on the same text.
+    assert!(matches!(
+        decide(
+            &e,
+            &file("mcp__web__fetch", "https://example.com/other", Risk::Exec),
+            default,
+            on,
+            &grants
+        ),
+        Outcome::Ask { .. }
+    ));
+}

@@ -6,9 +6,6 @@
 //! setting took effect when it did not. So before serde reads a file, its
 //! names are checked against [`ROOT`], and the first name (by position)
 //! that is not there is an error naming its line and the nearest known name.
-//! A name a later release will read (`[tools]`, ...) is
-//! refused as not supported by this version, never
-//! accepted and ignored.
 //!
 //! Invariant: every name in [`ROOT`] takes effect in `cox run` (read from
 //! the user's config; a project config's share is `load_permissions`'s
@@ -38,11 +35,9 @@ pub(super) enum Shape {
     /// and going on (`[hooks]`: Claude Code's shape, read by the hooks'
     /// loader).
     Open,
-    /// A name a later release reads, with what it will be.
-    Later(&'static str),
 }
 
-use Shape::{Later, Table, Value};
+use Shape::{Table, Value};
 
 const TIER: Shape = Table(&[("provider", Value), ("model", Value), ("effort", Value)]);
 
@@ -169,7 +164,10 @@ pub(super) const ROOT: Shape = Table(&[
         "agents",
         Table(&[("max_depth", Value), ("parallel", Value)]),
     ),
-    ("tools", Later("tool settings come in a later release")),
+    (
+        "tools",
+        Table(&[("web_fetch", Value), ("web_search", Value)]),
+    ),
     (
         "tui",
         Table(&[("status_line", Table(&[("command", Value)]))]),
@@ -204,13 +202,6 @@ fn walk<'a>(
         let at = key.span().start;
         let inner = match shape {
             Table(fields) => match fields.iter().find(|(n, _)| *n == name) {
-                Some((_, Later(why))) => {
-                    found.push(Refusal {
-                        at,
-                        message: later(path, name, is_table, why),
-                    });
-                    continue;
-                }
                 Some((_, inner)) => inner,
                 None => {
                     found.push(Refusal {
@@ -232,7 +223,7 @@ fn walk<'a>(
                 }
                 _ => *entry,
             },
-            Value | Shape::Open | Later(_) => return,
+            Value | Shape::Open => return,
         };
         if let DeValue::Table(inner_table) = value.get_ref() {
             path.push(name);
@@ -240,14 +231,6 @@ fn walk<'a>(
             path.pop();
         }
     }
-}
-
-fn later(path: &[&str], name: &str, is_table: bool, why: &str) -> String {
-    let version = env!("CARGO_PKG_VERSION");
-    format!(
-        "{} is not supported by this version of cox ({version}): {why}; remove it",
-        spell(path, name, is_table)
-    )
 }
 
 fn unknown(path: &[&str], name: &str, is_table: bool, fields: &[(&str, Shape)]) -> String {
@@ -268,7 +251,7 @@ fn unknown(path: &[&str], name: &str, is_table: bool, fields: &[(&str, Shape)]) 
         name,
         fields
             .iter()
-            .filter(|(_, s)| !matches!(s, Later(_)) && is_table_shape(s) == is_table)
+            .filter(|(_, s)| is_table_shape(s) == is_table)
             .map(|(n, _)| *n),
     ) {
         // A key of the same table needs no table to be named.
@@ -293,7 +276,6 @@ fn unknown(path: &[&str], name: &str, is_table: bool, fields: &[(&str, Shape)]) 
     }
     let known: Vec<String> = fields
         .iter()
-        .filter(|(_, s)| !matches!(s, Later(_)))
         .map(|(n, s)| {
             if is_table_shape(s) && path.is_empty() {
                 format!("[{n}]")
@@ -342,9 +324,6 @@ fn elsewhere(name: &str, is_table: bool) -> Vec<(Vec<&'static str>, &'static Sha
         match shape {
             Table(fields) => {
                 for (n, inner) in *fields {
-                    if matches!(inner, Later(_)) {
-                        continue;
-                    }
                     if *n == name && is_table_shape(inner) == is_table {
                         out.push((path.clone(), inner));
                     }
@@ -358,7 +337,7 @@ fn elsewhere(name: &str, is_table: bool) -> Vec<(Vec<&'static str>, &'static Sha
                 visit(entry, path, name, is_table, out);
                 path.pop();
             }
-            Value | Shape::Open | Later(_) => {}
+            Value | Shape::Open => {}
         }
     }
     let mut out = Vec::new();

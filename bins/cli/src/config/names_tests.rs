@@ -29,7 +29,7 @@ fn a_misspelt_table_names_its_line_and_the_nearest_table() {
     assert_eq!(
         refused("[settings]\n").unwrap().1,
         "unknown table `[settings]` (known: [permissions], [core], [tiers], [providers], \
-         [models], [budget], [context], [mcp_servers], [hooks], [sandbox], [telemetry], [agents], [tui])"
+         [models], [budget], [context], [mcp_servers], [hooks], [sandbox], [telemetry], [agents], [tools], [tui])"
     );
 }
 
@@ -121,12 +121,14 @@ fn entries_come_from_their_list() {
 }
 
 #[test]
-fn a_table_of_a_later_release_is_refused_not_ignored() {
-    let (_, message) = refused("[tools]\nx = 1\n").unwrap();
-    assert!(
-        message.contains("not supported by this version"),
-        "{message}"
+fn tools_take_their_two_switches_and_refuse_a_typo() {
+    assert_eq!(
+        refused("[tools]\nweb_fetch = false\nweb_search = true\n"),
+        None
     );
+    let (line, message) = refused("[tools]\nweb_serch = true\n").unwrap();
+    assert_eq!(line, 2);
+    assert!(message.contains("did you mean `web_search`"), "{message}");
 }
 
 #[test]
@@ -253,8 +255,7 @@ fn fields_of<T: Deserialize<'static>>() -> Vec<&'static str> {
     names
 }
 
-/// The names of a schema table, the later ones included (serde still has
-/// their fields; this version refuses them before serde sees them).
+/// The names of a schema table.
 fn names_of(shape: &Shape) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = match shape {
         Table(fields) => fields.iter().map(|(n, _)| *n).collect(),
@@ -284,11 +285,7 @@ fn the_schema_is_the_structs_serde_fills() {
 
     let root_known: Vec<&str> = match &ROOT {
         Table(fields) => {
-            let mut names: Vec<&str> = fields
-                .iter()
-                .filter(|(_, s)| !matches!(s, Later(_)))
-                .map(|(n, _)| *n)
-                .collect();
+            let mut names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
             names.sort_unstable();
             names
         }
@@ -321,6 +318,10 @@ fn the_schema_is_the_structs_serde_fills() {
     assert_eq!(
         names_of(at("sandbox")),
         fields_of::<crate::config::SandboxConfig>()
+    );
+    assert_eq!(
+        names_of(at("tools")),
+        fields_of::<crate::config::ToolsConfig>()
     );
 }
 

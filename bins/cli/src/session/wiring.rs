@@ -15,6 +15,26 @@ use crate::args::RunArgs;
 use crate::{config, env};
 
 /// What shell commands (and stdio MCP servers) may reach in `workspace`.
+/// What `web_fetch` asks before it connects to a host: with `[sandbox]
+/// allowed_domains` set, the host must be one of them; a
+/// `WebFetch(domain:…)` deny rule refuses it in any case (the permission
+/// engine decided the first URL; this holds for each redirect too).
+pub(super) fn host_gate(policy: &SandboxPolicy) -> cox_tools::HostGate {
+    let network = policy.network.clone();
+    let denied = policy.denied_domains.clone();
+    std::sync::Arc::new(move |host: &str| {
+        if let Some(rule) = denied.iter().find(|p| p.admits(host)) {
+            return Err(format!("a WebFetch(domain:{rule}) deny rule covers it"));
+        }
+        match &network {
+            cox_sandbox::Network::Domains(allowed) if !allowed.iter().any(|p| p.admits(host)) => {
+                Err("it is not in [sandbox] allowed_domains".to_owned())
+            }
+            _ => Ok(()),
+        }
+    })
+}
+
 pub(super) fn sandbox_policy(
     permissions: &config::Permissions,
     args: &RunArgs,
