@@ -311,6 +311,9 @@ impl Exchange {
                 total.add(u);
             }
             Ok(StreamEvent::Routed { model, .. }) => self.model = Some(model.clone()),
+            // A provider's own search is not replayed: the scripted model
+            // answers with the text that came of it.
+            Ok(StreamEvent::Server(_) | StreamEvent::Citations(_)) => {}
             Ok(StreamEvent::Retrying { discarded, .. }) => {
                 if *discarded {
                     self.text.clear();

@@ -47,6 +47,7 @@ fn expected() -> Vec<StreamEvent> {
             output_tokens: 91,
             cache_read_tokens: 300,
             cache_write_tokens: 1500,
+            web_searches: 0,
         }),
         StreamEvent::Done(ModelStop::ToolUse),
     ]

@@ -86,6 +86,7 @@ fn usage(input: u64, output: u64, cache_read: u64) -> StreamEvent {
         output_tokens: output,
         cache_read_tokens: cache_read,
         cache_write_tokens: 0,
+        web_searches: 0,
     })
 }
 

@@ -104,7 +104,8 @@ async fn parallel_tool_calls_stream_whole_through_http() {
                 input_tokens: 176,
                 output_tokens: 40,
                 cache_read_tokens: 1024,
-                cache_write_tokens: 0
+                cache_write_tokens: 0,
+                web_searches: 0,
             }),
             StreamEvent::Done(ModelStop::ToolUse),
         ]

@@ -130,6 +130,7 @@ impl ScriptedProvider {
                 .unwrap_or((text.chars().count() / 4) as u64),
             cache_read_tokens: scripted.cache_read_tokens.unwrap_or(0),
             cache_write_tokens: scripted.cache_write_tokens.unwrap_or(0),
+            web_searches: 0,
         }));
         let stop = turn.stop.unwrap_or(if turn.tool_call.is_empty() {
             ModelStop::EndTurn

@@ -83,9 +83,11 @@ fn append_usage_event(c: &mut Criterion) {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            web_search: 0.0,
         }),
         prices_as_of: None,
         efforts: vec![],
+        web_search: false,
     }]);
     let store = CoxStore::open(&home, catalog).unwrap();
     let id = SessionId::generate();
@@ -111,6 +113,7 @@ fn append_usage_event(c: &mut Criterion) {
             output_tokens: 300,
             cache_read_tokens: 40_000,
             cache_write_tokens: 1_000,
+            web_searches: 0,
         },
     };
     c.bench_function("rollout_append(usage)", |b| {

@@ -137,6 +137,8 @@ fn between_calls(event: &Event) -> bool {
         | Event::Plan { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
+        | Event::ServerTool { .. }
+        | Event::Citations { .. }
         | Event::ToolCallRequested { .. }
         | Event::Retry { .. }
         | Event::Notice { .. }

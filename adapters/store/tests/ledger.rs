@@ -28,9 +28,11 @@ fn catalog() -> Catalog {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            web_search: 0.0,
         }),
         prices_as_of: Some("2026-11".into()),
         efforts: vec![Effort::Low, Effort::High],
+        web_search: false,
     }])
 }
 
@@ -73,6 +75,7 @@ fn usage(model: &str, effort: Option<Effort>, tokens: [u64; 4]) -> Event {
             output_tokens: output,
             cache_read_tokens: cache_read,
             cache_write_tokens: cache_write,
+            web_searches: 0,
         },
     }
 }

@@ -45,6 +45,7 @@ fn usage(n: u64) -> Event {
             output_tokens: 1,
             cache_read_tokens: 0,
             cache_write_tokens: 0,
+            web_searches: 0,
         },
     }
 }

@@ -441,9 +441,11 @@ mod tests {
                 output: 15.0,
                 cache_read: 0.3,
                 cache_write: 3.75,
+                web_search: 0.0,
             }),
             prices_as_of: None,
             efforts: Vec::new(),
+            web_search: false,
         };
         let mut updates = Updates::new(Catalog::new(vec![row]));
         let usage = |model: &str| Event::Usage {

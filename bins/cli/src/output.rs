@@ -612,12 +612,14 @@ mod tests {
                 output: 0.0,
                 cache_read: 0.0,
                 cache_write: 0.0,
+                web_search: 0.0,
             }),
             provider: "p".into(),
             context_window: 200_000,
             max_output: 8_000,
             prices_as_of: None,
             efforts: Vec::new(),
+            web_search: false,
         };
         // A grandchild's call counts in the cost, not in the turns.
         let child = cox_protocol::SessionId::generate();

@@ -55,6 +55,9 @@ pub struct ProviderChoice {
     /// A subagent's: the `description` of the agent call that runs it
     /// (the scripted provider plays that `[[agent]]`'s script).
     pub agent: Option<String>,
+    /// Offer the provider's own web search, to the models that have one
+    /// (`[tools] web_search` and the rules agree).
+    pub web_search: bool,
 }
 
 /// What a session of `cox run` talks to.
@@ -218,7 +221,8 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         let provider = match built.get(&provider_name) {
             Some(p) => Arc::clone(p),
             None => {
-                let p = Arc::new(build(&provider_name, &model, config)?);
+                let search = choice.web_search && catalog.get(&model).is_some_and(|m| m.web_search);
+                let p = Arc::new(build(&provider_name, &model, config, search)?);
                 built.insert(provider_name.clone(), Arc::clone(&p));
                 p
             }
@@ -295,7 +299,7 @@ pub(crate) fn is_local_openai(config: &ModelConfig) -> bool {
 
 /// One provider instance; `model` is what it reports as its own (the
 /// router puts each call's model in the request).
-fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
+fn build(name: &str, model: &str, config: &ModelConfig, web_search: bool) -> Result<AnyProvider> {
     let settings = config.providers.get(name).cloned().unwrap_or_default();
     let retry = settings.retry();
     match name {
@@ -317,7 +321,9 @@ fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
                 "ANTHROPIC_BASE_URL or [providers.anthropic] base_url",
             )?;
             Ok(AnyProvider::Anthropic(
-                AnthropicProvider::new(&base, &key, model)?.with_retry(retry),
+                AnthropicProvider::new(&base, &key, model)?
+                    .with_retry(retry)
+                    .with_web_search(web_search),
             ))
         }
         "openai" => {
@@ -334,7 +340,9 @@ fn build(name: &str, model: &str, config: &ModelConfig) -> Result<AnyProvider> {
                 );
             }
             Ok(AnyProvider::OpenAi(
-                OpenAiProvider::new(&base, key.as_deref(), model)?.with_retry(retry),
+                OpenAiProvider::new(&base, key.as_deref(), model)?
+                    .with_retry(retry)
+                    .with_web_search(web_search),
             ))
         }
         "scripted" => {

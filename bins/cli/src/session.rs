@@ -125,6 +125,7 @@ pub(crate) fn prepare<P, M>(
     consent: Consent,
 ) -> Result<Prepared<P>>
 where
+    P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
     prepare_in(
@@ -144,6 +145,7 @@ pub(crate) fn prepare_in<P, M>(
     lineage: crate::ext::agent_tool::Lineage,
 ) -> Result<Prepared<P>>
 where
+    P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
     let home = CoxHome::resolve(None)?;
@@ -308,6 +310,7 @@ where
         record: args.record.clone(),
         main_tier: preset.tier,
         agent: lineage.script.clone(),
+        web_search: web_search(&models, &permissions.engine, quiet),
         models,
     };
     let agents = choice.models.agents.clone();
@@ -318,6 +321,18 @@ where
         .status_line
         .map(|s| s.command);
     let provider = make_provider(&choice)?;
+    if choice.web_search && !catalog.get(provider.model()).is_some_and(|m| m.web_search) {
+        let line = format!(
+            "[tools] web_search is on, but {} has no server-side web search (its catalog row \
+             says so; `[models.\"{}\"] web_search = true` if it does): off for it",
+            provider.model(),
+            provider.model()
+        );
+        if !quiet {
+            eprintln!("cox: warning: {line}");
+        }
+        tracing::warn!(%line, "web search");
+    }
     let past = found.as_ref().map(|f| f.events.clone()).unwrap_or_default();
     let resumed = match found {
         Some(f) => {
@@ -860,4 +875,29 @@ fn fork(home: &CoxHome, resumed: &mut cox_core::Resumed, events: &[Event]) -> Re
     tracing::info!(session = %id, from = %from, "fork");
     resumed.session_id = id;
     Ok(())
+}
+
+/// Whether the provider's own web search is offered: `[tools] web_search =
+/// true` and the rules allow every search (a `WebSearch` allow rule, no
+/// deny or ask rule naming it: cox cannot ask about a search the provider
+/// runs inside a model call). Asked for and not allowed, it is off, and
+/// that is said.
+fn web_search(models: &config::ModelConfig, engine: &cox_permission::Engine, quiet: bool) -> bool {
+    if models.tools.web_search != Some(true) {
+        return false;
+    }
+    match engine.allows_whole_tool("web_search") {
+        Ok(()) => true,
+        Err(why) => {
+            let line = format!(
+                "[tools] web_search is on, but off for this session: {why} (add `WebSearch` to \
+                 [permissions] allow)"
+            );
+            if !quiet {
+                eprintln!("cox: warning: {line}");
+            }
+            tracing::warn!(%line, "web search");
+            false
+        }
+    }
 }

@@ -394,6 +394,7 @@ fn resume(n: usize) -> Result<(), String> {
             output_tokens: 40,
             cache_read_tokens: 20_000,
             cache_write_tokens: 300,
+            web_searches: 0,
         },
     };
     let mut turn = 0;

@@ -1298,6 +1298,7 @@ fn catalog_of(
                 prices: *prices,
                 prices_as_of: None,
                 efforts: Vec::new(),
+                web_search: false,
             })
             .collect(),
     )

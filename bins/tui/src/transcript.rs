@@ -232,6 +232,41 @@ impl Transcript {
                 level: *level,
                 text: sanitize(text).into_owned(),
             }),
+            Event::ServerTool { block } => self.entries.push(Entry::Notice {
+                level: NoticeLevel::Info,
+                text: match &block.step {
+                    cox_protocol::types::ServerStep::Searched { query, .. } => {
+                        format!("searched the web: {}", sanitize(query))
+                    }
+                    cox_protocol::types::ServerStep::Found {
+                        error: Some(error), ..
+                    } => format!("the web search failed: {}", sanitize(error)),
+                    cox_protocol::types::ServerStep::Found { results, .. } => format!(
+                        "found {} page(s): {}",
+                        results.len(),
+                        results
+                            .iter()
+                            .take(5)
+                            .map(|s| sanitize(&s.url).into_owned())
+                            .collect::<Vec<_>>()
+                            .join(" · ")
+                    ),
+                },
+            }),
+            Event::Citations { sources } => self.entries.push(Entry::Notice {
+                level: NoticeLevel::Info,
+                text: format!(
+                    "sources: {}",
+                    sources
+                        .iter()
+                        .map(|s| match s.title.is_empty() {
+                            true => sanitize(&s.url).into_owned(),
+                            false => format!("{} ({})", sanitize(&s.title), sanitize(&s.url)),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                ),
+            }),
             Event::Attached { images } => self.entries.push(Entry::Notice {
                 level: NoticeLevel::Info,
                 text: match images.len() {

@@ -138,6 +138,7 @@ fn tool_result_with_a_diff() {
             output_tokens: 80,
             cache_read_tokens: 30_000,
             cache_write_tokens: 0,
+            web_searches: 0,
         },
     });
     insta::assert_snapshot!(screen(&app, 80, 16));

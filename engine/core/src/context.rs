@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use cox_protocol::CallId;
 use cox_protocol::provider::{ContentBlock, Message, Role};
+use cox_protocol::types::ServerStep;
 
 /// Outputs larger than this are shown to the model as head and tail.
 pub const BIG_OUTPUT: usize = 16 * 1024;
@@ -418,6 +419,15 @@ pub fn transcript(messages: &[Arc<Message>], focus: Option<&str>) -> String {
                 ContentBlock::Image(image) => {
                     out.push_str(&format!("RESULT: [an image, {}]\n", image.media_type));
                 }
+                ContentBlock::Server(block) => match &block.step {
+                    ServerStep::Searched { query, .. } => {
+                        out.push_str(&format!("AGENT searched the web for {query:?}\n"));
+                    }
+                    ServerStep::Found { results, .. } => {
+                        let urls: Vec<&str> = results.iter().map(|s| s.url.as_str()).collect();
+                        out.push_str(&format!("FOUND: {}\n", urls.join(" ")));
+                    }
+                },
             }
         }
     }

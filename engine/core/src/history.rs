@@ -37,7 +37,7 @@ use std::sync::Arc;
 use cox_protocol::CallId;
 use cox_protocol::hook::HookEvent;
 use cox_protocol::provider::{ContentBlock, Message, Role, Tier};
-use cox_protocol::types::{Event, Image, PermissionMode, StopReason};
+use cox_protocol::types::{Event, Image, PermissionMode, ServerBlock, StopReason};
 use serde_json::Value;
 
 use crate::context::{Compaction, ResultMeta};
@@ -90,13 +90,18 @@ pub struct History {
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Reply {
     thinking: String,
+    /// The provider's own tool's steps (its web search), in order.
+    server: Vec<ServerBlock>,
     text: String,
     calls: Vec<(CallId, String, Value)>,
 }
 
 impl Reply {
     fn is_empty(&self) -> bool {
-        self.thinking.is_empty() && self.text.is_empty() && self.calls.is_empty()
+        self.thinking.is_empty()
+            && self.server.is_empty()
+            && self.text.is_empty()
+            && self.calls.is_empty()
     }
 }
 
@@ -121,6 +126,7 @@ impl History {
                 self.prompt_images.clear();
             }
             Event::TextDelta { text } => self.reply().text.push_str(text),
+            Event::ServerTool { block } => self.reply().server.push(block.clone()),
             Event::ThinkingDelta { text } => self.reply().thinking.push_str(text),
             Event::ToolCallRequested { call } => {
                 self.calls
@@ -213,7 +219,9 @@ impl History {
             | Event::Checkpoint { .. }
             | Event::RewindConflict { .. }
             // A subagent's events are its own session's, not this one's.
-            | Event::Subagent { .. } => {}
+            | Event::Subagent { .. }
+            // The text they cite is in the conversation already.
+            | Event::Citations { .. } => {}
             Event::Plan { steps } => {
                 self.plans
                     .push((self.turns, self.messages.len(), steps.clone()));
@@ -426,6 +434,8 @@ impl History {
                 text: reply.thinking,
             });
         }
+        // A search and its results before the text that came of them.
+        content.extend(reply.server.into_iter().map(ContentBlock::Server));
         if !reply.text.is_empty() {
             content.push(ContentBlock::Text { text: reply.text });
         }

@@ -267,6 +267,8 @@ impl Turn<Streaming> {
                 phase.served = Some((provider, model, effort));
                 None
             }
+            StreamEvent::Server(block) => Some(Event::ServerTool { block }),
+            StreamEvent::Citations(sources) => Some(Event::Citations { sources }),
             StreamEvent::Done(stop) => {
                 phase.stop = Some(stop);
                 None

@@ -348,6 +348,35 @@ impl Engine {
         &self.ignored
     }
 
+    /// Whether the rules alone let every call of `tool` run without asking:
+    /// an allow rule names the whole tool (`WebSearch`, no parentheses)
+    /// and no deny or ask rule names it at all. For what cox cannot decide
+    /// call by call (a provider's own web search runs inside a model
+    /// call): any deny or ask rule naming the tool, whatever its
+    /// parentheses, keeps it off.
+    ///
+    /// # Errors
+    /// Why not, naming the rule (or its absence).
+    pub fn allows_whole_tool(&self, tool: &str) -> Result<(), String> {
+        for (list, rules) in [("deny", &self.deny.rules), ("ask", &self.ask.rules)] {
+            if let Some(rule) = rules.iter().find(|r| r.names_tool(tool)) {
+                return Err(format!(
+                    "{list} rule {} ({}) names it, and its calls cannot be asked about one by one",
+                    rule.text, rule.origin
+                ));
+            }
+        }
+        match self
+            .allow
+            .rules
+            .iter()
+            .find(|r| r.names_tool(tool) && matches!(r.spec, crate::rule::Spec::Any))
+        {
+            Some(_) => Ok(()),
+            None => Err("no allow rule names the whole tool".to_owned()),
+        }
+    }
+
     /// Every rule in effect: (list, rule), deny first.
     pub fn rules(&self) -> impl Iterator<Item = (&'static str, &Rule)> {
         let deny = self.deny.rules.iter().map(|r| ("deny", r));

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::provider::Effort;
 use crate::types::Usage;
 
-/// US dollars per million tokens.
+/// US dollars per million tokens (and per web search).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Prices {
@@ -20,6 +20,13 @@ pub struct Prices {
     pub output: f64,
     pub cache_read: f64,
     pub cache_write: f64,
+    /// Per search of the provider's server-side web search.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_search: f64,
+}
+
+fn is_zero(price: &f64) -> bool {
+    *price == 0.0
 }
 
 /// One model.
@@ -44,6 +51,11 @@ pub struct ModelInfo {
     /// The efforts the model takes, lowest first; empty when it takes none.
     #[serde(default)]
     pub efforts: Vec<Effort>,
+    /// The model can search the web on its provider's side (Anthropic's
+    /// `web_search` server tool, OpenAI's search models); `[tools]
+    /// web_search = true` turns it on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub web_search: bool,
 }
 
 /// A call's cost.
@@ -88,7 +100,8 @@ pub fn cost(model: Option<&ModelInfo>, usage: &Usage) -> Cost {
         usd: per(usage.input_tokens, prices.input)
             + per(usage.output_tokens, prices.output)
             + per(usage.cache_read_tokens, prices.cache_read)
-            + per(usage.cache_write_tokens, prices.cache_write),
+            + per(usage.cache_write_tokens, prices.cache_write)
+            + usage.web_searches as f64 * prices.web_search,
         estimated: false,
     }
 }
@@ -147,9 +160,11 @@ mod tests {
                 output: 15.0,
                 cache_read: 0.3,
                 cache_write: 3.75,
+                web_search: 0.0,
             }),
             prices_as_of: None,
             efforts,
+            web_search: false,
         }
     }
 
@@ -174,6 +189,7 @@ mod tests {
             output_tokens: 100_000,
             cache_read_tokens: 2_000_000,
             cache_write_tokens: 0,
+            web_searches: 0,
         };
         let c = cost(Some(&model(vec![])), &usage);
         assert!((c.usd - (3.0 + 1.5 + 0.6)).abs() < 1e-9);

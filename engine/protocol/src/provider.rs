@@ -62,6 +62,10 @@ pub enum ContentBlock {
     /// provider that cannot put images in a tool result sends it after
     /// the results, in a user message).
     Image(crate::types::Image),
+    /// A step of the provider's own tool (its web search) inside the
+    /// model's answer: sent back as it came to the provider that made it,
+    /// left out for any other.
+    Server(crate::types::ServerBlock),
 }
 
 /// One message of the history.
@@ -212,6 +216,10 @@ pub enum StreamEvent {
         name: String,
     },
     Usage(Usage),
+    /// A step of the provider's own tool (its web search), whole.
+    Server(crate::types::ServerBlock),
+    /// The pages the text just streamed cites.
+    Citations(Vec<crate::types::Source>),
     /// The response is complete.
     Done(ModelStop),
     /// Which provider, model and effort serve this call; a router sends it

@@ -266,6 +266,41 @@ pub struct ToolResult {
     pub images: Vec<Image>,
 }
 
+/// A page a web search found, or an answer cites.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    pub url: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+}
+
+/// What a provider's own tool did inside a model call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum ServerStep {
+    /// The model searched the web for `query`.
+    Searched { id: String, query: String },
+    /// What search `id` found, or why it failed.
+    Found {
+        id: String,
+        results: Vec<Source>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// One step of a provider's own tool (its server-side web search), as the
+/// surfaces show it and as the provider wants it back: `raw` is the block
+/// exactly as it came (encrypted parts included), returned only to the
+/// provider named.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServerBlock {
+    pub provider: String,
+    #[serde(flatten)]
+    pub step: ServerStep,
+    pub raw: Value,
+}
+
 /// An image, as the providers take it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Image {
@@ -353,6 +388,14 @@ pub struct Usage {
     pub cache_read_tokens: u64,
     #[serde(default)]
     pub cache_write_tokens: u64,
+    /// Searches the provider ran for the call (its server-side web
+    /// search), each priced on its own.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_searches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -362,6 +405,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.web_searches += other.web_searches;
     }
 }
 
@@ -582,6 +626,11 @@ pub enum Event {
     /// as it stands now. Each one replaces the one before; a resume and
     /// the surfaces rebuild the current plan from the last.
     Plan { steps: Vec<PlanStep> },
+    /// A step of the provider's own tool (its web search) in the model's
+    /// answer: shown by the surfaces, kept in the conversation.
+    ServerTool { block: ServerBlock },
+    /// The pages the text just streamed cites (the provider's web search).
+    Citations { sources: Vec<Source> },
     /// Images the prompt of the turn that just started carries (said right
     /// after its `TurnStarted`): given with it, or named in it (`@shot.png`).
     Attached { images: Vec<Image> },
@@ -627,6 +676,8 @@ impl Event {
             Event::Subagent { .. } => "subagent",
             Event::Plan { .. } => "plan",
             Event::Attached { .. } => "attached",
+            Event::ServerTool { .. } => "server_tool",
+            Event::Citations { .. } => "citations",
         }
     }
 }

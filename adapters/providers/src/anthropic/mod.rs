@@ -54,6 +54,8 @@ pub struct AnthropicProvider {
     api_key: String,
     model: String,
     retry: RetryPolicy,
+    /// Offer the server's web search with the tools.
+    web_search: bool,
 }
 
 impl AnthropicProvider {
@@ -71,6 +73,7 @@ impl AnthropicProvider {
             api_key: api_key.to_owned(),
             model: model.to_owned(),
             retry: RetryPolicy::default(),
+            web_search: false,
         })
     }
 
@@ -78,6 +81,14 @@ impl AnthropicProvider {
     #[must_use]
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// The same provider offering the server's web search (`web_search`
+    /// server tool) in every request that offers tools.
+    #[must_use]
+    pub fn with_web_search(mut self, on: bool) -> Self {
+        self.web_search = on;
         self
     }
 }
@@ -104,7 +115,11 @@ impl Provider for AnthropicProvider {
             .header("anthropic-version", API_VERSION)
             .header("accept", "text/event-stream")
             .header("content-type", "application/json")
-            .body(request::body_bytes(&request));
+            .body(if self.web_search {
+                request::body_bytes_searching(&request)
+            } else {
+                request::body_bytes(&request)
+            });
         http::stream::<MessageStream>(post, cancel, self.retry, &DIALECT)
     }
 }

@@ -14,15 +14,34 @@
 //! `output_config.effort`. Tools arrive sorted by name from the core. Empty text
 //! blocks are left out (the API refuses them), and thinking blocks from
 //! earlier responses are not sent back (cox keeps their text, not their
-//! signatures).
+//! signatures). The server's web search, when the session turned it on, is
+//! the last tool of a request that offers tools (never of a title or
+//! summary call), and the search steps of earlier answers go back as they
+//! came.
 
 use cox_protocol::provider::{ContentBlock, Message, Request, Role};
 use serde_json::{Map, Value, json};
+
+/// How many searches one call may run.
+pub const MAX_SEARCHES: u32 = 5;
 
 /// The body's bytes, as sent.
 #[must_use]
 pub fn body_bytes(request: &Request) -> Vec<u8> {
     serde_json::to_vec(&body(request)).unwrap_or_default()
+}
+
+/// [`body_bytes`] with the server's web search offered (when the request
+/// offers tools at all).
+#[must_use]
+pub fn body_bytes_searching(request: &Request) -> Vec<u8> {
+    let mut body = body(request);
+    if let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut) {
+        tools.push(json!({
+            "type": "web_search_20250305", "name": "web_search", "max_uses": MAX_SEARCHES,
+        }));
+    }
+    serde_json::to_vec(&body).unwrap_or_default()
 }
 
 /// The JSON body for `POST /v1/messages`, streaming.
@@ -152,6 +171,9 @@ fn block_value(block: &ContentBlock) -> Option<Value> {
             Some(block)
         }
         ContentBlock::Image(_) => None,
+        // Returned as it came, to the provider that made it only.
+        ContentBlock::Server(block) if block.provider == "anthropic" => Some(block.raw.clone()),
+        ContentBlock::Server(_) => None,
     }
 }
 

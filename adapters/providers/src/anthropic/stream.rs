@@ -16,12 +16,19 @@
 //! limit may have cut it right after its name (when it is the last). Usage is reported once, when the message
 //! stops: each count from the last event that carried it (`message_start`
 //! or a `message_delta`).
+//!
+//! The server's own web search comes as a `server_tool_use` block (its
+//! input streamed like a tool call's) and a `web_search_tool_result` block
+//! (whole at its start); each becomes a `Server` step, carrying the block
+//! as it came so the next request can return it. A text block's
+//! `citations_delta`s are gathered and said, once, as `Citations` when the
+//! block stops. The searches a call ran are counted in its usage.
 
 use std::collections::BTreeMap;
 
 use cox_protocol::CallId;
 use cox_protocol::provider::{ModelStop, ProviderError, StreamEvent};
-use cox_protocol::types::Usage;
+use cox_protocol::types::{ServerBlock, ServerStep, Source, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -40,6 +47,10 @@ struct PendingTool {
 #[derive(Debug, Default)]
 pub struct MessageStream {
     tools: BTreeMap<u64, PendingTool>,
+    /// The server's own tool calls being streamed (its web search).
+    servers: BTreeMap<u64, PendingTool>,
+    /// The pages each open text block cites so far.
+    citing: BTreeMap<u64, Vec<Source>>,
     /// Tool blocks that stopped with input that is not JSON: cut by the
     /// output limit if `message_delta` says `max_tokens`, else malformed.
     broken: Vec<PendingTool>,
@@ -78,6 +89,12 @@ struct WireUsage {
     output_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
+    server_tool_use: Option<ServerUse>,
+}
+
+#[derive(Deserialize, Default)]
+struct ServerUse {
+    web_search_requests: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -132,7 +149,18 @@ impl MessageStream {
             "content_block_start" => {
                 let block = envelope.content_block.unwrap_or(Value::Null);
                 match block["type"].as_str() {
-                    Some("tool_use" | "server_tool_use") => {
+                    Some("server_tool_use") => {
+                        let id = block["id"].as_str().unwrap_or_default().to_owned();
+                        let name = block["name"].as_str().unwrap_or_default().to_owned();
+                        let json = match &block["input"] {
+                            Value::Object(map) if !map.is_empty() => block["input"].to_string(),
+                            _ => String::new(),
+                        };
+                        self.servers
+                            .insert(envelope.index, PendingTool { id, name, json });
+                    }
+                    Some("web_search_tool_result") => out.push(StreamEvent::Server(found(block))),
+                    Some("tool_use") => {
                         let id = block["id"].as_str().unwrap_or_default().to_owned();
                         let name = block["name"].as_str().unwrap_or_default().to_owned();
                         if id.is_empty() || name.is_empty() {
@@ -166,6 +194,28 @@ impl MessageStream {
                         let text = delta["thinking"].as_str().unwrap_or_default();
                         out.push(StreamEvent::ThinkingDelta(text.to_owned()));
                     }
+                    Some("citations_delta") => {
+                        let citation = &delta["citation"];
+                        if let Some(url) = citation["url"].as_str() {
+                            let cited = self.citing.entry(envelope.index).or_default();
+                            if !cited.iter().any(|s| s.url == url) {
+                                cited.push(Source {
+                                    url: url.to_owned(),
+                                    title: citation["title"]
+                                        .as_str()
+                                        .unwrap_or_default()
+                                        .to_owned(),
+                                });
+                            }
+                        }
+                    }
+                    Some("input_json_delta") if self.servers.contains_key(&envelope.index) => {
+                        if let Some(server) = self.servers.get_mut(&envelope.index) {
+                            server
+                                .json
+                                .push_str(delta["partial_json"].as_str().unwrap_or_default());
+                        }
+                    }
                     Some("input_json_delta") => {
                         let Some(tool) = self.tools.get_mut(&envelope.index) else {
                             return Err(malformed(
@@ -179,6 +229,12 @@ impl MessageStream {
                 }
             }
             "content_block_stop" => {
+                if let Some(sources) = self.citing.remove(&envelope.index) {
+                    out.push(StreamEvent::Citations(sources));
+                }
+                if let Some(server) = self.servers.remove(&envelope.index) {
+                    out.push(StreamEvent::Server(searched(server)));
+                }
                 if let Some(tool) = self.tools.remove(&envelope.index) {
                     if tool.json.trim().is_empty() {
                         self.empty.push((envelope.index, tool));
@@ -296,6 +352,64 @@ impl MessageStream {
                 *slot = count;
             }
         }
+        if let Some(searches) = usage
+            .server_tool_use
+            .as_ref()
+            .and_then(|s| s.web_search_requests)
+        {
+            self.usage.web_searches = searches;
+        }
+    }
+}
+
+/// A `server_tool_use` block, whole: the search the model ran.
+fn searched(server: PendingTool) -> ServerBlock {
+    let input: Value = serde_json::from_str(&server.json)
+        .unwrap_or_else(|_| Value::Object(serde_json::Map::new()));
+    let query = input["query"].as_str().unwrap_or_default().to_owned();
+    ServerBlock {
+        provider: "anthropic".to_owned(),
+        step: ServerStep::Searched {
+            id: server.id.clone(),
+            query,
+        },
+        raw: serde_json::json!({
+            "type": "server_tool_use", "id": server.id, "name": server.name, "input": input,
+        }),
+    }
+}
+
+/// A `web_search_tool_result` block: the pages found, or the error.
+fn found(block: Value) -> ServerBlock {
+    let id = block["tool_use_id"].as_str().unwrap_or_default().to_owned();
+    let content = &block["content"];
+    let (results, error) = match content.as_array() {
+        Some(results) => (
+            results
+                .iter()
+                .filter_map(|r| {
+                    Some(Source {
+                        url: r["url"].as_str()?.to_owned(),
+                        title: r["title"].as_str().unwrap_or_default().to_owned(),
+                    })
+                })
+                .collect(),
+            None,
+        ),
+        None => (
+            Vec::new(),
+            Some(
+                content["error_code"]
+                    .as_str()
+                    .unwrap_or("an error the server did not name")
+                    .to_owned(),
+            ),
+        ),
+    };
+    ServerBlock {
+        provider: "anthropic".to_owned(),
+        step: ServerStep::Found { id, results, error },
+        raw: block,
     }
 }
 

@@ -48,6 +48,7 @@ fn usage(input_tokens: u64) -> Item {
         output_tokens: 7,
         cache_read_tokens: 900,
         cache_write_tokens: 0,
+        web_searches: 0,
     }))
 }
 

@@ -49,6 +49,8 @@ pub struct OpenAiProvider {
     model: String,
     retry: RetryPolicy,
     limit: LimitField,
+    /// Ask a search model to search the web (`web_search_options`).
+    web_search: bool,
 }
 
 impl OpenAiProvider {
@@ -73,7 +75,16 @@ impl OpenAiProvider {
             model: model.to_owned(),
             retry: RetryPolicy::default(),
             limit,
+            web_search: false,
         })
+    }
+
+    /// The same provider asking its search model to search the web, in
+    /// every request that offers tools (a turn's, never a title's).
+    #[must_use]
+    pub fn with_web_search(mut self, on: bool) -> Self {
+        self.web_search = on;
+        self
     }
 
     /// The same provider with another retry policy.
@@ -104,7 +115,11 @@ impl Provider for OpenAiProvider {
             .post(url)
             .header("accept", "text/event-stream")
             .header("content-type", "application/json")
-            .body(request::body_bytes(&request, self.limit));
+            .body(if self.web_search {
+                request::body_bytes_searching(&request, self.limit)
+            } else {
+                request::body_bytes(&request, self.limit)
+            });
         if let Some(key) = &self.api_key {
             post = post.secret_header("authorization", &format!("Bearer {key}"));
         }

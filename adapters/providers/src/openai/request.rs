@@ -29,6 +29,17 @@ pub fn body_bytes(request: &Request, limit: LimitField) -> Vec<u8> {
     serde_json::to_vec(&body(request, limit)).unwrap_or_default()
 }
 
+/// [`body_bytes`] asking a search model to search the web (when the
+/// request offers tools at all).
+#[must_use]
+pub fn body_bytes_searching(request: &Request, limit: LimitField) -> Vec<u8> {
+    let mut body = body(request, limit);
+    if !request.tools.is_empty() {
+        body["web_search_options"] = json!({});
+    }
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
 /// The JSON body for `POST …/chat/completions`, streaming.
 #[must_use]
 pub fn body(request: &Request, limit: LimitField) -> Value {
@@ -100,7 +111,9 @@ fn push_message(out: &mut Vec<Value>, message: &Message, send_images: bool) {
                 }
                 text.push_str(t);
             }
-            ContentBlock::Thinking { .. } => {}
+            // Another provider's search steps mean nothing here; the text
+            // that came of them is sent.
+            ContentBlock::Thinking { .. } | ContentBlock::Server(_) => {}
             ContentBlock::ToolUse { id, name, input } => calls.push(json!({
                 "id": id, "type": "function",
                 "function": {"name": name, "arguments": input.to_string()},

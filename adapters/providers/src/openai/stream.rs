@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use cox_protocol::CallId;
 use cox_protocol::provider::{ModelStop, ProviderError, StreamEvent};
-use cox_protocol::types::Usage;
+use cox_protocol::types::{Source, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -41,6 +41,8 @@ struct PendingCall {
 #[derive(Debug, Default)]
 pub struct ChunkStream {
     calls: BTreeMap<u64, PendingCall>,
+    /// The pages the answer cites (a search model's `url_citation`s).
+    cited: Vec<Source>,
     usage: Usage,
     stop: Option<ModelStop>,
     done: bool,
@@ -68,6 +70,9 @@ struct Delta {
     reasoning: Option<String>,
     #[serde(default)]
     tool_calls: Vec<CallPiece>,
+    /// A search model's citations of the text.
+    #[serde(default)]
+    annotations: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +144,7 @@ impl ChunkStream {
                 output_tokens: usage.completion_tokens,
                 cache_read_tokens: cached,
                 cache_write_tokens: 0,
+                web_searches: 0,
             };
         }
         for choice in chunk.choices {
@@ -152,6 +158,17 @@ impl ChunkStream {
                 && !text.is_empty()
             {
                 out.push(StreamEvent::TextDelta(text));
+            }
+            for note in &delta.annotations {
+                let citation = &note["url_citation"];
+                if let Some(url) = citation["url"].as_str()
+                    && !self.cited.iter().any(|s| s.url == url)
+                {
+                    self.cited.push(Source {
+                        url: url.to_owned(),
+                        title: citation["title"].as_str().unwrap_or_default().to_owned(),
+                    });
+                }
             }
             for piece in delta.tool_calls {
                 let index = piece.index.unwrap_or_else(|| {
@@ -181,6 +198,9 @@ impl ChunkStream {
                     "length" => ModelStop::MaxTokens,
                     _ => ModelStop::EndTurn,
                 });
+                if !self.cited.is_empty() {
+                    out.push(StreamEvent::Citations(std::mem::take(&mut self.cited)));
+                }
                 out.extend(self.take_calls()?);
             }
         }
@@ -393,7 +413,8 @@ mod tests {
                     input_tokens: 20,
                     output_tokens: 30,
                     cache_read_tokens: 100,
-                    cache_write_tokens: 0
+                    cache_write_tokens: 0,
+                    web_searches: 0,
                 }),
                 StreamEvent::Done(ModelStop::ToolUse),
             ]

@@ -164,8 +164,55 @@ fn checks() -> Vec<Row> {
         rows.push(hooks(home));
         rows.push(telemetry(home, &models, &var));
     }
+    rows.push(web_search(&models, &catalog));
     rows.extend([dates, prices]);
     rows
+}
+
+/// Whether the provider's own web search is on, and for which models.
+fn web_search(models: &ModelConfig, catalog: &cox_protocol::catalog::Catalog) -> Row {
+    if models.tools.web_search != Some(true) {
+        return Row::new(
+            Status::Ok,
+            "web search",
+            "off ([tools] web_search = true and a WebSearch allow rule turn it on)",
+        );
+    }
+    let code = models
+        .tiers
+        .get(&crate::config::TierName::Code)
+        .and_then(|t| t.model.clone());
+    match code {
+        Some(model) if catalog.get(&model).is_some_and(|m| m.web_search) => Row::new(
+            Status::Ok,
+            "web search",
+            format!("on for {model}, where a WebSearch allow rule lets it run"),
+        ),
+        Some(model) => Row::new(
+            Status::Warn,
+            "web search",
+            format!(
+                "on in [tools], but {model} has no server-side web search: off for it \
+                 (`[models.\"{model}\"] web_search = true` if it does)"
+            ),
+        ),
+        None => {
+            let able: Vec<String> = catalog
+                .models()
+                .iter()
+                .filter(|m| m.web_search)
+                .map(|m| m.id.clone())
+                .collect();
+            Row::new(
+                Status::Ok,
+                "web search",
+                format!(
+                    "on for the models that have it ({}), where a WebSearch allow rule lets it run",
+                    able.join(", ")
+                ),
+            )
+        }
+    }
 }
 
 /// The log and OTLP export as a session here would have them: where the

@@ -54,6 +54,7 @@ const PRICES: Shape = Table(&[
     ("output", Value),
     ("cache_read", Value),
     ("cache_write", Value),
+    ("web_search", Value),
 ]);
 
 /// `id` is left out: the table's key is the id.
@@ -64,6 +65,7 @@ const MODEL: Shape = Table(&[
     ("prices", PRICES),
     ("prices_as_of", Value),
     ("efforts", Value),
+    ("web_search", Value),
 ]);
 
 /// `[mcp_servers.<name>]`: Claude Code's fields, and cox's own.

@@ -41,6 +41,7 @@ pub fn app() -> App {
                     output: 25.0,
                     cache_read: 0.5,
                     cache_write: 6.25,
+                    web_search: 0.0,
                 }),
             )),
             worktree: None,

@@ -140,7 +140,9 @@ impl SideReply {
             StreamEvent::Done(_) => return Err(()),
             StreamEvent::ThinkingDelta(_)
             | StreamEvent::ToolUse { .. }
-            | StreamEvent::ToolUseCut { .. } => None,
+            | StreamEvent::ToolUseCut { .. }
+            | StreamEvent::Server(_)
+            | StreamEvent::Citations(_) => None,
         })
     }
 }

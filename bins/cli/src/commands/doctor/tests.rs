@@ -25,6 +25,7 @@ fn row(id: &str, prices: bool, as_of: Option<&str>) -> ModelInfo {
         prices: prices.then(Prices::default),
         prices_as_of: as_of.map(str::to_owned),
         efforts: Vec::new(),
+        web_search: false,
     }
 }
 
