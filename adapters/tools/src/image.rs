@@ -13,11 +13,11 @@
 //!   [`MAX_PIXELS`] pixels;
 //! - its encoded bytes are at most [`MAX_BYTES`] (its base64 under 5 MB);
 //! - an image already within every limit is sent as its own bytes, not
-//!   re-encoded; any other is scaled down, its aspect ratio kept, and
-//!   written as a JPEG (from a JPEG) or a PNG, and as a JPEG when the PNG
-//!   would still be too large.
+//!   re-encoded; any other is scaled down (area-averaged), its aspect
+//!   ratio kept, and written as a JPEG (from a JPEG) or a PNG, and as a
+//!   JPEG when the PNG would still be too large.
 //!
-//! [`prepare`] is pure and may take a few hundred milliseconds on a large
+//! [`prepare`] is pure and takes about a tenth of a second on a 12 MP
 //! photo: call it off the async runtime.
 
 use std::fmt;
@@ -25,7 +25,6 @@ use std::io::Cursor;
 
 use ::image::codecs::jpeg::JpegEncoder;
 use ::image::codecs::png::PngEncoder;
-use ::image::imageops::FilterType;
 use ::image::metadata::Orientation;
 use ::image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, RgbImage};
 use base64::Engine as _;
@@ -195,7 +194,10 @@ pub fn prepare(bytes: &[u8], name: &str) -> Result<Prepared, String> {
     let scaled = if (fit_w, fit_h) == (width, height) {
         decoded
     } else {
-        decoded.resize_exact(fit_w, fit_h, FilterType::Triangle)
+        // Area averaging: each pixel the mean of the source area it
+        // covers, alias-free when shrinking, and about five times faster
+        // than a triangle filter on a 12 MP photo (`cox-bench tools`).
+        decoded.thumbnail_exact(fit_w, fit_h)
     };
     let (sent, out) = if source == Format::Jpeg {
         (Format::Jpeg, write_jpeg(&scaled, name)?)
