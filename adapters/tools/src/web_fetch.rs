@@ -297,6 +297,13 @@ impl Tool for WebFetchTool {
     }
 }
 
+/// An HTML page as the markdown `web_fetch` returns for it (exposed for
+/// measuring the conversion alone).
+#[must_use]
+pub fn html_to_markdown(html: &str) -> String {
+    content::markdown(html)
+}
+
 /// The URL `raw` names, as it is requested and shown to the permission
 /// engine (see the module doc), or why web_fetch does not take it.
 pub(crate) fn canonical(raw: &str) -> Result<Url, String> {

@@ -43,6 +43,9 @@
 //! - `cox-bench subagents [RUNS] [FILES]`: the release `cox` beside this
 //!   binary: what starting a subagent costs, four subagents in one message
 //!   against four in turn, and `--worktree` in a repository of FILES files.
+//! - `cox-bench tools [RUNS]`: `web_fetch` of a 1 MB HTML page from a
+//!   loopback server (the call, the conversion alone, the bytes the model
+//!   gets) and `image::prepare` of a 4000×3000 JPEG and a 2560×1600 PNG.
 //! - `cox-bench mock [--port N] [--dir DIR] [--log FILE] [--dump DIR]`: a loopback model
 //!   server (Anthropic Messages and OpenAI Responses) that answers every
 //!   conversation with a write of `DIR/hello.txt`, then a short text; for
@@ -77,6 +80,7 @@ mod mock;
 mod sandbox;
 mod subagents;
 mod telemetry;
+mod tools;
 
 /// The figures cox promises (see the module docs for each).
 #[derive(clap::Parser, Debug)]
@@ -172,6 +176,12 @@ enum Job {
         #[arg(default_value_t = 10_000)]
         files: usize,
     },
+    /// web_fetch of a 1 MB page and image::prepare of large images (RUNS
+    /// runs each).
+    Tools {
+        #[arg(default_value_t = 20)]
+        runs: usize,
+    },
     /// Create a new cox.db N times.
     Db {
         #[arg(default_value_t = 50)]
@@ -217,6 +227,7 @@ fn main() {
         Job::Telemetry { rounds, runs } => telemetry::run(rounds, runs),
         Job::Acp { runs, deltas } => acp::run(runs, deltas),
         Job::Subagents { runs, files } => subagents::run(runs, files),
+        Job::Tools { runs } => tools::run(runs),
     };
     match result {
         Ok(()) => {
