@@ -134,6 +134,7 @@ fn between_calls(event: &Event) -> bool {
         // A subagent runs while this session runs its call.
         | Event::Subagent { .. }
         | Event::Attached { .. }
+        | Event::UserShell { .. }
         | Event::Plan { .. } => true,
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }

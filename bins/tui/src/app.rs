@@ -970,6 +970,18 @@ impl App {
 
     fn submit(&mut self, text: &str) -> Vec<Action> {
         self.scroll = 0;
+        // `! cmd`: the person's own command, run by the session (its deny
+        // rules, its sandbox); the output joins the next prompt.
+        if let Some(command) = text.strip_prefix('!') {
+            let command = command.trim();
+            if command.is_empty() {
+                self.flash = Some("type a shell command after !".into());
+                return Vec::new();
+            }
+            return vec![Action::Submit(Submission::Shell {
+                command: command.to_owned(),
+            })];
+        }
         // A session's command goes to it as typed: the session expands it.
         let parsed = match self.session_command(text) {
             Some(Err(message)) => {

@@ -267,6 +267,28 @@ impl Transcript {
                         .join(" · ")
                 ),
             }),
+            // The person's own command (`! cmd`), shown as a bash card.
+            Event::UserShell { command, result } => {
+                let mut result = result.clone();
+                result.visible = sanitize(&result.visible).into_owned();
+                self.entries.push(Entry::Tool(Box::new(ToolEntry {
+                    turn: self.seq,
+                    call: cox_protocol::types::ToolCall {
+                        id: CallId::from("user-shell"),
+                        name: "bash".to_owned(),
+                        input: serde_json::json!({ "command": command }),
+                        risk: cox_protocol::types::Risk::Exec,
+                        subject: sanitize(command).into_owned(),
+                        segments: None,
+                        writes: Vec::new(),
+                    },
+                    output: String::new(),
+                    result: Some(result),
+                    approval: None,
+                    preview: None,
+                    via: None,
+                })));
+            }
             Event::Attached { images } => self.entries.push(Entry::Notice {
                 level: NoticeLevel::Info,
                 text: match images.len() {

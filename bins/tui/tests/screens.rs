@@ -851,3 +851,24 @@ fn the_servers_prompts_complete_and_go_to_the_session_as_typed() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_bang_runs_the_persons_command_and_its_card_shows_the_output() {
+    let mut app = app();
+    type_text(&mut app, "! ls -la src");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), Instant::now()),
+        [Action::Submit(Submission::Shell {
+            command: "ls -la src".into()
+        })]
+    );
+    type_text(&mut app, "!  ");
+    assert!(app.on_key(key(KeyCode::Enter), Instant::now()).is_empty());
+    app.on_event(&Event::UserShell {
+        command: "ls -la src".into(),
+        result: ToolResult::ok("main.rs\nlib.rs\n"),
+    });
+    let drawn = screen(&app, 60, 12);
+    assert!(drawn.contains("ls -la src"), "{drawn}");
+    assert!(drawn.contains("main.rs"), "{drawn}");
+}

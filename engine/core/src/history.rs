@@ -57,6 +57,9 @@ pub struct History {
     prompt: Option<String>,
     /// The images it carries.
     prompt_images: Vec<Image>,
+    /// Commands the person ran since the last prompt, as the model reads
+    /// them with the next one.
+    shells: Vec<String>,
     /// The model call in progress.
     reply: Option<Reply>,
     /// The calls of the last closed assistant message, in order.
@@ -226,6 +229,10 @@ impl History {
                 self.plans
                     .push((self.turns, self.messages.len(), steps.clone()));
             }
+            Event::UserShell { command, result } => {
+                self.shells
+                    .push(crate::session::shell_context(command, result));
+            }
             Event::Attached { images } => {
                 if self.prompt.is_some() {
                     self.prompt_images.extend(images.iter().cloned());
@@ -381,6 +388,11 @@ impl History {
                     .map(ContentBlock::Image),
             );
             message.content.extend(self.context_blocks());
+            message.content.extend(
+                std::mem::take(&mut self.shells)
+                    .into_iter()
+                    .map(|text| ContentBlock::Text { text }),
+            );
             self.messages.push(Arc::new(message));
         }
     }

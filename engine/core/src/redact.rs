@@ -119,6 +119,17 @@ pub fn rollout_copy(event: &Event) -> Option<Event> {
                 chunk,
             }),
         },
+        Event::UserShell { command, result } => match scrub(&result.visible) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(visible) => {
+                let mut result = result.clone();
+                result.visible = visible;
+                Some(Event::UserShell {
+                    command: command.clone(),
+                    result,
+                })
+            }
+        },
         Event::ToolCallDone { call_id, result } => match scrub(&result.visible) {
             Cow::Borrowed(_) => None,
             Cow::Owned(visible) => {

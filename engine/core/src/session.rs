@@ -55,10 +55,12 @@ mod hooks;
 mod modes;
 mod request;
 mod results;
+mod shell;
 mod title;
 mod turn_loop;
 
 use compaction::CompactOutcome;
+pub(crate) use shell::context_text as shell_context;
 pub use title::{Grace, TITLE_CHARS, TITLE_PROMPT, first_line};
 
 /// Everything a session is told when it starts. The driver gathers it (time,
@@ -160,6 +162,8 @@ struct State {
     turn_engine: Option<Arc<Engine>>,
     /// The notes recalled for this turn's prompt.
     turn_notes: Vec<cox_protocol::memory::Note>,
+    /// Commands the person ran (`! cmd`) in this run, for their ids.
+    user_shells: u32,
 }
 
 /// Tools that join the session as its run starts (an MCP client's, whose
@@ -459,6 +463,7 @@ where
     async fn between_turns(&mut self, sub: Submission) -> bool {
         match sub {
             Submission::UserTurn { text, images } => self.run_turn(text, images).await,
+            Submission::Shell { command } => self.user_shell(command).await,
             Submission::Shutdown => return false,
             Submission::SetMode {
                 permission_mode,
@@ -544,6 +549,7 @@ where
                 MidTurn::Ignored
             }
             sub @ (Submission::UserTurn { .. }
+            | Submission::Shell { .. }
             | Submission::Compact { .. }
             | Submission::Rewind { .. }
             | Submission::SetMode { .. }

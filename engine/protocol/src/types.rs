@@ -68,6 +68,11 @@ pub enum Submission {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         force: bool,
     },
+    /// The person runs a shell command themselves (`! cmd` in the TUI):
+    /// through the permission engine's deny rules and the OS sandbox,
+    /// between turns; its output joins the conversation with the next
+    /// prompt. Sent during a turn, it waits for the turn's end.
+    Shell { command: String },
     /// Finish: the session ends once what came before it is done.
     Shutdown,
 }
@@ -631,6 +636,9 @@ pub enum Event {
     ServerTool { block: ServerBlock },
     /// The pages the text just streamed cites (the provider's web search).
     Citations { sources: Vec<Source> },
+    /// A command the person ran (`Submission::Shell`) and how it went;
+    /// the model reads both with the next prompt.
+    UserShell { command: String, result: ToolResult },
     /// Images the prompt of the turn that just started carries (said right
     /// after its `TurnStarted`): given with it, or named in it (`@shot.png`).
     Attached { images: Vec<Image> },
@@ -676,6 +684,7 @@ impl Event {
             Event::Subagent { .. } => "subagent",
             Event::Plan { .. } => "plan",
             Event::Attached { .. } => "attached",
+            Event::UserShell { .. } => "user_shell",
             Event::ServerTool { .. } => "server_tool",
             Event::Citations { .. } => "citations",
         }

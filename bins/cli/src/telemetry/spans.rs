@@ -388,6 +388,7 @@ impl<S: Sink> Spans<S> {
             // A subagent's spans are its own session's, which watches them.
             | Event::Subagent { .. }
             | Event::Attached { .. }
+            | Event::UserShell { .. }
             | Event::ServerTool { .. }
             | Event::Citations { .. }
             | Event::Plan { .. } => {}
