@@ -9,6 +9,9 @@
 //!   colours): the time and the bytes sent; and the resize alone with the
 //!   filters one could choose, to show why `prepare` uses the one it does.
 //!
+//! - bash_output: one poll of a background shell (through the tool, as the
+//!   model calls it) with nothing new, and with 64 KiB new since the last.
+//!
 //! Medians of RUNS runs each.
 
 use std::io::{Cursor, Read, Write};
@@ -39,7 +42,79 @@ impl PathRules for Open {
 pub(crate) fn run(runs: usize) -> Result<(), String> {
     let runs = runs.max(3);
     fetch(runs)?;
-    images(runs)
+    images(runs)?;
+    polls(runs.max(200))
+}
+
+/// The cost of one `bash_output` poll: of a shell with nothing new, and of
+/// one that printed 64 KiB since the last poll (the reading is what costs;
+/// the shell only has to have printed).
+fn polls(runs: usize) -> Result<(), String> {
+    use cox_tools::shells::{BashOutputTool, Shells};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let work = tempdir::Dir::new("shells").map_err(|e| e.to_string())?;
+    let workspace = Workspace::single(work.0.clone());
+    let sandbox = cox_sandbox::ProcessSandbox::new();
+    let rules: Arc<dyn PathRules> = Arc::new(Open);
+    let shells = Shells::new(Arc::new(cox_sandbox::ProcessSandbox::new()));
+    let tool = BashOutputTool::new(Arc::clone(&shells));
+    let _guard = runtime.enter();
+    let start = |command: &str| {
+        let request = cox_protocol::sandbox::ExecRequest {
+            command: command.to_owned(),
+            cwd: work.0.clone(),
+            timeout: Duration::from_secs(600),
+            env: Vec::new(),
+            unconfined: false,
+            call_id: None,
+        };
+        shells.start(request, None)
+    };
+    let idle = start("sleep 600");
+    // 64 KiB a line at a time, again and again: each poll finds a full
+    // buffer's worth waiting (the shell outpaces the polls).
+    let busy = start("while :; do head -c 65536 /dev/zero | tr '\\0' x; echo; done");
+    let poll = |id: &str| {
+        let call_id = cox_protocol::CallId::from("bench");
+        let cx = ToolContext {
+            call_id: &call_id,
+            workspace: &workspace,
+            cancel: cox_protocol::CancelToken::new(),
+            sandbox: &sandbox,
+            output: OutputSink::discard(call_id.clone()),
+            rules: Arc::clone(&rules),
+            unconfined: false,
+            files: None,
+            permission_mode: cox_protocol::types::PermissionMode::Default,
+            nested: cox_protocol::tool::Nested::none(),
+        };
+        let started = Instant::now();
+        let result = runtime.block_on(tool.run(serde_json::json!({ "id": id }), cx));
+        (started.elapsed(), result.visible.len())
+    };
+    let mut quiet = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        quiet.push(poll(&idle).0);
+    }
+    let mut loaded = Vec::with_capacity(runs);
+    let mut bytes = 0;
+    for _ in 0..runs {
+        // Let 64 KiB or more arrive, outside the timing.
+        runtime.block_on(tokio::time::sleep(Duration::from_millis(2)));
+        let (took, got) = poll(&busy);
+        bytes = bytes.max(got);
+        loaded.push(took);
+    }
+    shells.kill_all();
+    println!(
+        "bash_output poll: {:.1} µs median with nothing new; {:.1} µs with new output waiting (up to {bytes} bytes a poll)",
+        median(quiet).as_secs_f64() * 1e6,
+        median(loaded).as_secs_f64() * 1e6,
+    );
+    Ok(())
 }
 
 /// A page of about `size` bytes, shaped like documentation.
