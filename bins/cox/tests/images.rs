@@ -148,3 +148,33 @@ fn image_is_for_headless_runs() {
     let out = env.cox().args(["--image", "x.png"]).output().unwrap();
     common::assert_one_line_error(&out, "--image is for headless runs");
 }
+
+#[test]
+fn read_shows_an_image_to_the_model_over_the_binary() {
+    let env = Env::new();
+    std::fs::write(env.work.path().join("dot.png"), DOT).unwrap();
+    std::fs::write(env.work.path().join("fake.png"), "not an image\n").unwrap();
+    let scenario = env.work.path().join("read_image.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"dot.png\" }}\n\n\
+             [[turn]]\n[[turn.tool_call]]\nname = \"read\"\ninput = {{ path = \"fake.png\" }}\n\
+             [turn.expect]\ntool_result_contains = \"[image dot.png: 1×1 PNG\"\n\
+             request_contains = [\"{DOT_BASE64}\"]\n\n\
+             [[turn]]\ntext = \"A dot.\"\n[turn.expect]\n\
+             tool_result_contains = \"fake.png is not a PNG, JPEG, GIF or WebP image\"\n"
+        ),
+    )
+    .unwrap();
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "look at the dot", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "A dot.");
+}
