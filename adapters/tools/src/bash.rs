@@ -93,7 +93,10 @@ impl Tool for SessionBashTool {
                 Err(result) => return result,
             };
             let timeout = input.timeout_ms.map(|ms| Duration::from_millis(ms.max(1)));
-            let id = self.shells.start(request(input, &cx), timeout);
+            let id = match self.shells.start(request(input, &cx), timeout) {
+                Ok(id) => id,
+                Err(why) => return ToolResult::error(why),
+            };
             ToolResult::ok(format!(
                 "started background shell {id}; read what it prints with bash_output {{\"id\": \"{id}\"}}, \
                  stop it with kill_shell. It runs until it ends, is killed, or the session ends."

@@ -142,6 +142,11 @@ impl Prepared {
     }
 }
 
+/// The longest edge an image may declare to be decoded at all.
+pub const MAX_DECODED_EDGE: u32 = 16_384;
+/// The most memory decoding one image may take.
+pub const MAX_DECODED_BYTES: u64 = 256 * 1024 * 1024;
+
 /// The image in `bytes` (a file called `name`, for messages) made ready
 /// for the model, or a one-line reason it cannot be.
 ///
@@ -165,7 +170,14 @@ pub fn prepare(bytes: &[u8], name: &str) -> Result<Prepared, String> {
         ));
     }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), source.codec());
-    reader.limits(::image::Limits::default());
+    // A small file may declare a huge picture: its size is checked before a
+    // byte of it is decoded, and the decoder may not allocate past a
+    // photo's needs.
+    let mut limits = ::image::Limits::default();
+    limits.max_image_width = Some(MAX_DECODED_EDGE);
+    limits.max_image_height = Some(MAX_DECODED_EDGE);
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
+    reader.limits(limits);
     let mut decoder = reader.into_decoder().map_err(corrupt)?;
     let orientation = decoder.orientation().map_err(corrupt)?;
     let mut decoded = DynamicImage::from_decoder(decoder).map_err(corrupt)?;

@@ -40,6 +40,8 @@ use crate::schema::input_schema;
 pub const UNREAD_MAX: usize = 1 << 20;
 /// How long a background shell may run when its call names no timeout.
 const NO_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The most shells running at once in one session.
+pub const MAX_RUNNING: usize = 16;
 /// How long `kill_shell` waits for a killed shell to be gone.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
@@ -146,12 +148,30 @@ impl Shells {
 
     /// Starts `request` on a task of its own and returns its id at once.
     /// Must be called on a Tokio runtime.
-    pub fn start(&self, mut request: ExecRequest, timeout: Option<Duration>) -> String {
+    ///
+    /// # Errors
+    /// [`MAX_RUNNING`] shells already run.
+    pub fn start(
+        &self,
+        mut request: ExecRequest,
+        timeout: Option<Duration>,
+    ) -> Result<String, String> {
         request.timeout = timeout.unwrap_or(NO_TIMEOUT);
         let output = Arc::new(Mutex::new(Output::default()));
         let done = Arc::new(tokio::sync::Notify::new());
         let cancel = CancelToken::new();
         let mut inner = lock(&self.inner);
+        let running = inner
+            .shells
+            .values()
+            .filter(|s| lock(&s.output).ended.is_none())
+            .count();
+        if running >= MAX_RUNNING {
+            return Err(format!(
+                "{running} background shells are running, the most a session may have: stop one \
+                 with kill_shell first"
+            ));
+        }
         inner.next += 1;
         let n = inner.next;
         inner.shells.insert(
@@ -187,7 +207,7 @@ impl Shells {
             drop(out);
             done.notify_waiters();
         });
-        format!("bash_{n}")
+        Ok(format!("bash_{n}"))
     }
 
     /// What shell `id` printed since the last read, the lines matching

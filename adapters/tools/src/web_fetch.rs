@@ -61,6 +61,11 @@ const PASSAGES_BUDGET: usize = 4096;
 /// `Err(reason)` refuses it; the result reads "web_fetch may not connect to
 /// HOST: reason", so the reason says why (e.g. "it is not in [sandbox]
 /// allowed_domains").
+/// The stack of the thread that converts a page: deep enough for the
+/// deepest nesting [`content`] lets through (it falls back to plain text
+/// past that).
+const CONVERT_STACK: usize = 256 * 1024 * 1024;
+
 pub type HostGate = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 /// How far one call may go.
@@ -238,12 +243,25 @@ impl WebFetchTool {
             body,
             cut,
         };
-        let rendered = tokio::task::spawn_blocking(move || {
-            let received = page.body.len() as u64;
-            content::render(&page, prompt.as_deref()).with_bytes(received)
+        // On a thread of its own with a deep stack: the HTML parser and the
+        // converter walk the tree recursively, and a page nested thousands
+        // deep must not overflow a runtime thread's stack (which would end
+        // the process). Detached, so a conversion still running when the
+        // call's time is up never holds the process open at exit.
+        let (done, answer) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("web_fetch convert".into())
+            .stack_size(CONVERT_STACK)
+            .spawn(move || {
+                let received = page.body.len() as u64;
+                let _ = done.send(content::render(&page, prompt.as_deref()).with_bytes(received));
+            });
+        if let Err(e) = spawned {
+            return ToolResult::error(format!("the page could not be converted: {e}"));
+        }
+        answer.await.unwrap_or_else(|_| {
+            ToolResult::error("the page could not be converted: its converter stopped".to_owned())
         })
-        .await;
-        rendered.unwrap_or_else(|e| ToolResult::error(format!("the tool failed unexpectedly: {e}")))
     }
 }
 

@@ -203,3 +203,23 @@ async fn without_the_flag_the_session_bash_runs_in_the_foreground() {
     assert_eq!(result.visible, "here\n");
     assert!(set.shells.list().is_empty());
 }
+
+#[tokio::test]
+async fn no_more_than_sixteen_run_at_once() {
+    let set = Set::new();
+    for _ in 0..cox_tools::shells::MAX_RUNNING {
+        set.start("sleep 60").await;
+    }
+    let over = set
+        .fx
+        .run(
+            &set.bash,
+            json!({"command": "sleep 60", "run_in_background": true}),
+        )
+        .await;
+    assert_error(&over, &["16 background shells are running", "kill_shell"]);
+    let killed = set.fx.run(&set.kill, json!({"id": "bash_1"})).await;
+    assert!(killed.ok, "{killed:?}");
+    set.start("true").await;
+    set.bash.session_ended();
+}

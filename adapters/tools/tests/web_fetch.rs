@@ -490,3 +490,38 @@ async fn input_outside_the_schema_is_refused() {
         &["invalid input for web_fetch: unknown field `method`"],
     );
 }
+
+#[tokio::test]
+async fn a_page_nested_deep_is_converted_or_read_as_text_never_a_crash() {
+    // 3,000 levels overflowed a runtime thread's stack; 60,000 are past
+    // what is converted at all.
+    for (levels, converted) in [(3_000, true), (60_000, false)] {
+        let html = format!(
+            "<html><body>{}deep text{}</body></html>",
+            "<div>".repeat(levels),
+            "</div>".repeat(levels)
+        );
+        let server = Server::start(move |_| ok("text/html", html.clone())).await;
+        let result = fetch(&tool(), &server.url("/deep")).await;
+        assert!(
+            result.ok,
+            "{levels}: {:?}",
+            &result.visible[..200.min(result.visible.len())]
+        );
+        assert!(result.visible.contains("deep text"), "{levels}");
+        assert_eq!(
+            result.visible.contains("nests its elements too deeply"),
+            !converted,
+            "{levels}"
+        );
+    }
+    // Tags that never close do not make the depth count quadratic.
+    let html = "<a".repeat(200_000);
+    let server = Server::start(move |_| ok("text/html", html.clone())).await;
+    let result = fetch(&tool(), &server.url("/open")).await;
+    assert!(
+        result.ok,
+        "{:?}",
+        &result.visible[..200.min(result.visible.len())]
+    );
+}

@@ -10,9 +10,11 @@
 //!
 //! Invariants:
 //! - a file is attached only when the `read` tool could read it without
-//!   asking: inside a workspace root (links resolved) and not covered by a
-//!   deny rule or an unanswered ask rule (the built-in secret folders
-//!   included); anything else is not attached, and a notice says why;
+//!   asking: inside a workspace root (links resolved), and a `read` call on
+//!   it allowed by the rules as they stand (no deny rule, no ask rule, the
+//!   built-in secret folders included); anything else is not attached, and
+//!   a notice says why; only regular files and folders (a FIFO or a device
+//!   would never end);
 //! - what is attached is bounded ([`MAX_FILE_BYTES`], [`MAX_ENTRIES`]);
 //! - a word that names nothing on disk (an e-mail address, `@someone`, an
 //!   MCP resource `@server:uri`) is left alone, never an error;
@@ -21,26 +23,35 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cox_protocol::CallId;
 use cox_protocol::mcp::{Expanded, Expander};
 use cox_protocol::provider::BoxFuture;
 use cox_protocol::tool::{PathRules, Workspace};
-use cox_protocol::types::{Image, SlashCommand};
+use cox_protocol::types::{
+    ApprovalPolicy, Image, PermissionMode, Risk, SandboxMode, SlashCommand, ToolCall,
+};
 
 /// The most of a text file a mention attaches.
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
 /// The most entries of a folder's listing a mention attaches.
 pub const MAX_ENTRIES: usize = 200;
+/// The largest image file a mention reads (as the `read` tool).
+pub const MAX_IMAGE_FILE: u64 = 32 * 1024 * 1024;
 
 /// `@path` mentions, read under the session's rules.
 pub struct Mentions {
     workspace: Workspace,
-    rules: Arc<dyn PathRules>,
+    rules: Arc<cox_permission::Engine>,
     home: Option<PathBuf>,
 }
 
 impl Mentions {
     #[must_use]
-    pub fn new(workspace: Workspace, rules: Arc<dyn PathRules>, home: Option<PathBuf>) -> Self {
+    pub fn new(
+        workspace: Workspace,
+        rules: Arc<cox_permission::Engine>,
+        home: Option<PathBuf>,
+    ) -> Self {
         Self {
             workspace,
             rules,
@@ -81,7 +92,25 @@ impl Mentions {
         }
         let path = cox_tools::path::confine(&self.workspace, &expanded)
             .map_err(|e| format!("@{raw} was not attached: {e}"))?;
-        if !self.rules.may_open("read", &path) {
+        let read = ToolCall {
+            id: CallId::from("mention"),
+            name: "read".to_owned(),
+            input: serde_json::json!({ "path": path }),
+            risk: Risk::ReadOnly,
+            subject: path.display().to_string(),
+            segments: None,
+            writes: Vec::new(),
+        };
+        let decided = self.rules.decide(
+            &read,
+            PermissionMode::Default,
+            ApprovalPolicy::Never,
+            SandboxMode::WorkspaceWrite,
+            &[],
+        );
+        if !matches!(decided, cox_permission::Outcome::Allow { .. })
+            || !self.rules.may_open("read", &path)
+        {
             return Err(format!(
                 "@{raw} was not attached: the permission rules do not let it be read without asking"
             ));
@@ -90,8 +119,20 @@ impl Mentions {
         if meta.is_dir() {
             return listing(raw, &path).map(Some);
         }
+        if !meta.is_file() {
+            return Err(format!(
+                "@{raw} was not attached: it is not a regular file (a pipe or a device never ends)"
+            ));
+        }
         let bytes = read_head(&path).map_err(|e| format!("@{raw}: cannot read it: {e}"))?;
         if cox_tools::image::Format::sniff(&bytes.0).is_some() {
+            if meta.len() > MAX_IMAGE_FILE {
+                return Err(format!(
+                    "@{raw} was not attached: an image of {} bytes is over the {MAX_IMAGE_FILE} \
+                     bytes read",
+                    meta.len()
+                ));
+            }
             let whole = std::fs::read(&path).map_err(|e| format!("@{raw}: cannot read it: {e}"))?;
             return cox_tools::image::prepare(&whole, raw)
                 .map(|p| Some(Attached::Image(p.image)))

@@ -72,17 +72,35 @@ pub fn policy(
                 policy.add_hidden(&path);
             }
         }
-        if let Some(domain) = rule
-            .text
-            .strip_prefix("WebFetch(domain:")
-            .and_then(|r| r.strip_suffix(')'))
-            .and_then(|d| DomainPattern::parse(d).ok())
-        {
+        if let Some(domain) = denied_domain(&rule.text) {
             policy.denied_domains.push(domain);
         }
     }
     policy.network = settings.network.clone();
     policy
+}
+
+/// The domain a `WebFetch(domain:…)` deny rule names, spelt as the engine
+/// reads it (any case of the tool's name, spaces around the host).
+fn denied_domain(text: &str) -> Option<DomainPattern> {
+    let (tool, body) = text.trim().split_once('(')?;
+    let tool: String = tool
+        .trim()
+        .chars()
+        .filter(|c| *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect();
+    if tool != "webfetch" {
+        return None;
+    }
+    let host = body
+        .strip_suffix(')')?
+        .trim()
+        .strip_prefix("domain:")?
+        .trim();
+    let wild = host.starts_with("*.");
+    let host = cox_permission::canonical_host(host.trim_start_matches("*."));
+    DomainPattern::parse(&if wild { format!("*.{host}") } else { host }).ok()
 }
 
 /// The `__sandbox-exec` mode, when this process was started for it: every
@@ -167,5 +185,25 @@ mod tests {
         assert_eq!(p("Read(**/*.pem)"), None);
         assert_eq!(p("Read(src/*.key)"), None);
         assert_eq!(p("Bash(cat:*)"), None);
+    }
+
+    #[test]
+    fn deny_rules_name_domains_however_they_are_spelt() {
+        let d = |t: &str| denied_domain(t).map(|p| p.to_string());
+        assert_eq!(d("WebFetch(domain:evil.com)").as_deref(), Some("evil.com"));
+        assert_eq!(
+            d("webfetch( domain: Evil.COM. )").as_deref(),
+            Some("evil.com")
+        );
+        assert_eq!(
+            d("Web_Fetch(domain:*.evil.com)").as_deref(),
+            Some("*.evil.com")
+        );
+        assert_eq!(
+            d("WebFetch(domain:[::ffff:7f00:1])").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(d("Bash(domain:evil.com)"), None);
+        assert_eq!(d("WebFetch(evil.com)"), None);
     }
 }

@@ -310,7 +310,13 @@ where
         record: args.record.clone(),
         main_tier: preset.tier,
         agent: lineage.script.clone(),
-        web_search: web_search(&models, &permissions.engine, quiet),
+        // A subagent whose definition names its tools searches only if
+        // they include web_search.
+        web_search: web_search(&models, &permissions.engine, quiet)
+            && lineage
+                .tools
+                .as_ref()
+                .is_none_or(|names| names.iter().any(|n| n == "web_search")),
         models,
     };
     let agents = choice.models.agents.clone();
@@ -533,7 +539,7 @@ pub(crate) fn build_session<P: Provider>(
     let engine = std::sync::Arc::new(permissions.engine);
     let mentions = crate::attach::Mentions::new(
         workspace.clone(),
-        std::sync::Arc::clone(&engine) as _,
+        std::sync::Arc::clone(&engine),
         env::home_dir(),
     );
     let mut config = SessionConfig {

@@ -46,6 +46,14 @@ pub(crate) fn run(runs: usize) -> Result<(), String> {
     polls(runs.max(200))
 }
 
+/// 64 KiB a line at a time, again and again: each poll finds a full
+/// buffer's worth waiting (the shell outpaces the polls).
+const BUSY: &str = "while :; do head -c 65536 /dev/zero | tr '\\0' x; echo; done";
+
+fn idle_id(started: Result<String, String>) -> Result<String, String> {
+    started.map_err(|e| format!("cannot start a background shell: {e}"))
+}
+
 /// The cost of one `bash_output` poll: of a shell with nothing new, and of
 /// one that printed 64 KiB since the last poll (the reading is what costs;
 /// the shell only has to have printed).
@@ -73,10 +81,8 @@ fn polls(runs: usize) -> Result<(), String> {
         };
         shells.start(request, None)
     };
-    let idle = start("sleep 600");
-    // 64 KiB a line at a time, again and again: each poll finds a full
-    // buffer's worth waiting (the shell outpaces the polls).
-    let busy = start("while :; do head -c 65536 /dev/zero | tr '\\0' x; echo; done");
+    let (idle, busy) = (idle_id(start("sleep 600"))?, idle_id(start(BUSY))?);
+
     let poll = |id: &str| {
         let call_id = cox_protocol::CallId::from("bench");
         let cx = ToolContext {

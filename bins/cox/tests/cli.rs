@@ -46,14 +46,17 @@ fn hello_in_stream_json_frames_init_events_and_result() {
             "agent",
             "apply_patch",
             "bash",
+            "bash_output",
             "edit",
             "expand",
             "glob",
             "grep",
+            "kill_shell",
             "memory",
             "notebook_edit",
             "read",
             "todo",
+            "web_fetch",
             "write"
         ]
     );

@@ -244,6 +244,7 @@ fn json_is_an_array_of_status_check_detail() {
             "mcp servers",
             "hooks",
             "telemetry",
+            "web search",
             "price dates",
             "model prices"
         ]

@@ -178,3 +178,41 @@ fn read_shows_an_image_to_the_model_over_the_binary() {
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["result"], "A dot.");
 }
+
+#[test]
+fn an_ask_rule_on_read_and_a_pipe_keep_a_mention_out_and_nothing_hangs() {
+    let env = Env::new();
+    std::fs::write(env.work.path().join("notes.txt"), "the cache is cold\n").unwrap();
+    let fifo = env.work.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // A pipe would never end: not attached, and the run goes on.
+    let (out, _) = anthropic_run(&env, &["-p", "see @pipe"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("@pipe was not attached: it is not a regular file"),
+        "{err}"
+    );
+    // A bare `Read` ask rule asks for every read: nothing is attached
+    // without asking.
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[permissions]\nask = [\"Read\"]\n",
+    )
+    .unwrap();
+    let (out, bodies) = anthropic_run(&env, &["-p", "see @notes.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !bodies[0].contains("the cache is cold"),
+        "an ask rule covers it"
+    );
+    assert!(
+        stderr(&out).contains("@notes.txt was not attached"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -24,4 +24,4 @@ pub mod rule;
 pub use engine::{CompileError, Engine, Layer, Outcome};
 pub use grant::Grant;
 pub use open::CallRules;
-pub use rule::{Origin, Rule, RuleError};
+pub use rule::{Origin, Rule, RuleError, canonical_host};

@@ -22,6 +22,7 @@
 //! (Claude Code reads `/…` as relative to its settings file; cox reads it as
 //! absolute, which is what people write it for.)
 
+use core::net::Ipv6Addr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -184,7 +185,18 @@ impl Rule {
             }
             Some(body) if tool == "webfetch" => match body.strip_prefix("domain:") {
                 Some(host) if !host.trim().is_empty() => {
-                    Spec::Domain(host.trim().trim_start_matches("*.").to_ascii_lowercase())
+                    let host = host.trim().trim_start_matches("*.");
+                    if !host.is_ascii() {
+                        return Err(err(
+                            "domain: write the host in its ASCII form (xn--… for a name in \
+                             another script), as URLs reach it",
+                        ));
+                    }
+                    let bracketed = host.starts_with('[');
+                    if !bracketed && host.contains(':') && host.parse::<Ipv6Addr>().is_err() {
+                        return Err(err("domain: write the host alone, without a port"));
+                    }
+                    Spec::Domain(canonical_host(host))
                 }
                 Some(_) => return Err(err("domain: needs a host name")),
                 None => subject_spec(body),
@@ -459,9 +471,34 @@ fn wildcard_match(text: &str, parts: &[String]) -> bool {
 pub(crate) fn url_host(url: &str) -> Option<String> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split(['/', '\\', '?', '#']).next()?;
-    let host = authority.rsplit('@').next()?;
-    let host = host.split(':').next()?.trim_end_matches('.');
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+    let host_port = authority.rsplit('@').next()?;
+    let host = match host_port.strip_prefix('[') {
+        // An IPv6 address: up to its closing bracket, colons and all.
+        Some(rest) => rest.split(']').next()?,
+        None => host_port.split(':').next()?,
+    };
+    let host = canonical_host(host);
+    (!host.is_empty()).then_some(host)
+}
+
+/// A host as rules and grants compare it: lower-case, no trailing dot, an
+/// IPv6 address without brackets in its shortest form, and an IPv4 address
+/// written as IPv6 (`[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`) as the IPv4
+/// address it reaches, so a rule on `127.0.0.1` holds for both.
+#[must_use]
+pub fn canonical_host(host: &str) -> String {
+    let host = host
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.');
+    match host.parse::<Ipv6Addr>() {
+        Ok(ip) => match ip.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => ip.to_string(),
+        },
+        Err(_) => host.to_ascii_lowercase(),
+    }
 }
 
 /// Whether `host` is `domain` or below it.
@@ -600,6 +637,23 @@ mod tests {
         // Spellings that reach the same host are the same host.
         assert!(r.matches_subject("https://EXAMPLE.com./a"));
         assert!(r.matches_subject("https://docs.example.com.:443/"));
+        // IPv6 literals, and IPv4 written as IPv6, are the hosts they reach.
+        let v4 = rule("WebFetch(domain:127.0.0.1)");
+        for url in [
+            "http://127.0.0.1:8080/",
+            "http://[::ffff:127.0.0.1]:8080/",
+            "http://[::ffff:7f00:1]/",
+        ] {
+            assert!(v4.matches_subject(url), "{url}");
+        }
+        assert!(!v4.matches_subject("http://[::1]/"));
+        let v6 = rule("WebFetch(domain:[::1])");
+        assert!(v6.matches_subject("http://[0:0:0:0:0:0:0:1]:3000/"));
+        assert!(!v6.matches_subject("http://[::2]/"));
+        assert_eq!(
+            url_host("http://[fd00:ec2::254]/x").as_deref(),
+            Some("fd00:ec2::254")
+        );
         // A backslash ends the authority: the host is evil.io, not
         // example.com.
         assert!(!r.matches_subject("http://evil.io\\@example.com/"));
@@ -615,6 +669,22 @@ mod tests {
         assert!(parse("CloudAgent(justone)").reason.contains("owner/repo"));
         assert!(parse("Read(~/.ssh/**)").reason.contains("home"));
         assert!(parse("mcp__x(y)").reason.contains("no parentheses"));
+        assert!(parse("WebFetch(domain:bücher.de)").reason.contains("ASCII"));
+        assert!(
+            parse("WebFetch(domain:evil.com:443)")
+                .reason
+                .contains("port")
+        );
+        assert!(
+            Rule::parse(
+                "WebFetch(domain:evil.com.)",
+                Origin::Flag,
+                None,
+                Path::new("/r")
+            )
+            .unwrap()
+            .matches_subject("https://evil.com/")
+        );
         assert_eq!(parse("Bash(").rule, "Bash(");
     }
 }

@@ -188,3 +188,21 @@ fn the_fitted_size_keeps_both_limits() {
         assert!(fw >= 1 && fh >= 1);
     }
 }
+
+#[test]
+fn a_small_file_declaring_a_huge_picture_is_refused_before_decoding() {
+    // 20,000 pixels wide, one high: a few hundred bytes of PNG.
+    let wide = DynamicImage::ImageLuma8(image::GrayImage::from_pixel(20_000, 1, image::Luma([7])));
+    let mut bytes = Vec::new();
+    wide.write_to(
+        &mut std::io::Cursor::new(&mut bytes),
+        image::ImageFormat::Png,
+    )
+    .unwrap();
+    assert!(bytes.len() < 2_000, "{}", bytes.len());
+    let err = prepare(&bytes, "wide.png").unwrap_err();
+    assert!(
+        err.starts_with("wide.png is a PNG image that does not decode"),
+        "{err}"
+    );
+}

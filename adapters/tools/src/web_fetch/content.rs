@@ -235,9 +235,83 @@ fn meta_charset(body: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
+/// How deep elements may nest before a page is read as plain text: the
+/// parser and the converter recurse per level, and a page of 5 MiB could
+/// nest a million deep.
+const MAX_NESTING: usize = 20_000;
+
+/// Elements that never hold others (no end tag).
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+/// How deep the tags of `html` nest, at most, read in one pass over the
+/// bytes (an over-estimate where end tags are left out, which only makes
+/// the plain-text fallback come sooner).
+fn nesting(html: &str) -> usize {
+    let bytes = html.as_bytes();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut i = 0;
+    while let Some(at) = bytes[i..].iter().position(|b| *b == b'<') {
+        i += at + 1;
+        match bytes.get(i) {
+            Some(b'/') => depth = depth.saturating_sub(1),
+            Some(b) if b.is_ascii_alphabetic() => {
+                let name_end = bytes[i..]
+                    .iter()
+                    .position(|b| !b.is_ascii_alphanumeric())
+                    .map_or(bytes.len(), |n| i + n);
+                let name = html[i..name_end].to_ascii_lowercase();
+                // Within a tag's reach: a page of `<a<a<a…` must not make
+                // this quadratic.
+                let reach = (i + 4096).min(bytes.len());
+                let close = bytes[i..reach]
+                    .iter()
+                    .position(|b| *b == b'>')
+                    .map(|n| i + n);
+                let self_closing = close.is_some_and(|c| c > 0 && bytes[c - 1] == b'/');
+                if !VOID.contains(&name.as_str()) && !self_closing {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The text of `html` with every tag dropped: what a page too deeply
+/// nested to convert is read as.
+fn plain_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                if !out.ends_with(char::is_whitespace) {
+                    out.push(' ');
+                }
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    format!(
+        "[the page nests its elements too deeply to convert; its text without markup follows]\n{}",
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
+    )
+}
+
 /// An HTML page as markdown, without scripts, styles, navigation, or the
 /// bytes of inline (`data:`) images.
 pub(crate) fn markdown(html: &str) -> String {
+    if nesting(html) > MAX_NESTING {
+        return plain_text(html);
+    }
     let options = Options {
         bullet_list_marker: BulletListMarker::Dash,
         ul_bullet_spacing: 1,

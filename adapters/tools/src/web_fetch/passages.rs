@@ -28,12 +28,18 @@ const STOP_WORDS: [&str; 50] = [
 
 /// The passages of `markdown` that best match `prompt`, best first, their
 /// bytes at most `budget` together; empty when none holds a word of it.
+/// The most distinct words of a prompt the passages are scored by.
+const MAX_TERMS: usize = 32;
+
 pub(crate) fn best(markdown: &str, prompt: &str, budget: usize) -> Vec<String> {
     let mut terms: Vec<String> = words(prompt)
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))
         .collect();
     terms.sort();
     terms.dedup();
+    // Each page word is compared with each term: a prompt of thousands of
+    // words must not make the page's size a product.
+    terms.truncate(MAX_TERMS);
     if terms.is_empty() {
         return Vec::new();
     }

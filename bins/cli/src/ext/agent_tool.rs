@@ -136,6 +136,14 @@ const CLAUDE_NAMES: &[(&str, &str)] = &[
     ("Task", "agent"),
     ("Agent", "agent"),
     ("Skill", "skill"),
+    ("NotebookEdit", "notebook_edit"),
+    ("NotebookRead", "read"),
+    ("TodoWrite", "todo"),
+    ("WebFetch", "web_fetch"),
+    ("WebSearch", "web_search"),
+    ("BashOutput", "bash_output"),
+    ("KillShell", "kill_shell"),
+    ("KillBash", "kill_shell"),
 ];
 
 /// cox's names for a definition's `tools`, or the first name it has no
@@ -151,6 +159,12 @@ fn tool_names(written: &[String]) -> Result<Vec<String>, String> {
         "glob",
         "memory",
         "skill",
+        "notebook_edit",
+        "todo",
+        "web_fetch",
+        "web_search",
+        "bash_output",
+        "kill_shell",
         NAME,
     ];
     let mut names = Vec::new();
@@ -168,6 +182,14 @@ fn tool_names(written: &[String]) -> Result<Vec<String>, String> {
                 }
             }
             None => return Err(name.clone()),
+        }
+    }
+    // A child that may start background shells may read and stop them.
+    if names.iter().any(|n| n == "bash") {
+        for shell_tool in ["bash_output", "kill_shell"] {
+            if !names.iter().any(|n| n == shell_tool) {
+                names.push(shell_tool.to_owned());
+            }
         }
     }
     Ok(names)
@@ -639,7 +661,25 @@ mod tests {
                 "mcp__fs__read"
             ]))
             .unwrap(),
-            ["read", "grep", "bash", "edit", "mcp__fs__read"]
+            [
+                "read",
+                "grep",
+                "bash",
+                "edit",
+                "mcp__fs__read",
+                "bash_output",
+                "kill_shell"
+            ]
+        );
+        assert_eq!(
+            tool_names(&written(&[
+                "WebFetch",
+                "WebSearch",
+                "NotebookEdit",
+                "TodoWrite"
+            ]))
+            .unwrap(),
+            ["web_fetch", "web_search", "notebook_edit", "todo"]
         );
         assert_eq!(tool_names(&written(&["Teleport"])).unwrap_err(), "Teleport");
     }

@@ -23,6 +23,9 @@ pub(super) fn host_gate(policy: &SandboxPolicy) -> cox_tools::HostGate {
     let network = policy.network.clone();
     let denied = policy.denied_domains.clone();
     std::sync::Arc::new(move |host: &str| {
+        // `[::ffff:127.0.0.1]` is 127.0.0.1, as the rules read it.
+        let host = cox_permission::canonical_host(host);
+        let host = host.as_str();
         if let Some(rule) = denied.iter().find(|p| p.admits(host)) {
             return Err(format!("a WebFetch(domain:{rule}) deny rule covers it"));
         }
