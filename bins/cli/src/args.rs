@@ -29,7 +29,10 @@ use cox_protocol::provider::Effort;
 use cox_protocol::types::{PermissionMode, SandboxMode};
 
 use crate::config::ModeName;
+
+mod sdk_flags;
 use crate::given::{self, FlagOrEnv, Given};
+pub use sdk_flags::{InputFormat, SdkFlags};
 
 /// The flags of a session: what plain `cox` (the terminal UI), `cox -p`
 /// and `cox run` share. Every field is an `Option` (or a list, or a switch
@@ -100,6 +103,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub rules: RuleFlags,
+
+    #[command(flatten)]
+    pub sdk: SdkFlags,
 
     /// What a call that would ask does. Headless runs cannot ask: `never`
     /// denies it and tells the model why [default: never].
@@ -281,6 +287,7 @@ impl RunArgs {
                 disallowed_tools: list(outer.rules.disallowed_tools, self.rules.disallowed_tools),
             },
             approve: one("--approve", self.approve, outer.approve)?,
+            sdk: self.sdk.merge(outer.sdk)?,
             max_turns: one("--max-turns", self.max_turns, outer.max_turns)?,
             max_budget_usd: one(
                 "--max-budget-usd",
@@ -338,6 +345,10 @@ impl RunArgs {
             Some("--verbose")
         } else if !self.image.is_empty() {
             Some("--image")
+        } else if self.sdk.input_format.is_some() {
+            Some("--input-format")
+        } else if self.sdk != SdkFlags::default() {
+            Some("the Claude Agent SDK's flags (--system-prompt, --tools, …)")
         } else {
             None
         }

@@ -21,5 +21,6 @@ pub mod permissions;
 pub mod rewind;
 pub mod run;
 pub mod sandbox;
+pub mod sdk;
 pub mod sessions;
 pub mod stats;

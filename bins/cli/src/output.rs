@@ -453,7 +453,7 @@ fn first_line(text: &str, max: usize) -> String {
 }
 
 /// Scrubs every string in `value`, object keys included.
-fn scrub_strings(value: &mut Value) {
+pub(crate) fn scrub_strings(value: &mut Value) {
     match value {
         Value::String(text) => {
             if let Cow::Owned(clean) = scrub(text) {

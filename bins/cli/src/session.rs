@@ -50,6 +50,11 @@ pub(crate) struct Prepared<P> {
     /// The working folder and every `--add-dir`.
     workspace: Workspace,
     append_system_prompt: Option<String>,
+    /// `--system-prompt` (or its file), in place of cox's own.
+    system_prompt: Option<String>,
+    /// `--tools`: the only tools of the session besides MCP servers'
+    /// (cox's names).
+    only_tools: Option<Vec<String>>,
     permissions: config::Permissions,
     preset: Preset,
     resumed: Option<cox_core::Resumed>,
@@ -326,6 +331,26 @@ where
     let status_line = config::load_tui(&home.root().join("config.toml"))?
         .status_line
         .map(|s| s.command);
+    let system_prompt =
+        match (&args.sdk.system_prompt, &args.sdk.system_prompt_file) {
+            // The SDKs pass "" when no prompt was set: cox's own stays.
+            (Some(text), _) if text.trim().is_empty() => None,
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(file)) => Some(std::fs::read_to_string(file).with_context(|| {
+                format!("--system-prompt-file {}: cannot read it", file.display())
+            })?),
+            (None, None) => None,
+        };
+    let only_tools = match args.sdk.tools.as_deref().map(str::trim) {
+        None | Some("default") => None,
+        Some("") => Some(Vec::new()),
+        Some(list) => {
+            let written: Vec<String> = list.split(',').map(|t| t.trim().to_owned()).collect();
+            Some(crate::ext::agent_tool::tool_names(&written).map_err(|name| {
+                anyhow::anyhow!("--tools: cox has no tool `{name}` (its tools go by Claude Code's names or its own)")
+            })?)
+        }
+    };
     let provider = make_provider(&choice)?;
     if choice.web_search && !catalog.get(provider.model()).is_some_and(|m| m.web_search) {
         let line = format!(
@@ -370,6 +395,8 @@ where
         home,
         workspace,
         append_system_prompt: args.append_system_prompt.clone(),
+        system_prompt,
+        only_tools,
         cwd,
         permissions,
         preset,
@@ -460,6 +487,8 @@ pub(crate) fn build_session<P: Provider>(
         cwd,
         workspace,
         append_system_prompt,
+        system_prompt,
+        only_tools,
         permissions,
         preset,
         resumed,
@@ -551,7 +580,11 @@ pub(crate) fn build_session<P: Provider>(
         max_turns,
         system: SystemParts {
             prompt: [
-                Some(cox_core::prompt::SYSTEM_PROMPT),
+                Some(
+                    system_prompt
+                        .as_deref()
+                        .unwrap_or(cox_core::prompt::SYSTEM_PROMPT),
+                ),
                 append_system_prompt.as_deref(),
                 lineage.prompt.as_deref(),
             ]
@@ -692,8 +725,8 @@ pub(crate) fn build_session<P: Provider>(
     ) {
         tools.push(std::sync::Arc::new(tool));
     }
-    // A subagent's definition may narrow its tools.
-    if let Some(names) = &lineage.tools {
+    // A subagent's definition may narrow its tools, and so may --tools.
+    for names in [&lineage.tools, &only_tools].into_iter().flatten() {
         tools.retain(|t| names.iter().any(|n| n == t.name()));
     }
     let known: Vec<String> = models.iter().map(|(id, ..)| id.clone()).collect();

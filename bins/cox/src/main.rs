@@ -310,6 +310,10 @@ fn mcp_serve(args: RunArgs, before: RunArgs) -> i32 {
                 !args.image.is_empty(),
                 "--image (each call sends its prompt)",
             ),
+            (
+                args.sdk != cox_cli::args::SdkFlags::default(),
+                "the Claude Agent SDK's flags (each call names what it needs)",
+            ),
         ]
     });
     flags.map_or_else(|code| code, cox_mcp_serve::serve)
@@ -340,6 +344,10 @@ fn acp(args: RunArgs, before: RunArgs) -> i32 {
             (
                 !args.image.is_empty(),
                 "--image (the editor sends images in its prompts)",
+            ),
+            (
+                args.sdk != cox_cli::args::SdkFlags::default(),
+                "the Claude Agent SDK's flags (the editor speaks ACP)",
             ),
         ]
     });
@@ -487,6 +495,8 @@ fn dispatch(cli: Cli) -> i32 {
         }
         // `cox -p "…"`: Claude Code's way to run one task headless.
         None if cli.session.prompt.is_some() => headless(RunArgs::default(), cli.session),
+        // The Claude Agent SDKs: prompts and control requests on stdin.
+        None if cli.session.sdk.streaming() => headless(RunArgs::default(), cli.session),
         None => tui(cli.session),
     }
 }

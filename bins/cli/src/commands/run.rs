@@ -33,7 +33,19 @@ where
     P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
+    if args.sdk.streaming() {
+        return crate::commands::sdk::execute(args, make_provider);
+    }
     let started = Instant::now();
+    let stream_json = args.output_format == Some(OutputFormat::StreamJson);
+    let refused = args
+        .sdk
+        .refusal(stream_json)
+        .or_else(|| crate::commands::sdk::sdk_server_refusal(&args.mcp_config));
+    if let Some(line) = refused {
+        eprintln!("cox: error: {line}");
+        return 1;
+    }
     // Every check first, stdin last: a bad flag never waits on a pipe.
     let prepared = prompt::check(args.prompt.as_deref())
         .and_then(|()| prompt::images(&args.image))

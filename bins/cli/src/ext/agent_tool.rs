@@ -148,7 +148,7 @@ const CLAUDE_NAMES: &[(&str, &str)] = &[
 
 /// cox's names for a definition's `tools`, or the first name it has no
 /// tool for.
-fn tool_names(written: &[String]) -> Result<Vec<String>, String> {
+pub(crate) fn tool_names(written: &[String]) -> Result<Vec<String>, String> {
     let ours = [
         "read",
         "write",

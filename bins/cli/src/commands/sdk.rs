@@ -1,0 +1,455 @@
+//! `--input-format stream-json --output-format stream-json`: the Claude
+//! Agent SDKs' protocol, so a script that drives Claude Code through
+//! `claude-agent-sdk` (its `cli_path`) drives cox.
+//!
+//! stdin carries one JSON object a line: `user` messages (each starts a
+//! turn, in order, over one long-lived session) and `control_request`s
+//! (`initialize`, `interrupt`, `set_permission_mode`, `set_model`), plus
+//! the `control_response`s to cox's own requests (`can_use_tool`, for
+//! every ask, with `--permission-prompt-tool stdio`). stdout carries
+//! Claude Code's frames (see [`frames`]) and cox's control traffic.
+//!
+//! A reader thread takes stdin as it comes, so an interrupt or an answer
+//! reaches the session while a turn runs. Every control request is
+//! answered (success, or an error naming what is not supported), never
+//! left to time out. stdin's end means "no more prompts": the queued turns
+//! finish, their results are written, and the process exits (0, or 1 when
+//! the last turn failed, as Claude Code does); an ask still open then, or
+//! raised after, is denied. A line that is not JSON, or JSON of no known
+//! type, is answered with an error frame and the session goes on.
+
+pub mod frames;
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use cox_protocol::types::{ApprovalPolicy, Decision, PermissionMode, Submission};
+use cox_protocol::{CallId, Provider};
+use futures::channel::mpsc::UnboundedSender;
+use serde_json::{Value, json};
+
+use crate::args::RunArgs;
+use crate::providers::ProviderChoice;
+use crate::session::{Consent, Editor, build_session, prepare};
+use frames::Frames;
+
+/// Writes whole lines to stdout, one writer at a time.
+#[derive(Clone)]
+struct Out(Arc<Mutex<std::io::Stdout>>);
+
+impl Out {
+    fn line(&self, mut frame: Value) {
+        crate::output::scrub_strings(&mut frame);
+        let mut text = frame.to_string();
+        text.push('\n');
+        let out = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lock = out.lock();
+        // A closed stdout (the SDK went away) ends nothing here: the
+        // session finishes its turn and the record stays whole.
+        let _ = lock.write_all(text.as_bytes()).and_then(|()| lock.flush());
+    }
+}
+
+/// The most times the SDK may rewrite one call's input.
+const MAX_EDITS: u32 = 5;
+
+/// What the reader and the session share.
+#[derive(Default)]
+struct Shared {
+    /// cox's `can_use_tool` requests not answered yet: request id → call.
+    asks: HashMap<String, (CallId, Value)>,
+    /// Inputs the SDK rewrote and allowed: the edited call is allowed
+    /// when it asks again, without a second round.
+    allowed_inputs: HashMap<String, Value>,
+    /// How often the SDK rewrote each call's input.
+    edits: HashMap<String, u32>,
+    next_request: u64,
+    /// stdin ended: nothing will answer an ask.
+    closed: bool,
+}
+
+fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs the SDK's session and returns the exit code. Errors before the
+/// session starts are one line on stderr and exit 1.
+pub fn execute<P, M>(args: RunArgs, make_provider: M) -> i32
+where
+    P: Provider,
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    match start(&args, make_provider) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("cox: error: {}", crate::one_line(&err));
+            1
+        }
+    }
+}
+
+fn start<P, M>(args: &RunArgs, make_provider: M) -> Result<i32>
+where
+    P: Provider,
+    M: FnOnce(&ProviderChoice) -> Result<P>,
+{
+    let stream_json = args.output_format == Some(crate::args::OutputFormat::StreamJson);
+    if let Some(line) = args.sdk.refusal(stream_json) {
+        bail!("{line}");
+    }
+    if args.prompt.is_some() {
+        bail!("-p goes without --input-format stream-json: the prompts come on stdin");
+    }
+    if let Some(line) = sdk_server_refusal(&args.mcp_config) {
+        bail!("{line}");
+    }
+    let prepared = prepare(args, make_provider, Consent::Flag)?;
+    let catalog = prepared.catalog.clone();
+    let asks = args.sdk.permission_prompt_tool.is_some();
+    let approval = if asks {
+        ApprovalPolicy::OnRequest
+    } else {
+        ApprovalPolicy::Never
+    };
+    let (session, _) = build_session(prepared, args.max_turns, approval, Editor::default())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    let shared = Arc::new(Mutex::new(Shared::default()));
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let replay = args.sdk.replay_user_messages;
+    {
+        let (out, shared, tx) = (out.clone(), Arc::clone(&shared), tx.clone());
+        std::thread::Builder::new()
+            .name("sdk stdin".into())
+            .spawn(move || read_stdin(&out, &shared, &tx, replay))?;
+    }
+    let mut frames = Frames::new(catalog, args.sdk.include_partial_messages);
+    let started = Instant::now();
+    let ended = runtime.block_on(session.run(rx, |event| {
+        for frame in frames.event(event) {
+            out.line(frame);
+        }
+        if let Some(call_id) = cox_core::subagent_ids::asked(event) {
+            ask(&out, &shared, &tx, &frames, call_id);
+        }
+    }));
+    tracing::info!(ms = started.elapsed().as_millis(), "sdk session ended");
+    match ended {
+        Ok(_) => Ok(i32::from(frames.failed)),
+        Err(err) => bail!("{err}"),
+    }
+}
+
+/// The first in-process SDK server `--mcp-config` names (`"type": "sdk"`,
+/// tools the SDK serves over its control channel), as the line refusing
+/// it: cox does not speak that transport yet, and a session without the
+/// tools the script counts on must not start as if it had them.
+#[must_use]
+pub fn sdk_server_refusal(configs: &[String]) -> Option<String> {
+    for config in configs {
+        let text = if config.trim_start().starts_with('{') {
+            config.clone()
+        } else {
+            std::fs::read_to_string(config).unwrap_or_default()
+        };
+        let Ok(value) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        let servers = value["mcpServers"].as_object().into_iter().flatten();
+        for (name, server) in servers {
+            if server["type"] == "sdk" {
+                return Some(format!(
+                    "--mcp-config: MCP server '{name}' is an in-process SDK server (type sdk), \
+                     which cox does not serve yet: run its tools as a stdio MCP server"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// An ask: to the SDK as `can_use_tool`, or denied when nothing can answer.
+fn ask(
+    out: &Out,
+    shared: &Mutex<Shared>,
+    tx: &UnboundedSender<Submission>,
+    frames: &Frames,
+    call_id: &CallId,
+) {
+    let (name, input) = match frames.call(call_id.as_str()) {
+        Some((name, input)) => (name.to_owned(), input.clone()),
+        None => (String::from("unknown"), Value::Null),
+    };
+    let mut state = lock(shared);
+    if state.allowed_inputs.get(call_id.as_str()) == Some(&input) {
+        state.allowed_inputs.remove(call_id.as_str());
+        let _ = tx.unbounded_send(Submission::Approve {
+            call_id: call_id.clone(),
+            decision: Decision::Allow,
+        });
+        return;
+    }
+    if state.closed {
+        let _ = tx.unbounded_send(Submission::Approve {
+            call_id: call_id.clone(),
+            decision: Decision::Deny {
+                reason: Some("the SDK closed its input, so nobody could allow this call".into()),
+            },
+        });
+        return;
+    }
+    state.next_request += 1;
+    let request_id = format!("cox_{}", state.next_request);
+    state
+        .asks
+        .insert(request_id.clone(), (call_id.clone(), input.clone()));
+    drop(state);
+    out.line(json!({
+        "type": "control_request", "request_id": request_id,
+        "request": {
+            "subtype": "can_use_tool", "tool_name": name, "input": input,
+            "tool_use_id": call_id.as_str(), "permission_suggestions": null, "blocked_path": null,
+        },
+    }));
+}
+
+/// Reads stdin to its end, line by line.
+fn read_stdin(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>, replay: bool) {
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(&line) {
+            Ok(message) => take(out, shared, tx, message, replay),
+            Err(err) => out.line(error_frame(&format!(
+                "stdin: a line that is not JSON: {err}"
+            ))),
+        }
+    }
+    // No more prompts: the asks still open are denied, then the session
+    // ends once the queued turns are done.
+    let open: Vec<CallId> = {
+        let mut state = lock(shared);
+        state.closed = true;
+        state.asks.drain().map(|(_, (call, _))| call).collect()
+    };
+    for call_id in open {
+        let _ = tx.unbounded_send(Submission::Approve {
+            call_id,
+            decision: Decision::Deny {
+                reason: Some("the SDK closed its input before answering".into()),
+            },
+        });
+    }
+    let _ = tx.unbounded_send(Submission::Shutdown);
+}
+
+fn error_frame(text: &str) -> Value {
+    json!({"type": "system", "subtype": "error", "uuid": frames::uuid(), "text": text})
+}
+
+/// One message from the SDK.
+fn take(
+    out: &Out,
+    shared: &Mutex<Shared>,
+    tx: &UnboundedSender<Submission>,
+    message: Value,
+    replay: bool,
+) {
+    match message["type"].as_str() {
+        Some("user") => match prompt_of(&message) {
+            Ok((text, images)) => {
+                if replay {
+                    out.line(message.clone());
+                }
+                let _ = tx.unbounded_send(Submission::UserTurn { text, images });
+            }
+            Err(why) => out.line(error_frame(&format!("stdin: a user message {why}"))),
+        },
+        Some("control_request") => {
+            let id = message["request_id"].clone();
+            let answer = control(tx, &message["request"]);
+            out.line(match answer {
+                Ok(response) => json!({
+                    "type": "control_response",
+                    "response": {"subtype": "success", "request_id": id, "response": response},
+                }),
+                Err(error) => json!({
+                    "type": "control_response",
+                    "response": {"subtype": "error", "request_id": id, "error": error},
+                }),
+            });
+        }
+        Some("control_response") => answered(out, shared, tx, &message["response"]),
+        // The SDK abandons nothing of cox's; a cancel of one of its own
+        // requests needs no answer.
+        Some("control_cancel_request") => {}
+        other => out.line(error_frame(&format!(
+            "stdin: a message of type {} is not one cox reads (user, control_request, control_response)",
+            other.map_or_else(|| "(none)".to_owned(), |t| format!("`{t}`"))
+        ))),
+    }
+}
+
+/// The prompt of a `user` message: its text, and its images.
+fn prompt_of(message: &Value) -> Result<(String, Vec<cox_protocol::types::Image>), String> {
+    let content = &message["message"]["content"];
+    if let Some(text) = content.as_str() {
+        return Ok((text.to_owned(), Vec::new()));
+    }
+    let Some(blocks) = content.as_array() else {
+        return Err("has no message.content".into());
+    };
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for block in blocks {
+        match block["type"].as_str() {
+            Some("text") => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(block["text"].as_str().unwrap_or_default());
+            }
+            Some("image") => {
+                let data = block["source"]["data"].as_str().unwrap_or_default();
+                images.push(crate::attach::image_from_base64(data, "the image")?);
+            }
+            other => {
+                return Err(format!(
+                    "holds a block cox does not take ({})",
+                    other.unwrap_or("no type")
+                ));
+            }
+        }
+    }
+    Ok((text, images))
+}
+
+/// Answers one control request; `Err` is the error to send back.
+fn control(tx: &UnboundedSender<Submission>, request: &Value) -> Result<Value, String> {
+    let send = |sub| {
+        tx.unbounded_send(sub)
+            .map_err(|_| "the session has ended".to_owned())
+    };
+    match request["subtype"].as_str() {
+        Some("initialize") => {
+            let hooks = request["hooks"].as_object().is_some_and(|h| !h.is_empty());
+            if hooks {
+                return Err(
+                    "hooks registered through the SDK are not supported by cox yet: use \
+                     .claude/settings.json hooks"
+                        .into(),
+                );
+            }
+            if request["agents"].as_object().is_some_and(|a| !a.is_empty()) {
+                return Err(
+                    "agents defined through the SDK are not supported by cox yet: put them in \
+                     .claude/agents"
+                        .into(),
+                );
+            }
+            Ok(json!({"commands": [], "output_style": "default", "models": []}))
+        }
+        Some("interrupt") => {
+            send(Submission::Interrupt)?;
+            Ok(json!({}))
+        }
+        Some("set_permission_mode") => {
+            let mode: PermissionMode = request["mode"]
+                .as_str()
+                .unwrap_or_default()
+                .parse()
+                .map_err(|e| format!("{e}"))?;
+            send(Submission::SetMode {
+                permission_mode: Some(mode),
+                tier: None,
+                model: None,
+            })?;
+            Ok(json!({}))
+        }
+        Some("set_model") => match request["model"].as_str() {
+            Some(model) => {
+                send(Submission::SetMode {
+                    permission_mode: None,
+                    tier: None,
+                    model: Some(model.to_owned()),
+                })?;
+                Ok(json!({}))
+            }
+            None => Err("set_model needs a model name (cox has no default to go back to)".into()),
+        },
+        Some(other) => Err(format!(
+            "the control request `{other}` is not supported by cox"
+        )),
+        None => Err("a control request without a subtype".into()),
+    }
+}
+
+/// The SDK's answer to one of cox's requests.
+fn answered(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>, response: &Value) {
+    let id = response["request_id"].as_str().unwrap_or_default();
+    let Some((call_id, input)) = lock(shared).asks.remove(id) else {
+        out.line(error_frame(&format!(
+            "stdin: a control response for request `{id}`, which cox did not send or was answered"
+        )));
+        return;
+    };
+    let decision = match response["subtype"].as_str() {
+        Some("success") => {
+            let answer = &response["response"];
+            match answer["behavior"].as_str() {
+                Some("allow") => match answer.get("updatedInput") {
+                    Some(updated) if *updated != input && updated.is_object() => {
+                        let mut state = lock(shared);
+                        let edits = state.edits.entry(call_id.as_str().to_owned()).or_default();
+                        *edits += 1;
+                        if *edits > MAX_EDITS {
+                            Decision::Deny {
+                                reason: Some(format!(
+                                    "the SDK's permission callback rewrote this call's input \
+                                     {MAX_EDITS} times and kept rewriting it"
+                                )),
+                            }
+                        } else {
+                            state
+                                .allowed_inputs
+                                .insert(call_id.as_str().to_owned(), updated.clone());
+                            Decision::Edit {
+                                input: updated.clone(),
+                            }
+                        }
+                    }
+                    _ => Decision::Allow,
+                },
+                Some("deny") if answer["interrupt"].as_bool() == Some(true) => {
+                    Decision::Deny { reason: None }
+                }
+                Some("deny") => Decision::Deny {
+                    reason: Some(
+                        answer["message"]
+                            .as_str()
+                            .unwrap_or("the SDK's permission callback denied it")
+                            .to_owned(),
+                    ),
+                },
+                _ => Decision::Deny {
+                    reason: Some("the SDK answered the ask with no behavior".into()),
+                },
+            }
+        }
+        _ => Decision::Deny {
+            reason: Some(format!(
+                "the SDK could not answer the ask: {}",
+                response["error"].as_str().unwrap_or("no reason given")
+            )),
+        },
+    };
+    let _ = tx.unbounded_send(Submission::Approve { call_id, decision });
+}

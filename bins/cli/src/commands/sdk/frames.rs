@@ -1,0 +1,388 @@
+//! The session's events as Claude Code's stream-json frames, the ones the
+//! Claude Agent SDKs parse: `system` (`init` at each turn's start),
+//! `assistant` (one Messages API message per model response: thinking,
+//! text and tool_use blocks), `user` (each tool's result), `stream_event`
+//! (the raw partial-message events, with `--include-partial-messages`) and
+//! one `result` per turn.
+//!
+//! Invariants: every frame carries the fields the SDK's parser requires
+//! (`result`: subtype, duration_ms, duration_api_ms, is_error, num_turns,
+//! session_id; `assistant`: message.model and a content list; `thinking`:
+//! a signature; `stream_event`: uuid, session_id, event); every turn ends
+//! with exactly one `result`; no line is longer than [`MAX_LINE`] (a tool
+//! result is cut to fit); every string is scrubbed of secrets.
+
+use std::time::Instant;
+
+use cox_protocol::catalog::{Catalog, cost};
+use cox_protocol::types::{Event, StopReason, ToolResult, Usage};
+use serde_json::{Value, json};
+
+/// The most a frame's line may hold: the SDK refuses a line over 1 MiB.
+pub const MAX_LINE: usize = 900 * 1024;
+/// The Claude Code release whose frames these follow (the SDK reads it
+/// from the init frame).
+pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
+
+/// Tool names as Claude Code users know them; cox's where it has none.
+fn claude_name(tool: &str) -> String {
+    cox_hooks::claude::claude_name(tool).map_or_else(|| tool.to_owned(), str::to_owned)
+}
+
+/// A fresh id in the UUID form the SDKs expect.
+pub fn uuid() -> String {
+    let n = ulid::Ulid::generate().0;
+    let hex = format!("{n:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// What one turn has said so far.
+#[derive(Default)]
+struct Turn {
+    started: Option<Instant>,
+    /// When the current model call began (the turn's start, or the last
+    /// tool result).
+    asking_since: Option<Instant>,
+    api_ms: u64,
+    rounds: u32,
+    usage: Usage,
+    cost_usd: f64,
+    /// The text of the last model response: the turn's answer.
+    answer: String,
+    denials: Vec<Value>,
+}
+
+/// The frames of one session.
+pub struct Frames {
+    session_id: String,
+    cwd: String,
+    model: String,
+    tools: Vec<String>,
+    permission_mode: String,
+    partial: bool,
+    catalog: Catalog,
+    /// The model response being streamed: its blocks so far.
+    thinking: String,
+    text: String,
+    calls: Vec<Value>,
+    /// Whether a `message_start` stream event was sent for it, and the
+    /// index of the open content block.
+    streaming: Option<(u32, &'static str)>,
+    blocks: u32,
+    turn: Turn,
+    /// Calls asked for and not done: id and input, for denials and asks.
+    inputs: Vec<(String, String, Value)>,
+    /// The last result was an error (the process exits 1 then).
+    pub failed: bool,
+}
+
+impl Frames {
+    #[must_use]
+    pub fn new(catalog: Catalog, partial: bool) -> Self {
+        Self {
+            session_id: String::new(),
+            cwd: String::new(),
+            model: String::new(),
+            tools: Vec::new(),
+            permission_mode: "default".into(),
+            partial,
+            catalog,
+            thinking: String::new(),
+            text: String::new(),
+            calls: Vec::new(),
+            streaming: None,
+            blocks: 0,
+            turn: Turn::default(),
+            inputs: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// The session's id, as the frames give it.
+    #[must_use]
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The name and input of call `id` (asked for, not done yet).
+    #[must_use]
+    pub fn call(&self, id: &str) -> Option<(&str, &Value)> {
+        self.inputs
+            .iter()
+            .find(|(call, ..)| call == id)
+            .map(|(_, name, input)| (name.as_str(), input))
+    }
+
+    fn init(&self) -> Value {
+        json!({
+            "type": "system", "subtype": "init", "uuid": uuid(),
+            "session_id": self.session_id, "cwd": self.cwd, "model": self.model,
+            "tools": self.tools, "mcp_servers": [], "permissionMode": self.permission_mode,
+            "slash_commands": [], "apiKeySource": "none", "output_style": "default",
+            "skills": [], "plugins": [],
+            "claude_code_version": CLAUDE_CODE_VERSION,
+            "cox_version": env!("CARGO_PKG_VERSION"),
+        })
+    }
+
+    fn stream_event(&self, event: Value) -> Value {
+        json!({
+            "type": "stream_event", "uuid": uuid(), "session_id": self.session_id,
+            "event": event, "parent_tool_use_id": null,
+        })
+    }
+
+    /// The partial events that open a block of `kind`, closing the one
+    /// before (with `--include-partial-messages`).
+    fn open_block(&mut self, kind: &'static str, out: &mut Vec<Value>) {
+        if !self.partial {
+            return;
+        }
+        match self.streaming {
+            Some((_, open)) if open == kind => return,
+            Some((index, _)) => {
+                out.push(self.stream_event(json!({"type": "content_block_stop", "index": index})));
+            }
+            None => out.push(self.stream_event(json!({
+                "type": "message_start",
+                "message": {"id": format!("msg_{}", ulid::Ulid::generate()), "type": "message",
+                            "role": "assistant", "model": self.model, "content": [],
+                            "stop_reason": null, "usage": {"input_tokens": 0, "output_tokens": 0}},
+            }))),
+        }
+        let index = self.blocks;
+        self.blocks += 1;
+        let block = match kind {
+            "thinking" => json!({"type": "thinking", "thinking": "", "signature": ""}),
+            _ => json!({"type": "text", "text": ""}),
+        };
+        out.push(self.stream_event(json!({
+            "type": "content_block_start", "index": index, "content_block": block,
+        })));
+        self.streaming = Some((index, kind));
+    }
+
+    /// The frames `event` becomes.
+    pub fn event(&mut self, event: &Event) -> Vec<Value> {
+        let mut out = Vec::new();
+        match event {
+            Event::SessionStarted {
+                session_id,
+                cwd,
+                model,
+                tools,
+                permission_mode,
+                ..
+            } => {
+                self.session_id = session_id.to_string();
+                self.cwd.clone_from(cwd);
+                self.model.clone_from(model);
+                self.tools = tools.iter().map(|t| claude_name(t)).collect();
+                self.permission_mode = permission_mode.to_string();
+            }
+            Event::ModeChanged { .. } => {}
+            Event::TurnStarted { .. } => {
+                let now = Instant::now();
+                self.turn = Turn {
+                    started: Some(now),
+                    asking_since: Some(now),
+                    ..Turn::default()
+                };
+                out.push(self.init());
+            }
+            Event::TextDelta { text } => {
+                self.open_block("text", &mut out);
+                self.text.push_str(text);
+                if self.partial
+                    && let Some((index, _)) = self.streaming
+                {
+                    out.push(self.stream_event(json!({
+                        "type": "content_block_delta", "index": index,
+                        "delta": {"type": "text_delta", "text": text},
+                    })));
+                }
+            }
+            Event::ThinkingDelta { text } => {
+                self.open_block("thinking", &mut out);
+                self.thinking.push_str(text);
+                if self.partial
+                    && let Some((index, _)) = self.streaming
+                {
+                    out.push(self.stream_event(json!({
+                        "type": "content_block_delta", "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": text},
+                    })));
+                }
+            }
+            Event::ToolCallRequested { call } => {
+                let name = claude_name(&call.name);
+                // A call asked for again is its input edited (a callback's
+                // `updatedInput`): the same call, not a new block.
+                if let Some(known) = self
+                    .inputs
+                    .iter_mut()
+                    .find(|(id, ..)| id == call.id.as_str())
+                {
+                    known.2 = call.input.clone();
+                } else {
+                    self.calls.push(json!({
+                        "type": "tool_use", "id": call.id.as_str(), "name": name, "input": call.input,
+                    }));
+                    self.inputs
+                        .push((call.id.as_str().to_owned(), name, call.input.clone()));
+                }
+            }
+            Event::Usage {
+                model, usage, job, ..
+            } if *job == cox_protocol::types::Job::Main => {
+                self.turn.usage.add(usage);
+                self.turn.cost_usd += cost(self.catalog.get(model), usage).usd;
+                self.turn.rounds += 1;
+                if let Some(since) = self.turn.asking_since.take() {
+                    self.turn.api_ms += u64::try_from(since.elapsed().as_millis()).unwrap_or(0);
+                }
+                self.model.clone_from(model);
+                out.extend(self.close_message(model, usage));
+            }
+            Event::Usage { model, usage, .. } => {
+                // A title or a summary: its cost is the turn's, nothing else.
+                self.turn.cost_usd += cost(self.catalog.get(model), usage).usd;
+            }
+            Event::ToolCallDone { call_id, result } => {
+                self.turn.asking_since = Some(Instant::now());
+                let input = self
+                    .inputs
+                    .iter()
+                    .position(|(id, ..)| id == call_id.as_str())
+                    .map(|at| self.inputs.remove(at));
+                if result.denied
+                    && let Some((id, name, input)) = &input
+                {
+                    self.turn.denials.push(json!({
+                        "tool_name": name, "tool_use_id": id, "tool_input": input,
+                    }));
+                }
+                out.push(self.tool_result(call_id.as_str(), result));
+            }
+            Event::TurnDone { stop } => out.push(self.result(*stop)),
+            Event::Notice { level, text } => out.push(json!({
+                "type": "system", "subtype": "notice", "uuid": uuid(),
+                "session_id": self.session_id, "level": level, "text": text,
+            })),
+            Event::Retry { discarded, .. } if *discarded => {
+                self.text.clear();
+                self.thinking.clear();
+                self.calls.clear();
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// The assistant frame of the response that just ended.
+    fn close_message(&mut self, model: &str, usage: &Usage) -> Vec<Value> {
+        let mut out = Vec::new();
+        if self.partial && self.streaming.is_some() {
+            if let Some((index, _)) = self.streaming.take() {
+                out.push(self.stream_event(json!({"type": "content_block_stop", "index": index})));
+            }
+            out.push(self.stream_event(json!({"type": "message_stop"})));
+        }
+        self.blocks = 0;
+        let mut content = Vec::new();
+        if !self.thinking.is_empty() {
+            content.push(json!({
+                "type": "thinking", "thinking": std::mem::take(&mut self.thinking), "signature": "",
+            }));
+        }
+        let text = std::mem::take(&mut self.text);
+        if !text.is_empty() {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        self.turn.answer = text;
+        let calls = std::mem::take(&mut self.calls);
+        let stop = if calls.is_empty() {
+            "end_turn"
+        } else {
+            "tool_use"
+        };
+        content.extend(calls);
+        if content.is_empty() {
+            return out;
+        }
+        out.push(json!({
+            "type": "assistant",
+            "message": {
+                "id": format!("msg_{}", ulid::Ulid::generate()), "type": "message", "role": "assistant",
+                "model": model, "content": content, "stop_reason": stop, "stop_sequence": null,
+                "usage": wire_usage(usage),
+            },
+            "parent_tool_use_id": null, "session_id": self.session_id, "uuid": uuid(),
+        }));
+        out
+    }
+
+    fn tool_result(&self, id: &str, result: &ToolResult) -> Value {
+        let mut content = result.visible.clone();
+        if content.len() > MAX_LINE / 2 {
+            let mut cut = MAX_LINE / 2;
+            while !content.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            content.truncate(cut);
+            content.push_str("\n[cut here for the frame; the model read the whole result]");
+        }
+        json!({
+            "type": "user",
+            "message": {"role": "user", "content": [{
+                "type": "tool_result", "tool_use_id": id, "content": content,
+                "is_error": !result.ok,
+            }]},
+            "parent_tool_use_id": null, "session_id": self.session_id, "uuid": uuid(),
+        })
+    }
+
+    /// The turn's one `result` frame.
+    fn result(&mut self, stop: StopReason) -> Value {
+        let turn = std::mem::take(&mut self.turn);
+        let subtype = match stop {
+            StopReason::EndTurn => "success",
+            StopReason::MaxTurns => "error_max_turns",
+            StopReason::Budget => "error_max_budget_usd",
+            _ => "error_during_execution",
+        };
+        let is_error = subtype != "success";
+        self.failed = is_error;
+        let duration = turn.started.map_or(0, |s| s.elapsed().as_millis());
+        let mut frame = json!({
+            "type": "result", "subtype": subtype, "is_error": is_error,
+            "duration_ms": u64::try_from(duration).unwrap_or(u64::MAX),
+            "duration_api_ms": turn.api_ms, "num_turns": turn.rounds,
+            "result": turn.answer, "session_id": self.session_id,
+            "total_cost_usd": turn.cost_usd, "usage": wire_usage(&turn.usage),
+            "permission_denials": turn.denials, "stop_reason": stop.as_str(),
+            "uuid": uuid(),
+        });
+        if is_error {
+            frame["errors"] = json!([format!("the turn ended: {}", stop.as_str())]);
+        }
+        frame
+    }
+}
+
+/// Usage as the Messages API spells it.
+fn wire_usage(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "server_tool_use": {"web_search_requests": usage.web_searches},
+    })
+}

@@ -1,0 +1,105 @@
+//! cox driven by the Claude Agent SDK (PyPI `claude-agent-sdk`, its own
+//! transport and message parser) through `cli_path`, with the scripted
+//! provider (`tests/agent_sdk/driver.py`): `query()` with a string
+//! prompt; `ClaudeSDKClient` with two turns over one process; a
+//! `can_use_tool` callback that denies one call and rewrites another's
+//! input; an interrupt mid-tool; a resume of an earlier session. Every
+//! frame cox prints is parsed by the SDK; one it cannot parse fails the
+//! case.
+//!
+//! `COX_TEST_SDK_PYTHON` names a Python with `claude-agent-sdk` (`.ci/run`
+//! installs one outside the repository). Without it the test says so and
+//! does nothing, unless `CI` is set: there it fails.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{Env, scenario, stderr};
+
+fn python() -> Option<String> {
+    match std::env::var("COX_TEST_SDK_PYTHON")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(python) => Some(python),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run this test: set COX_TEST_SDK_PYTHON"
+            );
+            eprintln!(
+                "skipped: set COX_TEST_SDK_PYTHON (a Python with claude-agent-sdk) to run it"
+            );
+            None
+        }
+    }
+}
+
+fn driver(env: &Env, python: &str, case: &str, scenario_name: &str, session: &str) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agent_sdk/driver.py");
+    let work = env.work.path().canonicalize().unwrap();
+    let mut cox = env.cox();
+    cox.env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario(scenario_name))
+        .env("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1");
+    let mut command = std::process::Command::new(python);
+    for (key, value) in cox.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    command
+        .env_remove("PYTHONPATH")
+        .current_dir(&work)
+        .arg(script)
+        .args([case, env!("CARGO_BIN_EXE_cox")])
+        .arg(&work)
+        .arg(session)
+        .output()
+        .unwrap()
+}
+
+fn session_of(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(out));
+    let line = text.lines().rfind(|l| l.starts_with("ok ")).unwrap();
+    line.split_whitespace().nth(1).unwrap().to_owned()
+}
+
+#[test]
+fn query_and_a_two_turn_client_run_and_every_frame_parses() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    let session = session_of(&driver(&env, &python, "query", "hello", ""));
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    // The session the SDK was told of goes on where it was.
+    let resumed = session_of(&driver(&env, &python, "resume", "sdk_resumed", &session));
+    assert_eq!(resumed, session);
+    let other = Env::new();
+    session_of(&driver(&other, &python, "client", "two_turns", ""));
+}
+
+#[test]
+fn a_permission_callback_denies_one_call_and_rewrites_another() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    std::fs::write(env.work.path().join("important.txt"), "keep\n").unwrap();
+    session_of(&driver(&env, &python, "callback", "sdk_callback", ""));
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("out.txt")).unwrap(),
+        "rewritten\n"
+    );
+}
+
+#[test]
+fn an_interrupt_ends_the_turn_with_an_error_result() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    session_of(&driver(&env, &python, "interrupt", "interrupt_tool", ""));
+}

@@ -1,0 +1,214 @@
+//! The Agent SDK protocol's bad input, with raw lines on stdin (no SDK):
+//! a line that is not JSON, a message of no known type, an unknown
+//! control request, a control response to a request cox never sent — each
+//! answered with an error frame (or a control error) while the session
+//! goes on; stdin closed while an ask waits — the ask denied, the turn's
+//! result written, the rollout complete, a clean exit; and the SDK's
+//! flags cox cannot honour, each refused naming it.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Output, Stdio};
+
+use common::{Env, assert_one_line_error, scenario, stderr};
+use serde_json::Value;
+
+fn sdk(env: &Env, scenario_path: &std::path::Path, extra: &[&str], lines: &[&str]) -> Output {
+    let mut child = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario_path)
+        .args([
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+        ])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+fn frames(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+const INIT: &str = r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize","hooks":null}}"#;
+const HELLO: &str = r#"{"type":"user","session_id":"","message":{"role":"user","content":"create hello.txt containing hi"},"parent_tool_use_id":null}"#;
+
+#[test]
+fn bad_lines_are_answered_and_the_session_goes_on() {
+    let env = Env::new();
+    let out = sdk(
+        &env,
+        &scenario("hello"),
+        &["--permission-mode", "acceptEdits"],
+        &[
+            INIT,
+            "this is not json",
+            r#"{"type":"telemetry","x":1}"#,
+            r#"{"type":"control_request","request_id":"r2","request":{"subtype":"frobnicate"}}"#,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"nope","response":{}}}"#,
+            HELLO,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let frames = frames(&out);
+    assert_eq!(frames[0]["response"]["subtype"], "success");
+    assert_eq!(frames[0]["response"]["request_id"], "req_1");
+    let errors: Vec<&str> = frames
+        .iter()
+        .filter(|f| f["subtype"] == "error")
+        .filter_map(|f| f["text"].as_str())
+        .collect();
+    assert!(errors[0].contains("not JSON"), "{errors:?}");
+    assert!(
+        errors[1].contains("`telemetry` is not one cox reads"),
+        "{errors:?}"
+    );
+    assert!(errors[2].contains("request `nope`"), "{errors:?}");
+    let refused = frames
+        .iter()
+        .find(|f| f["response"]["request_id"] == "r2")
+        .unwrap();
+    assert_eq!(refused["response"]["subtype"], "error");
+    assert!(
+        refused["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("frobnicate")
+    );
+    let result = frames.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["result"], "Created hello.txt.");
+}
+
+#[test]
+fn stdin_closed_while_an_ask_waits_denies_it_and_ends_cleanly() {
+    let env = Env::new();
+    let script = env.work.path().join("ask.toml");
+    std::fs::write(
+        &script,
+        "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = { path = \"a.txt\", content = \"x\" }\n\n\
+         [[turn]]\ntext = \"Could not.\"\n[turn.expect]\ntool_result_contains = \"closed its input\"\n",
+    )
+    .unwrap();
+    let out = sdk(
+        &env,
+        &script,
+        &["--permission-prompt-tool", "stdio"],
+        &[INIT, HELLO],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let frames = frames(&out);
+    let result = frames.last().unwrap();
+    assert_eq!(result["type"], "result", "{frames:?}");
+    assert_eq!(result["result"], "Could not.");
+    assert!(!env.work.path().join("a.txt").exists());
+    // Whether it was asked before stdin closed or after, the call was
+    // denied, and the rollout holds the whole turn.
+    let rollout = std::fs::read_to_string(&env.rollouts()[0]).unwrap();
+    let last: Value = serde_json::from_str(rollout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_done", "{rollout}");
+}
+
+#[test]
+fn flags_cox_cannot_honour_are_refused_by_name() {
+    let env = Env::new();
+    for (flags, needle) in [
+        (
+            &["--json-schema", "{}"][..],
+            "--json-schema is not supported by cox",
+        ),
+        (
+            &["--fallback-model", "x"][..],
+            "--fallback-model is not supported by cox",
+        ),
+        (
+            &["--permission-prompt-tool", "mcp__x__y"][..],
+            "--permission-prompt-tool mcp__x__y",
+        ),
+        (
+            &[
+                "--mcp-config",
+                r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"}}}"#,
+            ][..],
+            "MCP server 'calc' is an in-process SDK server",
+        ),
+    ] {
+        let out = sdk(&env, &scenario("hello"), flags, &[INIT, HELLO]);
+        assert_one_line_error(&out, needle);
+    }
+    // Without --output-format stream-json the SDK's input makes no sense.
+    let out = env
+        .cox()
+        .args(["--input-format", "stream-json", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "--input-format stream-json needs --output-format stream-json",
+    );
+}
+
+#[test]
+fn system_prompt_and_tools_take_effect_in_a_plain_run_too() {
+    let env = Env::new();
+    let (url, server) = common::serve(vec![("200 OK", common::anthropic_final_text())]);
+    let out = env
+        .cox()
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &url)
+        .args(["run", "-p", "hi", "--system-prompt", "You are terse."])
+        .args(["--tools", "Read,Write"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body: Value = serde_json::from_str(&server.join().unwrap()[0]).unwrap();
+    assert!(
+        body["system"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are terse."),
+        "{}",
+        body["system"][0]
+    );
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&"read") && tools.contains(&"write"),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.contains(&"bash") && !tools.contains(&"edit"),
+        "{tools:?}"
+    );
+    // A tool cox does not have is refused by name.
+    let out = env
+        .cox()
+        .args(["run", "-p", "hi", "--tools", "Teleport"])
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("hello"))
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "--tools: cox has no tool `Teleport`");
+}
