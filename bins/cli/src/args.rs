@@ -34,6 +34,21 @@ mod sdk_flags;
 use crate::given::{self, FlagOrEnv, Given};
 pub use sdk_flags::{InputFormat, SdkFlags};
 
+/// A flag's value given before the subcommand (`outer`) and after it
+/// (`inner`): either, or both when they agree.
+fn one<T: PartialEq + std::fmt::Debug>(
+    flag: &str,
+    inner: Option<T>,
+    outer: Option<T>,
+) -> Result<Option<T>, String> {
+    match (inner, outer) {
+        (Some(a), Some(b)) if a != b => Err(format!(
+            "{flag} is given twice, as {b:?} before the subcommand and as {a:?} after it: give it once"
+        )),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
 /// The flags of a session: what plain `cox` (the terminal UI), `cox -p`
 /// and `cox run` share. Every field is an `Option` (or a list, or a switch
 /// off by default), so a value given before the subcommand and one given
@@ -233,18 +248,6 @@ impl RunArgs {
     /// # Errors
     /// A flag given twice with different values, named.
     pub fn merge(self, outer: RunArgs) -> Result<RunArgs, String> {
-        fn one<T: PartialEq + std::fmt::Debug>(
-            flag: &str,
-            inner: Option<T>,
-            outer: Option<T>,
-        ) -> Result<Option<T>, String> {
-            match (inner, outer) {
-                (Some(a), Some(b)) if a != b => Err(format!(
-                    "{flag} is given twice, as {b:?} before the subcommand and as {a:?} after it: give it once"
-                )),
-                (a, b) => Ok(a.or(b)),
-            }
-        }
         // A typed value beats its variable's on either side (the
         // variable is there on both); two typed ones must agree.
         fn given<T: PartialEq + std::fmt::Debug>(

@@ -110,18 +110,7 @@ impl SdkFlags {
     /// # Errors
     /// A flag given twice with different values, named.
     pub fn merge(self, outer: SdkFlags) -> Result<SdkFlags, String> {
-        fn one<T: PartialEq + std::fmt::Debug>(
-            flag: &str,
-            inner: Option<T>,
-            outer: Option<T>,
-        ) -> Result<Option<T>, String> {
-            match (inner, outer) {
-                (Some(a), Some(b)) if a != b => Err(format!(
-                    "{flag} is given twice, as {b:?} before the subcommand and as {a:?} after it: give it once"
-                )),
-                (a, b) => Ok(a.or(b)),
-            }
-        }
+        use super::one;
         Ok(SdkFlags {
             input_format: one("--input-format", self.input_format, outer.input_format)?,
             system_prompt: one("--system-prompt", self.system_prompt, outer.system_prompt)?,
