@@ -1,7 +1,7 @@
 """The Claude Agent SDK (PyPI claude-agent-sdk) driving cox by `cli_path`.
 
 Usage: driver.py CASE COX WORK [SESSION]
-  CASE  query | client | callback | interrupt | resume | bad_input
+  CASE  query | client | callback | interrupt | resume | structured
   COX   the cox binary; COX_HOME, COX_PROVIDER and COX_SCENARIO come from
         the environment
   WORK  the session's folder
@@ -137,6 +137,20 @@ async def main(case, cox, work, session=None):
             check(isinstance(last, ResultMessage) and last.is_error, last)
             check(last.subtype == "error_during_execution", last.subtype)
         print("ok", last.session_id)
+    elif case == "structured":
+        schema = {
+            "type": "object",
+            "properties": {"count": {"type": "integer"}},
+            "required": ["count"],
+        }
+        messages = await run_query(
+            cox, work, "count the files",
+            output_format={"type": "json_schema", "schema": schema},
+        )
+        result = result_of(messages)
+        check(not result.is_error, result)
+        check(result.structured_output == {"count": 3}, result.structured_output)
+        print("ok", result.session_id)
     elif case == "resume":
         messages = await run_query(cox, work, "go on", resume=session)
         result = result_of(messages)

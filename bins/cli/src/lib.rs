@@ -43,6 +43,7 @@ mod report;
 pub mod resume;
 pub mod sandbox;
 pub mod session;
+pub mod structured;
 mod table;
 pub mod telemetry;
 pub mod worktree;

@@ -3,7 +3,8 @@
 //! provider (`tests/agent_sdk/driver.py`): `query()` with a string
 //! prompt; `ClaudeSDKClient` with two turns over one process; a
 //! `can_use_tool` callback that denies one call and rewrites another's
-//! input; an interrupt mid-tool; a resume of an earlier session. Every
+//! input; an interrupt mid-tool; a resume of an earlier session; a
+//! structured-output query whose first answer does not validate. Every
 //! frame cox prints is parsed by the SDK; one it cannot parse fails the
 //! case.
 //!
@@ -95,6 +96,13 @@ fn a_permission_callback_denies_one_call_and_rewrites_another() {
         std::fs::read_to_string(env.work.path().join("out.txt")).unwrap(),
         "rewritten\n"
     );
+}
+
+#[test]
+fn a_structured_output_query_is_asked_again_once_and_returns_the_json() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    session_of(&driver(&env, &python, "structured", "sdk_structured", ""));
 }
 
 #[test]

@@ -131,9 +131,10 @@ fn stdin_closed_while_an_ask_waits_denies_it_and_ends_cleanly() {
 fn flags_cox_cannot_honour_are_refused_by_name() {
     let env = Env::new();
     for (flags, needle) in [
+        (&["--betas", "x"][..], "--betas is not supported by cox"),
         (
-            &["--json-schema", "{}"][..],
-            "--json-schema is not supported by cox",
+            &["--json-schema", "{nope"][..],
+            "--json-schema: the schema is not JSON",
         ),
         (
             &["--fallback-model", "x"][..],
@@ -163,6 +164,15 @@ fn flags_cox_cannot_honour_are_refused_by_name() {
     assert_one_line_error(
         &out,
         "--input-format stream-json needs --output-format stream-json",
+    );
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--json-schema", "{}"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "--json-schema and --output-schema go with --input-format stream-json",
     );
 }
 

@@ -90,9 +90,14 @@ pub struct SdkFlags {
     #[arg(long, value_name = "N")]
     pub max_thinking_tokens: Option<u32>,
 
-    /// A JSON schema the final answer must validate against.
-    #[arg(long, value_name = "SCHEMA")]
+    /// A JSON schema the final answer must validate against; the answer's
+    /// JSON is the result's `structured_output`.
+    #[arg(long, value_name = "SCHEMA", conflicts_with = "output_schema")]
     pub json_schema: Option<String>,
+
+    /// --json-schema, read from FILE (Codex's flag).
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
 
     /// Anthropic beta headers.
     #[arg(long, value_name = "LIST")]
@@ -153,6 +158,7 @@ impl SdkFlags {
                 outer.max_thinking_tokens,
             )?,
             json_schema: one("--json-schema", self.json_schema, outer.json_schema)?,
+            output_schema: one("--output-schema", self.output_schema, outer.output_schema)?,
             betas: one("--betas", self.betas, outer.betas)?,
             task_budget: one("--task-budget", self.task_budget, outer.task_budget)?,
         })
@@ -199,7 +205,14 @@ impl SdkFlags {
                  (`stdio`); an MCP tool cannot answer its asks"
             ));
         }
-        let later: [(bool, &str, &str); 10] = [
+        if (self.json_schema.is_some() || self.output_schema.is_some()) && !streaming {
+            return Some(
+                "--json-schema and --output-schema go with --input-format stream-json (the \
+                 Claude Agent SDK's protocol) in this version of cox"
+                    .into(),
+            );
+        }
+        let later: [(bool, &str, &str); 9] = [
             (
                 self.fallback_model.is_some(),
                 "--fallback-model",
@@ -234,11 +247,6 @@ impl SdkFlags {
                 self.max_thinking_tokens.is_some(),
                 "--max-thinking-tokens",
                 "set how hard the model works with --effort",
-            ),
-            (
-                self.json_schema.is_some(),
-                "--json-schema",
-                "structured output is not supported yet",
             ),
             (self.betas.is_some(), "--betas", "cox sends no beta headers"),
             (

@@ -69,6 +69,10 @@ struct Shared {
     next_request: u64,
     /// stdin ended: nothing will answer an ask.
     closed: bool,
+    /// Prompts taken whose turn has not given its result yet. The session
+    /// is told to end once stdin has ended and this is 0 (a turn's answer
+    /// asked for again is part of it, so the end waits for it).
+    open_turns: u32,
 }
 
 fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -106,6 +110,27 @@ where
     if let Some(line) = sdk_server_refusal(&args.mcp_config) {
         bail!("{line}");
     }
+    let schema = crate::structured::Schema::from_flags(&args.sdk)?;
+    // The model is told the schema after everything else it is told.
+    let told;
+    let args = match &schema {
+        Some(schema) => {
+            let mut with = args.clone();
+            with.append_system_prompt = Some(
+                [
+                    args.append_system_prompt.clone(),
+                    Some(schema.instruction()),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            );
+            told = with;
+            &told
+        }
+        None => args,
+    };
     let prepared = prepare(args, make_provider, Consent::Flag)?;
     let catalog = prepared.catalog.clone();
     let asks = args.sdk.permission_prompt_tool.is_some();
@@ -128,11 +153,24 @@ where
             .name("sdk stdin".into())
             .spawn(move || read_stdin(&out, &shared, &tx, replay))?;
     }
-    let mut frames = Frames::new(catalog, args.sdk.include_partial_messages);
+    let mut frames = Frames::new(catalog, args.sdk.include_partial_messages, schema);
     let started = Instant::now();
     let ended = runtime.block_on(session.run(rx, |event| {
         for frame in frames.event(event) {
             out.line(frame);
+        }
+        // An answer that did not fit the schema is asked for again, once.
+        if let Some(again) = frames.retry.take() {
+            let _ = tx.unbounded_send(Submission::UserTurn {
+                text: again,
+                images: Vec::new(),
+            });
+        } else if matches!(event, cox_protocol::types::Event::TurnDone { .. }) {
+            let mut state = lock(&shared);
+            state.open_turns = state.open_turns.saturating_sub(1);
+            if state.closed && state.open_turns == 0 {
+                let _ = tx.unbounded_send(Submission::Shutdown);
+            }
         }
         if let Some(call_id) = cox_core::subagent_ids::asked(event) {
             ask(&out, &shared, &tx, &frames, call_id);
@@ -235,12 +273,9 @@ fn read_stdin(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission
     }
     // No more prompts: the asks still open are denied, then the session
     // ends once the queued turns are done.
-    let open: Vec<CallId> = {
-        let mut state = lock(shared);
-        state.closed = true;
-        state.asks.drain().map(|(_, (call, _))| call).collect()
-    };
-    for call_id in open {
+    let mut state = lock(shared);
+    state.closed = true;
+    for (_, (call_id, _)) in state.asks.drain() {
         let _ = tx.unbounded_send(Submission::Approve {
             call_id,
             decision: Decision::Deny {
@@ -248,7 +283,9 @@ fn read_stdin(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission
             },
         });
     }
-    let _ = tx.unbounded_send(Submission::Shutdown);
+    if state.open_turns == 0 {
+        let _ = tx.unbounded_send(Submission::Shutdown);
+    }
 }
 
 fn error_frame(text: &str) -> Value {
@@ -269,6 +306,7 @@ fn take(
                 if replay {
                     out.line(message.clone());
                 }
+                lock(shared).open_turns += 1;
                 let _ = tx.unbounded_send(Submission::UserTurn { text, images });
             }
             Err(why) => out.line(error_frame(&format!("stdin: a user message {why}"))),

@@ -81,11 +81,17 @@ pub struct Frames {
     inputs: Vec<(String, String, Value)>,
     /// The last result was an error (the process exits 1 then).
     pub failed: bool,
+    /// `--json-schema`: the answer must be JSON valid against it.
+    schema: Option<crate::structured::Schema>,
+    /// The prompt asking for a schema-valid answer again, for the driver
+    /// to send; while that turn runs, it is the same turn for the frames.
+    pub retry: Option<String>,
+    retrying: bool,
 }
 
 impl Frames {
     #[must_use]
-    pub fn new(catalog: Catalog, partial: bool) -> Self {
+    pub fn new(catalog: Catalog, partial: bool, schema: Option<crate::structured::Schema>) -> Self {
         Self {
             session_id: String::new(),
             cwd: String::new(),
@@ -102,6 +108,9 @@ impl Frames {
             turn: Turn::default(),
             inputs: Vec::new(),
             failed: false,
+            schema,
+            retry: None,
+            retrying: false,
         }
     }
 
@@ -188,6 +197,10 @@ impl Frames {
                 self.permission_mode = permission_mode.to_string();
             }
             Event::ModeChanged { .. } => {}
+            // The schema's second chance is the same turn to the SDK.
+            Event::TurnStarted { .. } if self.retrying => {
+                self.turn.asking_since = Some(Instant::now());
+            }
             Event::TurnStarted { .. } => {
                 let now = Instant::now();
                 self.turn = Turn {
@@ -271,7 +284,7 @@ impl Frames {
                 }
                 out.push(self.tool_result(call_id.as_str(), result));
             }
-            Event::TurnDone { stop } => out.push(self.result(*stop)),
+            Event::TurnDone { stop } => out.extend(self.result(*stop)),
             Event::Notice { level, text } => out.push(json!({
                 "type": "system", "subtype": "notice", "uuid": uuid(),
                 "session_id": self.session_id, "level": level, "text": text,
@@ -349,15 +362,33 @@ impl Frames {
         })
     }
 
-    /// The turn's one `result` frame.
-    fn result(&mut self, stop: StopReason) -> Value {
-        let turn = std::mem::take(&mut self.turn);
-        let subtype = match stop {
+    /// The turn's one `result` frame; none when its answer is asked for
+    /// again (the schema's second chance).
+    fn result(&mut self, stop: StopReason) -> Option<Value> {
+        let mut structured = None;
+        let mut subtype = match stop {
             StopReason::EndTurn => "success",
             StopReason::MaxTurns => "error_max_turns",
             StopReason::Budget => "error_max_budget_usd",
             _ => "error_during_execution",
         };
+        let mut problem = None;
+        if let (Some(schema), "success") = (&self.schema, subtype) {
+            match schema.check(&self.turn.answer) {
+                Ok(value) => structured = Some(value),
+                Err(why) if !self.retrying => {
+                    self.retrying = true;
+                    self.retry = Some(crate::structured::Schema::again(&why));
+                    return None;
+                }
+                Err(why) => {
+                    subtype = "error_max_structured_output_retries";
+                    problem = Some(why);
+                }
+            }
+        }
+        self.retrying = false;
+        let turn = std::mem::take(&mut self.turn);
         let is_error = subtype != "success";
         self.failed = is_error;
         let duration = turn.started.map_or(0, |s| s.elapsed().as_millis());
@@ -370,10 +401,16 @@ impl Frames {
             "permission_denials": turn.denials, "stop_reason": stop.as_str(),
             "uuid": uuid(),
         });
-        if is_error {
-            frame["errors"] = json!([format!("the turn ended: {}", stop.as_str())]);
+        if let Some(value) = structured {
+            frame["structured_output"] = value;
         }
-        frame
+        if is_error {
+            frame["errors"] = json!([problem.map_or_else(
+                || format!("the turn ended: {}", stop.as_str()),
+                |why| format!("the answer did not validate against the schema, twice: {why}")
+            )]);
+        }
+        Some(frame)
     }
 }
 
