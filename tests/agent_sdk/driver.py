@@ -1,7 +1,7 @@
 """The Claude Agent SDK (PyPI claude-agent-sdk) driving cox by `cli_path`.
 
 Usage: driver.py CASE COX WORK [SESSION]
-  CASE  query | client | callback | interrupt | resume | structured
+  CASE  query | client | callback | interrupt | resume | structured | mcp
   COX   the cox binary; COX_HOME, COX_PROVIDER and COX_SCENARIO come from
         the environment
   WORK  the session's folder
@@ -27,7 +27,9 @@ from claude_agent_sdk import (
     TextBlock,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 
@@ -150,6 +152,25 @@ async def main(case, cox, work, session=None):
         result = result_of(messages)
         check(not result.is_error, result)
         check(result.structured_output == {"count": 3}, result.structured_output)
+        print("ok", result.session_id)
+    elif case == "mcp":
+        @tool("add", "Add two numbers", {"a": int, "b": int})
+        async def add(args):
+            return {"content": [{"type": "text", "text": f"Sum: {args['a'] + args['b']}"}]}
+
+        calc = create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add])
+        messages = await run_query(
+            cox, work, "add 20 and 22",
+            mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"],
+        )
+        init = messages[0]
+        check(
+            {"name": "calc", "status": "connected"} in init.data["mcp_servers"],
+            init.data["mcp_servers"],
+        )
+        result = result_of(messages)
+        check(not result.is_error, result)
+        check(result.result == "It is 42.", result.result)
         print("ok", result.session_id)
     elif case == "resume":
         messages = await run_query(cox, work, "go on", resume=session)

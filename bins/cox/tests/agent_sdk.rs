@@ -4,7 +4,8 @@
 //! prompt; `ClaudeSDKClient` with two turns over one process; a
 //! `can_use_tool` callback that denies one call and rewrites another's
 //! input; an interrupt mid-tool; a resume of an earlier session; a
-//! structured-output query whose first answer does not validate. Every
+//! structured-output query whose first answer does not validate; a tool
+//! of an in-process SDK MCP server called by the scripted model. Every
 //! frame cox prints is parsed by the SDK; one it cannot parse fails the
 //! case.
 //!
@@ -103,6 +104,13 @@ fn a_structured_output_query_is_asked_again_once_and_returns_the_json() {
     let Some(python) = python() else { return };
     let env = Env::new();
     session_of(&driver(&env, &python, "structured", "sdk_structured", ""));
+}
+
+#[test]
+fn an_sdk_mcp_tool_served_by_the_script_is_called_by_the_model() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    session_of(&driver(&env, &python, "mcp", "sdk_mcp", ""));
 }
 
 #[test]

@@ -144,13 +144,6 @@ fn flags_cox_cannot_honour_are_refused_by_name() {
             &["--permission-prompt-tool", "mcp__x__y"][..],
             "--permission-prompt-tool mcp__x__y",
         ),
-        (
-            &[
-                "--mcp-config",
-                r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"}}}"#,
-            ][..],
-            "MCP server 'calc' is an in-process SDK server",
-        ),
     ] {
         let out = sdk(&env, &scenario("hello"), flags, &[INIT, HELLO]);
         assert_one_line_error(&out, needle);
@@ -174,6 +167,14 @@ fn flags_cox_cannot_honour_are_refused_by_name() {
         &out,
         "--json-schema and --output-schema go with --input-format stream-json",
     );
+    // An SDK's in-process server has no SDK to serve it in a plain run.
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--mcp-config"])
+        .arg(r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"}}}"#)
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "MCP server 'calc' is an in-process SDK server");
 }
 
 #[test]

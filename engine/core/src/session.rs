@@ -272,10 +272,20 @@ impl<W: World> Session<W> {
 
     /// Adds the tools `source` gives once it resolves: awaited as the run
     /// starts, so the first request (and the `session_started` event) has
-    /// them; its notices are said as warnings.
+    /// them; its notices are said as warnings. Several sources are awaited
+    /// together, their tools and notices joined (the first expander kept).
     #[must_use]
     pub fn with_late_tools(mut self, source: LateSource) -> Self {
-        self.fixed.late = Some(source);
+        self.fixed.late = Some(match self.fixed.late.take() {
+            None => source,
+            Some(first) => Box::pin(async move {
+                let (mut joined, second) = futures::join!(first, source);
+                joined.tools.extend(second.tools);
+                joined.notices.extend(second.notices);
+                joined.expander = joined.expander.or(second.expander);
+                joined
+            }),
+        });
         self
     }
 

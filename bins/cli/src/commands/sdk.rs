@@ -19,6 +19,7 @@
 //! type, is answered with an error frame and the session goes on.
 
 pub mod frames;
+mod mcp;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -38,10 +39,10 @@ use frames::Frames;
 
 /// Writes whole lines to stdout, one writer at a time.
 #[derive(Clone)]
-struct Out(Arc<Mutex<std::io::Stdout>>);
+pub(super) struct Out(Arc<Mutex<std::io::Stdout>>);
 
 impl Out {
-    fn line(&self, mut frame: Value) {
+    pub(super) fn line(&self, mut frame: Value) {
         crate::output::scrub_strings(&mut frame);
         let mut text = frame.to_string();
         text.push('\n');
@@ -107,30 +108,26 @@ where
     if args.prompt.is_some() {
         bail!("-p goes without --input-format stream-json: the prompts come on stdin");
     }
-    if let Some(line) = sdk_server_refusal(&args.mcp_config) {
-        bail!("{line}");
-    }
     let schema = crate::structured::Schema::from_flags(&args.sdk)?;
-    // The model is told the schema after everything else it is told.
-    let told;
-    let args = match &schema {
-        Some(schema) => {
-            let mut with = args.clone();
-            with.append_system_prompt = Some(
-                [
-                    args.append_system_prompt.clone(),
-                    Some(schema.instruction()),
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join("\n\n"),
-            );
-            told = with;
-            &told
-        }
-        None => args,
-    };
+    let (servers, other_configs) = sdk_servers(&args.mcp_config);
+    let mut args = args.clone();
+    // The SDK's own servers are reached over the control channel; the MCP
+    // client starts the others.
+    args.mcp_config = other_configs;
+    if let Some(schema) = &schema {
+        // The model is told the schema after everything else it is told.
+        args.append_system_prompt = Some(
+            [
+                args.append_system_prompt.clone(),
+                Some(schema.instruction()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        );
+    }
+    let args = &args;
     let prepared = prepare(args, make_provider, Consent::Flag)?;
     let catalog = prepared.catalog.clone();
     let asks = args.sdk.permission_prompt_tool.is_some();
@@ -140,20 +137,31 @@ where
         ApprovalPolicy::Never
     };
     let (session, _) = build_session(prepared, args.max_turns, approval, Editor::default())?;
+    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    let requester = mcp::Requester::new(out.clone());
+    let session = if servers.is_empty() {
+        session
+    } else {
+        session.with_late_tools(Box::pin(mcp::connect(
+            Arc::clone(&requester),
+            servers.clone(),
+        )))
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let shared = Arc::new(Mutex::new(Shared::default()));
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let replay = args.sdk.replay_user_messages;
     {
         let (out, shared, tx) = (out.clone(), Arc::clone(&shared), tx.clone());
+        let requester = Arc::clone(&requester);
         std::thread::Builder::new()
             .name("sdk stdin".into())
-            .spawn(move || read_stdin(&out, &shared, &tx, replay))?;
+            .spawn(move || read_stdin(&out, &shared, &requester, &tx, replay))?;
     }
-    let mut frames = Frames::new(catalog, args.sdk.include_partial_messages, schema);
+    let mut frames =
+        Frames::new(catalog, args.sdk.include_partial_messages, schema).with_servers(&servers);
     let started = Instant::now();
     let ended = runtime.block_on(session.run(rx, |event| {
         for frame in frames.event(event) {
@@ -183,32 +191,58 @@ where
     }
 }
 
-/// The first in-process SDK server `--mcp-config` names (`"type": "sdk"`,
-/// tools the SDK serves over its control channel), as the line refusing
-/// it: cox does not speak that transport yet, and a session without the
-/// tools the script counts on must not start as if it had them.
-#[must_use]
-pub fn sdk_server_refusal(configs: &[String]) -> Option<String> {
+/// The in-process SDK servers `--mcp-config` names (`"type": "sdk"`:
+/// tools the SDK serves over its control channel), and the configs with
+/// them taken out (for the MCP client, which starts the others).
+fn sdk_servers(configs: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut names = Vec::new();
+    let mut rest = Vec::new();
     for config in configs {
         let text = if config.trim_start().starts_with('{') {
             config.clone()
         } else {
             std::fs::read_to_string(config).unwrap_or_default()
         };
-        let Ok(value) = serde_json::from_str::<Value>(&text) else {
+        let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
+            rest.push(config.clone());
             continue;
         };
-        let servers = value["mcpServers"].as_object().into_iter().flatten();
-        for (name, server) in servers {
-            if server["type"] == "sdk" {
-                return Some(format!(
-                    "--mcp-config: MCP server '{name}' is an in-process SDK server (type sdk), \
-                     which cox does not serve yet: run its tools as a stdio MCP server"
-                ));
-            }
+        let Some(servers) = value["mcpServers"].as_object_mut() else {
+            rest.push(config.clone());
+            continue;
+        };
+        let sdk: Vec<String> = servers
+            .iter()
+            .filter(|(_, s)| s["type"] == "sdk")
+            .map(|(name, _)| name.clone())
+            .collect();
+        if sdk.is_empty() {
+            rest.push(config.clone());
+            continue;
         }
+        for name in &sdk {
+            servers.remove(name);
+        }
+        if !servers.is_empty() {
+            rest.push(value.to_string());
+        }
+        names.extend(sdk);
     }
-    None
+    (names, rest)
+}
+
+/// The first in-process SDK server `--mcp-config` names, as the line
+/// refusing it where there is no SDK to serve it (a plain `cox run`).
+#[must_use]
+pub fn sdk_server_refusal(configs: &[String]) -> Option<String> {
+    let (names, _) = sdk_servers(configs);
+    names.first().map(|name| {
+        format!(
+            "--mcp-config: MCP server '{name}' is an in-process SDK server (type sdk), which only \
+             the Claude Agent SDK serves: drive cox with it (--input-format stream-json), or run \
+             the tools as a stdio MCP server"
+        )
+    })
 }
 
 /// An ask: to the SDK as `can_use_tool`, or denied when nothing can answer.
@@ -257,7 +291,13 @@ fn ask(
 }
 
 /// Reads stdin to its end, line by line.
-fn read_stdin(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>, replay: bool) {
+fn read_stdin(
+    out: &Out,
+    shared: &Mutex<Shared>,
+    requester: &mcp::Requester,
+    tx: &UnboundedSender<Submission>,
+    replay: bool,
+) {
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
@@ -265,7 +305,7 @@ fn read_stdin(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission
             continue;
         }
         match serde_json::from_str::<Value>(&line) {
-            Ok(message) => take(out, shared, tx, message, replay),
+            Ok(message) => take(out, shared, requester, tx, message, replay),
             Err(err) => out.line(error_frame(&format!(
                 "stdin: a line that is not JSON: {err}"
             ))),
@@ -273,6 +313,7 @@ fn read_stdin(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission
     }
     // No more prompts: the asks still open are denied, then the session
     // ends once the queued turns are done.
+    requester.close();
     let mut state = lock(shared);
     state.closed = true;
     for (_, (call_id, _)) in state.asks.drain() {
@@ -296,6 +337,7 @@ fn error_frame(text: &str) -> Value {
 fn take(
     out: &Out,
     shared: &Mutex<Shared>,
+    requester: &mcp::Requester,
     tx: &UnboundedSender<Submission>,
     message: Value,
     replay: bool,
@@ -325,7 +367,11 @@ fn take(
                 }),
             });
         }
-        Some("control_response") => answered(out, shared, tx, &message["response"]),
+        Some("control_response") => {
+            if !requester.answer(&message["response"]) {
+                answered(out, shared, tx, &message["response"]);
+            }
+        }
         // The SDK abandons nothing of cox's; a cancel of one of its own
         // requests needs no answer.
         Some("control_cancel_request") => {}

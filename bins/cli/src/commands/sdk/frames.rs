@@ -65,6 +65,7 @@ pub struct Frames {
     cwd: String,
     model: String,
     tools: Vec<String>,
+    mcp_servers: Vec<Value>,
     permission_mode: String,
     partial: bool,
     catalog: Catalog,
@@ -97,6 +98,7 @@ impl Frames {
             cwd: String::new(),
             model: String::new(),
             tools: Vec::new(),
+            mcp_servers: Vec::new(),
             permission_mode: "default".into(),
             partial,
             catalog,
@@ -112,6 +114,16 @@ impl Frames {
             retry: None,
             retrying: false,
         }
+    }
+
+    /// The SDK's in-process MCP servers, as the init frame lists them.
+    #[must_use]
+    pub fn with_servers(mut self, names: &[String]) -> Self {
+        self.mcp_servers = names
+            .iter()
+            .map(|name| json!({"name": name, "status": "connected"}))
+            .collect();
+        self
     }
 
     /// The session's id, as the frames give it.
@@ -133,7 +145,8 @@ impl Frames {
         json!({
             "type": "system", "subtype": "init", "uuid": uuid(),
             "session_id": self.session_id, "cwd": self.cwd, "model": self.model,
-            "tools": self.tools, "mcp_servers": [], "permissionMode": self.permission_mode,
+            "tools": self.tools, "mcp_servers": self.mcp_servers,
+            "permissionMode": self.permission_mode,
             "slash_commands": [], "apiKeySource": "none", "output_style": "default",
             "skills": [], "plugins": [],
             "claude_code_version": CLAUDE_CODE_VERSION,
