@@ -1,7 +1,7 @@
 """The Claude Agent SDK (PyPI claude-agent-sdk) driving cox by `cli_path`.
 
 Usage: driver.py CASE COX WORK [SESSION]
-  CASE  query | client | callback | interrupt | resume | structured | mcp
+  CASE  query | client | callback | interrupt | resume | structured | mcp | hooks
   COX   the cox binary; COX_HOME, COX_PROVIDER and COX_SCENARIO come from
         the environment
   WORK  the session's folder
@@ -20,6 +20,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
@@ -171,6 +172,33 @@ async def main(case, cox, work, session=None):
         result = result_of(messages)
         check(not result.is_error, result)
         check(result.result == "It is 42.", result.result)
+        print("ok", result.session_id)
+    elif case == "hooks":
+        seen = []
+
+        async def guard(input_data, tool_use_id, context):
+            seen.append((input_data["hook_event_name"], input_data["tool_name"],
+                         input_data["tool_input"].get("command")))
+            if "rm " in input_data["tool_input"].get("command", ""):
+                return {"hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": "no deleting here",
+                }}
+            return {}
+
+        messages = await run_query(
+            cox, work, "tidy up", permission_mode="bypassPermissions",
+            hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]},
+        )
+        result = result_of(messages)
+        check(not result.is_error, result)
+        check(seen == [
+            ("PreToolUse", "Bash", "rm important.txt"),
+            ("PreToolUse", "Bash", "echo ok > ok.txt"),
+        ], seen)
+        check(os.path.exists(os.path.join(work, "important.txt")), "the hook did not stop rm")
+        check(os.path.exists(os.path.join(work, "ok.txt")), "the allowed command did not run")
         print("ok", result.session_id)
     elif case == "resume":
         messages = await run_query(cox, work, "go on", resume=session)

@@ -272,35 +272,43 @@ impl CommandHooks {
 
     /// The object a hook reads on stdin for `call`.
     fn input(&self, call: &HookCall) -> Value {
-        let mut input = Map::new();
-        input.insert("session_id".into(), json!(self.session.session_id));
-        input.insert(
-            "transcript_path".into(),
-            json!(self.session.transcript_path.display().to_string()),
-        );
-        input.insert("cwd".into(), json!(self.session.cwd.display().to_string()));
-        input.insert(
-            "permission_mode".into(),
-            json!(call.permission_mode.as_str()),
-        );
-        input.insert("hook_event_name".into(), json!(call.event.as_str()));
-        let tool = call.fields.get("tool_name").and_then(Value::as_str);
-        for (key, value) in &call.fields {
-            let shown = match (key.as_str(), tool) {
-                ("tool_name", Some(tool)) => json!(claude::claude_name(tool).unwrap_or(tool)),
-                ("tool_input", Some(tool)) => {
-                    claude::input_for_hook(tool, value, &self.session.cwd)
-                }
-                ("tool_response", Some(tool)) => {
-                    let raw = call.fields.get("tool_input").unwrap_or(&Value::Null);
-                    claude::response_for_hook(tool, raw, value, &self.session.cwd)
-                }
-                _ => value.clone(),
-            };
-            input.insert(key.clone(), shown);
-        }
-        Value::Object(input)
+        payload(&self.session, call)
     }
+}
+
+/// The object a hook is given for `call` in session `session`: what every
+/// event carries (`session_id`, `transcript_path`, `cwd`,
+/// `permission_mode`, `hook_event_name`) and the event's own fields, tools
+/// in Claude Code's names and shapes. Command hooks read it on stdin; an
+/// SDK's hook callbacks are sent it.
+#[must_use]
+pub fn payload(session: &SessionInfo, call: &HookCall) -> Value {
+    let mut input = Map::new();
+    input.insert("session_id".into(), json!(session.session_id));
+    input.insert(
+        "transcript_path".into(),
+        json!(session.transcript_path.display().to_string()),
+    );
+    input.insert("cwd".into(), json!(session.cwd.display().to_string()));
+    input.insert(
+        "permission_mode".into(),
+        json!(call.permission_mode.as_str()),
+    );
+    input.insert("hook_event_name".into(), json!(call.event.as_str()));
+    let tool = call.fields.get("tool_name").and_then(Value::as_str);
+    for (key, value) in &call.fields {
+        let shown = match (key.as_str(), tool) {
+            ("tool_name", Some(tool)) => json!(claude::claude_name(tool).unwrap_or(tool)),
+            ("tool_input", Some(tool)) => claude::input_for_hook(tool, value, &session.cwd),
+            ("tool_response", Some(tool)) => {
+                let raw = call.fields.get("tool_input").unwrap_or(&Value::Null);
+                claude::response_for_hook(tool, raw, value, &session.cwd)
+            }
+            _ => value.clone(),
+        };
+        input.insert(key.clone(), shown);
+    }
+    Value::Object(input)
 }
 
 impl Hooks for CommandHooks {

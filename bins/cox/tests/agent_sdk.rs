@@ -5,7 +5,8 @@
 //! `can_use_tool` callback that denies one call and rewrites another's
 //! input; an interrupt mid-tool; a resume of an earlier session; a
 //! structured-output query whose first answer does not validate; a tool
-//! of an in-process SDK MCP server called by the scripted model. Every
+//! of an in-process SDK MCP server called by the scripted model; a
+//! PreToolUse hook registered through the SDK refusing a call. Every
 //! frame cox prints is parsed by the SDK; one it cannot parse fails the
 //! case.
 //!
@@ -111,6 +112,14 @@ fn an_sdk_mcp_tool_served_by_the_script_is_called_by_the_model() {
     let Some(python) = python() else { return };
     let env = Env::new();
     session_of(&driver(&env, &python, "mcp", "sdk_mcp", ""));
+}
+
+#[test]
+fn a_hook_registered_through_the_sdk_refuses_a_call_and_lets_another_run() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    std::fs::write(env.work.path().join("important.txt"), "keep\n").unwrap();
+    session_of(&driver(&env, &python, "hooks", "sdk_hooks", ""));
 }
 
 #[test]

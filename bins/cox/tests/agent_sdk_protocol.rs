@@ -62,6 +62,7 @@ fn bad_lines_are_answered_and_the_session_goes_on() {
             "this is not json",
             r#"{"type":"telemetry","x":1}"#,
             r#"{"type":"control_request","request_id":"r2","request":{"subtype":"frobnicate"}}"#,
+            r#"{"type":"control_request","request_id":"r3","request":{"subtype":"initialize","hooks":{"OnFullMoon":[{"matcher":null,"hookCallbackIds":["hook_0"]}]}}}"#,
             r#"{"type":"control_response","response":{"subtype":"success","request_id":"nope","response":{}}}"#,
             HELLO,
         ],
@@ -91,6 +92,18 @@ fn bad_lines_are_answered_and_the_session_goes_on() {
             .as_str()
             .unwrap()
             .contains("frobnicate")
+    );
+    let bad_hooks = frames
+        .iter()
+        .find(|f| f["response"]["request_id"] == "r3")
+        .unwrap();
+    assert_eq!(bad_hooks["response"]["subtype"], "error");
+    assert!(
+        bad_hooks["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("`OnFullMoon` is not an event"),
+        "{bad_hooks}"
     );
     let result = frames.last().unwrap();
     assert_eq!(result["type"], "result");

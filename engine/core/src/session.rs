@@ -313,10 +313,14 @@ impl<W: World> Session<W> {
         self
     }
 
-    /// Runs `hooks` at the session's points (see [`cox_protocol::hook`]).
+    /// Runs `hooks` at the session's points (see [`cox_protocol::hook`]);
+    /// given twice, both run, the earlier ones' replies first.
     #[must_use]
     pub fn with_hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
-        self.fixed.hooks = Some(hooks);
+        self.fixed.hooks = Some(match self.fixed.hooks.take() {
+            None => hooks,
+            Some(first) => Arc::new(BothHooks(first, hooks)),
+        });
         self
     }
 
@@ -713,4 +717,29 @@ enum MidTurn {
     Interrupt,
     Approve(Decision),
     Ignored,
+}
+
+/// Two sets of hooks as one: each event goes to both, the first's replies
+/// before the second's.
+struct BothHooks(Arc<dyn Hooks>, Arc<dyn Hooks>);
+
+impl Hooks for BothHooks {
+    fn wants(&self, event: cox_protocol::hook::HookEvent) -> bool {
+        self.0.wants(event) || self.1.wants(event)
+    }
+
+    fn run<'a>(
+        &'a self,
+        call: &'a cox_protocol::hook::HookCall,
+    ) -> cox_protocol::provider::BoxFuture<'a, Vec<cox_protocol::hook::HookReply>> {
+        Box::pin(async move {
+            let mut replies = Vec::new();
+            for hooks in [&self.0, &self.1] {
+                if hooks.wants(call.event) {
+                    replies.extend(hooks.run(call).await);
+                }
+            }
+            replies
+        })
+    }
 }

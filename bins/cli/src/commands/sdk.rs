@@ -19,6 +19,7 @@
 //! type, is answered with an error frame and the session goes on.
 
 pub mod frames;
+mod hooks;
 mod mcp;
 
 use std::collections::HashMap;
@@ -136,9 +137,19 @@ where
     } else {
         ApprovalPolicy::Never
     };
-    let (session, _) = build_session(prepared, args.max_turns, approval, Editor::default())?;
+    let (session, facts) = build_session(prepared, args.max_turns, approval, Editor::default())?;
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let requester = mcp::Requester::new(out.clone());
+    // The script's hooks, once `initialize` registers them.
+    let sdk_hooks = Arc::new(hooks::SdkHooks::new(
+        Arc::clone(&requester),
+        cox_hooks::SessionInfo {
+            session_id: session.id().to_string(),
+            transcript_path: cox_store::CoxHome::resolve(None)?.rollout_path(session.id()),
+            cwd: facts.cwd.clone(),
+        },
+    ));
+    let session = session.with_hooks(Arc::clone(&sdk_hooks) as _);
     let session = if servers.is_empty() {
         session
     } else {
@@ -156,9 +167,12 @@ where
     {
         let (out, shared, tx) = (out.clone(), Arc::clone(&shared), tx.clone());
         let requester = Arc::clone(&requester);
+        let sdk_hooks = Arc::clone(&sdk_hooks);
         std::thread::Builder::new()
             .name("sdk stdin".into())
-            .spawn(move || read_stdin(&out, &shared, &requester, &tx, replay))?;
+            .spawn(move || {
+                read_stdin(&out, &shared, (&requester, &sdk_hooks), &tx, replay);
+            })?;
     }
     let mut frames =
         Frames::new(catalog, args.sdk.include_partial_messages, schema).with_servers(&servers);
@@ -294,7 +308,7 @@ fn ask(
 fn read_stdin(
     out: &Out,
     shared: &Mutex<Shared>,
-    requester: &mcp::Requester,
+    (requester, sdk_hooks): (&mcp::Requester, &hooks::SdkHooks),
     tx: &UnboundedSender<Submission>,
     replay: bool,
 ) {
@@ -305,7 +319,7 @@ fn read_stdin(
             continue;
         }
         match serde_json::from_str::<Value>(&line) {
-            Ok(message) => take(out, shared, requester, tx, message, replay),
+            Ok(message) => take(out, shared, (requester, sdk_hooks), tx, message, replay),
             Err(err) => out.line(error_frame(&format!(
                 "stdin: a line that is not JSON: {err}"
             ))),
@@ -337,7 +351,7 @@ fn error_frame(text: &str) -> Value {
 fn take(
     out: &Out,
     shared: &Mutex<Shared>,
-    requester: &mcp::Requester,
+    (requester, sdk_hooks): (&mcp::Requester, &hooks::SdkHooks),
     tx: &UnboundedSender<Submission>,
     message: Value,
     replay: bool,
@@ -355,7 +369,7 @@ fn take(
         },
         Some("control_request") => {
             let id = message["request_id"].clone();
-            let answer = control(tx, &message["request"]);
+            let answer = control(tx, sdk_hooks, &message["request"]);
             out.line(match answer {
                 Ok(response) => json!({
                     "type": "control_response",
@@ -417,21 +431,18 @@ fn prompt_of(message: &Value) -> Result<(String, Vec<cox_protocol::types::Image>
 }
 
 /// Answers one control request; `Err` is the error to send back.
-fn control(tx: &UnboundedSender<Submission>, request: &Value) -> Result<Value, String> {
+fn control(
+    tx: &UnboundedSender<Submission>,
+    sdk_hooks: &hooks::SdkHooks,
+    request: &Value,
+) -> Result<Value, String> {
     let send = |sub| {
         tx.unbounded_send(sub)
             .map_err(|_| "the session has ended".to_owned())
     };
     match request["subtype"].as_str() {
         Some("initialize") => {
-            let hooks = request["hooks"].as_object().is_some_and(|h| !h.is_empty());
-            if hooks {
-                return Err(
-                    "hooks registered through the SDK are not supported by cox yet: use \
-                     .claude/settings.json hooks"
-                        .into(),
-                );
-            }
+            sdk_hooks.set(hooks::registered(&request["hooks"])?);
             if request["agents"].as_object().is_some_and(|a| !a.is_empty()) {
                 return Err(
                     "agents defined through the SDK are not supported by cox yet: put them in \

@@ -52,7 +52,7 @@ impl Requester {
     }
 
     /// Sends `request` and waits for its answer's `response`.
-    async fn request(&self, request: Value) -> Result<Value, String> {
+    pub(super) async fn request(&self, request: Value) -> Result<Value, String> {
         let id = format!("cox_mcp_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let (tx, rx) = oneshot::channel();
         self.pending().insert(id.clone(), tx);

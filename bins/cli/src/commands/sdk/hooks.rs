@@ -1,0 +1,162 @@
+//! Hooks the driving script registers through the SDK (`initialize`'s
+//! `hooks`: for each event, matchers and the ids of the script's
+//! callbacks), run as `hook_callback` control requests.
+//!
+//! Each callback is given the same object a command hook reads on stdin
+//! (`cox_hooks::payload`) and answers with Claude Code's hook JSON, read by
+//! the same parser as a command hook's stdout; so a callback may deny or
+//! allow a call, rewrite its input, add context, or send a turn back,
+//! exactly as a hook in `.claude/settings.json`. They are the script's
+//! own code, trusted as the person's own hooks. A callback that errs or
+//! does not answer in its timeout (60 s unless it set one) gives no
+//! answer: a failed run, said, that decides nothing.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cox_hooks::matcher::Matcher;
+use cox_protocol::hook::{HookCall, HookEvent, HookReply, HookStatus, Hooks};
+use cox_protocol::provider::BoxFuture;
+use serde_json::{Value, json};
+
+use super::mcp::Requester;
+
+/// One registered callback.
+struct Callback {
+    event: HookEvent,
+    matcher: Matcher,
+    id: String,
+    timeout: Duration,
+}
+
+/// The script's hooks: none until `initialize` registers them (the SDK
+/// sends it before any prompt, so no turn runs without them).
+pub(super) struct SdkHooks {
+    callbacks: std::sync::Mutex<Vec<Callback>>,
+    requester: Arc<Requester>,
+    session: cox_hooks::SessionInfo,
+}
+
+/// The callbacks `initialize`'s `hooks` registers; `Err` names the first
+/// entry cox cannot take (an unknown event, a matcher that is not one).
+pub(super) fn registered(
+    hooks: &Value,
+) -> Result<Vec<(HookEvent, Matcher, String, Duration)>, String> {
+    let mut out = Vec::new();
+    let Some(events) = hooks.as_object() else {
+        return Ok(out);
+    };
+    for (name, entries) in events {
+        let event: HookEvent = serde_json::from_value(json!(name))
+            .map_err(|_| format!("hooks: `{name}` is not an event cox runs hooks for"))?;
+        for entry in entries.as_array().into_iter().flatten() {
+            let matcher = Matcher::parse(entry["matcher"].as_str())
+                .map_err(|why| format!("hooks: {name}: {why}"))?;
+            let timeout = entry["timeout"]
+                .as_f64()
+                .map_or(super::mcp::TIMEOUT, Duration::from_secs_f64);
+            for id in entry["hookCallbackIds"].as_array().into_iter().flatten() {
+                if let Some(id) = id.as_str() {
+                    out.push((event, matcher.clone(), id.to_owned(), timeout));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl SdkHooks {
+    pub(super) fn new(requester: Arc<Requester>, session: cox_hooks::SessionInfo) -> Self {
+        Self {
+            callbacks: std::sync::Mutex::new(Vec::new()),
+            requester,
+            session,
+        }
+    }
+
+    /// The callbacks `initialize` registered.
+    pub(super) fn set(&self, callbacks: Vec<(HookEvent, Matcher, String, Duration)>) {
+        *self.callbacks() = callbacks
+            .into_iter()
+            .map(|(event, matcher, id, timeout)| Callback {
+                event,
+                matcher,
+                id,
+                timeout,
+            })
+            .collect();
+    }
+
+    fn callbacks(&self) -> std::sync::MutexGuard<'_, Vec<Callback>> {
+        self.callbacks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    async fn one(&self, (id, timeout): (String, Duration), call: &HookCall) -> HookReply {
+        let started = Instant::now();
+        let input = cox_hooks::payload(&self.session, call);
+        let request = json!({
+            "subtype": "hook_callback", "callback_id": id, "input": input,
+            "tool_use_id": call.fields.get("tool_use_id").cloned().unwrap_or(Value::Null),
+        });
+        let answer = tokio::time::timeout(timeout, self.requester.request(request)).await;
+        let (status, output) = match answer {
+            Ok(Ok(answer)) => {
+                let bytes = answer.to_string().into_bytes();
+                match cox_hooks::output::parse(call.event, &bytes) {
+                    Ok(output) => (HookStatus::Success, output),
+                    Err(why) => (
+                        HookStatus::Failed { message: why },
+                        cox_protocol::hook::HookOutput::default(),
+                    ),
+                }
+            }
+            Ok(Err(why)) => (
+                HookStatus::Failed { message: why },
+                cox_protocol::hook::HookOutput::default(),
+            ),
+            Err(_) => (
+                HookStatus::Failed {
+                    message: format!(
+                        "the SDK's callback did not answer in {} s",
+                        timeout.as_secs()
+                    ),
+                },
+                cox_protocol::hook::HookOutput::default(),
+            ),
+        };
+        HookReply {
+            hook: format!("SDK callback {id}"),
+            narrow_only: false,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            status,
+            output,
+        }
+    }
+}
+
+impl Hooks for SdkHooks {
+    fn wants(&self, event: HookEvent) -> bool {
+        self.callbacks().iter().any(|c| c.event == event)
+    }
+
+    fn run<'a>(&'a self, call: &'a HookCall) -> BoxFuture<'a, Vec<HookReply>> {
+        Box::pin(async move {
+            let target = call.target.as_deref().unwrap_or_default();
+            let names = cox_hooks::claude::names_for(target);
+            let chosen: Vec<(String, Duration)> = self
+                .callbacks()
+                .iter()
+                .filter(|c| c.event == call.event)
+                .filter(|c| call.target.is_none() || c.matcher.matches(&names))
+                .map(|c| (c.id.clone(), c.timeout))
+                .collect();
+            let mut replies = Vec::new();
+            for callback in chosen {
+                replies.push(self.one(callback, call).await);
+            }
+            replies
+        })
+    }
+}
