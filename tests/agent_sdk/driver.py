@@ -190,7 +190,13 @@ async def main(case, cox, work, session=None):
         messages = await run_query(
             cox, work, "tidy up", permission_mode="bypassPermissions",
             hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]},
+            include_hook_events=True,
         )
+        runs = [
+            m for m in messages
+            if isinstance(m, SystemMessage) and m.subtype == "hook_response"
+        ]
+        check(len(runs) == 2 and runs[0].data["outcome"] == "blocked", runs)
         result = result_of(messages)
         check(not result.is_error, result)
         check(seen == [

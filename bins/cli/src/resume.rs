@@ -110,7 +110,11 @@ fn rollouts(home: &CoxHome) -> Result<Vec<(String, PathBuf)>> {
 }
 
 fn by_id(home: &CoxHome, id: &str) -> Result<PathBuf> {
-    let wanted = id.trim().to_ascii_uppercase();
+    // The SDKs spell ids as UUIDs: the same id, whole.
+    let wanted = match cox_protocol::SessionId::from_either(id) {
+        Some(whole) if id.contains('-') => whole.to_string(),
+        _ => id.trim().to_ascii_uppercase(),
+    };
     if wanted.is_empty() {
         bail!("--resume needs a session id (see `cox sessions`)");
     }

@@ -50,6 +50,8 @@ pub(crate) struct Prepared<P> {
     /// The working folder and every `--add-dir`.
     workspace: Workspace,
     append_system_prompt: Option<String>,
+    /// `--session-id`: the new session's id.
+    new_id: Option<SessionId>,
     /// `--system-prompt` (or its file), in place of cox's own.
     system_prompt: Option<String>,
     /// `--tools`: the only tools of the session besides MCP servers'
@@ -351,6 +353,26 @@ where
             })?)
         }
     };
+    // `--session-id`: the new session's id (a UUID, as the SDKs give it,
+    // or cox's own spelling); a new session, or the fork of a resumed one.
+    let new_id = match &args.sdk.session_id {
+        None => None,
+        Some(text) => {
+            let id = SessionId::from_either(text).ok_or_else(|| {
+                anyhow::anyhow!("--session-id {text}: not a session id (a UUID, or cox's own id)")
+            })?;
+            if found.is_some() && !args.fork_session {
+                bail!(
+                    "--session-id names a new session: with --resume or --continue, add \
+                     --fork-session"
+                );
+            }
+            if home.rollout_path(id).exists() {
+                bail!("--session-id {text}: that session exists; pick it up with --resume {text}");
+            }
+            Some(id)
+        }
+    };
     let provider = make_provider(&choice)?;
     if choice.web_search && !catalog.get(provider.model()).is_some_and(|m| m.web_search) {
         let line = format!(
@@ -384,7 +406,7 @@ where
             // Last, once everything else is known to work: a failed start
             // leaves no fork behind.
             if args.fork_session {
-                fork(&home, &mut resumed, &f.events)?;
+                fork(&home, &mut resumed, &f.events, new_id)?;
             }
             Some(resumed)
         }
@@ -393,6 +415,7 @@ where
     Ok(Prepared {
         provider,
         home,
+        new_id: new_id.filter(|_| resumed.is_none()),
         workspace,
         append_system_prompt: args.append_system_prompt.clone(),
         system_prompt,
@@ -487,6 +510,7 @@ pub(crate) fn build_session<P: Provider>(
         cwd,
         workspace,
         append_system_prompt,
+        new_id,
         system_prompt,
         only_tools,
         permissions,
@@ -536,7 +560,9 @@ pub(crate) fn build_session<P: Provider>(
     let mode = permissions.mode;
     let id = resumed
         .as_ref()
-        .map_or_else(SessionId::generate, |r| r.session_id);
+        .map(|r| r.session_id)
+        .or(new_id)
+        .unwrap_or_else(SessionId::generate);
     let started_at = env::now_rfc3339();
     let cwd_text = cwd.display().to_string();
     let branch = env::git_branch(&cwd);
@@ -882,9 +908,14 @@ where
 /// `--fork-session`: `resumed` goes on as a new session, its rollout a
 /// copy of the old one's events and its row naming the old one as the
 /// session it was forked from (the old rollout and row are not touched).
-fn fork(home: &CoxHome, resumed: &mut cox_core::Resumed, events: &[Event]) -> Result<()> {
+fn fork(
+    home: &CoxHome,
+    resumed: &mut cox_core::Resumed,
+    events: &[Event],
+    id: Option<SessionId>,
+) -> Result<()> {
     let from = resumed.session_id;
-    let id = SessionId::generate();
+    let id = id.unwrap_or_else(SessionId::generate);
     let rollout = cox_store::fork_rollout(home, id, events)
         .with_context(|| format!("cannot fork session {from}"))?;
     let db = cox_store::Db::open(&home.db_path())

@@ -236,3 +236,39 @@ fn system_prompt_and_tools_take_effect_in_a_plain_run_too() {
         .unwrap();
     assert_one_line_error(&out, "--tools: cox has no tool `Teleport`");
 }
+
+#[test]
+fn a_session_id_given_is_the_session_s_and_spelt_back_as_given() {
+    let env = Env::new();
+    let uuid = "11111111-2222-3333-4444-555555555555";
+    let out = sdk(
+        &env,
+        &scenario("hello"),
+        &["--permission-mode", "acceptEdits", "--session-id", uuid],
+        &[INIT, HELLO],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(frames(&out).last().unwrap()["session_id"], uuid);
+    // The same id again is a session that exists: refused, pointing at
+    // --resume, which takes the UUID spelling.
+    let again = sdk(
+        &env,
+        &scenario("hello"),
+        &["--session-id", uuid],
+        &[INIT, HELLO],
+    );
+    assert_one_line_error(&again, "that session exists; pick it up with --resume");
+    let resumed = sdk(
+        &env,
+        &scenario("sdk_resumed"),
+        &["--resume", uuid],
+        &[
+            INIT,
+            r#"{"type":"user","message":{"role":"user","content":"go on"}}"#,
+        ],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(frames(&resumed).last().unwrap()["result"], "Still here.");
+    let bad = sdk(&env, &scenario("hello"), &["--session-id", "nope"], &[INIT]);
+    assert_one_line_error(&bad, "--session-id nope: not a session id");
+}

@@ -33,6 +33,43 @@ impl std::str::FromStr for SessionId {
     }
 }
 
+impl SessionId {
+    /// The same 128 bits spelt as a UUID (`8-4-4-4-12` hex), as the Claude
+    /// Agent SDKs name sessions.
+    #[must_use]
+    pub fn as_uuid(&self) -> String {
+        let hex = format!("{:032x}", self.0.0);
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )
+    }
+
+    /// An id spelt as a UUID ([`SessionId::as_uuid`]) or as cox's own; `None`
+    /// for anything else.
+    #[must_use]
+    pub fn from_either(text: &str) -> Option<Self> {
+        let text = text.trim();
+        if let Ok(id) = text.parse() {
+            return Some(id);
+        }
+        let hex: String = text.chars().filter(|c| *c != '-').collect();
+        let uuid_shaped = hex.len() == 32
+            && text.len() == 36
+            && [8, 13, 18, 23]
+                .iter()
+                .all(|&at| text.as_bytes()[at] == b'-');
+        if !uuid_shaped {
+            return None;
+        }
+        u128::from_str_radix(&hex, 16).ok().map(|n| Self(Ulid(n)))
+    }
+}
+
 /// One tool call. Providers supply their own ids (`toolu_…`, `call_…`); the
 /// core treats them as opaque strings and never reuses one within a session.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -69,5 +106,28 @@ impl From<&str> for CallId {
 impl From<String> for CallId {
     fn from(s: String) -> Self {
         Self(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_id_is_the_same_spelt_as_a_uuid() {
+        let id = SessionId::generate();
+        let uuid = id.as_uuid();
+        assert_eq!(uuid.len(), 36);
+        assert_eq!(SessionId::from_either(&uuid), Some(id));
+        assert_eq!(SessionId::from_either(&id.to_string()), Some(id));
+        assert_eq!(
+            SessionId::from_either("11111111-2222-3333-4444-555555555555").map(|i| i.as_uuid()),
+            Some("11111111-2222-3333-4444-555555555555".to_owned())
+        );
+        assert_eq!(SessionId::from_either("not-an-id"), None);
+        assert_eq!(
+            SessionId::from_either("1111111122223333444455555555555x"),
+            None
+        );
     }
 }

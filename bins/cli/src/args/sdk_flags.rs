@@ -62,7 +62,7 @@ pub struct SdkFlags {
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
 
-    /// The new session's id.
+    /// The new session's id (a UUID, or cox's own spelling).
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
 
@@ -189,6 +189,7 @@ impl SdkFlags {
             ),
             (self.include_partial_messages, "--include-partial-messages"),
             (self.replay_user_messages, "--replay-user-messages"),
+            (self.include_hook_events, "--include-hook-events"),
         ];
         if let Some((_, flag)) = needs_stream.iter().find(|(given, _)| *given && !streaming) {
             return Some(format!(
@@ -212,16 +213,11 @@ impl SdkFlags {
                     .into(),
             );
         }
-        let later: [(bool, &str, &str); 9] = [
+        let later: [(bool, &str, &str); 7] = [
             (
                 self.fallback_model.is_some(),
                 "--fallback-model",
                 "cox retries the same model; pick the model with --model",
-            ),
-            (
-                self.session_id.is_some(),
-                "--session-id",
-                "cox names each new session itself (the id is in the init frame)",
             ),
             (
                 self.settings.is_some(),
@@ -232,11 +228,6 @@ impl SdkFlags {
                 self.setting_sources.is_some(),
                 "--setting-sources",
                 "cox reads your settings, the project's and its local ones",
-            ),
-            (
-                self.include_hook_events,
-                "--include-hook-events",
-                "hook runs are not framed for the SDK yet",
             ),
             (
                 self.thinking.is_some() || self.thinking_display.is_some(),

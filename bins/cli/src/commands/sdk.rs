@@ -174,8 +174,9 @@ where
                 read_stdin(&out, &shared, (&requester, &sdk_hooks), &tx, replay);
             })?;
     }
-    let mut frames =
-        Frames::new(catalog, args.sdk.include_partial_messages, schema).with_servers(&servers);
+    let mut frames = Frames::new(catalog, args.sdk.include_partial_messages, schema)
+        .with_servers(&servers)
+        .with_hook_events(args.sdk.include_hook_events);
     let started = Instant::now();
     let ended = runtime.block_on(session.run(rx, |event| {
         for frame in frames.event(event) {

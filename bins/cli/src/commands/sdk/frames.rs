@@ -66,6 +66,7 @@ pub struct Frames {
     model: String,
     tools: Vec<String>,
     mcp_servers: Vec<Value>,
+    hook_events: bool,
     permission_mode: String,
     partial: bool,
     catalog: Catalog,
@@ -99,6 +100,7 @@ impl Frames {
             model: String::new(),
             tools: Vec::new(),
             mcp_servers: Vec::new(),
+            hook_events: false,
             permission_mode: "default".into(),
             partial,
             catalog,
@@ -114,6 +116,14 @@ impl Frames {
             retry: None,
             retrying: false,
         }
+    }
+
+    /// `--include-hook-events`: every hook run is a `system` frame of
+    /// subtype `hook_response`.
+    #[must_use]
+    pub fn with_hook_events(mut self, on: bool) -> Self {
+        self.hook_events = on;
+        self
     }
 
     /// The SDK's in-process MCP servers, as the init frame lists them.
@@ -203,7 +213,8 @@ impl Frames {
                 permission_mode,
                 ..
             } => {
-                self.session_id = session_id.to_string();
+                // As the SDKs spell ids: a UUID (`--resume` takes either).
+                self.session_id = session_id.as_uuid();
                 self.cwd.clone_from(cwd);
                 self.model.clone_from(model);
                 self.tools = tools.iter().map(|t| claude_name(t)).collect();
@@ -298,6 +309,20 @@ impl Frames {
                 out.push(self.tool_result(call_id.as_str(), result));
             }
             Event::TurnDone { stop } => out.extend(self.result(*stop)),
+            Event::HookRan {
+                hook,
+                event,
+                duration_ms,
+                outcome,
+                message,
+                output,
+                ..
+            } if self.hook_events => out.push(json!({
+                "type": "system", "subtype": "hook_response", "uuid": uuid(),
+                "session_id": self.session_id, "hook_name": hook, "hook_event": event,
+                "outcome": outcome, "duration_ms": duration_ms,
+                "message": message, "output": output,
+            })),
             Event::Notice { level, text } => out.push(json!({
                 "type": "system", "subtype": "notice", "uuid": uuid(),
                 "session_id": self.session_id, "level": level, "text": text,
