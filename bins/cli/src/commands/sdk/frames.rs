@@ -31,16 +31,7 @@ fn claude_name(tool: &str) -> String {
 
 /// A fresh id in the UUID form the SDKs expect.
 pub fn uuid() -> String {
-    let n = ulid::Ulid::generate().0;
-    let hex = format!("{n:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
+    cox_protocol::SessionId::generate().as_uuid()
 }
 
 /// What one turn has said so far.
