@@ -1,7 +1,7 @@
 """The Claude Agent SDK (PyPI claude-agent-sdk) driving cox by `cli_path`.
 
 Usage: driver.py CASE COX WORK [SESSION]
-  CASE  query | client | callback | interrupt | resume | structured | mcp | hooks
+  CASE  query | client | callback | interrupt | resume | structured | mcp | hooks | agents
   COX   the cox binary; COX_HOME, COX_PROVIDER and COX_SCENARIO come from
         the environment
   WORK  the session's folder
@@ -17,6 +17,7 @@ import os
 import sys
 
 from claude_agent_sdk import (
+    AgentDefinition,
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -87,6 +88,9 @@ async def main(case, cox, work, session=None):
                 last = message
             check(isinstance(last, ResultMessage) and last.result == "First answer.", last)
             first_session = last.session_id
+            # Both are answered (an error would raise here).
+            await client.set_permission_mode("acceptEdits")
+            await client.set_model("scripted")
             await client.query("and now the second")
             async for message in client.receive_response():
                 if isinstance(message, AssistantMessage):
@@ -205,6 +209,16 @@ async def main(case, cox, work, session=None):
         ], seen)
         check(os.path.exists(os.path.join(work, "important.txt")), "the hook did not stop rm")
         check(os.path.exists(os.path.join(work, "ok.txt")), "the allowed command did not run")
+        print("ok", result.session_id)
+    elif case == "agents":
+        reviewer = AgentDefinition(
+            description="Reviews changes", prompt="You review changes carefully.",
+            tools=["Read", "Grep"],
+        )
+        messages = await run_query(cox, work, "get it reviewed", agents={"reviewer": reviewer})
+        result = result_of(messages)
+        check(not result.is_error, result)
+        check(result.result == "The reviewer is happy.", result.result)
         print("ok", result.session_id)
     elif case == "resume":
         messages = await run_query(cox, work, "go on", resume=session)

@@ -489,6 +489,9 @@ pub struct SessionFacts {
     pub worktree: Option<crate::worktree::Worktree>,
     /// The session's background shells (`/shells`).
     pub shells: std::sync::Arc<cox_tools::shells::Shells>,
+    /// The agent tool's definitions, which a surface may add to (the
+    /// SDK's `initialize`); `None` where the session has no agent tool.
+    pub agents: Option<crate::ext::agent_tool::Definitions>,
 }
 
 /// How long a session's end waits for a title the cheap tier is still
@@ -728,6 +731,7 @@ pub(crate) fn build_session<P: Provider>(
     }
     let home_dir = env::home_dir();
     let base = instructions::repo_root(&cwd).unwrap_or_else(|| cwd.clone());
+    let mut agent_definitions = None;
     if let Some(tool) = crate::ext::agent_tool::AgentTool::for_session(
         crate::ext::agent_tool::Recipe {
             args,
@@ -749,6 +753,7 @@ pub(crate) fn build_session<P: Provider>(
             defs
         },
     ) {
+        agent_definitions = Some(tool.definitions());
         tools.push(std::sync::Arc::new(tool));
     }
     // A subagent's definition may narrow its tools, and so may --tools.
@@ -848,6 +853,7 @@ pub(crate) fn build_session<P: Provider>(
         catalog: store_catalog,
         worktree: worktree_facts,
         shells,
+        agents: agent_definitions,
     };
     Ok((session, facts))
 }

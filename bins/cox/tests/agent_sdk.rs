@@ -6,7 +6,8 @@
 //! input; an interrupt mid-tool; a resume of an earlier session; a
 //! structured-output query whose first answer does not validate; a tool
 //! of an in-process SDK MCP server called by the scripted model; a
-//! PreToolUse hook registered through the SDK refusing a call. Every
+//! PreToolUse hook registered through the SDK refusing a call; an agent
+//! the script defines run as a subagent. Every
 //! frame cox prints is parsed by the SDK; one it cannot parse fails the
 //! case.
 //!
@@ -120,6 +121,13 @@ fn a_hook_registered_through_the_sdk_refuses_a_call_and_lets_another_run() {
     let env = Env::new();
     std::fs::write(env.work.path().join("important.txt"), "keep\n").unwrap();
     session_of(&driver(&env, &python, "hooks", "sdk_hooks", ""));
+}
+
+#[test]
+fn an_agent_defined_through_the_sdk_runs_as_a_subagent() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    session_of(&driver(&env, &python, "agents", "sdk_agents", ""));
 }
 
 #[test]

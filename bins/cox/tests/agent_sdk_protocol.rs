@@ -63,6 +63,7 @@ fn bad_lines_are_answered_and_the_session_goes_on() {
             r#"{"type":"telemetry","x":1}"#,
             r#"{"type":"control_request","request_id":"r2","request":{"subtype":"frobnicate"}}"#,
             r#"{"type":"control_request","request_id":"r3","request":{"subtype":"initialize","hooks":{"OnFullMoon":[{"matcher":null,"hookCallbackIds":["hook_0"]}]}}}"#,
+            r#"{"type":"control_request","request_id":"r4","request":{"subtype":"initialize","agents":{"x":{"description":"d","prompt":"p","maxTurns":3}}}}"#,
             r#"{"type":"control_response","response":{"subtype":"success","request_id":"nope","response":{}}}"#,
             HELLO,
         ],
@@ -104,6 +105,17 @@ fn bad_lines_are_answered_and_the_session_goes_on() {
             .unwrap()
             .contains("`OnFullMoon` is not an event"),
         "{bad_hooks}"
+    );
+    let bad_agent = frames
+        .iter()
+        .find(|f| f["response"]["request_id"] == "r4")
+        .unwrap();
+    assert!(
+        bad_agent["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("`maxTurns` is not supported by cox"),
+        "{bad_agent}"
     );
     let result = frames.last().unwrap();
     assert_eq!(result["type"], "result");

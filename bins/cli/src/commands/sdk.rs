@@ -150,6 +150,19 @@ where
         },
     ));
     let session = session.with_hooks(Arc::clone(&sdk_hooks) as _);
+    // The tools are settled once `initialize` has been taken (its agents
+    // join the agent tool's definitions): the session waits for it, or for
+    // the first prompt or stdin's end from a client that sends none.
+    let (ready_tx, ready_rx) = futures::channel::oneshot::channel::<()>();
+    let session = session.with_late_tools(Box::pin(async move {
+        let _ = ready_rx.await;
+        cox_core::LateTools {
+            tools: Vec::new(),
+            notices: Vec::new(),
+            expander: None,
+        }
+    }));
+    let ready = Mutex::new(Some(ready_tx));
     let session = if servers.is_empty() {
         session
     } else {
@@ -168,10 +181,17 @@ where
         let (out, shared, tx) = (out.clone(), Arc::clone(&shared), tx.clone());
         let requester = Arc::clone(&requester);
         let sdk_hooks = Arc::clone(&sdk_hooks);
+        let agents = facts.agents.clone();
         std::thread::Builder::new()
             .name("sdk stdin".into())
             .spawn(move || {
-                read_stdin(&out, &shared, (&requester, &sdk_hooks), &tx, replay);
+                let registry = Registry {
+                    requester: &requester,
+                    hooks: &sdk_hooks,
+                    agents: agents.as_ref(),
+                    ready: &ready,
+                };
+                read_stdin(&out, &shared, &registry, &tx, replay);
             })?;
     }
     let mut frames = Frames::new(catalog, args.sdk.include_partial_messages, schema)
@@ -306,10 +326,33 @@ fn ask(
 }
 
 /// Reads stdin to its end, line by line.
+/// What the SDK's `initialize` and answers reach: cox's own requests, the
+/// script's hooks, the agent tool's definitions.
+struct Registry<'a> {
+    requester: &'a mcp::Requester,
+    hooks: &'a hooks::SdkHooks,
+    agents: Option<&'a crate::ext::agent_tool::Definitions>,
+    /// Told once the session's tools are settled (see `start`).
+    ready: &'a Mutex<Option<futures::channel::oneshot::Sender<()>>>,
+}
+
+impl Registry<'_> {
+    fn settled(&self) {
+        let sender = self
+            .ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(sender) = sender {
+            let _ = sender.send(());
+        }
+    }
+}
+
 fn read_stdin(
     out: &Out,
     shared: &Mutex<Shared>,
-    (requester, sdk_hooks): (&mcp::Requester, &hooks::SdkHooks),
+    registry: &Registry<'_>,
     tx: &UnboundedSender<Submission>,
     replay: bool,
 ) {
@@ -320,7 +363,7 @@ fn read_stdin(
             continue;
         }
         match serde_json::from_str::<Value>(&line) {
-            Ok(message) => take(out, shared, (requester, sdk_hooks), tx, message, replay),
+            Ok(message) => take(out, shared, registry, tx, message, replay),
             Err(err) => out.line(error_frame(&format!(
                 "stdin: a line that is not JSON: {err}"
             ))),
@@ -328,7 +371,8 @@ fn read_stdin(
     }
     // No more prompts: the asks still open are denied, then the session
     // ends once the queued turns are done.
-    requester.close();
+    registry.requester.close();
+    registry.settled();
     let mut state = lock(shared);
     state.closed = true;
     for (_, (call_id, _)) in state.asks.drain() {
@@ -352,7 +396,7 @@ fn error_frame(text: &str) -> Value {
 fn take(
     out: &Out,
     shared: &Mutex<Shared>,
-    (requester, sdk_hooks): (&mcp::Requester, &hooks::SdkHooks),
+    registry: &Registry<'_>,
     tx: &UnboundedSender<Submission>,
     message: Value,
     replay: bool,
@@ -364,13 +408,17 @@ fn take(
                     out.line(message.clone());
                 }
                 lock(shared).open_turns += 1;
+                registry.settled();
                 let _ = tx.unbounded_send(Submission::UserTurn { text, images });
             }
             Err(why) => out.line(error_frame(&format!("stdin: a user message {why}"))),
         },
         Some("control_request") => {
             let id = message["request_id"].clone();
-            let answer = control(tx, sdk_hooks, &message["request"]);
+            let answer = control(tx, registry, &message["request"]);
+            if message["request"]["subtype"] == "initialize" {
+                registry.settled();
+            }
             out.line(match answer {
                 Ok(response) => json!({
                     "type": "control_response",
@@ -383,7 +431,7 @@ fn take(
             });
         }
         Some("control_response") => {
-            if !requester.answer(&message["response"]) {
+            if !registry.requester.answer(&message["response"]) {
                 answered(out, shared, tx, &message["response"]);
             }
         }
@@ -395,6 +443,48 @@ fn take(
             other.map_or_else(|| "(none)".to_owned(), |t| format!("`{t}`"))
         ))),
     }
+}
+
+/// The agents `initialize` defines (`{name: {description, prompt, tools?,
+/// model?}}`); a field cox cannot honour is an error naming it.
+fn sdk_agents(agents: &Value) -> Result<Vec<crate::ext::agents::Agent>, String> {
+    const TAKEN: &[&str] = &["description", "prompt", "tools", "model"];
+    let mut out = Vec::new();
+    for (name, agent) in agents.as_object().into_iter().flatten() {
+        let Some(fields) = agent.as_object() else {
+            return Err(format!("agents: `{name}` is not an object"));
+        };
+        if let Some(other) = fields.keys().find(|k| !TAKEN.contains(&k.as_str())) {
+            return Err(format!(
+                "agents: `{name}`: `{other}` is not supported by cox (it takes description, \
+                 prompt, tools and model)"
+            ));
+        }
+        let text = |key: &str| fields.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (Some(description), Some(prompt)) = (text("description"), text("prompt")) else {
+            return Err(format!("agents: `{name}` needs a description and a prompt"));
+        };
+        let tools = match fields.get("tools") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(list)) => Some(
+                list.iter()
+                    .map(|t| t.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("agents: `{name}`: tools must be names"))?,
+            ),
+            Some(_) => return Err(format!("agents: `{name}`: tools must be a list of names")),
+        };
+        out.push(crate::ext::agents::Agent {
+            name: name.clone(),
+            description,
+            file: std::path::PathBuf::from("(the Agent SDK)"),
+            tools,
+            model: text("model"),
+            prompt,
+            project: false,
+        });
+    }
+    Ok(out)
 }
 
 /// The prompt of a `user` message: its text, and its images.
@@ -434,7 +524,7 @@ fn prompt_of(message: &Value) -> Result<(String, Vec<cox_protocol::types::Image>
 /// Answers one control request; `Err` is the error to send back.
 fn control(
     tx: &UnboundedSender<Submission>,
-    sdk_hooks: &hooks::SdkHooks,
+    registry: &Registry<'_>,
     request: &Value,
 ) -> Result<Value, String> {
     let send = |sub| {
@@ -443,14 +533,20 @@ fn control(
     };
     match request["subtype"].as_str() {
         Some("initialize") => {
-            sdk_hooks.set(hooks::registered(&request["hooks"])?);
-            if request["agents"].as_object().is_some_and(|a| !a.is_empty()) {
-                return Err(
-                    "agents defined through the SDK are not supported by cox yet: put them in \
-                     .claude/agents"
-                        .into(),
-                );
+            let callbacks = hooks::registered(&request["hooks"])?;
+            let agents = sdk_agents(&request["agents"])?;
+            match (registry.agents, agents.is_empty()) {
+                (_, true) => {}
+                (Some(definitions), false) => definitions.add(agents),
+                (None, false) => {
+                    return Err(
+                        "agents: this session has no agent tool ([agents] max_depth \
+                                is 0, or --tools leaves it out)"
+                            .into(),
+                    );
+                }
             }
+            registry.hooks.set(callbacks);
             Ok(json!({"commands": [], "output_style": "default", "models": []}))
         }
         Some("interrupt") => {

@@ -88,14 +88,65 @@ pub struct Recipe {
     pub files: Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
 }
 
+/// The agent definitions a session's agent tool offers: those found on
+/// disk, and any a surface adds later (the Claude Agent SDK's, from its
+/// `initialize`, before the first request). Each use reads a snapshot.
+#[derive(Clone, Default)]
+pub struct Definitions(Arc<std::sync::Mutex<Arc<Vec<Agent>>>>);
+
+impl Definitions {
+    fn new(found: Vec<Agent>) -> Self {
+        Self(Arc::new(std::sync::Mutex::new(Arc::new(found))))
+    }
+
+    /// The definitions as they are now.
+    #[must_use]
+    pub fn snapshot(&self) -> Arc<Vec<Agent>> {
+        Arc::clone(
+            &self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Adds `more`; one of a name already defined replaces it.
+    pub fn add(&self, more: Vec<Agent>) {
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all: Vec<Agent> = held
+            .iter()
+            .filter(|a| !more.iter().any(|m| m.name == a.name))
+            .cloned()
+            .collect();
+        all.extend(more);
+        *held = Arc::new(all);
+    }
+}
+
+impl std::fmt::Debug for Definitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.snapshot().iter().map(|a| a.name.clone()).collect();
+        f.debug_tuple("Definitions").field(&names).finish()
+    }
+}
+
 /// The agent tool of one session.
 pub struct AgentTool {
     recipe: Arc<Recipe>,
-    definitions: Arc<Vec<Agent>>,
+    definitions: Definitions,
     slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl AgentTool {
+    /// Its definitions, to add to.
+    #[must_use]
+    pub fn definitions(&self) -> Definitions {
+        self.definitions.clone()
+    }
+
     /// The tool for a session made from `recipe`, with the definitions
     /// `find` reads; `None` at the depth where nesting ends.
     pub fn for_session(recipe: Recipe, find: impl FnOnce() -> Vec<Agent>) -> Option<Self> {
@@ -106,7 +157,7 @@ impl AgentTool {
         let parallel = recipe.config.parallel.unwrap_or(DEFAULT_PARALLEL).max(1);
         Some(Self {
             recipe: Arc::new(recipe),
-            definitions: Arc::new(find()),
+            definitions: Definitions::new(find()),
             slots: Arc::new(tokio::sync::Semaphore::new(parallel as usize)),
         })
     }
@@ -385,15 +436,16 @@ impl Tool for AgentTool {
     }
 
     fn spec(&self) -> ToolSpec {
+        let definitions = self.definitions.snapshot();
         let mut description = String::from(
             "Run a subagent: a fresh session with its own context that works on `prompt` alone \
              and answers with its final text (it sees nothing of this conversation, so say \
              everything it needs). Use it for a self-contained task or a broad search; several \
              agent calls in one message run at once.",
         );
-        if !self.definitions.is_empty() {
+        if !definitions.is_empty() {
             description.push_str(" subagent_type picks one of these agents:");
-            for agent in self.definitions.iter() {
+            for agent in definitions.iter() {
                 description.push_str(&format!("\n- {}: {}", agent.name, agent.description));
             }
         }
@@ -403,8 +455,8 @@ impl Tool for AgentTool {
             "isolation": {"type": "string", "enum": ["worktree"],
                 "description": "worktree: the subagent works on a branch and in a folder of its own, which outlive it (this asks first)."},
         });
-        if !self.definitions.is_empty() {
-            let names: Vec<&str> = self.definitions.iter().map(|a| a.name.as_str()).collect();
+        if !definitions.is_empty() {
+            let names: Vec<&str> = definitions.iter().map(|a| a.name.as_str()).collect();
             properties["subagent_type"] = json!({"type": "string", "enum": names});
         }
         ToolSpec {
@@ -448,6 +500,7 @@ impl Tool for AgentTool {
 
     fn run<'a>(&'a self, input: Value, mut cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
+            let definitions = self.definitions.snapshot();
             let input: Input = match serde_json::from_value(input) {
                 Ok(input) => input,
                 Err(e) => return ToolResult::error(format!("agent: bad input: {e}")),
@@ -473,11 +526,11 @@ impl Tool for AgentTool {
             };
             let definition = match &input.subagent_type {
                 None => None,
-                Some(name) => match self.definitions.iter().find(|a| &a.name == name) {
+                Some(name) => match definitions.iter().find(|a| &a.name == name) {
                     Some(agent) => Some(agent),
                     None => {
                         let known: Vec<&str> =
-                            self.definitions.iter().map(|a| a.name.as_str()).collect();
+                            definitions.iter().map(|a| a.name.as_str()).collect();
                         return ToolResult::error(format!(
                             "agent: no agent named `{name}` (known: {})",
                             if known.is_empty() {
