@@ -62,6 +62,8 @@ pub struct Renderer<W: Write> {
     write_failed: bool,
     /// Reused for every line, so printing allocates nothing per event.
     buf: Vec<u8>,
+    /// `--json-schema`: the answer's JSON, or why it never validated.
+    structured: Option<Result<Value, String>>,
 }
 
 impl<W: Write> Renderer<W> {
@@ -86,7 +88,20 @@ impl<W: Write> Renderer<W> {
             last_error: None,
             write_failed: false,
             buf: Vec::with_capacity(256),
+            structured: None,
         }
+    }
+
+    /// The model's answer so far: the text of its last round.
+    #[must_use]
+    pub fn answer(&self) -> &str {
+        &self.round_text
+    }
+
+    /// `--json-schema`: the answer's JSON (the result's
+    /// `structured_output`), or why it never validated (an error result).
+    pub fn structured(&mut self, outcome: Result<Value, String>) {
+        self.structured = Some(outcome);
     }
 
     /// Prices the run's usage with `catalog` for `total_cost_usd`.
@@ -280,6 +295,9 @@ impl<W: Write> Renderer<W> {
 
     /// The exit code the events so far call for.
     pub fn exit_code(&self) -> i32 {
+        if matches!(self.structured, Some(Err(_))) {
+            return 1;
+        }
         match self.stop {
             Some(StopReason::Interrupted) => 4,
             Some(StopReason::Budget) => 3,
@@ -353,6 +371,17 @@ impl<W: Write> Renderer<W> {
         }
         if let Some(error) = &self.last_error {
             result["error"] = Value::String(error.clone());
+        }
+        match &self.structured {
+            Some(Ok(value)) => result["structured_output"] = value.clone(),
+            Some(Err(why)) => {
+                result["subtype"] = json!("error_max_structured_output_retries");
+                result["is_error"] = json!(true);
+                result["error"] = json!(format!(
+                    "the answer did not validate against the schema, twice: {why}"
+                ));
+            }
+            None => {}
         }
         result
     }

@@ -183,15 +183,7 @@ fn flags_cox_cannot_honour_are_refused_by_name() {
         &out,
         "--input-format stream-json needs --output-format stream-json",
     );
-    let out = env
-        .cox()
-        .args(["run", "-p", "x", "--json-schema", "{}"])
-        .output()
-        .unwrap();
-    assert_one_line_error(
-        &out,
-        "--json-schema and --output-schema go with --input-format stream-json",
-    );
+
     // An SDK's in-process server has no SDK to serve it in a plain run.
     let out = env
         .cox()
@@ -283,4 +275,41 @@ fn a_session_id_given_is_the_session_s_and_spelt_back_as_given() {
     assert_eq!(frames(&resumed).last().unwrap()["result"], "Still here.");
     let bad = sdk(&env, &scenario("hello"), &["--session-id", "nope"], &[INIT]);
     assert_one_line_error(&bad, "--session-id nope: not a session id");
+}
+
+#[test]
+fn a_plain_run_with_an_output_schema_returns_the_validated_json() {
+    let env = Env::new();
+    let schema = env.work.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}"#,
+    )
+    .unwrap();
+    let run = |scenario_name: &str| {
+        env.cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario(scenario_name))
+            .args(["run", "-p", "count the files", "--output-format", "json"])
+            .arg("--output-schema")
+            .arg(&schema)
+            .output()
+            .unwrap()
+    };
+    let out = run("sdk_structured");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["structured_output"], serde_json::json!({"count": 3}));
+    assert_eq!(result["subtype"], "success");
+    // Wrong twice: an error result naming why, exit 1.
+    let out = run("structured_twice_wrong");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["subtype"], "error_max_structured_output_retries");
+    assert_eq!(result["is_error"], true);
+    assert!(result.get("structured_output").is_none());
+    assert!(
+        result["error"].as_str().unwrap().contains("integer"),
+        "{result}"
+    );
 }

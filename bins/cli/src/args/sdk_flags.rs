@@ -206,13 +206,6 @@ impl SdkFlags {
                  (`stdio`); an MCP tool cannot answer its asks"
             ));
         }
-        if (self.json_schema.is_some() || self.output_schema.is_some()) && !streaming {
-            return Some(
-                "--json-schema and --output-schema go with --input-format stream-json (the \
-                 Claude Agent SDK's protocol) in this version of cox"
-                    .into(),
-            );
-        }
         let later: [(bool, &str, &str); 7] = [
             (
                 self.fallback_model.is_some(),

@@ -46,6 +46,24 @@ where
         eprintln!("cox: error: {line}");
         return 1;
     }
+    let schema = match crate::structured::Schema::from_flags(&args.sdk) {
+        Ok(schema) => schema,
+        Err(err) => {
+            eprintln!("cox: error: {}", one_line(&err));
+            return 1;
+        }
+    };
+    let mut args = args;
+    if let Some(schema) = &schema {
+        // The model is told the schema after everything else it is told.
+        args.append_system_prompt = Some(
+            [args.append_system_prompt.take(), Some(schema.instruction())]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        );
+    }
     // Every check first, stdin last: a bad flag never waits on a pipe.
     let prepared = prompt::check(args.prompt.as_deref())
         .and_then(|()| prompt::images(&args.image))
@@ -59,7 +77,9 @@ where
             Ok((prepared, prompt::resolve(args.prompt.as_deref())?, images))
         });
     match prepared {
-        Ok((prepared, prompt, images)) => run_session(prepared, &args, prompt, images, started),
+        Ok((prepared, prompt, images)) => {
+            run_session(prepared, &args, (prompt, images), schema.as_ref(), started)
+        }
         Err(err) => {
             eprintln!("cox: error: {}", one_line(&err));
             1
@@ -70,8 +90,8 @@ where
 fn run_session<P: Provider>(
     prepared: Prepared<P>,
     args: &RunArgs,
-    prompt: String,
-    images: Vec<cox_protocol::types::Image>,
+    (prompt, images): (String, Vec<cox_protocol::types::Image>),
+    schema: Option<&crate::structured::Schema>,
     started: Instant,
 ) -> i32 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -108,21 +128,47 @@ fn run_session<P: Provider>(
     let outcome = runtime.block_on(async {
         let (interrupt_tx, interrupt_rx) = futures::channel::mpsc::unbounded();
         watch_ctrl_c(interrupt_tx.clone());
-        let first = futures::stream::iter([
-            Submission::UserTurn {
-                text: prompt,
-                images,
-            },
-            Submission::Shutdown,
-        ]);
-        let submissions = futures::stream::select(first, interrupt_rx);
+        let (turns_tx, turns_rx) = futures::channel::mpsc::unbounded();
+        let _ = turns_tx.unbounded_send(Submission::UserTurn {
+            text: prompt,
+            images,
+        });
+        let submissions = futures::stream::select(turns_rx, interrupt_rx);
         let mut stop_sent = false;
+        let mut asked_again = false;
         session
             .run(submissions, |event| {
                 // A diagnostic belongs to the span open when it came.
                 log_event(event);
                 watch.event(event);
                 renderer.event(event);
+                // The run is one turn, and for --json-schema its answer's
+                // second chance: then it ends.
+                if let cox_protocol::types::Event::TurnDone { stop } = event {
+                    let next = match schema {
+                        Some(schema) if *stop == cox_protocol::types::StopReason::EndTurn => {
+                            match schema.check(renderer.answer()) {
+                                Ok(value) => {
+                                    renderer.structured(Ok(value));
+                                    Submission::Shutdown
+                                }
+                                Err(why) if !asked_again => {
+                                    asked_again = true;
+                                    Submission::UserTurn {
+                                        text: crate::structured::Schema::again(&why),
+                                        images: Vec::new(),
+                                    }
+                                }
+                                Err(why) => {
+                                    renderer.structured(Err(why));
+                                    Submission::Shutdown
+                                }
+                            }
+                        }
+                        _ => Submission::Shutdown,
+                    };
+                    let _ = turns_tx.unbounded_send(next);
+                }
                 // Nobody reads a closed stdout: stop the turn rather than run
                 // tools for no one.
                 if renderer.output_closed() && !stop_sent {
