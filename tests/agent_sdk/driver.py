@@ -24,6 +24,7 @@ from claude_agent_sdk import (
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionUpdate,
     ResultMessage,
     SystemMessage,
     TextBlock,
@@ -33,6 +34,7 @@ from claude_agent_sdk import (
     query,
     tool,
 )
+from claude_agent_sdk.types import PermissionRuleValue
 
 
 def check(condition, what):
@@ -109,8 +111,15 @@ async def main(case, cox, work, session=None):
             if command.startswith("rm "):
                 return PermissionResultDeny(message="not that file")
             if "original" in command:
+                rewritten = command.replace("original", "rewritten")
                 return PermissionResultAllow(
-                    updated_input={"command": command.replace("original", "rewritten")}
+                    updated_input={"command": rewritten},
+                    updated_permissions=[PermissionUpdate(
+                        type="addRules",
+                        rules=[PermissionRuleValue(tool_name="Bash", rule_content=rewritten)],
+                        behavior="allow",
+                        destination="session",
+                    )],
                 )
             return PermissionResultAllow()
 
@@ -124,6 +133,7 @@ async def main(case, cox, work, session=None):
             messages.append(message)
         result = result_of(messages)
         check(not result.is_error, result)
+        # The third command was allowed for the session by the second answer.
         check([a[0] for a in asked] == ["Bash", "Bash"], asked)
         check(os.path.exists(os.path.join(work, "important.txt")), "the denied rm ran")
         check(open(os.path.join(work, "out.txt")).read() == "rewritten\n", "the rewrite")

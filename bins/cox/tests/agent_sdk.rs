@@ -7,7 +7,9 @@
 //! structured-output query whose first answer does not validate; a tool
 //! of an in-process SDK MCP server called by the scripted model; a
 //! PreToolUse hook registered through the SDK refusing a call; an agent
-//! the script defines run as a subagent. Every
+//! the script defines run as a subagent; and the npm SDK
+//! (`@anthropic-ai/claude-agent-sdk`, `tests/agent_sdk/driver.mjs`) with a
+//! string prompt and a `canUseTool` callback. Every
 //! frame cox prints is parsed by the SDK; one it cannot parse fails the
 //! case.
 //!
@@ -128,6 +130,50 @@ fn an_agent_defined_through_the_sdk_runs_as_a_subagent() {
     let Some(python) = python() else { return };
     let env = Env::new();
     session_of(&driver(&env, &python, "agents", "sdk_agents", ""));
+}
+
+/// The npm SDK too: `COX_TEST_SDK_NODE` names a folder whose
+/// `node_modules` holds `@anthropic-ai/claude-agent-sdk`.
+#[test]
+fn the_npm_sdk_drives_cox_as_well() {
+    let node_dir = match std::env::var("COX_TEST_SDK_NODE")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(dir) => dir,
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run this test: set COX_TEST_SDK_NODE"
+            );
+            eprintln!(
+                "skipped: set COX_TEST_SDK_NODE (a folder with @anthropic-ai/claude-agent-sdk)"
+            );
+            return;
+        }
+    };
+    let env = Env::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agent_sdk/driver.mjs");
+    let work = env.work.path().canonicalize().unwrap();
+    let mut cox = env.cox();
+    cox.env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("hello"));
+    let mut command = std::process::Command::new("node");
+    for (key, value) in cox.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let out = command
+        .current_dir(&work)
+        .arg(script)
+        .arg(&node_dir)
+        .arg(env!("CARGO_BIN_EXE_cox"))
+        .arg(&work)
+        .output()
+        .unwrap();
+    session_of(&out);
 }
 
 #[test]

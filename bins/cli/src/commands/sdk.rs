@@ -64,8 +64,9 @@ struct Shared {
     /// cox's `can_use_tool` requests not answered yet: request id → call.
     asks: HashMap<String, (CallId, Value)>,
     /// Inputs the SDK rewrote and allowed: the edited call is allowed
-    /// when it asks again, without a second round.
-    allowed_inputs: HashMap<String, Value>,
+    /// (for the session, when the answer's permissions said so) when it
+    /// asks again, without a second round.
+    allowed_inputs: HashMap<String, (Value, Decision)>,
     /// How often the SDK rewrote each call's input.
     edits: HashMap<String, u32>,
     next_request: u64,
@@ -293,11 +294,15 @@ fn ask(
         None => (String::from("unknown"), Value::Null),
     };
     let mut state = lock(shared);
-    if state.allowed_inputs.get(call_id.as_str()) == Some(&input) {
-        state.allowed_inputs.remove(call_id.as_str());
+    if state
+        .allowed_inputs
+        .get(call_id.as_str())
+        .is_some_and(|(allowed, _)| *allowed == input)
+        && let Some((_, decision)) = state.allowed_inputs.remove(call_id.as_str())
+    {
         let _ = tx.unbounded_send(Submission::Approve {
             call_id: call_id.clone(),
-            decision: Decision::Allow,
+            decision,
         });
         return;
     }
@@ -584,6 +589,43 @@ fn control(
     }
 }
 
+/// An allow's `updatedPermissions`: rules allowed for the session make it
+/// an allow for the session (the call's own grant, as a person's `s`), a
+/// `setMode` changes the mode; what cox cannot take (a settings file as
+/// destination, deny rules, folders) is said in an error frame, never
+/// taken silently.
+fn permissions(out: &Out, tx: &UnboundedSender<Submission>, updates: &Value) -> Decision {
+    let mut decision = Decision::Allow;
+    for update in updates.as_array().into_iter().flatten() {
+        let kind = update["type"].as_str().unwrap_or_default();
+        let session = update["destination"] == "session";
+        match kind {
+            "addRules" | "replaceRules" if session && update["behavior"] == "allow" => {
+                decision = Decision::AllowForSession;
+            }
+            "setMode" => match update["mode"].as_str().map(str::parse::<PermissionMode>) {
+                Some(Ok(mode)) => {
+                    let _ = tx.unbounded_send(Submission::SetMode {
+                        permission_mode: Some(mode),
+                        tier: None,
+                        model: None,
+                    });
+                }
+                _ => out.line(error_frame(&format!(
+                    "updatedPermissions: setMode {} is not a permission mode cox has",
+                    update["mode"]
+                ))),
+            },
+            _ => out.line(error_frame(&format!(
+                "updatedPermissions: `{kind}` to {} was not applied: cox takes rules allowed for \
+                 the session and setMode; put lasting rules in your config",
+                update["destination"]
+            ))),
+        }
+    }
+    decision
+}
+
 /// The SDK's answer to one of cox's requests.
 fn answered(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>, response: &Value) {
     let id = response["request_id"].as_str().unwrap_or_default();
@@ -610,15 +652,16 @@ fn answered(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>,
                                 )),
                             }
                         } else {
+                            let granted = permissions(out, tx, &answer["updatedPermissions"]);
                             state
                                 .allowed_inputs
-                                .insert(call_id.as_str().to_owned(), updated.clone());
+                                .insert(call_id.as_str().to_owned(), (updated.clone(), granted));
                             Decision::Edit {
                                 input: updated.clone(),
                             }
                         }
                     }
-                    _ => Decision::Allow,
+                    _ => permissions(out, tx, &answer["updatedPermissions"]),
                 },
                 Some("deny") if answer["interrupt"].as_bool() == Some(true) => {
                     Decision::Deny { reason: None }
