@@ -133,7 +133,9 @@ impl Tool for BashTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Run a bash command in the working directory, confined by the OS sandbox."
+            description: "Run a bash command in the working directory, in the OS sandbox; \
+                          not interactive, with a timeout. Use run_in_background for servers \
+                          and watchers."
                 .into(),
             input_schema: input_schema::<Input>(),
         }

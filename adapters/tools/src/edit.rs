@@ -43,7 +43,9 @@ impl Tool for EditTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Replace exact text in a file.".into(),
+            description: "Replace text in a file: old_string must match exactly, whitespace \
+                          included; read the file first."
+                .into(),
             input_schema: input_schema::<Input>(),
         }
     }

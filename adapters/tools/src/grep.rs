@@ -76,7 +76,9 @@ impl Tool for GrepTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Search file contents with a regex, line by line.".into(),
+            description: "Search file contents with a regex, line by line: files in name \
+                          order (output_mode: content for the lines, count per file)."
+                .into(),
             input_schema: input_schema::<Input>(),
         }
     }

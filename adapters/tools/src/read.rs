@@ -55,7 +55,9 @@ impl Tool for ReadTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Read a text file; lines come numbered.".into(),
+            description: "Read a file; lines come numbered (offset and limit for a big one). An \
+                          image comes as an image, a notebook as its cells."
+                .into(),
             input_schema: input_schema::<Input>(),
         }
     }

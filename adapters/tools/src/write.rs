@@ -37,7 +37,9 @@ impl Tool for WriteTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
-            description: "Create or overwrite a file.".into(),
+            description: "Create a file, or overwrite one whole; to change part of a file, use \
+                          edit."
+                .into(),
             input_schema: input_schema::<Input>(),
         }
     }

@@ -717,6 +717,11 @@ pub(crate) fn build_session<P: Provider>(
     let shells =
         cox_tools::shells::Shells::new(std::sync::Arc::new(OsSandbox::new(sandbox.clone())));
     let mut tools = cox_tools::session_tools(&shells);
+    // apply_patch is the edit tool Codex-trained models expect; Claude's
+    // are edit and write, so an Anthropic session is not sent its bytes.
+    if provider.name() == "anthropic" {
+        tools.retain(|t| t.name() != "apply_patch");
+    }
     if web.web_fetch != Some(false) {
         tools.push(std::sync::Arc::new(cox_tools::WebFetchTool::new(
             host_gate(&sandbox),

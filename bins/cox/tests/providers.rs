@@ -415,7 +415,7 @@ fn bytes(value: &Value) -> usize {
 }
 
 #[test]
-fn the_first_request_of_a_hello_session_is_under_12_kb() {
+fn the_first_request_of_a_hello_session_is_under_8_kb() {
     for provider in ["anthropic", "openai"] {
         let (first, second) = if provider == "anthropic" {
             (anthropic_write_call(), anthropic_final_text())
@@ -449,6 +449,10 @@ fn the_first_request_of_a_hello_session_is_under_12_kb() {
             "{provider}: first request {} bytes: system {system}, tools {tools}, messages {messages}",
             body.len()
         );
-        assert!(body.len() <= 12 * 1024, "{provider}: {} bytes", body.len());
+        // The Anthropic request's budget is 8 KiB (7,749 bytes with prompt
+        // v2); the OpenAI one also carries apply_patch, which Codex-trained
+        // models expect, and each tool's function wrapper (8,435 bytes).
+        let budget = if provider == "anthropic" { 8 } else { 9 } * 1024;
+        assert!(body.len() <= budget, "{provider}: {} bytes", body.len());
     }
 }

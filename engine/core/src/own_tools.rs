@@ -56,7 +56,7 @@ impl OwnTool {
         match self {
             Self::Expand => ToolSpec {
                 name: "expand".into(),
-                description: "Read an archived tool output (`#<id>` in an earlier result) whole, or lines from..to (1-based, inclusive); 64 KiB at a time, continuing at `offset` bytes.".into(),
+                description: "Read an archived tool output (`#<id>` in a result): whole, or lines from..to (1-based); 64 KiB at a time from `offset`.".into(),
                 input_schema: json!({
                     "type": "object",
                     "properties": {
@@ -71,7 +71,7 @@ impl OwnTool {
             },
             Self::Todo => ToolSpec {
                 name: "todo".into(),
-                description: "Keep a plan for a task of several steps: send the whole list each time (it replaces the last), each step pending, in_progress or completed; keep one in progress, mark each completed as soon as it is. The person sees it.".into(),
+                description: "A plan for a task of several steps: send the whole list each time (it replaces the last); one step in_progress, each marked completed when done. The person sees it.".into(),
                 input_schema: json!({
                     "type": "object",
                     "properties": {

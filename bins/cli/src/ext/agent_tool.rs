@@ -438,10 +438,9 @@ impl Tool for AgentTool {
     fn spec(&self) -> ToolSpec {
         let definitions = self.definitions.snapshot();
         let mut description = String::from(
-            "Run a subagent: a fresh session with its own context that works on `prompt` alone \
-             and answers with its final text (it sees nothing of this conversation, so say \
-             everything it needs). Use it for a self-contained task or a broad search; several \
-             agent calls in one message run at once.",
+            "Run a subagent: a fresh session that works on `prompt` alone (it sees none of this \
+             conversation: say all it needs) and answers with its final text. For a \
+             self-contained task or a broad search; agent calls in one message run at once.",
         );
         if !definitions.is_empty() {
             description.push_str(" subagent_type picks one of these agents:");

@@ -190,11 +190,9 @@ impl Tool for MemoryTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "memory".into(),
-            description: "Keep short notes for this project across sessions: a fact you had to \
-                          discover and will need again (a command that runs the tests, where \
-                          something lives, a convention). The notes that bear on a request are \
-                          shown to you with it. Not for secrets, nor for what AGENTS.md already \
-                          says."
+            description: "Notes kept for this project across sessions: facts you had to \
+                          discover and will need again (how to run the tests, where things \
+                          live). Those that bear on a request come with it. No secrets."
                 .into(),
             input_schema: json!({
                 "type": "object",
