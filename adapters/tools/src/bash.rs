@@ -134,8 +134,8 @@ impl Tool for BashTool {
         ToolSpec {
             name: NAME.into(),
             description: "Run a bash command in the working directory, in the OS sandbox; \
-                          not interactive, with a timeout. Use run_in_background for servers \
-                          and watchers."
+                          not interactive, with a timeout; a long output is archived. Use \
+                          run_in_background for servers and watchers."
                 .into(),
             input_schema: input_schema::<Input>(),
         }

@@ -22,7 +22,7 @@
 //! The schemas are sent to the model on every request, so their descriptions
 //! say each tool's contract in a sentence or two and no more (docs/prompt.md
 //! lists what each is there for): the six besides `apply_patch` are kept
-//! under 2,350 bytes of JSON, `apply_patch` under 360 more, `web_fetch`
+//! under 2,375 bytes of JSON, `apply_patch` under 360 more, `web_fetch`
 //! under 450, and the built-ins' bytes are those of the golden request
 //! bodies.
 //!
