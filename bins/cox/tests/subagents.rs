@@ -416,7 +416,12 @@ fn a_subagent_s_spans_are_a_trace_naming_its_parent() {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|l| l["target"] == "cox::trace" && l["span"] == "invoke_agent cox")
         .collect();
-    assert_eq!(spans.len(), 2, "the parent's session span and the child's");
+    assert_eq!(
+        spans.len(),
+        2,
+        "the parent's session span and the child's: {}",
+        env.log()
+    );
     let child = spans
         .iter()
         .find(|s| s["attributes"]["cox.session.parent_id"] == parent)

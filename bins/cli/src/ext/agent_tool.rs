@@ -609,8 +609,14 @@ impl Tool for AgentTool {
                     }
                 }
             }
-            // The child's session ends once its submissions do.
+            // The child's session ends once its submissions do; its thread
+            // is waited for (a few seconds at most), so its record and
+            // spans are whole before the parent goes on (or exits).
             submit.finished();
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+                while said.next().await.is_some() {}
+            })
+            .await;
             let place = ran.cwd.clone();
             let mut result = result(ran);
             if let (Some(branch), Some(place)) = (&isolated, &place) {
