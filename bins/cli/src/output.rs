@@ -148,6 +148,12 @@ impl<W: Write> Renderer<W> {
                 }
                 return;
             }
+            // The answer is the last turn's (a schema's second chance is
+            // a turn of its own).
+            Event::TurnStarted { .. } => {
+                self.round_text.clear();
+                self.after_tools = false;
+            }
             Event::TextDelta { text } => {
                 if self.after_tools {
                     self.round_text.clear();

@@ -333,16 +333,7 @@ where
     let status_line = config::load_tui(&home.root().join("config.toml"))?
         .status_line
         .map(|s| s.command);
-    let system_prompt =
-        match (&args.sdk.system_prompt, &args.sdk.system_prompt_file) {
-            // The SDKs pass "" when no prompt was set: cox's own stays.
-            (Some(text), _) if text.trim().is_empty() => None,
-            (Some(text), _) => Some(text.clone()),
-            (None, Some(file)) => Some(std::fs::read_to_string(file).with_context(|| {
-                format!("--system-prompt-file {}: cannot read it", file.display())
-            })?),
-            (None, None) => None,
-        };
+    let system_prompt = flag_system_prompt(&args.sdk)?;
     let only_tools = match args.sdk.tools.as_deref().map(str::trim) {
         None | Some("default") => None,
         Some("") => Some(Vec::new()),
@@ -981,4 +972,19 @@ fn web_search(models: &config::ModelConfig, engine: &cox_permission::Engine, qui
             false
         }
     }
+}
+
+/// The system prompt `--system-prompt` or `--system-prompt-file` sets, if
+/// any: the SDKs pass "" when none was set, and cox's own stays then.
+pub(crate) fn flag_system_prompt(sdk: &crate::args::SdkFlags) -> Result<Option<String>> {
+    Ok(match (&sdk.system_prompt, &sdk.system_prompt_file) {
+        (Some(text), _) if text.trim().is_empty() => None,
+        (Some(text), _) => Some(text.clone()),
+        (None, Some(file)) => {
+            Some(std::fs::read_to_string(file).with_context(|| {
+                format!("--system-prompt-file {}: cannot read it", file.display())
+            })?)
+        }
+        (None, None) => None,
+    })
 }

@@ -38,7 +38,13 @@ impl Schema {
         })
     }
 
-    /// What the system prompt says of it.
+    /// Whether `schema` is this one (the SDK's `initialize` repeats it).
+    #[must_use]
+    pub fn same_as(&self, schema: &Value) -> bool {
+        serde_json::from_str::<Value>(&self.text).is_ok_and(|mine| mine == *schema)
+    }
+
+    /// What the model is told of the schema.
     #[must_use]
     pub fn instruction(&self) -> String {
         format!(

@@ -133,9 +133,10 @@ fn an_agent_defined_through_the_sdk_runs_as_a_subagent() {
 }
 
 /// The npm SDK too: `COX_TEST_SDK_NODE` names a folder whose
-/// `node_modules` holds `@anthropic-ai/claude-agent-sdk`.
-#[test]
-fn the_npm_sdk_drives_cox_as_well() {
+/// `node_modules` holds `@anthropic-ai/claude-agent-sdk`. Runs
+/// tests/agent_sdk/driver.mjs's `case` on `scenario_name`; `None` when
+/// the SDK is not there (never on CI).
+fn npm(env: &Env, case: &str, scenario_name: &str) -> Option<Output> {
     let node_dir = match std::env::var("COX_TEST_SDK_NODE")
         .ok()
         .filter(|v| !v.is_empty())
@@ -149,15 +150,14 @@ fn the_npm_sdk_drives_cox_as_well() {
             eprintln!(
                 "skipped: set COX_TEST_SDK_NODE (a folder with @anthropic-ai/claude-agent-sdk)"
             );
-            return;
+            return None;
         }
     };
-    let env = Env::new();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agent_sdk/driver.mjs");
     let work = env.work.path().canonicalize().unwrap();
     let mut cox = env.cox();
     cox.env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", scenario("hello"));
+        .env("COX_SCENARIO", scenario(scenario_name));
     let mut command = std::process::Command::new("node");
     for (key, value) in cox.get_envs() {
         match value {
@@ -171,9 +171,34 @@ fn the_npm_sdk_drives_cox_as_well() {
         .arg(&node_dir)
         .arg(env!("CARGO_BIN_EXE_cox"))
         .arg(&work)
+        .arg(case)
         .output()
         .unwrap();
+    Some(out)
+}
+
+#[test]
+fn the_npm_sdk_drives_cox_as_well() {
+    let env = Env::new();
+    if let Some(out) = npm(&env, "hello", "hello") {
+        session_of(&out);
+    }
+}
+
+/// The npm SDK sends the system prompt, the title and its in-process MCP
+/// servers in `initialize`, not as flags: each takes effect (the scenario
+/// checks the first request's system prompt and tools).
+#[test]
+fn the_npm_sdk_s_initialize_sets_the_prompt_the_title_and_its_mcp_server() {
+    let env = Env::new();
+    let Some(out) = npm(&env, "mcp", "sdk_mcp_npm") else {
+        return;
+    };
     session_of(&out);
+    // The only session: the title the script named, no title job's.
+    let listed = env.cox().args(["sessions", "--json"]).output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["title"], "Adding numbers", "{listed}");
 }
 
 #[test]

@@ -123,6 +123,62 @@ fn bad_lines_are_answered_and_the_session_goes_on() {
     assert_eq!(result["result"], "Created hello.txt.");
 }
 
+/// The npm SDK's `initialize` carries the system prompt: it replaces
+/// cox's, `appendSystemPrompt` follows it. What cox cannot take is refused
+/// by name: an option it lacks, a schema the flags did not give, a change
+/// once the session has started, a hook timeout that is not a time.
+#[test]
+fn initialize_sets_the_system_prompt_and_refuses_what_cox_cannot_take() {
+    let env = Env::new();
+    let script = env.work.path().join("prompted.toml");
+    std::fs::write(
+        &script,
+        "[[turn]]\ntext = \"Done.\"\n[turn.expect]\n\
+         request_contains = [\"You are terse.\\\\n\\\\nEnd with a period.\"]\n\
+         request_lacks = [\"You are cox (system prompt\"]\n",
+    )
+    .unwrap();
+    let out = sdk(
+        &env,
+        &script,
+        &[],
+        &[
+            r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","systemPrompt":["You are terse."],"appendSystemPrompt":"End with a period.","title":"Terse"}}"#,
+            r#"{"type":"control_request","request_id":"r2","request":{"subtype":"initialize","forwardSubagentText":true}}"#,
+            r#"{"type":"control_request","request_id":"r3","request":{"subtype":"initialize","jsonSchema":{"type":"object"}}}"#,
+            r#"{"type":"control_request","request_id":"r4","request":{"subtype":"initialize","systemPrompt":["Another."]}}"#,
+            r#"{"type":"control_request","request_id":"r5","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["hook_0"],"timeout":-1}]}}}"#,
+            r#"{"type":"user","session_id":"","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let frames = frames(&out);
+    let answer = |id: &str| {
+        frames
+            .iter()
+            .find(|f| f["response"]["request_id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {frames:?}"))["response"]
+            .clone()
+    };
+    assert_eq!(answer("r1")["subtype"], "success");
+    for (id, needle) in [
+        ("r2", "`forwardSubagentText` is not something cox supports"),
+        ("r3", "`jsonSchema` is not the one --json-schema gave"),
+        ("r4", "the session has started"),
+        ("r5", "timeout -1 is not a positive number of seconds"),
+    ] {
+        let refused = answer(id);
+        assert_eq!(refused["subtype"], "error", "{id}: {refused}");
+        assert!(
+            refused["error"].as_str().unwrap().contains(needle),
+            "{id}: {refused}"
+        );
+    }
+    let result = frames.last().unwrap();
+    assert_eq!(result["subtype"], "success", "{frames:?}");
+    assert_eq!(result["result"], "Done.");
+}
+
 #[test]
 fn stdin_closed_while_an_ask_waits_denies_it_and_ends_cleanly() {
     let env = Env::new();
@@ -301,6 +357,12 @@ fn a_plain_run_with_an_output_schema_returns_the_validated_json() {
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["structured_output"], serde_json::json!({"count": 3}));
     assert_eq!(result["subtype"], "success");
+    // Both answers JSON: only the second is checked and returned.
+    let out = run("structured_json_twice");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["structured_output"], serde_json::json!({"count": 3}));
+    assert_eq!(result["result"], r#"{"count": 3}"#);
     // Wrong twice: an error result naming why, exit 1.
     let out = run("structured_twice_wrong");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -311,5 +373,92 @@ fn a_plain_run_with_an_output_schema_returns_the_validated_json() {
     assert!(
         result["error"].as_str().unwrap().contains("integer"),
         "{result}"
+    );
+}
+
+/// A subagent's ask reaches the SDK as its parent's do: the tool's Claude
+/// Code name and input (`file_path`, absolute), its tagged id; the input
+/// the callback rewrites (in that shape) is what runs.
+#[test]
+fn a_subagent_s_ask_reaches_the_sdk_in_claude_code_s_shape_and_its_edit_runs() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let mut child = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("subagent_write"))
+        .args(["--output-format", "stream-json", "--verbose"])
+        .args(["--input-format", "stream-json"])
+        .args(["--permission-prompt-tool", "stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a frame within 30 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"))
+    };
+    writeln!(stdin, "{INIT}").unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"user","session_id":"","message":{{"role":"user","content":"write notes"}},"parent_tool_use_id":null}}"#
+    )
+    .unwrap();
+    let ask = loop {
+        let frame = next();
+        if frame["type"] == "control_request" && frame["request"]["subtype"] == "can_use_tool" {
+            break frame;
+        }
+        assert_ne!(frame["type"], "result", "no ask came: {frame}");
+    };
+    let request = &ask["request"];
+    assert_eq!(request["tool_name"], "Write", "{ask}");
+    let path = request["input"]["file_path"].as_str().unwrap();
+    assert!(
+        path.starts_with('/') && path.ends_with("/notes.txt"),
+        "{ask}"
+    );
+    assert_eq!(request["input"]["content"], "from the subagent\n", "{ask}");
+    assert!(
+        request["tool_use_id"].as_str().unwrap().contains('/'),
+        "a subagent's call id is tagged: {ask}"
+    );
+    writeln!(
+        stdin,
+        "{}",
+        serde_json::json!({"type": "control_response", "response": {
+            "subtype": "success", "request_id": ask["request_id"],
+            "response": {"behavior": "allow",
+                         "updatedInput": {"file_path": path, "content": "edited\n"}},
+        }})
+    )
+    .unwrap();
+    let result = loop {
+        let frame = next();
+        if frame["type"] == "result" {
+            break frame;
+        }
+    };
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("notes.txt")).unwrap(),
+        "edited\n"
     );
 }

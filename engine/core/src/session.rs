@@ -175,6 +175,13 @@ pub struct LateTools {
     pub notices: Vec<String>,
     /// The servers' prompts and resources, which prompts may name.
     pub expander: Option<Arc<dyn Expander>>,
+    /// The whole system prompt, when the client set it as the session
+    /// started (the Agent SDK's `initialize`): it replaces the configured
+    /// one before the first request, so every request has the same.
+    pub system_prompt: Option<String>,
+    /// The session's title, when the client named it: said once the
+    /// session has started, and no title job runs.
+    pub title: Option<String>,
 }
 
 /// Where late tools come from: awaited once, before the first request.
@@ -283,6 +290,8 @@ impl<W: World> Session<W> {
                 joined.tools.extend(second.tools);
                 joined.notices.extend(second.notices);
                 joined.expander = joined.expander.or(second.expander);
+                joined.system_prompt = joined.system_prompt.or(second.system_prompt);
+                joined.title = joined.title.or(second.title);
                 joined
             }),
         });
@@ -361,6 +370,7 @@ impl<W: World> Session<W> {
             history,
         } = self;
         let mut late_notices = Vec::new();
+        let mut late_title = None;
         if let Some(source) = fixed.late.take() {
             let late = source.await;
             let mut tools = fixed.base_tools.clone();
@@ -372,6 +382,13 @@ impl<W: World> Session<W> {
             }
             late_notices = late.notices;
             fixed.expanders.extend(late.expander);
+            if let Some(prompt) = late.system_prompt {
+                fixed.config.system.prompt = prompt;
+            }
+            if late.title.is_some() {
+                state.titled = true;
+                late_title = late.title;
+            }
         }
         let cfg = &fixed.config;
         let provider = fixed.world.provider();
@@ -411,6 +428,9 @@ impl<W: World> Session<W> {
         }
         for text in late_notices {
             driver.out.notice(NoticeLevel::Warn, text);
+        }
+        if let Some(title) = late_title {
+            driver.out.emit(Event::SessionTitled { title });
         }
         driver.session_start_hooks().await;
         let mut why = EndReason::InputClosed;

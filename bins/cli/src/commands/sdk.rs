@@ -3,8 +3,11 @@
 //! `claude-agent-sdk` (its `cli_path`) drives cox.
 //!
 //! stdin carries one JSON object a line: `user` messages (each starts a
-//! turn, in order, over one long-lived session) and `control_request`s
-//! (`initialize`, `interrupt`, `set_permission_mode`, `set_model`), plus
+//! turn, in order, over one long-lived session; one sent while a turn runs
+//! waits for it) and `control_request`s (`initialize` — hooks, agents, and
+//! the npm SDK's system prompt, title and in-process servers, all settled
+//! before the first model request — `interrupt`, `set_permission_mode`,
+//! `set_model`), plus
 //! the `control_response`s to cox's own requests (`can_use_tool`, for
 //! every ask, with `--permission-prompt-tool stdio`). stdout carries
 //! Claude Code's frames (see [`frames`]) and cox's control traffic.
@@ -43,9 +46,20 @@ use frames::Frames;
 pub(super) struct Out(Arc<Mutex<std::io::Stdout>>);
 
 impl Out {
+    /// A frame of the session's stream: scrubbed of secrets, and fitted
+    /// under the SDK's line limit.
     pub(super) fn line(&self, mut frame: Value) {
         crate::output::scrub_strings(&mut frame);
+        self.raw(frame);
+    }
+
+    /// A control message as it is (a call's input the SDK must see, and
+    /// may echo back, whole), fitted under the SDK's line limit.
+    pub(super) fn raw(&self, mut frame: Value) {
         let mut text = frame.to_string();
+        while text.len() > frames::MAX_LINE && shorten_longest(&mut frame) {
+            text = frame.to_string();
+        }
         text.push('\n');
         let out = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let mut lock = out.lock();
@@ -55,14 +69,41 @@ impl Out {
     }
 }
 
+/// Halves the longest string in `value` (saying so); false when none is
+/// long enough to be worth it.
+fn shorten_longest(value: &mut Value) -> bool {
+    fn longest(value: &mut Value) -> Option<&mut String> {
+        match value {
+            Value::String(s) => Some(s),
+            Value::Array(items) => items.iter_mut().filter_map(longest).max_by_key(|s| s.len()),
+            Value::Object(map) => map.values_mut().filter_map(longest).max_by_key(|s| s.len()),
+            _ => None,
+        }
+    }
+    let Some(text) = longest(value) else {
+        return false;
+    };
+    if text.len() < 1024 {
+        return false;
+    }
+    let mut cut = text.len() / 2;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str(" [cut here to fit the frame]");
+    true
+}
+
 /// The most times the SDK may rewrite one call's input.
 const MAX_EDITS: u32 = 5;
 
 /// What the reader and the session share.
 #[derive(Default)]
 struct Shared {
-    /// cox's `can_use_tool` requests not answered yet: request id → call.
-    asks: HashMap<String, (CallId, Value)>,
+    /// cox's `can_use_tool` requests not answered yet: request id → the
+    /// call, its input (cox's shape) and its tool (cox's name).
+    asks: HashMap<String, (CallId, Value, String)>,
     /// Inputs the SDK rewrote and allowed: the edited call is allowed
     /// (for the session, when the answer's permissions said so) when it
     /// asks again, without a second round.
@@ -72,10 +113,22 @@ struct Shared {
     next_request: u64,
     /// stdin ended: nothing will answer an ask.
     closed: bool,
-    /// Prompts taken whose turn has not given its result yet. The session
-    /// is told to end once stdin has ended and this is 0 (a turn's answer
-    /// asked for again is part of it, so the end waits for it).
-    open_turns: u32,
+    /// A turn runs (or its answer's second chance): the next prompt waits
+    /// in `queued`, so the second chance comes before it.
+    running: bool,
+    /// Prompts taken and not started yet, in order. The session is told
+    /// to end once stdin has ended, no turn runs and none waits.
+    queued: std::collections::VecDeque<Submission>,
+}
+
+impl Shared {
+    /// What a turn left behind that must not reach another call with a
+    /// reused id.
+    fn forget_turn(&mut self) {
+        self.asks.clear();
+        self.allowed_inputs.clear();
+        self.edits.clear();
+    }
 }
 
 fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -145,33 +198,51 @@ where
     let sdk_hooks = Arc::new(hooks::SdkHooks::new(
         Arc::clone(&requester),
         cox_hooks::SessionInfo {
-            session_id: session.id().to_string(),
+            session_id: session.id().as_uuid(),
             transcript_path: cox_store::CoxHome::resolve(None)?.rollout_path(session.id()),
             cwd: facts.cwd.clone(),
         },
     ));
     let session = session.with_hooks(Arc::clone(&sdk_hooks) as _);
     // The tools are settled once `initialize` has been taken (its agents
-    // join the agent tool's definitions): the session waits for it, or for
+    // join the agent tool's definitions, its SDK servers are connected, its
+    // system prompt is the session's): the session waits for it, or for
     // the first prompt or stdin's end from a client that sends none.
-    let (ready_tx, ready_rx) = futures::channel::oneshot::channel::<()>();
-    let session = session.with_late_tools(Box::pin(async move {
-        let _ = ready_rx.await;
-        cox_core::LateTools {
-            tools: Vec::new(),
-            notices: Vec::new(),
-            expander: None,
-        }
-    }));
-    let ready = Mutex::new(Some(ready_tx));
-    let session = if servers.is_empty() {
-        session
-    } else {
-        session.with_late_tools(Box::pin(mcp::connect(
-            Arc::clone(&requester),
-            servers.clone(),
-        )))
+    let (ready_tx, ready_rx) = futures::channel::oneshot::channel::<Init>();
+    let statuses = Arc::new(Mutex::new(Vec::new()));
+    let session = {
+        let requester = Arc::clone(&requester);
+        let statuses = Arc::clone(&statuses);
+        let flag_prompt = crate::session::flag_system_prompt(&args.sdk)?;
+        let flag_append = args.append_system_prompt.clone();
+        let mut servers = servers;
+        session.with_late_tools(Box::pin(async move {
+            let init = ready_rx.await.unwrap_or_default();
+            for server in init.servers {
+                if !servers.contains(&server) {
+                    servers.push(server);
+                }
+            }
+            let (mut late, connected) = mcp::connect(requester, servers).await;
+            *statuses.lock().unwrap_or_else(PoisonError::into_inner) = connected;
+            late.system_prompt = match (init.system_prompt, init.append) {
+                (None, None) => None,
+                (prompt, append) => Some(
+                    [prompt
+                        .or(flag_prompt)
+                        .unwrap_or_else(|| cox_core::prompt::SYSTEM_PROMPT.to_owned())]
+                    .into_iter()
+                    .chain(flag_append)
+                    .chain(append)
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+                ),
+            };
+            late.title = init.title;
+            late
+        }))
     };
+    let ready = Mutex::new(Some(ready_tx));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -183,6 +254,8 @@ where
         let requester = Arc::clone(&requester);
         let sdk_hooks = Arc::clone(&sdk_hooks);
         let agents = facts.agents.clone();
+        let (session_uuid, cwd) = (session.id().as_uuid(), facts.cwd.clone());
+        let schema = crate::structured::Schema::from_flags(&args.sdk)?;
         std::thread::Builder::new()
             .name("sdk stdin".into())
             .spawn(move || {
@@ -191,12 +264,16 @@ where
                     hooks: &sdk_hooks,
                     agents: agents.as_ref(),
                     ready: &ready,
+                    session: &session_uuid,
+                    cwd: &cwd,
+                    schema,
                 };
                 read_stdin(&out, &shared, &registry, &tx, replay);
             })?;
     }
+    let cwd = facts.cwd.clone();
     let mut frames = Frames::new(catalog, args.sdk.include_partial_messages, schema)
-        .with_servers(&servers)
+        .with_servers(statuses)
         .with_hook_events(args.sdk.include_hook_events);
     let started = Instant::now();
     let ended = runtime.block_on(session.run(rx, |event| {
@@ -210,14 +287,23 @@ where
                 images: Vec::new(),
             });
         } else if matches!(event, cox_protocol::types::Event::TurnDone { .. }) {
+            // The next prompt starts, or the session ends.
             let mut state = lock(&shared);
-            state.open_turns = state.open_turns.saturating_sub(1);
-            if state.closed && state.open_turns == 0 {
-                let _ = tx.unbounded_send(Submission::Shutdown);
+            state.forget_turn();
+            match state.queued.pop_front() {
+                Some(next) => {
+                    let _ = tx.unbounded_send(next);
+                }
+                None => {
+                    state.running = false;
+                    if state.closed {
+                        let _ = tx.unbounded_send(Submission::Shutdown);
+                    }
+                }
             }
         }
         if let Some(call_id) = cox_core::subagent_ids::asked(event) {
-            ask(&out, &shared, &tx, &frames, call_id);
+            ask(&out, &shared, &tx, (&frames, &cwd), call_id);
         }
     }));
     tracing::info!(ms = started.elapsed().as_millis(), "sdk session ended");
@@ -286,12 +372,22 @@ fn ask(
     out: &Out,
     shared: &Mutex<Shared>,
     tx: &UnboundedSender<Submission>,
-    frames: &Frames,
+    (frames, cwd): (&Frames, &std::path::Path),
     call_id: &CallId,
 ) {
-    let (name, input) = match frames.call(call_id.as_str()) {
-        Some((name, input)) => (name.to_owned(), input.clone()),
-        None => (String::from("unknown"), Value::Null),
+    // A call the frames did not see cannot be described to the SDK's
+    // callback: it is denied, never asked about blind.
+    let Some((name, tool, input)) = frames
+        .call(call_id.as_str())
+        .map(|(name, tool, input)| (name.to_owned(), tool.to_owned(), input.clone()))
+    else {
+        let _ = tx.unbounded_send(Submission::Approve {
+            call_id: call_id.clone(),
+            decision: Decision::Deny {
+                reason: Some("cox could not tell the SDK what this call is; it was not run".into()),
+            },
+        });
+        return;
     };
     let mut state = lock(shared);
     if state
@@ -317,14 +413,18 @@ fn ask(
     }
     state.next_request += 1;
     let request_id = format!("cox_{}", state.next_request);
-    state
-        .asks
-        .insert(request_id.clone(), (call_id.clone(), input.clone()));
+    state.asks.insert(
+        request_id.clone(),
+        (call_id.clone(), input.clone(), tool.clone()),
+    );
     drop(state);
-    out.line(json!({
+    // Claude Code's names and shapes (`file_path`, absolute), as a
+    // callback written for it expects, and as hooks are given them.
+    let shown = cox_hooks::claude::input_for_hook(&tool, &input, cwd);
+    out.raw(json!({
         "type": "control_request", "request_id": request_id,
         "request": {
-            "subtype": "can_use_tool", "tool_name": name, "input": input,
+            "subtype": "can_use_tool", "tool_name": name, "input": shown,
             "tool_use_id": call_id.as_str(), "permission_suggestions": null, "blocked_path": null,
         },
     }));
@@ -338,19 +438,132 @@ struct Registry<'a> {
     hooks: &'a hooks::SdkHooks,
     agents: Option<&'a crate::ext::agent_tool::Definitions>,
     /// Told once the session's tools are settled (see `start`).
-    ready: &'a Mutex<Option<futures::channel::oneshot::Sender<()>>>,
+    ready: &'a Mutex<Option<futures::channel::oneshot::Sender<Init>>>,
+    /// The session's id, as the frames spell it.
+    session: &'a str,
+    /// Its folder: Claude Code's tool inputs name absolute paths.
+    cwd: &'a std::path::Path,
+    /// `--json-schema`, which `initialize` may repeat.
+    schema: Option<crate::structured::Schema>,
 }
 
 impl Registry<'_> {
+    /// The session may start: with nothing `initialize` set.
     fn settled(&self) {
+        let _ = self.settle(Init::default());
+    }
+
+    /// The session may start, with what `initialize` set; `Err` when it
+    /// has started already and `init` would change it.
+    fn settle(&self, init: Init) -> Result<(), String> {
         let sender = self
             .ready
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        if let Some(sender) = sender {
-            let _ = sender.send(());
+        match sender {
+            Some(sender) => {
+                let _ = sender.send(init);
+                Ok(())
+            }
+            None if init.is_empty() => Ok(()),
+            None => Err(
+                "initialize: the session has started; its system prompt, title and \
+                         SDK MCP servers can no longer change"
+                    .into(),
+            ),
         }
+    }
+}
+
+/// What the SDK's `initialize` settles before the session's first request
+/// (the npm SDK's way; the Python SDK passes flags).
+#[derive(Default)]
+struct Init {
+    /// `sdkMcpServers`: in-process servers, reached as `--mcp-config`'s.
+    servers: Vec<String>,
+    /// `systemPrompt`: replaces cox's prompt (blank strings are the SDK's
+    /// way of setting none, and leave it).
+    system_prompt: Option<String>,
+    /// `appendSystemPrompt`: said after the prompt and `--append-system-prompt`.
+    append: Option<String>,
+    title: Option<String>,
+}
+
+impl Init {
+    fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+            && self.system_prompt.is_none()
+            && self.append.is_none()
+            && self.title.is_none()
+    }
+
+    /// The settings `request` carries; `Err` names the first cox cannot
+    /// take, so nothing the script set is silently dropped.
+    fn parse(request: &Value, schema: Option<&crate::structured::Schema>) -> Result<Self, String> {
+        /// Handled elsewhere (`hooks`, `agents`) or informational.
+        const TAKEN: &[&str] = &[
+            "subtype",
+            "hooks",
+            "agents",
+            "sdkMcpServers",
+            "sdkMcpServerManifests",
+            "sdkMcpServerConfigs",
+            "jsonSchema",
+            "systemPrompt",
+            "appendSystemPrompt",
+            "title",
+        ];
+        let unset = |v: &Value| match v {
+            Value::Null | Value::Bool(false) => true,
+            Value::Array(a) => a.is_empty(),
+            Value::Object(o) => o.is_empty(),
+            Value::String(s) => s.is_empty(),
+            _ => false,
+        };
+        if let Some(fields) = request.as_object()
+            && let Some((key, _)) = fields
+                .iter()
+                .find(|(key, value)| !TAKEN.contains(&key.as_str()) && !unset(value))
+        {
+            return Err(format!("initialize: `{key}` is not something cox supports"));
+        }
+        let text = |key: &str| -> Result<Option<String>, String> {
+            match &request[key] {
+                Value::Null => Ok(None),
+                Value::String(s) => Ok(Some(s.clone())),
+                Value::Array(parts) => parts
+                    .iter()
+                    .map(|p| p.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .map(|parts| Some(parts.join("\n\n")))
+                    .ok_or_else(|| format!("initialize: `{key}` is not text")),
+                _ => Err(format!("initialize: `{key}` is not text")),
+            }
+        };
+        let schema_given = &request["jsonSchema"];
+        if !schema_given.is_null() && !schema.is_some_and(|s| s.same_as(schema_given)) {
+            return Err(
+                "initialize: `jsonSchema` is not the one --json-schema gave; pass the \
+                        schema as the flag"
+                    .into(),
+            );
+        }
+        let servers = match &request["sdkMcpServers"] {
+            Value::Null => Vec::new(),
+            Value::Array(names) => names
+                .iter()
+                .map(|n| n.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("initialize: `sdkMcpServers` is not a list of names")?,
+            _ => return Err("initialize: `sdkMcpServers` is not a list of names".into()),
+        };
+        Ok(Self {
+            servers,
+            system_prompt: text("systemPrompt")?.filter(|p| !p.trim().is_empty()),
+            append: text("appendSystemPrompt")?.filter(|p| !p.trim().is_empty()),
+            title: text("title")?.filter(|t| !t.trim().is_empty()),
+        })
     }
 }
 
@@ -362,12 +575,23 @@ fn read_stdin(
     replay: bool,
 ) {
     let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
+    let mut stdin = stdin.lock();
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        match stdin.read_until(b'\n', &mut bytes) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        // Bytes that are not UTF-8 make the line an error, not the end.
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            out.line(error_frame("stdin: a line that is not UTF-8"));
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(&line) {
+        match serde_json::from_str::<Value>(line) {
             Ok(message) => take(out, shared, registry, tx, message, replay),
             Err(err) => out.line(error_frame(&format!(
                 "stdin: a line that is not JSON: {err}"
@@ -380,7 +604,7 @@ fn read_stdin(
     registry.settled();
     let mut state = lock(shared);
     state.closed = true;
-    for (_, (call_id, _)) in state.asks.drain() {
+    for (_, (call_id, ..)) in state.asks.drain() {
         let _ = tx.unbounded_send(Submission::Approve {
             call_id,
             decision: Decision::Deny {
@@ -388,9 +612,21 @@ fn read_stdin(
             },
         });
     }
-    if state.open_turns == 0 {
+    if !state.running && state.queued.is_empty() {
         let _ = tx.unbounded_send(Submission::Shutdown);
     }
+}
+
+/// The `result` of a user message that started no turn.
+fn refused_result(session: &str, why: &str) -> Value {
+    json!({
+        "type": "result", "subtype": "error_during_execution", "is_error": true,
+        "duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": "",
+        "session_id": session, "total_cost_usd": 0.0,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
+                  "cache_creation_input_tokens": 0},
+        "permission_denials": [], "errors": [why], "uuid": frames::uuid(),
+    })
 }
 
 fn error_frame(text: &str) -> Value {
@@ -412,16 +648,35 @@ fn take(
                 if replay {
                     out.line(message.clone());
                 }
-                lock(shared).open_turns += 1;
                 registry.settled();
-                let _ = tx.unbounded_send(Submission::UserTurn { text, images });
+                let turn = Submission::UserTurn { text, images };
+                let mut state = lock(shared);
+                if state.running {
+                    state.queued.push_back(turn);
+                } else {
+                    state.running = true;
+                    let _ = tx.unbounded_send(turn);
+                }
             }
-            Err(why) => out.line(error_frame(&format!("stdin: a user message {why}"))),
+            // Refused: still one result, or a client waiting for it would
+            // wait forever.
+            Err(why) => {
+                let why = format!("stdin: a user message {why}");
+                out.line(error_frame(&why));
+                out.line(refused_result(registry.session, &why));
+            }
         },
         Some("control_request") => {
             let id = message["request_id"].clone();
+            if message["request"]["subtype"] == "interrupt" {
+                // Asks of the interrupted turn are void: a late answer
+                // must not reach a later call with the same id.
+                lock(shared).forget_turn();
+            }
             let answer = control(tx, registry, &message["request"]);
-            if message["request"]["subtype"] == "initialize" {
+            // A refused `initialize` settles nothing: the script may send
+            // a better one, or its first prompt starts the session.
+            if message["request"]["subtype"] == "initialize" && answer.is_ok() {
                 registry.settled();
             }
             out.line(match answer {
@@ -437,7 +692,7 @@ fn take(
         }
         Some("control_response") => {
             if !registry.requester.answer(&message["response"]) {
-                answered(out, shared, tx, &message["response"]);
+                answered(out, shared, (tx, registry.cwd), &message["response"]);
             }
         }
         // The SDK abandons nothing of cox's; a cancel of one of its own
@@ -538,6 +793,7 @@ fn control(
     };
     match request["subtype"].as_str() {
         Some("initialize") => {
+            let init = Init::parse(request, registry.schema.as_ref())?;
             let callbacks = hooks::registered(&request["hooks"])?;
             let agents = sdk_agents(&request["agents"])?;
             match (registry.agents, agents.is_empty()) {
@@ -551,6 +807,7 @@ fn control(
                     );
                 }
             }
+            registry.settle(init)?;
             registry.hooks.set(callbacks);
             Ok(json!({"commands": [], "output_style": "default", "models": []}))
         }
@@ -594,13 +851,32 @@ fn control(
 /// `setMode` changes the mode; what cox cannot take (a settings file as
 /// destination, deny rules, folders) is said in an error frame, never
 /// taken silently.
-fn permissions(out: &Out, tx: &UnboundedSender<Submission>, updates: &Value) -> Decision {
+fn permissions(
+    out: &Out,
+    tx: &UnboundedSender<Submission>,
+    tool: &str,
+    updates: &Value,
+) -> Decision {
     let mut decision = Decision::Allow;
+    // A rule counts only for the tool asked about, by either name.
+    let names = cox_hooks::claude::names_for(tool);
+    let for_this_tool = |update: &Value| {
+        update["rules"].as_array().is_some_and(|rules| {
+            !rules.is_empty()
+                && rules.iter().all(|r| {
+                    r["toolName"]
+                        .as_str()
+                        .is_some_and(|n| names.iter().any(|m| m.eq_ignore_ascii_case(n)))
+                })
+        })
+    };
     for update in updates.as_array().into_iter().flatten() {
         let kind = update["type"].as_str().unwrap_or_default();
         let session = update["destination"] == "session";
         match kind {
-            "addRules" | "replaceRules" if session && update["behavior"] == "allow" => {
+            "addRules" | "replaceRules"
+                if session && update["behavior"] == "allow" && for_this_tool(update) =>
+            {
                 decision = Decision::AllowForSession;
             }
             "setMode" => match update["mode"].as_str().map(str::parse::<PermissionMode>) {
@@ -627,9 +903,14 @@ fn permissions(out: &Out, tx: &UnboundedSender<Submission>, updates: &Value) -> 
 }
 
 /// The SDK's answer to one of cox's requests.
-fn answered(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>, response: &Value) {
+fn answered(
+    out: &Out,
+    shared: &Mutex<Shared>,
+    (tx, cwd): (&UnboundedSender<Submission>, &std::path::Path),
+    response: &Value,
+) {
     let id = response["request_id"].as_str().unwrap_or_default();
-    let Some((call_id, input)) = lock(shared).asks.remove(id) else {
+    let Some((call_id, input, tool)) = lock(shared).asks.remove(id) else {
         out.line(error_frame(&format!(
             "stdin: a control response for request `{id}`, which cox did not send or was answered"
         )));
@@ -639,8 +920,12 @@ fn answered(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>,
         Some("success") => {
             let answer = &response["response"];
             match answer["behavior"].as_str() {
-                Some("allow") => match answer.get("updatedInput") {
-                    Some(updated) if *updated != input && updated.is_object() => {
+                Some("allow") => match answer
+                    .get("updatedInput")
+                    .filter(|u| u.is_object())
+                    .map(|updated| cox_hooks::claude::input_from_hook(&tool, &input, updated, cwd))
+                {
+                    Some(updated) if updated != input => {
                         let mut state = lock(shared);
                         let edits = state.edits.entry(call_id.as_str().to_owned()).or_default();
                         *edits += 1;
@@ -652,7 +937,8 @@ fn answered(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>,
                                 )),
                             }
                         } else {
-                            let granted = permissions(out, tx, &answer["updatedPermissions"]);
+                            let granted =
+                                permissions(out, tx, &tool, &answer["updatedPermissions"]);
                             state
                                 .allowed_inputs
                                 .insert(call_id.as_str().to_owned(), (updated.clone(), granted));
@@ -661,7 +947,7 @@ fn answered(out: &Out, shared: &Mutex<Shared>, tx: &UnboundedSender<Submission>,
                             }
                         }
                     }
-                    _ => permissions(out, tx, &answer["updatedPermissions"]),
+                    _ => permissions(out, tx, &tool, &answer["updatedPermissions"]),
                 },
                 Some("deny") if answer["interrupt"].as_bool() == Some(true) => {
                     Decision::Deny { reason: None }

@@ -165,7 +165,7 @@ pub(super) fn with_mcp<W: cox_core::World>(
         let mut late = cox_core::LateTools {
             tools: Vec::new(),
             notices,
-            expander: None,
+            ..Default::default()
         };
         if let Some(client) = client
             && !servers.is_empty()

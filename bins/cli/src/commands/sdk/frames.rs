@@ -56,7 +56,7 @@ pub struct Frames {
     cwd: String,
     model: String,
     tools: Vec<String>,
-    mcp_servers: Vec<Value>,
+    mcp_servers: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
     hook_events: bool,
     permission_mode: String,
     partial: bool,
@@ -70,8 +70,9 @@ pub struct Frames {
     streaming: Option<(u32, &'static str)>,
     blocks: u32,
     turn: Turn,
-    /// Calls asked for and not done: id and input, for denials and asks.
-    inputs: Vec<(String, String, Value)>,
+    /// Calls asked for and not done (a subagent's too, by their tagged
+    /// ids): id, Claude's name, cox's name and input, for denials and asks.
+    inputs: Vec<(String, String, String, Value)>,
     /// The last result was an error (the process exits 1 then).
     pub failed: bool,
     /// `--json-schema`: the answer must be JSON valid against it.
@@ -90,7 +91,7 @@ impl Frames {
             cwd: String::new(),
             model: String::new(),
             tools: Vec::new(),
-            mcp_servers: Vec::new(),
+            mcp_servers: std::sync::Arc::default(),
             hook_events: false,
             permission_mode: "default".into(),
             partial,
@@ -117,13 +118,11 @@ impl Frames {
         self
     }
 
-    /// The SDK's in-process MCP servers, as the init frame lists them.
+    /// The SDK's in-process MCP servers and their states, as the init
+    /// frame lists them: filled in as the session starts.
     #[must_use]
-    pub fn with_servers(mut self, names: &[String]) -> Self {
-        self.mcp_servers = names
-            .iter()
-            .map(|name| json!({"name": name, "status": "connected"}))
-            .collect();
+    pub fn with_servers(mut self, states: std::sync::Arc<std::sync::Mutex<Vec<Value>>>) -> Self {
+        self.mcp_servers = states;
         self
     }
 
@@ -133,20 +132,56 @@ impl Frames {
         &self.session_id
     }
 
-    /// The name and input of call `id` (asked for, not done yet).
+    /// Claude's name, cox's name and the input of call `id` (asked for,
+    /// not done yet).
     #[must_use]
-    pub fn call(&self, id: &str) -> Option<(&str, &Value)> {
+    pub fn call(&self, id: &str) -> Option<(&str, &str, &Value)> {
         self.inputs
             .iter()
             .find(|(call, ..)| call == id)
-            .map(|(_, name, input)| (name.as_str(), input))
+            .map(|(_, name, tool, input)| (name.as_str(), tool.as_str(), input))
+    }
+
+    /// Remembers a call (or its edited input), returning whether it is new.
+    fn remember(&mut self, call: &cox_protocol::types::ToolCall) -> bool {
+        if let Some(known) = self
+            .inputs
+            .iter_mut()
+            .find(|(id, ..)| id == call.id.as_str())
+        {
+            known.3 = call.input.clone();
+            return false;
+        }
+        self.inputs.push((
+            call.id.as_str().to_owned(),
+            claude_name(&call.name),
+            call.name.clone(),
+            call.input.clone(),
+        ));
+        true
+    }
+
+    /// A subagent's call (however deep), remembered so its ask can be
+    /// put to the SDK; its done call forgotten.
+    fn subagent(&mut self, event: &Event) {
+        match event {
+            Event::Subagent { event, .. } => self.subagent(event),
+            Event::ToolCallRequested { call } => {
+                self.remember(call);
+            }
+            Event::ToolCallDone { call_id, .. } => {
+                self.inputs.retain(|(id, ..)| id != call_id.as_str());
+            }
+            _ => {}
+        }
     }
 
     fn init(&self) -> Value {
         json!({
             "type": "system", "subtype": "init", "uuid": uuid(),
             "session_id": self.session_id, "cwd": self.cwd, "model": self.model,
-            "tools": self.tools, "mcp_servers": self.mcp_servers,
+            "tools": self.tools,
+            "mcp_servers": *self.mcp_servers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
             "permissionMode": self.permission_mode,
             "slash_commands": [], "apiKeySource": "none", "output_style": "default",
             "skills": [], "plugins": [],
@@ -211,7 +246,18 @@ impl Frames {
                 self.tools = tools.iter().map(|t| claude_name(t)).collect();
                 self.permission_mode = permission_mode.to_string();
             }
-            Event::ModeChanged { .. } => {}
+            Event::ModeChanged {
+                permission_mode,
+                model,
+                ..
+            } => {
+                // The next init frame says what the session now is.
+                self.permission_mode = permission_mode.to_string();
+                if let Some(model) = model {
+                    self.model.clone_from(model);
+                }
+            }
+            Event::Subagent { event, .. } => self.subagent(event),
             // The schema's second chance is the same turn to the SDK.
             Event::TurnStarted { .. } if self.retrying => {
                 self.turn.asking_since = Some(Instant::now());
@@ -250,21 +296,14 @@ impl Frames {
                 }
             }
             Event::ToolCallRequested { call } => {
-                let name = claude_name(&call.name);
                 // A call asked for again is its input edited (a callback's
                 // `updatedInput`): the same call, not a new block.
-                if let Some(known) = self
-                    .inputs
-                    .iter_mut()
-                    .find(|(id, ..)| id == call.id.as_str())
-                {
-                    known.2 = call.input.clone();
-                } else {
+                let fresh = self.remember(call);
+                if fresh {
                     self.calls.push(json!({
-                        "type": "tool_use", "id": call.id.as_str(), "name": name, "input": call.input,
+                        "type": "tool_use", "id": call.id.as_str(),
+                        "name": claude_name(&call.name), "input": call.input,
                     }));
-                    self.inputs
-                        .push((call.id.as_str().to_owned(), name, call.input.clone()));
                 }
             }
             Event::Usage {
@@ -291,7 +330,7 @@ impl Frames {
                     .position(|(id, ..)| id == call_id.as_str())
                     .map(|at| self.inputs.remove(at));
                 if result.denied
-                    && let Some((id, name, input)) = &input
+                    && let Some((id, name, _, input)) = &input
                 {
                     self.turn.denials.push(json!({
                         "tool_name": name, "tool_use_id": id, "tool_input": input,

@@ -52,9 +52,8 @@ pub(super) fn registered(
         for entry in entries.as_array().into_iter().flatten() {
             let matcher = Matcher::parse(entry["matcher"].as_str())
                 .map_err(|why| format!("hooks: {name}: {why}"))?;
-            let timeout = entry["timeout"]
-                .as_f64()
-                .map_or(super::mcp::TIMEOUT, Duration::from_secs_f64);
+            let timeout =
+                timeout(&entry["timeout"]).map_err(|why| format!("hooks: {name}: {why}"))?;
             for id in entry["hookCallbackIds"].as_array().into_iter().flatten() {
                 if let Some(id) = id.as_str() {
                     out.push((event, matcher.clone(), id.to_owned(), timeout));
@@ -63,6 +62,21 @@ pub(super) fn registered(
         }
     }
     Ok(out)
+}
+
+/// A callback's `timeout` (seconds): absent is 60 s; more than that is
+/// 60 s too, as no request to the SDK waits longer; anything but a
+/// positive number is refused.
+fn timeout(value: &Value) -> Result<Duration, String> {
+    if value.is_null() {
+        return Ok(super::mcp::TIMEOUT);
+    }
+    value
+        .as_f64()
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .map(|d| d.min(super::mcp::TIMEOUT))
+        .ok_or_else(|| format!("timeout {value} is not a positive number of seconds"))
 }
 
 impl SdkHooks {

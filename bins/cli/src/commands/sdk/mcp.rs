@@ -34,6 +34,8 @@ pub(super) struct Requester {
     out: Out,
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>,
     next: AtomicU64,
+    /// stdin ended: nothing can answer, so a request fails at once.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl Requester {
@@ -42,6 +44,7 @@ impl Requester {
             out,
             pending: Mutex::new(HashMap::new()),
             next: AtomicU64::new(0),
+            closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -53,11 +56,21 @@ impl Requester {
 
     /// Sends `request` and waits for its answer's `response`.
     pub(super) async fn request(&self, request: Value) -> Result<Value, String> {
-        let id = format!("cox_mcp_{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let id = format!("cox_mcp_{}", self.next_id());
         let (tx, rx) = oneshot::channel();
-        self.pending().insert(id.clone(), tx);
+        {
+            // Checked under the lock `close` takes, so no request slips in
+            // after it and waits for an answer that cannot come.
+            let mut pending = self.pending();
+            if self.closed.load(Ordering::Acquire) {
+                return Err("the SDK closed its input".into());
+            }
+            pending.insert(id.clone(), tx);
+        }
+        // As it is: a tool's arguments and a hook's input are the SDK's
+        // to read whole, never scrubbed.
         self.out
-            .line(json!({"type": "control_request", "request_id": id, "request": request}));
+            .raw(json!({"type": "control_request", "request_id": id, "request": request}));
         match tokio::time::timeout(TIMEOUT, rx).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Err("the SDK closed its input before answering".into()),
@@ -85,9 +98,16 @@ impl Requester {
         true
     }
 
-    /// stdin ended: every request still waiting fails.
+    fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// stdin ended: every request still waiting fails, and every later
+    /// one at once.
     pub(super) fn close(&self) {
-        self.pending().clear();
+        let mut pending = self.pending();
+        self.closed.store(true, Ordering::Release);
+        pending.clear();
     }
 
     /// One JSON-RPC message to `server`, and its JSON-RPC answer.
@@ -107,22 +127,28 @@ impl Requester {
     }
 }
 
-/// The tools of `servers`, each server's handshake done: late tools.
-pub(super) async fn connect(requester: Arc<Requester>, servers: Vec<String>) -> LateTools {
-    let mut late = LateTools {
-        tools: Vec::new(),
-        notices: Vec::new(),
-        expander: None,
-    };
+/// The tools of `servers`, each server's handshake done: late tools, and
+/// each server's state as the init frame lists it.
+pub(super) async fn connect(
+    requester: Arc<Requester>,
+    servers: Vec<String>,
+) -> (LateTools, Vec<Value>) {
+    let mut late = LateTools::default();
+    let mut states = Vec::new();
     for server in servers {
         match tools_of(&requester, &server).await {
-            Ok(tools) => late.tools.extend(tools),
-            Err(why) => late
-                .notices
-                .push(format!("SDK MCP server '{server}' is not available: {why}")),
+            Ok(tools) => {
+                late.tools.extend(tools);
+                states.push(json!({"name": server, "status": "connected"}));
+            }
+            Err(why) => {
+                late.notices
+                    .push(format!("SDK MCP server '{server}' is not available: {why}"));
+                states.push(json!({"name": server, "status": "failed"}));
+            }
         }
     }
-    late
+    (late, states)
 }
 
 async fn tools_of(requester: &Arc<Requester>, server: &str) -> Result<Vec<Arc<dyn Tool>>, String> {
@@ -211,7 +237,7 @@ impl Tool for SdkTool {
         Box::pin(async move {
             let call = self.requester.rpc(
                 &self.server,
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                json!({"jsonrpc": "2.0", "id": self.requester.next_id(), "method": "tools/call",
                        "params": {"name": self.tool, "arguments": input}}),
             );
             let answer = tokio::select! {
