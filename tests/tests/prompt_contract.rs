@@ -24,7 +24,7 @@ fn specs() -> Vec<ToolSpec> {
         .spec(),
     );
     use cox_protocol::Tool as _;
-    for own in [OwnTool::Expand, OwnTool::Todo] {
+    for own in [OwnTool::Expand, OwnTool::Todo, OwnTool::ToolSearch] {
         specs.push(own.spec(0));
     }
     specs

@@ -52,7 +52,27 @@ pub fn names_for(tool: &str) -> Vec<&str> {
 
 /// The tools whose input names one file in `path`.
 fn names_a_file(tool: &str) -> bool {
-    matches!(tool, "read" | "write" | "edit")
+    matches!(tool, "read" | "write" | "edit" | "notebook_edit")
+}
+
+/// How a field of a cox tool's input is spelt for Claude Code: cox's
+/// name, Claude Code's, and whether it is a path (shown absolute).
+type Alias = (&'static str, &'static str, bool);
+
+/// The fields of `tool`'s input that Claude Code spells otherwise. A hook
+/// or an SDK callback written for Claude Code reads (and may rewrite)
+/// these names; a bash call that asks to leave the sandbox must be seen
+/// as one.
+fn aliases(tool: &str) -> &'static [Alias] {
+    match tool {
+        "read" | "write" | "edit" => &[("path", "file_path", true)],
+        "notebook_edit" => &[("path", "notebook_path", true)],
+        "bash" => &[
+            ("timeout_ms", "timeout", false),
+            ("unsandboxed", "dangerouslyDisableSandbox", false),
+        ],
+        _ => &[],
+    }
 }
 
 /// `path` made absolute against `cwd`.
@@ -70,11 +90,19 @@ fn absolute(path: &str, cwd: &Path) -> String {
 #[must_use]
 pub fn input_for_hook(tool: &str, input: &Value, cwd: &Path) -> Value {
     let mut shown = input.clone();
-    if names_a_file(tool)
-        && let Some(object) = shown.as_object_mut()
-        && let Some(path) = input.get("path").and_then(Value::as_str)
-    {
-        object.insert("file_path".into(), json!(absolute(path, cwd)));
+    let Some(object) = shown.as_object_mut() else {
+        return shown;
+    };
+    for &(ours, theirs, path) in aliases(tool) {
+        match input.get(ours) {
+            Some(Value::String(p)) if path => {
+                object.insert(theirs.into(), json!(absolute(p, cwd)));
+            }
+            Some(value) if !path => {
+                object.insert(theirs.into(), value.clone());
+            }
+            _ => {}
+        }
     }
     shown
 }
@@ -85,20 +113,16 @@ pub fn input_for_hook(tool: &str, input: &Value, cwd: &Path) -> Value {
 #[must_use]
 pub fn input_from_hook(tool: &str, original: &Value, updated: &Value, cwd: &Path) -> Value {
     let mut input = updated.clone();
-    if !names_a_file(tool) {
-        return input;
-    }
     let Some(object) = input.as_object_mut() else {
         return input;
     };
-    if let Some(file_path) = object.remove("file_path") {
-        let shown = original
-            .get("path")
-            .and_then(Value::as_str)
-            .map(|p| absolute(p, cwd));
-        let changed = file_path.as_str() != shown.as_deref();
-        if changed || !object.contains_key("path") {
-            object.insert("path".into(), file_path);
+    let shown = input_for_hook(tool, original, cwd);
+    for &(ours, theirs, _) in aliases(tool) {
+        if let Some(value) = object.remove(theirs) {
+            // Claude Code's spelling, changed (or alone): it wins.
+            if Some(&value) != shown.get(theirs) || !object.contains_key(ours) {
+                object.insert(ours.into(), value);
+            }
         }
     }
     input
@@ -146,6 +170,35 @@ mod tests {
         moved["file_path"] = json!("/etc/passwd");
         let back = input_from_hook("write", &input, &moved, cwd);
         assert_eq!(back, json!({"path": "/etc/passwd", "content": "x"}));
+    }
+
+    #[test]
+    fn bash_and_notebooks_are_spelt_as_claude_code_spells_them() {
+        let cwd = Path::new("/repo");
+        let input = json!({"command": "make", "timeout_ms": 5000, "unsandboxed": true});
+        let shown = input_for_hook("bash", &input, cwd);
+        assert_eq!(shown["timeout"], 5000);
+        assert_eq!(shown["dangerouslyDisableSandbox"], true);
+        assert_eq!(input_from_hook("bash", &input, &shown, cwd), input);
+        // A callback that keeps the command in the sandbox, in its words.
+        let mut kept = shown.clone();
+        kept["dangerouslyDisableSandbox"] = json!(false);
+        let back = input_from_hook("bash", &input, &kept, cwd);
+        assert_eq!(back["unsandboxed"], false);
+        assert!(back.get("dangerouslyDisableSandbox").is_none());
+        // Only Claude Code's fields, as a callback written for it sends.
+        let back = input_from_hook(
+            "bash",
+            &input,
+            &json!({"command": "ls", "timeout": 10}),
+            cwd,
+        );
+        assert_eq!(back, json!({"command": "ls", "timeout_ms": 10}));
+
+        let cell = json!({"path": "n.ipynb", "cell_id": "c1", "new_source": "x"});
+        let shown = input_for_hook("notebook_edit", &cell, cwd);
+        assert_eq!(shown["notebook_path"], "/repo/n.ipynb");
+        assert_eq!(input_from_hook("notebook_edit", &cell, &shown, cwd), cell);
     }
 
     #[test]

@@ -130,14 +130,13 @@ fn bad_lines_are_answered_and_the_session_goes_on() {
 #[test]
 fn initialize_sets_the_system_prompt_and_refuses_what_cox_cannot_take() {
     let env = Env::new();
-    let script = env.work.path().join("prompted.toml");
-    std::fs::write(
-        &script,
+    let script = script(
+        &env,
+        "prompted.toml",
         "[[turn]]\ntext = \"Done.\"\n[turn.expect]\n\
          request_contains = [\"You are terse.\\\\n\\\\nEnd with a period.\"]\n\
          request_lacks = [\"You are cox (system prompt\"]\n",
-    )
-    .unwrap();
+    );
     let out = sdk(
         &env,
         &script,
@@ -182,13 +181,12 @@ fn initialize_sets_the_system_prompt_and_refuses_what_cox_cannot_take() {
 #[test]
 fn stdin_closed_while_an_ask_waits_denies_it_and_ends_cleanly() {
     let env = Env::new();
-    let script = env.work.path().join("ask.toml");
-    std::fs::write(
-        &script,
+    let script = script(
+        &env,
+        "ask.toml",
         "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = { path = \"a.txt\", content = \"x\" }\n\n\
          [[turn]]\ntext = \"Could not.\"\n[turn.expect]\ntool_result_contains = \"closed its input\"\n",
-    )
-    .unwrap();
+    );
     let out = sdk(
         &env,
         &script,
@@ -376,55 +374,128 @@ fn a_plain_run_with_an_output_schema_returns_the_validated_json() {
     );
 }
 
+/// cox over the SDK protocol with `--permission-prompt-tool stdio`, its
+/// stdin kept open: frames are read as they come and answered.
+struct Live {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Live {
+    fn start(env: &Env, scenario_path: &std::path::Path) -> Self {
+        use std::io::BufRead;
+        let mut child = env
+            .cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario_path)
+            .args(["--output-format", "stream-json", "--verbose"])
+            .args(["--input-format", "stream-json"])
+            .args(["--permission-prompt-tool", "stdio"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (lines_tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut live = Self {
+            child,
+            stdin,
+            lines,
+        };
+        live.send(INIT);
+        live
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin.as_mut().unwrap(), "{line}").unwrap();
+    }
+
+    fn prompt(&mut self, text: &str) {
+        self.send(
+            &serde_json::json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+                                "message": {"role": "user", "content": text}})
+            .to_string(),
+        );
+    }
+
+    fn next(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a frame within 30 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"))
+    }
+
+    /// The frames up to the first for which `stop` holds, that one last.
+    fn until(&self, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let frame = self.next();
+            let done = stop(&frame);
+            seen.push(frame);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// The frames up to the turn's result; then stdin closed, and a clean
+    /// exit.
+    fn finish(self) -> Vec<Value> {
+        let frames = self.until(|f| f["type"] == "result");
+        let out = self.end();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        frames
+    }
+
+    /// stdin closed: the exit status and stderr.
+    fn end(mut self) -> Output {
+        drop(self.stdin.take());
+        self.child.wait_with_output().unwrap()
+    }
+}
+
+/// A scenario written for one test, in its work folder.
+fn script(env: &Env, name: &str, text: &str) -> std::path::PathBuf {
+    let path = env.work.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The SDK's answer to `ask`: success with `response`.
+fn answer(ask: &Value, response: Value) -> String {
+    serde_json::json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": ask["request_id"], "response": response,
+    }})
+    .to_string()
+}
+
+fn is_ask(frame: &Value) -> bool {
+    frame["type"] == "control_request" && frame["request"]["subtype"] == "can_use_tool"
+}
+
 /// A subagent's ask reaches the SDK as its parent's do: the tool's Claude
 /// Code name and input (`file_path`, absolute), its tagged id; the input
 /// the callback rewrites (in that shape) is what runs.
 #[test]
 fn a_subagent_s_ask_reaches_the_sdk_in_claude_code_s_shape_and_its_edit_runs() {
-    use std::io::BufRead;
     let env = Env::new();
-    let mut child = env
-        .cox()
-        .env("COX_PROVIDER", "scripted")
-        .env("COX_SCENARIO", scenario("subagent_write"))
-        .args(["--output-format", "stream-json", "--verbose"])
-        .args(["--input-format", "stream-json"])
-        .args(["--permission-prompt-tool", "stdio"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines_tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let next = || -> Value {
-        let line = lines
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .expect("a frame within 30 s");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"))
-    };
-    writeln!(stdin, "{INIT}").unwrap();
-    writeln!(
-        stdin,
-        r#"{{"type":"user","session_id":"","message":{{"role":"user","content":"write notes"}},"parent_tool_use_id":null}}"#
-    )
-    .unwrap();
-    let ask = loop {
-        let frame = next();
-        if frame["type"] == "control_request" && frame["request"]["subtype"] == "can_use_tool" {
-            break frame;
-        }
-        assert_ne!(frame["type"], "result", "no ask came: {frame}");
-    };
+    let mut live = Live::start(&env, &scenario("subagent_write"));
+    live.prompt("write notes");
+    let frames = live.until(|f| is_ask(f) || f["type"] == "result");
+    let ask = frames.last().unwrap().clone();
+    assert!(is_ask(&ask), "no ask came: {frames:?}");
     let request = &ask["request"];
     assert_eq!(request["tool_name"], "Write", "{ask}");
     let path = request["input"]["file_path"].as_str().unwrap();
@@ -437,28 +508,169 @@ fn a_subagent_s_ask_reaches_the_sdk_in_claude_code_s_shape_and_its_edit_runs() {
         request["tool_use_id"].as_str().unwrap().contains('/'),
         "a subagent's call id is tagged: {ask}"
     );
-    writeln!(
-        stdin,
-        "{}",
-        serde_json::json!({"type": "control_response", "response": {
-            "subtype": "success", "request_id": ask["request_id"],
-            "response": {"behavior": "allow",
-                         "updatedInput": {"file_path": path, "content": "edited\n"}},
-        }})
-    )
-    .unwrap();
-    let result = loop {
-        let frame = next();
-        if frame["type"] == "result" {
-            break frame;
-        }
-    };
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    live.send(&answer(
+        &ask,
+        serde_json::json!({"behavior": "allow",
+                           "updatedInput": {"file_path": path, "content": "edited\n"}}),
+    ));
+    let result = live.finish().pop().unwrap();
     assert_eq!(result["subtype"], "success", "{result}");
     assert_eq!(
         std::fs::read_to_string(env.work.path().join("notes.txt")).unwrap(),
         "edited\n"
+    );
+}
+
+/// Two calls of one response with the same id: an ask about either could
+/// describe the other, so neither is put to the callback, both are denied
+/// and nothing runs.
+#[test]
+fn calls_sharing_an_id_are_denied_never_described_as_each_other() {
+    let env = Env::new();
+    let script = script(
+        &env,
+        "same_id.toml",
+        "[[turn]]\n\
+         [[turn.tool_call]]\nname = \"bash\"\nid = \"call_0\"\ninput = { command = \"echo PWNED > pwned.txt\" }\n\
+         [[turn.tool_call]]\nname = \"bash\"\nid = \"call_0\"\ninput = { command = \"echo hello\" }\n\n\
+         [[turn]]\ntext = \"done\"\n",
+    );
+    let mut live = Live::start(&env, &script);
+    live.prompt("go");
+    let frames = live.finish();
+    assert!(!frames.iter().any(is_ask), "{frames:?}");
+    assert!(!env.work.path().join("pwned.txt").exists());
+    let assistant = frames.iter().find(|f| f["type"] == "assistant").unwrap();
+    assert_eq!(
+        assistant["message"]["content"].as_array().unwrap().len(),
+        2,
+        "both calls are shown: {assistant}"
+    );
+}
+
+/// An allow whose `updatedPermissions` switch to acceptEdits takes effect
+/// at once: the turn's next edit is not asked about.
+#[test]
+fn a_mode_set_in_an_approval_holds_for_the_rest_of_the_turn() {
+    let env = Env::new();
+    let script = script(
+        &env,
+        "two_writes.toml",
+        "[[turn]]\n\
+         [[turn.tool_call]]\nname = \"write\"\ninput = { path = \"a.txt\", content = \"a\" }\n\
+         [[turn.tool_call]]\nname = \"write\"\ninput = { path = \"b.txt\", content = \"b\" }\n\n\
+         [[turn]]\ntext = \"done\"\n",
+    );
+    let mut live = Live::start(&env, &script);
+    live.prompt("write both");
+    let ask = live.until(is_ask).pop().unwrap();
+    live.send(&answer(
+        &ask,
+        serde_json::json!({"behavior": "allow", "updatedPermissions": [
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"}]}),
+    ));
+    let frames = live.finish();
+    assert!(!frames.iter().any(is_ask), "asked again: {frames:?}");
+    assert_eq!(frames.last().unwrap()["subtype"], "success");
+    for (file, text) in [("a.txt", "a"), ("b.txt", "b")] {
+        assert_eq!(
+            std::fs::read_to_string(env.work.path().join(file)).unwrap(),
+            text
+        );
+    }
+}
+
+/// A prompt cox cannot take, sent while a turn runs, gets its error result
+/// after that turn's, in its place; being the last, the exit is 1.
+#[test]
+fn a_refused_prompt_s_result_comes_in_its_place() {
+    let env = Env::new();
+    let out = sdk(
+        &env,
+        &scenario("hello"),
+        &["--permission-mode", "acceptEdits"],
+        &[
+            INIT,
+            HELLO,
+            r#"{"type":"user","session_id":"","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"!!!"}}]},"parent_tool_use_id":null}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let results: Vec<Value> = frames(&out)
+        .into_iter()
+        .filter(|f| f["type"] == "result")
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["result"], "Created hello.txt.");
+    assert_eq!(results[1]["is_error"], true);
+    assert!(
+        results[1]["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("holds an image cox cannot take"),
+        "{results:?}"
+    );
+}
+
+/// The script's PreToolUse hook cannot be asked once stdin has closed: the
+/// call it was registered to judge is refused, not let through.
+#[test]
+fn a_script_hook_that_cannot_be_asked_refuses_the_call() {
+    let env = Env::new();
+    std::fs::write(env.work.path().join("important.txt"), "keep\n").unwrap();
+    let script = script(
+        &env,
+        "rm.toml",
+        "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = { command = \"rm important.txt\" }\n\n\
+         [[turn]]\ntext = \"done\"\n[turn.expect]\ntool_result_contains = \"could not be asked\"\n",
+    );
+    let out = sdk(
+        &env,
+        &script,
+        &["--allowedTools", "Bash"],
+        &[
+            r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["guard"]}]}}}"#,
+            r#"{"type":"user","session_id":"","message":{"role":"user","content":"clean up"},"parent_tool_use_id":null}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.work.path().join("important.txt").exists());
+    let result = frames(&out).pop().unwrap();
+    assert_eq!(result["result"], "done", "{result}");
+}
+
+/// What an interrupted response had streamed is not the next turn's: the
+/// second turn's frames and result hold only its own answer.
+#[test]
+fn an_interrupted_response_leaves_nothing_in_the_next_turn() {
+    let env = Env::new();
+    let script = script(
+        &env,
+        "slow_then.toml",
+        "[[turn]]\ndelay_ms = 100\ntext = \"one two three four five six seven eight nine ten\"\n\n\
+         [[turn]]\ntext = \"second\"\n",
+    );
+    let mut live = Live::start(&env, &script);
+    live.send(r#"{"type":"control_request","request_id":"r9","request":{"subtype":"set_model","model":""}}"#);
+    let refused = live
+        .until(|f| f["response"]["request_id"] == "r9")
+        .pop()
+        .unwrap();
+    assert_eq!(refused["response"]["subtype"], "error", "{refused}");
+    live.prompt("first");
+    std::thread::sleep(std::time::Duration::from_millis(350));
+    live.send(r#"{"type":"control_request","request_id":"r2","request":{"subtype":"interrupt"}}"#);
+    live.prompt("again");
+    let frames = live.until(|f| f["type"] == "result" && f["result"] == "second");
+    let out = live.end();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results: Vec<&Value> = frames.iter().filter(|f| f["type"] == "result").collect();
+    assert_eq!(results.len(), 2, "{frames:?}");
+    assert_eq!(results[0]["subtype"], "error_during_execution");
+    let last = frames.iter().rfind(|f| f["type"] == "assistant").unwrap();
+    assert_eq!(
+        last["message"]["content"],
+        serde_json::json!([{"type": "text", "text": "second"}]),
+        "{last}"
     );
 }

@@ -582,6 +582,18 @@ where
                 );
                 MidTurn::Ignored
             }
+            // A new permission mode alone takes effect at once: the calls
+            // of this turn still to be decided are decided under it (an
+            // approval's "switch to acceptEdits", or a tightening to plan).
+            // A model or tier waits for the turn's end.
+            Submission::SetMode {
+                permission_mode: Some(mode),
+                tier: None,
+                model: None,
+            } => {
+                self.set_mode(Some(mode), None, None);
+                MidTurn::Ignored
+            }
             sub @ (Submission::UserTurn { .. }
             | Submission::Shell { .. }
             | Submission::Compact { .. }

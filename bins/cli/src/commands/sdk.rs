@@ -60,6 +60,15 @@ impl Out {
         while text.len() > frames::MAX_LINE && shorten_longest(&mut frame) {
             text = frame.to_string();
         }
+        if text.len() > frames::MAX_LINE {
+            // Nothing left to cut (a huge object of small fields): said,
+            // rather than a line the SDK cannot read.
+            text = error_frame(&format!(
+                "a frame of {} bytes did not fit the SDK's line and was left out",
+                text.len()
+            ))
+            .to_string();
+        }
         text.push('\n');
         let out = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let mut lock = out.lock();
@@ -69,8 +78,8 @@ impl Out {
     }
 }
 
-/// Halves the longest string in `value` (saying so); false when none is
-/// long enough to be worth it.
+/// Halves the longest string in `value`, or else its longest list (saying
+/// so); false when nothing is left worth cutting.
 fn shorten_longest(value: &mut Value) -> bool {
     fn longest(value: &mut Value) -> Option<&mut String> {
         match value {
@@ -80,19 +89,45 @@ fn shorten_longest(value: &mut Value) -> bool {
             _ => None,
         }
     }
-    let Some(text) = longest(value) else {
-        return false;
-    };
-    if text.len() < 1024 {
-        return false;
+    /// The length of the longest list in `value`.
+    fn most(value: &Value) -> usize {
+        match value {
+            Value::Array(items) => items.iter().map(most).max().unwrap_or(0).max(items.len()),
+            Value::Object(map) => map.values().map(most).max().unwrap_or(0),
+            _ => 0,
+        }
     }
-    let mut cut = text.len() / 2;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
+    fn list_of(value: &mut Value, len: usize) -> Option<&mut Vec<Value>> {
+        if value.as_array().is_some_and(|items| items.len() == len) {
+            return value.as_array_mut();
+        }
+        match value {
+            Value::Array(items) => items.iter_mut().find_map(|v| list_of(v, len)),
+            Value::Object(map) => map.values_mut().find_map(|v| list_of(v, len)),
+            _ => None,
+        }
     }
-    text.truncate(cut);
-    text.push_str(" [cut here to fit the frame]");
-    true
+    if let Some(text) = longest(value).filter(|t| t.len() >= 1024) {
+        let mut cut = text.len() / 2;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(" [cut here to fit the frame]");
+        return true;
+    }
+    let len = most(value);
+    match list_of(value, len).filter(|l| l.len() >= 4) {
+        Some(list) => {
+            let cut = list.len() - list.len() / 2;
+            list.truncate(list.len() / 2);
+            list.push(Value::String(format!(
+                "[{cut} more items cut to fit the frame]"
+            )));
+            true
+        }
+        None => false,
+    }
 }
 
 /// The most times the SDK may rewrite one call's input.
@@ -116,12 +151,32 @@ struct Shared {
     /// A turn runs (or its answer's second chance): the next prompt waits
     /// in `queued`, so the second chance comes before it.
     running: bool,
-    /// Prompts taken and not started yet, in order. The session is told
-    /// to end once stdin has ended, no turn runs and none waits.
-    queued: std::collections::VecDeque<Submission>,
+    /// Prompts taken and not started yet, in order (a refused one as the
+    /// reason, its result said in its turn). The session is told to end
+    /// once stdin has ended, no turn runs and none waits.
+    queued: std::collections::VecDeque<Result<Submission, String>>,
+    /// The last result written was a refused prompt's (the exit is 1).
+    refused_last: bool,
 }
 
 impl Shared {
+    /// The next prompt to start, the refused ones before it answered.
+    fn next_turn(&mut self, out: &Out, session: &str) -> Option<Submission> {
+        while let Some(next) = self.queued.pop_front() {
+            match next {
+                Ok(turn) => {
+                    self.refused_last = false;
+                    return Some(turn);
+                }
+                Err(why) => {
+                    refuse(out, session, &why);
+                    self.refused_last = true;
+                }
+            }
+        }
+        None
+    }
+
     /// What a turn left behind that must not reach another call with a
     /// reused id.
     fn forget_turn(&mut self) {
@@ -290,7 +345,8 @@ where
             // The next prompt starts, or the session ends.
             let mut state = lock(&shared);
             state.forget_turn();
-            match state.queued.pop_front() {
+            state.refused_last = false;
+            match state.next_turn(&out, frames.session_id()) {
                 Some(next) => {
                     let _ = tx.unbounded_send(next);
                 }
@@ -303,12 +359,12 @@ where
             }
         }
         if let Some(call_id) = cox_core::subagent_ids::asked(event) {
-            ask(&out, &shared, &tx, (&frames, &cwd), call_id);
+            ask(&out, &shared, &tx, (&mut frames, &cwd), call_id);
         }
     }));
     tracing::info!(ms = started.elapsed().as_millis(), "sdk session ended");
     match ended {
-        Ok(_) => Ok(i32::from(frames.failed)),
+        Ok(_) => Ok(i32::from(frames.failed || lock(&shared).refused_last)),
         Err(err) => bail!("{err}"),
     }
 }
@@ -372,7 +428,7 @@ fn ask(
     out: &Out,
     shared: &Mutex<Shared>,
     tx: &UnboundedSender<Submission>,
-    (frames, cwd): (&Frames, &std::path::Path),
+    (frames, cwd): (&mut Frames, &std::path::Path),
     call_id: &CallId,
 ) {
     // A call the frames did not see cannot be described to the SDK's
@@ -384,7 +440,11 @@ fn ask(
         let _ = tx.unbounded_send(Submission::Approve {
             call_id: call_id.clone(),
             decision: Decision::Deny {
-                reason: Some("cox could not tell the SDK what this call is; it was not run".into()),
+                reason: Some(
+                    "cox could not tell the SDK which call this is (another call shares its id); \
+                     it was not run"
+                        .into(),
+                ),
             },
         });
         return;
@@ -421,6 +481,7 @@ fn ask(
     // Claude Code's names and shapes (`file_path`, absolute), as a
     // callback written for it expects, and as hooks are given them.
     let shown = cox_hooks::claude::input_for_hook(&tool, &input, cwd);
+    frames.asking(call_id.as_str());
     out.raw(json!({
         "type": "control_request", "request_id": request_id,
         "request": {
@@ -430,7 +491,6 @@ fn ask(
     }));
 }
 
-/// Reads stdin to its end, line by line.
 /// What the SDK's `initialize` and answers reach: cox's own requests, the
 /// script's hooks, the agent tool's definitions.
 struct Registry<'a> {
@@ -450,28 +510,38 @@ struct Registry<'a> {
 impl Registry<'_> {
     /// The session may start: with nothing `initialize` set.
     fn settled(&self) {
-        let _ = self.settle(Init::default());
+        self.settle(Init::default());
     }
 
-    /// The session may start, with what `initialize` set; `Err` when it
-    /// has started already and `init` would change it.
-    fn settle(&self, init: Init) -> Result<(), String> {
+    /// `Err` when the session has started already and `init` would
+    /// change it. (Only the reader thread settles, so this holds until
+    /// its `settle`.)
+    fn can_settle(&self, init: &Init) -> Result<(), String> {
+        let started = self
+            .ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none();
+        if started && !init.is_empty() {
+            return Err(
+                "initialize: the session has started; its system prompt, title and \
+                        SDK MCP servers can no longer change"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The session may start, with what `initialize` set (nothing, once
+    /// it has started: see `can_settle`).
+    fn settle(&self, init: Init) {
         let sender = self
             .ready
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        match sender {
-            Some(sender) => {
-                let _ = sender.send(init);
-                Ok(())
-            }
-            None if init.is_empty() => Ok(()),
-            None => Err(
-                "initialize: the session has started; its system prompt, title and \
-                         SDK MCP servers can no longer change"
-                    .into(),
-            ),
+        if let Some(sender) = sender {
+            let _ = sender.send(init);
         }
     }
 }
@@ -567,6 +637,7 @@ impl Init {
     }
 }
 
+/// Reads stdin to its end, line by line.
 fn read_stdin(
     out: &Out,
     shared: &Mutex<Shared>,
@@ -617,6 +688,12 @@ fn read_stdin(
     }
 }
 
+/// A user message that starts no turn: an error frame and its result.
+fn refuse(out: &Out, session: &str, why: &str) {
+    out.line(error_frame(why));
+    out.line(refused_result(session, why));
+}
+
 /// The `result` of a user message that started no turn.
 fn refused_result(session: &str, why: &str) -> Value {
     json!({
@@ -652,18 +729,25 @@ fn take(
                 let turn = Submission::UserTurn { text, images };
                 let mut state = lock(shared);
                 if state.running {
-                    state.queued.push_back(turn);
+                    state.queued.push_back(Ok(turn));
                 } else {
                     state.running = true;
+                    state.refused_last = false;
                     let _ = tx.unbounded_send(turn);
                 }
             }
-            // Refused: still one result, or a client waiting for it would
-            // wait forever.
+            // Refused: still one result, in its place among the others, or
+            // a client waiting for it would wait forever (or pair it with
+            // another prompt).
             Err(why) => {
                 let why = format!("stdin: a user message {why}");
-                out.line(error_frame(&why));
-                out.line(refused_result(registry.session, &why));
+                let mut state = lock(shared);
+                if state.running {
+                    state.queued.push_back(Err(why));
+                } else {
+                    refuse(out, registry.session, &why);
+                    state.refused_last = true;
+                }
             }
         },
         Some("control_request") => {
@@ -710,7 +794,12 @@ fn take(
 fn sdk_agents(agents: &Value) -> Result<Vec<crate::ext::agents::Agent>, String> {
     const TAKEN: &[&str] = &["description", "prompt", "tools", "model"];
     let mut out = Vec::new();
-    for (name, agent) in agents.as_object().into_iter().flatten() {
+    let agents = match agents {
+        Value::Null => return Ok(out),
+        Value::Object(agents) => agents,
+        _ => return Err("agents: not an object of definitions".into()),
+    };
+    for (name, agent) in agents {
         let Some(fields) = agent.as_object() else {
             return Err(format!("agents: `{name}` is not an object"));
         };
@@ -724,6 +813,12 @@ fn sdk_agents(agents: &Value) -> Result<Vec<crate::ext::agents::Agent>, String> 
         let (Some(description), Some(prompt)) = (text("description"), text("prompt")) else {
             return Err(format!("agents: `{name}` needs a description and a prompt"));
         };
+        if fields
+            .get("model")
+            .is_some_and(|m| !m.is_null() && !m.is_string())
+        {
+            return Err(format!("agents: `{name}`: model must be a name"));
+        }
         let tools = match fields.get("tools") {
             None | Some(Value::Null) => None,
             Some(Value::Array(list)) => Some(
@@ -768,7 +863,10 @@ fn prompt_of(message: &Value) -> Result<(String, Vec<cox_protocol::types::Image>
             }
             Some("image") => {
                 let data = block["source"]["data"].as_str().unwrap_or_default();
-                images.push(crate::attach::image_from_base64(data, "the image")?);
+                images.push(
+                    crate::attach::image_from_base64(data, "the image")
+                        .map_err(|why| format!("holds an image cox cannot take: {why}"))?,
+                );
             }
             other => {
                 return Err(format!(
@@ -796,19 +894,24 @@ fn control(
             let init = Init::parse(request, registry.schema.as_ref())?;
             let callbacks = hooks::registered(&request["hooks"])?;
             let agents = sdk_agents(&request["agents"])?;
-            match (registry.agents, agents.is_empty()) {
-                (_, true) => {}
-                (Some(definitions), false) => definitions.add(agents),
-                (None, false) => {
-                    return Err(
-                        "agents: this session has no agent tool ([agents] max_depth \
-                                is 0, or --tools leaves it out)"
-                            .into(),
-                    );
-                }
+            if registry.agents.is_none() && !agents.is_empty() {
+                return Err(
+                    "agents: this session has no agent tool ([agents] max_depth is 0, \
+                            or --tools leaves it out)"
+                        .into(),
+                );
             }
-            registry.settle(init)?;
+            // Everything checked first: a refused `initialize` changes
+            // nothing. The agents and hooks are in before the session may
+            // start, so its first request offers them.
+            registry.can_settle(&init)?;
+            if let Some(definitions) = registry.agents
+                && !agents.is_empty()
+            {
+                definitions.add(agents);
+            }
             registry.hooks.set(callbacks);
+            registry.settle(init);
             Ok(json!({"commands": [], "output_style": "default", "models": []}))
         }
         Some("interrupt") => {
@@ -828,7 +931,7 @@ fn control(
             })?;
             Ok(json!({}))
         }
-        Some("set_model") => match request["model"].as_str() {
+        Some("set_model") => match request["model"].as_str().filter(|m| !m.trim().is_empty()) {
             Some(model) => {
                 send(Submission::SetMode {
                     permission_mode: None,
@@ -973,4 +1076,45 @@ fn answered(
         },
     };
     let _ = tx.unbounded_send(Submission::Approve { call_id, decision });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fitted(mut frame: Value) -> Value {
+        while frame.to_string().len() > frames::MAX_LINE && shorten_longest(&mut frame) {}
+        frame
+    }
+
+    #[test]
+    fn a_frame_too_long_for_the_line_is_cut_to_fit_saying_so() {
+        // One long string: halved until it fits.
+        let frame = fitted(json!({"input": {"content": "x".repeat(3 * frames::MAX_LINE)}}));
+        let text = frame["input"]["content"].as_str().unwrap();
+        assert!(frame.to_string().len() <= frames::MAX_LINE);
+        assert!(
+            text.ends_with("[cut here to fit the frame]"),
+            "{}",
+            &text[text.len() - 40..]
+        );
+        // Many short strings: the list is cut, and says how much.
+        let many: Vec<String> = (0..2000).map(|i| format!("{i:0>999}")).collect();
+        let frame = fitted(json!({"input": {"lines": many}}));
+        assert!(frame.to_string().len() <= frames::MAX_LINE);
+        let lines = frame["input"]["lines"].as_array().unwrap();
+        assert!(
+            lines
+                .last()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .contains("more items cut to fit the frame"),
+            "{:?}",
+            lines.last()
+        );
+        // Small: nothing to cut.
+        let mut small = json!({"a": [1, 2, 3]});
+        assert!(!shorten_longest(&mut small));
+    }
 }

@@ -73,6 +73,12 @@ pub struct Frames {
     /// Calls asked for and not done (a subagent's too, by their tagged
     /// ids): id, Claude's name, cox's name and input, for denials and asks.
     inputs: Vec<(String, String, String, Value)>,
+    /// Calls put to the SDK's callback: one of them requested again is
+    /// its input rewritten by the answer.
+    asked: std::collections::HashSet<String>,
+    /// Ids two live calls share (a server that reuses ids): which call an
+    /// ask is about cannot be told, so none of them is described.
+    ambiguous: std::collections::HashSet<String>,
     /// The last result was an error (the process exits 1 then).
     pub failed: bool,
     /// `--json-schema`: the answer must be JSON valid against it.
@@ -103,6 +109,8 @@ impl Frames {
             blocks: 0,
             turn: Turn::default(),
             inputs: Vec::new(),
+            asked: std::collections::HashSet::new(),
+            ambiguous: std::collections::HashSet::new(),
             failed: false,
             schema,
             retry: None,
@@ -136,21 +144,32 @@ impl Frames {
     /// not done yet).
     #[must_use]
     pub fn call(&self, id: &str) -> Option<(&str, &str, &Value)> {
+        if self.ambiguous.contains(id) {
+            return None;
+        }
         self.inputs
             .iter()
             .find(|(call, ..)| call == id)
             .map(|(_, name, tool, input)| (name.as_str(), tool.as_str(), input))
     }
 
+    /// Call `id` is put to the SDK's callback.
+    pub fn asking(&mut self, id: &str) {
+        self.asked.insert(id.to_owned());
+    }
+
     /// Remembers a call (or its edited input), returning whether it is new.
     fn remember(&mut self, call: &cox_protocol::types::ToolCall) -> bool {
-        if let Some(known) = self
-            .inputs
-            .iter_mut()
-            .find(|(id, ..)| id == call.id.as_str())
-        {
-            known.3 = call.input.clone();
-            return false;
+        let id = call.id.as_str();
+        if let Some(known) = self.inputs.iter_mut().find(|(known, ..)| known == id) {
+            // Requested again after an ask: the answer's rewritten input.
+            // Otherwise a second live call with the same id.
+            if self.asked.remove(id) {
+                known.3 = call.input.clone();
+                return false;
+            }
+            self.ambiguous.insert(id.to_owned());
+            return true;
         }
         self.inputs.push((
             call.id.as_str().to_owned(),
@@ -171,6 +190,7 @@ impl Frames {
             }
             Event::ToolCallDone { call_id, .. } => {
                 self.inputs.retain(|(id, ..)| id != call_id.as_str());
+                self.asked.remove(call_id.as_str());
             }
             _ => {}
         }
@@ -329,6 +349,7 @@ impl Frames {
                     .iter()
                     .position(|(id, ..)| id == call_id.as_str())
                     .map(|at| self.inputs.remove(at));
+                self.asked.remove(call_id.as_str());
                 if result.denied
                     && let Some((id, name, _, input)) = &input
                 {
@@ -338,7 +359,16 @@ impl Frames {
                 }
                 out.push(self.tool_result(call_id.as_str(), result));
             }
-            Event::TurnDone { stop } => out.extend(self.result(*stop)),
+            Event::TurnDone { stop } => {
+                // What an interrupted response left is not the next one's.
+                self.text.clear();
+                self.thinking.clear();
+                self.calls.clear();
+                self.streaming = None;
+                self.blocks = 0;
+                self.ambiguous.clear();
+                out.extend(self.result(*stop));
+            }
             Event::HookRan {
                 hook,
                 event,

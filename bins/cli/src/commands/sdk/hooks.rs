@@ -43,21 +43,33 @@ pub(super) fn registered(
     hooks: &Value,
 ) -> Result<Vec<(HookEvent, Matcher, String, Duration)>, String> {
     let mut out = Vec::new();
-    let Some(events) = hooks.as_object() else {
-        return Ok(out);
+    let events = match hooks {
+        Value::Null => return Ok(out),
+        Value::Object(events) => events,
+        _ => return Err("hooks: not an object of events".into()),
     };
     for (name, entries) in events {
         let event: HookEvent = serde_json::from_value(json!(name))
             .map_err(|_| format!("hooks: `{name}` is not an event cox runs hooks for"))?;
-        for entry in entries.as_array().into_iter().flatten() {
-            let matcher = Matcher::parse(entry["matcher"].as_str())
-                .map_err(|why| format!("hooks: {name}: {why}"))?;
+        let entries = entries
+            .as_array()
+            .ok_or_else(|| format!("hooks: {name}: not a list of matchers"))?;
+        for entry in entries {
+            let matcher = match &entry["matcher"] {
+                Value::Null => None,
+                Value::String(text) => Some(text.as_str()),
+                other => return Err(format!("hooks: {name}: matcher {other} is not text")),
+            };
+            let matcher = Matcher::parse(matcher).map_err(|why| format!("hooks: {name}: {why}"))?;
             let timeout =
                 timeout(&entry["timeout"]).map_err(|why| format!("hooks: {name}: {why}"))?;
-            for id in entry["hookCallbackIds"].as_array().into_iter().flatten() {
-                if let Some(id) = id.as_str() {
-                    out.push((event, matcher.clone(), id.to_owned(), timeout));
-                }
+            let ids = entry["hookCallbackIds"]
+                .as_array()
+                .filter(|ids| !ids.is_empty())
+                .and_then(|ids| ids.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
+                .ok_or_else(|| format!("hooks: {name}: hookCallbackIds is not a list of ids"))?;
+            for id in ids {
+                out.push((event, matcher.clone(), id.to_owned(), timeout));
             }
         }
     }
@@ -74,8 +86,8 @@ fn timeout(value: &Value) -> Result<Duration, String> {
     value
         .as_f64()
         .filter(|s| *s > 0.0)
+        .map(|s| s.min(super::mcp::TIMEOUT.as_secs_f64()))
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .map(|d| d.min(super::mcp::TIMEOUT))
         .ok_or_else(|| format!("timeout {value} is not a positive number of seconds"))
 }
 
@@ -125,6 +137,27 @@ impl SdkHooks {
                         cox_protocol::hook::HookOutput::default(),
                     ),
                 }
+            }
+            // The script can no longer be asked: a hook that could refuse
+            // a call or a prompt refuses it, rather than letting through
+            // what it was registered to judge.
+            Ok(Err(why))
+                if self.requester.is_closed()
+                    && matches!(
+                        call.event,
+                        HookEvent::PreToolUse
+                            | HookEvent::PermissionRequest
+                            | HookEvent::UserPromptSubmit
+                    ) =>
+            {
+                (
+                    HookStatus::Blocked {
+                        reason: format!(
+                            "the script's hook could not be asked ({why}), so cox refused"
+                        ),
+                    },
+                    cox_protocol::hook::HookOutput::default(),
+                )
             }
             Ok(Err(why)) => (
                 HookStatus::Failed { message: why },

@@ -98,6 +98,11 @@ impl Requester {
         true
     }
 
+    /// Whether stdin has ended (nothing will answer again).
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     fn next_id(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
     }
