@@ -384,6 +384,11 @@ struct Live {
 
 impl Live {
     fn start(env: &Env, scenario_path: &std::path::Path) -> Self {
+        Self::start_with(env, scenario_path, INIT)
+    }
+
+    /// Started with `init` as its `initialize` request.
+    fn start_with(env: &Env, scenario_path: &std::path::Path, init: &str) -> Self {
         use std::io::BufRead;
         let mut child = env
             .cox()
@@ -413,7 +418,7 @@ impl Live {
             stdin,
             lines,
         };
-        live.send(INIT);
+        live.send(init);
         live
     }
 
@@ -673,4 +678,152 @@ fn an_interrupted_response_leaves_nothing_in_the_next_turn() {
         serde_json::json!([{"type": "text", "text": "second"}]),
         "{last}"
     );
+}
+
+/// A call the script's PreToolUse hook rewrites is the same call, asked
+/// about with its new input (not taken for a second call with its id).
+#[test]
+fn a_call_a_hook_rewrote_is_asked_about_as_rewritten() {
+    let env = Env::new();
+    let script = script(
+        &env,
+        "hooked.toml",
+        "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = { command = \"echo original > out.txt\" }\n\n\
+         [[turn]]\ntext = \"done\"\n",
+    );
+    let mut live = Live::start_with(
+        &env,
+        &script,
+        r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["rw"]}]}}}"#,
+    );
+    live.prompt("write it");
+    // The hook rewrites the command; the rewritten call is decided again,
+    // the hook asked again (and content with it this time).
+    let ask = loop {
+        let frame = live
+            .until(|f| {
+                f["request"]["subtype"] == "hook_callback" || is_ask(f) || f["type"] == "result"
+            })
+            .pop()
+            .unwrap();
+        if frame["request"]["subtype"] != "hook_callback" {
+            break frame;
+        }
+        let output =
+            if frame["request"]["input"]["tool_input"]["command"] == "echo original > out.txt" {
+                serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "updatedInput": {"command": "echo rewritten > out.txt"}}})
+            } else {
+                serde_json::json!({})
+            };
+        live.send(&answer(&frame, output));
+    };
+    assert!(is_ask(&ask), "no ask: {ask}");
+    assert_eq!(
+        ask["request"]["input"]["command"],
+        "echo rewritten > out.txt"
+    );
+    live.send(&answer(&ask, serde_json::json!({"behavior": "allow"})));
+    let frames = live.finish();
+    let assistants: Vec<&Value> = frames.iter().filter(|f| f["type"] == "assistant").collect();
+    assert_eq!(
+        assistants.last().unwrap()["message"]["content"],
+        serde_json::json!([{"type": "text", "text": "done"}]),
+        "no stray block: {frames:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("out.txt")).unwrap(),
+        "rewritten\n"
+    );
+}
+
+/// An ask too long for the SDK's line is shown cut: echoing that input
+/// back allows the whole call as the model made it; rewriting it is
+/// refused, since what was rewritten was not the whole input.
+#[test]
+fn an_ask_shown_cut_runs_whole_when_echoed_and_refuses_a_rewrite() {
+    let env = Env::new();
+    let big = "x".repeat(1_200_000);
+    let script = script(
+        &env,
+        "big.toml",
+        &format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = {{ path = \"big.txt\", content = \"{big}\" }}\n\
+             [[turn.tool_call]]\nname = \"write\"\ninput = {{ path = \"other.txt\", content = \"{big}\" }}\n\n\
+             [[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    let mut live = Live::start(&env, &script);
+    live.prompt("write them");
+    for rewrite in [false, true] {
+        let ask = live.until(is_ask).pop().unwrap();
+        let mut shown = ask["request"]["input"].clone();
+        assert!(
+            shown["content"]
+                .as_str()
+                .unwrap()
+                .ends_with("[cut here to fit the frame]"),
+            "shown cut"
+        );
+        if rewrite {
+            shown["content"] = serde_json::json!("short");
+        }
+        live.send(&answer(
+            &ask,
+            serde_json::json!({"behavior": "allow", "updatedInput": shown}),
+        ));
+    }
+    live.finish();
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("big.txt")).unwrap(),
+        big
+    );
+    assert!(!env.work.path().join("other.txt").exists());
+}
+
+/// A mode widened by an approval reaches no call decided before it: the
+/// subagent of an agent call decided under default still asks, though a
+/// later call of the message switched the session to bypassPermissions.
+#[test]
+fn a_subagent_keeps_the_narrower_mode_its_call_was_decided_under() {
+    let env = Env::new();
+    let script = script(
+        &env,
+        "agent_then_bash.toml",
+        "[[turn]]\n\
+         [[turn.tool_call]]\nname = \"agent\"\ninput = { description = \"touch it\", prompt = \"Touch child.txt.\" }\n\
+         [[turn.tool_call]]\nname = \"bash\"\ninput = { command = \"touch parent.txt\" }\n\n\
+         [[turn]]\ntext = \"done\"\n\n\
+         [[agent]]\ndescription = \"touch it\"\n\
+         [[agent.turn]]\n[[agent.turn.tool_call]]\nname = \"bash\"\ninput = { command = \"touch child.txt\" }\n\
+         [[agent.turn]]\ntext = \"could not\"\n",
+    );
+    let mut live = Live::start(&env, &script);
+    live.prompt("go");
+    let mut child_asked = false;
+    loop {
+        let frame = live
+            .until(|f| is_ask(f) || f["type"] == "result")
+            .pop()
+            .unwrap();
+        if frame["type"] == "result" {
+            break;
+        }
+        let id = frame["request"]["tool_use_id"].as_str().unwrap();
+        let response = if id.contains('/') {
+            child_asked = true;
+            serde_json::json!({"behavior": "deny", "message": "no"})
+        } else if frame["request"]["tool_name"] == "Bash" {
+            serde_json::json!({"behavior": "allow", "updatedPermissions": [
+                {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]})
+        } else {
+            serde_json::json!({"behavior": "allow"})
+        };
+        live.send(&answer(&frame, response));
+    }
+    let out = live.end();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(child_asked, "the subagent's call was not asked about");
+    assert!(env.work.path().join("parent.txt").exists());
+    assert!(!env.work.path().join("child.txt").exists());
 }

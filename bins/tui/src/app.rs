@@ -716,7 +716,8 @@ impl App {
         let next = cycle[(at + 1) % cycle.len()];
         self.permission_mode = next;
         if self.transcript.busy {
-            self.flash = Some(format!("{next} from the next turn on"));
+            // The calls of this turn not yet decided are decided under it.
+            self.flash = Some(format!("{next} now, for the calls still to come"));
         }
         vec![Action::Submit(Submission::SetMode {
             permission_mode: Some(next),

@@ -45,6 +45,28 @@ impl PermissionMode {
         PermissionMode::BypassPermissions,
     ];
 
+    /// How much runs without asking: plan least, bypassPermissions most.
+    /// Each mode lets through all that the narrower ones do.
+    fn width(self) -> u8 {
+        match self {
+            PermissionMode::Plan => 0,
+            PermissionMode::Default => 1,
+            PermissionMode::AcceptEdits => 2,
+            PermissionMode::Auto => 3,
+            PermissionMode::BypassPermissions => 4,
+        }
+    }
+
+    /// The narrower of the two.
+    #[must_use]
+    pub fn narrower(self, other: PermissionMode) -> PermissionMode {
+        if other.width() < self.width() {
+            other
+        } else {
+            self
+        }
+    }
+
     /// The canonical name.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -122,6 +144,20 @@ pub struct PermissionsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_narrower_mode_lets_through_less() {
+        use PermissionMode::{AcceptEdits, Auto, BypassPermissions, Default, Plan};
+        assert_eq!(BypassPermissions.narrower(Default), Default);
+        assert_eq!(Default.narrower(BypassPermissions), Default);
+        assert_eq!(AcceptEdits.narrower(Plan), Plan);
+        assert_eq!(Auto.narrower(AcceptEdits), AcceptEdits);
+        for mode in PermissionMode::ALL {
+            assert_eq!(mode.narrower(mode), mode);
+            assert_eq!(mode.narrower(Plan), Plan);
+            assert_eq!(mode.narrower(BypassPermissions), mode);
+        }
+    }
 
     #[test]
     fn modes_parse_from_claude_code_and_kebab_names() {

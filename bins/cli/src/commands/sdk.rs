@@ -53,22 +53,20 @@ impl Out {
         self.raw(frame);
     }
 
-    /// A control message as it is (a call's input the SDK must see, and
-    /// may echo back, whole), fitted under the SDK's line limit.
-    pub(super) fn raw(&self, mut frame: Value) {
+    /// A frame as it is, fitted under the SDK's line limit (see
+    /// [`fitted`]); one that cannot be is said in an error frame instead.
+    pub(super) fn raw(&self, frame: Value) {
+        match fitted(frame) {
+            Ok((frame, _)) => self.write(&frame),
+            Err(len) => self.write(&error_frame(&format!(
+                "a frame of {len} bytes did not fit the SDK's line and was left out"
+            ))),
+        }
+    }
+
+    /// Writes `frame` as one line, as it is.
+    pub(super) fn write(&self, frame: &Value) {
         let mut text = frame.to_string();
-        while text.len() > frames::MAX_LINE && shorten_longest(&mut frame) {
-            text = frame.to_string();
-        }
-        if text.len() > frames::MAX_LINE {
-            // Nothing left to cut (a huge object of small fields): said,
-            // rather than a line the SDK cannot read.
-            text = error_frame(&format!(
-                "a frame of {} bytes did not fit the SDK's line and was left out",
-                text.len()
-            ))
-            .to_string();
-        }
         text.push('\n');
         let out = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let mut lock = out.lock();
@@ -76,6 +74,23 @@ impl Out {
         // session finishes its turn and the record stays whole.
         let _ = lock.write_all(text.as_bytes()).and_then(|()| lock.flush());
     }
+}
+
+/// `frame` under the SDK's line limit: as it is, or cut (its longest
+/// strings, else lists, saying so; `true` then). `Err` (its length) when
+/// nothing is left to cut (a huge object of small fields): a control
+/// request that cannot be shown whole enough is not sent at all.
+pub(super) fn fitted(mut frame: Value) -> Result<(Value, bool), usize> {
+    let mut len = frame.to_string().len();
+    let mut cut = false;
+    while len > frames::MAX_LINE && shorten_longest(&mut frame) {
+        cut = true;
+        len = frame.to_string().len();
+    }
+    if len > frames::MAX_LINE {
+        return Err(len);
+    }
+    Ok((frame, cut))
 }
 
 /// Halves the longest string in `value`, or else its longest list (saying
@@ -133,12 +148,23 @@ fn shorten_longest(value: &mut Value) -> bool {
 /// The most times the SDK may rewrite one call's input.
 const MAX_EDITS: u32 = 5;
 
+/// An ask put to the SDK and not answered yet.
+struct Asked {
+    call_id: CallId,
+    /// The call's input (cox's shape) and tool (cox's name).
+    input: Value,
+    tool: String,
+    /// What the callback was shown, when it had to be cut to fit the
+    /// line: an `updatedInput` that echoes it is no rewrite, and any other
+    /// cannot be taken (it rewrote what was not the whole input).
+    cut: Option<Value>,
+}
+
 /// What the reader and the session share.
 #[derive(Default)]
 struct Shared {
-    /// cox's `can_use_tool` requests not answered yet: request id → the
-    /// call, its input (cox's shape) and its tool (cox's name).
-    asks: HashMap<String, (CallId, Value, String)>,
+    /// cox's `can_use_tool` requests not answered yet, by request id.
+    asks: HashMap<String, Asked>,
     /// Inputs the SDK rewrote and allowed: the edited call is allowed
     /// (for the session, when the answer's permissions said so) when it
     /// asks again, without a second round.
@@ -359,7 +385,7 @@ where
             }
         }
         if let Some(call_id) = cox_core::subagent_ids::asked(event) {
-            ask(&out, &shared, &tx, (&mut frames, &cwd), call_id);
+            ask(&out, &shared, &tx, (&frames, &cwd), call_id);
         }
     }));
     tracing::info!(ms = started.elapsed().as_millis(), "sdk session ended");
@@ -428,7 +454,7 @@ fn ask(
     out: &Out,
     shared: &Mutex<Shared>,
     tx: &UnboundedSender<Submission>,
-    (frames, cwd): (&mut Frames, &std::path::Path),
+    (frames, cwd): (&Frames, &std::path::Path),
     call_id: &CallId,
 ) {
     // A call the frames did not see cannot be described to the SDK's
@@ -473,22 +499,42 @@ fn ask(
     }
     state.next_request += 1;
     let request_id = format!("cox_{}", state.next_request);
-    state.asks.insert(
-        request_id.clone(),
-        (call_id.clone(), input.clone(), tool.clone()),
-    );
-    drop(state);
     // Claude Code's names and shapes (`file_path`, absolute), as a
     // callback written for it expects, and as hooks are given them.
     let shown = cox_hooks::claude::input_for_hook(&tool, &input, cwd);
-    frames.asking(call_id.as_str());
-    out.raw(json!({
+    let request = json!({
         "type": "control_request", "request_id": request_id,
         "request": {
             "subtype": "can_use_tool", "tool_name": name, "input": shown,
             "tool_use_id": call_id.as_str(), "permission_suggestions": null, "blocked_path": null,
         },
-    }));
+    });
+    // Fitted before it is recorded, so an answer never finds it unknown.
+    let Ok((request, cut)) = fitted(request) else {
+        drop(state);
+        let _ = tx.unbounded_send(Submission::Approve {
+            call_id: call_id.clone(),
+            decision: Decision::Deny {
+                reason: Some(
+                    "this call's input is too big to show the SDK's permission callback; it \
+                     was not run"
+                        .into(),
+                ),
+            },
+        });
+        return;
+    };
+    state.asks.insert(
+        request_id,
+        Asked {
+            call_id: call_id.clone(),
+            input,
+            tool,
+            cut: cut.then(|| request["request"]["input"].clone()),
+        },
+    );
+    drop(state);
+    out.write(&request);
 }
 
 /// What the SDK's `initialize` and answers reach: cox's own requests, the
@@ -675,7 +721,7 @@ fn read_stdin(
     registry.settled();
     let mut state = lock(shared);
     state.closed = true;
-    for (_, (call_id, ..)) in state.asks.drain() {
+    for (_, Asked { call_id, .. }) in state.asks.drain() {
         let _ = tx.unbounded_send(Submission::Approve {
             call_id,
             decision: Decision::Deny {
@@ -1013,7 +1059,13 @@ fn answered(
     response: &Value,
 ) {
     let id = response["request_id"].as_str().unwrap_or_default();
-    let Some((call_id, input, tool)) = lock(shared).asks.remove(id) else {
+    let Some(Asked {
+        call_id,
+        input,
+        tool,
+        cut,
+    }) = lock(shared).asks.remove(id)
+    else {
         out.line(error_frame(&format!(
             "stdin: a control response for request `{id}`, which cox did not send or was answered"
         )));
@@ -1026,8 +1078,17 @@ fn answered(
                 Some("allow") => match answer
                     .get("updatedInput")
                     .filter(|u| u.is_object())
+                    // An echo of a cut input is no rewrite.
+                    .filter(|u| cut.as_ref() != Some(*u))
                     .map(|updated| cox_hooks::claude::input_from_hook(&tool, &input, updated, cwd))
                 {
+                    Some(_) if cut.is_some() => Decision::Deny {
+                        reason: Some(
+                            "the SDK's permission callback rewrote an input it was shown cut \
+                             (too long for its line); the rewrite cannot be taken"
+                                .into(),
+                        ),
+                    },
                     Some(updated) if updated != input => {
                         let mut state = lock(shared);
                         let edits = state.edits.entry(call_id.as_str().to_owned()).or_default();
@@ -1042,9 +1103,15 @@ fn answered(
                         } else {
                             let granted =
                                 permissions(out, tx, &tool, &answer["updatedPermissions"]);
-                            state
-                                .allowed_inputs
-                                .insert(call_id.as_str().to_owned(), (updated.clone(), granted));
+                            // A rewrite that newly leaves the sandbox is put
+                            // to the callback again, shown as such.
+                            let unsandboxed = |v: &Value| v["unsandboxed"] == true;
+                            if !unsandboxed(&updated) || unsandboxed(&input) {
+                                state.allowed_inputs.insert(
+                                    call_id.as_str().to_owned(),
+                                    (updated.clone(), granted),
+                                );
+                            }
                             Decision::Edit {
                                 input: updated.clone(),
                             }

@@ -62,6 +62,8 @@ where
         let mut results: Vec<Option<ToolResult>> = vec![None; count];
         let mut asked = vec![Asked::Nobody; count];
         let mut unconfined = vec![false; count];
+        // The mode each call was decided under (see the run below).
+        let mut decided_in = vec![PermissionMode::Default; count];
         let mut kept: Vec<Option<Kept>> = (0..count).map(|_| None).collect();
         let turn = self.out.history.turns();
         let engine = Arc::clone(self.engine());
@@ -78,6 +80,7 @@ where
                 ));
                 continue;
             }
+            decided_in[index] = self.current_mode().0;
             match self.decide_call(running, index).await {
                 Decided::Run(how, outside) => (asked[index], unconfined[index]) = (how, outside),
                 Decided::Result(result) => results[index] = Some(result),
@@ -96,7 +99,11 @@ where
         // Run: a stretch of read-only and nesting calls at once, anything
         // else alone, in order.
         let calls = running.calls();
-        let (mode, _) = self.current_mode();
+        // A call's subagent runs in the narrower of the mode its call was
+        // decided under and the mode now: a mode widened later in the
+        // message (an approval's "bypass") reaches no call decided before
+        // it, a narrowed one (plan) reaches them all.
+        let (now, _) = self.current_mode();
         let together = |slot: usize| {
             calls[slot].risk == Risk::ReadOnly
                 || matches!(fixed.tools.get(&calls[slot].name), Some(Entry::Tool(t)) if t.nests())
@@ -148,7 +155,7 @@ where
                             rules: asked[slot].rules(&engine, &call.subject),
                             unconfined: unconfined[slot],
                             files: fixed.files.as_deref(),
-                            permission_mode: mode,
+                            permission_mode: decided_in[slot].narrower(now),
                             nested,
                         };
                         Box::pin(bracket(

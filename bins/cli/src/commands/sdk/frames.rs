@@ -73,9 +73,11 @@ pub struct Frames {
     /// Calls asked for and not done (a subagent's too, by their tagged
     /// ids): id, Claude's name, cox's name and input, for denials and asks.
     inputs: Vec<(String, String, String, Value)>,
-    /// Calls put to the SDK's callback: one of them requested again is
-    /// its input rewritten by the answer.
-    asked: std::collections::HashSet<String>,
+    /// Calls of model responses still streaming (the session's, and its
+    /// subagents' by tagged id). One requested again while its response
+    /// streams is a second call with the same id; after, it is the same
+    /// call with its input rewritten (by a hook or a callback).
+    open: std::collections::HashSet<String>,
     /// Ids two live calls share (a server that reuses ids): which call an
     /// ask is about cannot be told, so none of them is described.
     ambiguous: std::collections::HashSet<String>,
@@ -109,7 +111,7 @@ impl Frames {
             blocks: 0,
             turn: Turn::default(),
             inputs: Vec::new(),
-            asked: std::collections::HashSet::new(),
+            open: std::collections::HashSet::new(),
             ambiguous: std::collections::HashSet::new(),
             failed: false,
             schema,
@@ -153,24 +155,19 @@ impl Frames {
             .map(|(_, name, tool, input)| (name.as_str(), tool.as_str(), input))
     }
 
-    /// Call `id` is put to the SDK's callback.
-    pub fn asking(&mut self, id: &str) {
-        self.asked.insert(id.to_owned());
-    }
-
-    /// Remembers a call (or its edited input), returning whether it is new.
+    /// Remembers a call (or its rewritten input), returning whether it is
+    /// a call of its own.
     fn remember(&mut self, call: &cox_protocol::types::ToolCall) -> bool {
         let id = call.id.as_str();
         if let Some(known) = self.inputs.iter_mut().find(|(known, ..)| known == id) {
-            // Requested again after an ask: the answer's rewritten input.
-            // Otherwise a second live call with the same id.
-            if self.asked.remove(id) {
-                known.3 = call.input.clone();
-                return false;
+            if self.open.contains(id) {
+                self.ambiguous.insert(id.to_owned());
+                return true;
             }
-            self.ambiguous.insert(id.to_owned());
-            return true;
+            known.3 = call.input.clone();
+            return false;
         }
+        self.open.insert(id.to_owned());
         self.inputs.push((
             call.id.as_str().to_owned(),
             claude_name(&call.name),
@@ -181,16 +178,23 @@ impl Frames {
     }
 
     /// A subagent's call (however deep), remembered so its ask can be
-    /// put to the SDK; its done call forgotten.
-    fn subagent(&mut self, event: &Event) {
+    /// put to the SDK; its done call forgotten. `prefix` is how its ids
+    /// are tagged (`<child>/`, `<child>/<grandchild>/`).
+    fn subagent(&mut self, prefix: &str, event: &Event) {
         match event {
-            Event::Subagent { event, .. } => self.subagent(event),
+            Event::Subagent {
+                session_id, event, ..
+            } => self.subagent(&format!("{prefix}{session_id}/"), event),
             Event::ToolCallRequested { call } => {
                 self.remember(call);
             }
+            Event::Usage { job, .. } if *job == cox_protocol::types::Job::Main => {
+                // That child's response is over.
+                self.open
+                    .retain(|id| id.strip_prefix(prefix).is_none_or(|own| own.contains('/')));
+            }
             Event::ToolCallDone { call_id, .. } => {
                 self.inputs.retain(|(id, ..)| id != call_id.as_str());
-                self.asked.remove(call_id.as_str());
             }
             _ => {}
         }
@@ -277,7 +281,9 @@ impl Frames {
                     self.model.clone_from(model);
                 }
             }
-            Event::Subagent { event, .. } => self.subagent(event),
+            Event::Subagent {
+                session_id, event, ..
+            } => self.subagent(&format!("{session_id}/"), event),
             // The schema's second chance is the same turn to the SDK.
             Event::TurnStarted { .. } if self.retrying => {
                 self.turn.asking_since = Some(Instant::now());
@@ -316,8 +322,9 @@ impl Frames {
                 }
             }
             Event::ToolCallRequested { call } => {
-                // A call asked for again is its input edited (a callback's
-                // `updatedInput`): the same call, not a new block.
+                // A call requested again once its response is over is its
+                // input rewritten (a hook's or a callback's): the same
+                // call, not a new block.
                 let fresh = self.remember(call);
                 if fresh {
                     self.calls.push(json!({
@@ -332,6 +339,8 @@ impl Frames {
                 self.turn.usage.add(usage);
                 self.turn.cost_usd += cost(self.catalog.get(model), usage).usd;
                 self.turn.rounds += 1;
+                // The response is over: its calls may now be rewritten.
+                self.open.retain(|id| id.contains('/'));
                 if let Some(since) = self.turn.asking_since.take() {
                     self.turn.api_ms += u64::try_from(since.elapsed().as_millis()).unwrap_or(0);
                 }
@@ -349,7 +358,6 @@ impl Frames {
                     .iter()
                     .position(|(id, ..)| id == call_id.as_str())
                     .map(|at| self.inputs.remove(at));
-                self.asked.remove(call_id.as_str());
                 if result.denied
                     && let Some((id, name, _, input)) = &input
                 {
@@ -367,6 +375,7 @@ impl Frames {
                 self.streaming = None;
                 self.blocks = 0;
                 self.ambiguous.clear();
+                self.open.clear();
                 out.extend(self.result(*stop));
             }
             Event::HookRan {
@@ -391,6 +400,15 @@ impl Frames {
                 self.text.clear();
                 self.thinking.clear();
                 self.calls.clear();
+                // The calls of the response thrown away are asked again.
+                let dropped: Vec<String> = self
+                    .open
+                    .iter()
+                    .filter(|id| !id.contains('/'))
+                    .cloned()
+                    .collect();
+                self.inputs.retain(|(id, ..)| !dropped.contains(id));
+                self.open.retain(|id| id.contains('/'));
             }
             _ => {}
         }

@@ -126,12 +126,36 @@ impl SdkHooks {
             "subtype": "hook_callback", "callback_id": id, "input": input,
             "tool_use_id": call.fields.get("tool_use_id").cloned().unwrap_or(Value::Null),
         });
-        let answer = tokio::time::timeout(timeout, self.requester.request(request)).await;
+        let answer = tokio::time::timeout(timeout, self.requester.request(request, false)).await;
         let (status, output) = match answer {
-            Ok(Ok(answer)) => {
+            Ok(Ok((answer, cut))) => {
                 let bytes = answer.to_string().into_bytes();
                 match cox_hooks::output::parse(call.event, &bytes) {
-                    Ok(output) => (HookStatus::Success, output),
+                    // It rewrote an input it was shown cut: not the call.
+                    Ok(output) if cut && output.updated_input.is_some() => (
+                        HookStatus::Failed {
+                            message: "the callback rewrote an input it was shown cut (too long \
+                                      for the SDK's line); the rewrite is not taken"
+                                .into(),
+                        },
+                        cox_protocol::hook::HookOutput::default(),
+                    ),
+                    Ok(mut output) => {
+                        // Claude Code's spellings back to cox's fields.
+                        if let (Some(updated), Some(tool), Some(original)) = (
+                            &output.updated_input,
+                            call.fields.get("tool_name").and_then(Value::as_str),
+                            call.fields.get("tool_input"),
+                        ) {
+                            output.updated_input = Some(cox_hooks::claude::input_from_hook(
+                                tool,
+                                original,
+                                updated,
+                                &self.session.cwd,
+                            ));
+                        }
+                        (HookStatus::Success, output)
+                    }
                     Err(why) => (
                         HookStatus::Failed { message: why },
                         cox_protocol::hook::HookOutput::default(),

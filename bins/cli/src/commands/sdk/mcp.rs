@@ -54,9 +54,24 @@ impl Requester {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Sends `request` and waits for its answer's `response`.
-    pub(super) async fn request(&self, request: Value) -> Result<Value, String> {
+    /// Sends `request` and waits for its answer's `response`, and whether
+    /// the SDK was shown it cut (too long for its line; see
+    /// [`super::fitted`]). One that cannot be fitted at all, or `whole`
+    /// and would be cut, fails at once, unsent.
+    pub(super) async fn request(
+        &self,
+        request: Value,
+        whole: bool,
+    ) -> Result<(Value, bool), String> {
         let id = format!("cox_mcp_{}", self.next_id());
+        let (frame, cut) =
+            super::fitted(json!({"type": "control_request", "request_id": id, "request": request}))
+                .map_err(|len| {
+                    format!("the request ({len} bytes) is too big for the SDK's line")
+                })?;
+        if cut && whole {
+            return Err("the request is too long for the SDK's line".into());
+        }
         let (tx, rx) = oneshot::channel();
         {
             // Checked under the lock `close` takes, so no request slips in
@@ -69,10 +84,9 @@ impl Requester {
         }
         // As it is: a tool's arguments and a hook's input are the SDK's
         // to read whole, never scrubbed.
-        self.out
-            .raw(json!({"type": "control_request", "request_id": id, "request": request}));
+        self.out.write(&frame);
         match tokio::time::timeout(TIMEOUT, rx).await {
-            Ok(Ok(answer)) => answer,
+            Ok(Ok(answer)) => answer.map(|answer| (answer, cut)),
             Ok(Err(_)) => Err("the SDK closed its input before answering".into()),
             Err(_) => {
                 self.pending().remove(&id);
@@ -117,8 +131,13 @@ impl Requester {
 
     /// One JSON-RPC message to `server`, and its JSON-RPC answer.
     async fn rpc(&self, server: &str, message: Value) -> Result<Value, String> {
-        let answer = self
-            .request(json!({"subtype": "mcp_message", "server_name": server, "message": message}))
+        // Arguments cut to fit the line are not the call the model made:
+        // such a message is not sent.
+        let (answer, _) = self
+            .request(
+                json!({"subtype": "mcp_message", "server_name": server, "message": message}),
+                true,
+            )
             .await?;
         let reply = answer["mcp_response"].clone();
         if let Some(error) = reply.get("error") {
