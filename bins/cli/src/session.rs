@@ -483,6 +483,9 @@ pub struct SessionFacts {
     /// The agent tool's definitions, which a surface may add to (the
     /// SDK's `initialize`); `None` where the session has no agent tool.
     pub agents: Option<crate::ext::agent_tool::Definitions>,
+    /// Hooks a surface adds (see [`crate::ext::agent_tool::SurfaceHooks`]):
+    /// set here, its subagents run them too.
+    pub surface_hooks: crate::ext::agent_tool::SurfaceHooks,
 }
 
 /// How long a session's end waits for a title the cheap tier is still
@@ -739,6 +742,7 @@ pub(crate) fn build_session<P: Provider>(
             max_turns,
             config: agents,
             files: editor.files.clone(),
+            hooks: lineage.hooks.clone(),
         },
         || {
             let (defs, warnings) =
@@ -830,6 +834,13 @@ pub(crate) fn build_session<P: Provider>(
         });
         session.with_hooks(std::sync::Arc::new(hooks))
     };
+    // A subagent runs the surface's hooks after its settings' (the session
+    // at the top adds them itself, once it has them).
+    let session = match lineage.hooks.get() {
+        Some(surface) if lineage.parent.is_some() => session.with_hooks(surface),
+        _ => session,
+    };
+    let surface_hooks = lineage.hooks.clone();
     let facts = SessionFacts {
         cwd,
         sandbox: sandbox_label,
@@ -850,6 +861,7 @@ pub(crate) fn build_session<P: Provider>(
         worktree: worktree_facts,
         shells,
         agents: agent_definitions,
+        surface_hooks,
     };
     Ok((session, facts))
 }

@@ -827,3 +827,82 @@ fn a_subagent_keeps_the_narrower_mode_its_call_was_decided_under() {
     assert!(env.work.path().join("parent.txt").exists());
     assert!(!env.work.path().join("child.txt").exists());
 }
+
+/// Answers every hook callback with `hook` (given the request), and every
+/// ask with a deny, until the turn's result; the asks seen.
+fn answer_hooks(live: &mut Live, hook: impl Fn(&Value) -> Value) -> Vec<Value> {
+    let mut asks = Vec::new();
+    loop {
+        let frame = live
+            .until(|f| {
+                f["request"]["subtype"] == "hook_callback" || is_ask(f) || f["type"] == "result"
+            })
+            .pop()
+            .unwrap();
+        if frame["type"] == "result" {
+            return asks;
+        }
+        let response = if is_ask(&frame) {
+            asks.push(frame.clone());
+            serde_json::json!({"behavior": "deny", "message": "no"})
+        } else {
+            hook(&frame)
+        };
+        live.send(&answer(&frame, response));
+    }
+}
+
+const GUARD_WRITES: &str = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Write","hookCallbackIds":["guard"]}]}}}"#;
+
+/// The script's hooks judge a subagent's calls as they do the session's.
+#[test]
+fn the_script_s_hooks_judge_a_subagent_s_calls() {
+    let env = Env::new();
+    let mut live = Live::start_with(&env, &scenario("subagent_write"), GUARD_WRITES);
+    live.prompt("write notes");
+    let seen = std::sync::Mutex::new(Vec::new());
+    let asks = answer_hooks(&mut live, |request| {
+        seen.lock()
+            .unwrap()
+            .push(request["request"]["input"]["tool_input"]["file_path"].clone());
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "deny", "permissionDecisionReason": "not today"}})
+    });
+    let out = live.end();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(asks.is_empty(), "{asks:?}");
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].as_str().unwrap().ends_with("/notes.txt"),
+        "{seen:?}"
+    );
+    assert!(!env.work.path().join("notes.txt").exists());
+}
+
+/// A callback shown a cut input may still refuse: its deny holds though
+/// the rewrite beside it is not taken.
+#[test]
+fn a_hook_s_deny_holds_when_its_input_was_cut() {
+    let env = Env::new();
+    let big = "x".repeat(1_200_000);
+    let script = script(
+        &env,
+        "big_write.toml",
+        &format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = {{ path = \"big.txt\", content = \"{big}\" }}\n\n\
+             [[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    let mut live = Live::start_with(&env, &script, GUARD_WRITES);
+    live.prompt("write it");
+    let asks = answer_hooks(&mut live, |request| {
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "deny", "permissionDecisionReason": "too big",
+            "updatedInput": request["request"]["input"]["tool_input"]}})
+    });
+    let out = live.end();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(asks.is_empty(), "asked: the deny was lost");
+    assert!(!env.work.path().join("big.txt").exists());
+}

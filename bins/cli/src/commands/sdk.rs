@@ -141,8 +141,55 @@ fn shorten_longest(value: &mut Value) -> bool {
             )));
             true
         }
-        None => false,
+        None => replace_biggest_object(value),
     }
+}
+
+/// Replaces the biggest object inside `value` (not `value` itself) by a
+/// line saying so; false when none is big enough to be worth it.
+fn replace_biggest_object(value: &mut Value) -> bool {
+    fn size(value: &Value) -> usize {
+        value.to_string().len()
+    }
+    /// The size of the biggest object below `value`.
+    fn biggest(value: &Value) -> usize {
+        let inner: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => return 0,
+        };
+        inner
+            .map(|v| {
+                if v.is_object() {
+                    size(v).max(biggest(v))
+                } else {
+                    biggest(v)
+                }
+            })
+            .max()
+            .unwrap_or(0)
+    }
+    fn replace(value: &mut Value, target: usize) -> bool {
+        let inner: Box<dyn Iterator<Item = &mut Value>> = match value {
+            Value::Array(items) => Box::new(items.iter_mut()),
+            Value::Object(map) => Box::new(map.values_mut()),
+            _ => return false,
+        };
+        for v in inner {
+            if v.is_object() && size(v) == target {
+                *v = Value::String(format!(
+                    "[an object of {target} bytes cut to fit the frame]"
+                ));
+                return true;
+            }
+            if replace(v, target) {
+                return true;
+            }
+        }
+        false
+    }
+    let target = biggest(value);
+    target >= 1024 && replace(value, target)
 }
 
 /// The most times the SDK may rewrite one call's input.
@@ -285,6 +332,8 @@ where
         },
     ));
     let session = session.with_hooks(Arc::clone(&sdk_hooks) as _);
+    // Its subagents' calls are the script's to judge too.
+    facts.surface_hooks.set(Arc::clone(&sdk_hooks) as _);
     // The tools are settled once `initialize` has been taken (its agents
     // join the agent tool's definitions, its SDK servers are connected, its
     // system prompt is the session's): the session waits for it, or for
@@ -387,6 +436,13 @@ where
         if let Some(call_id) = cox_core::subagent_ids::asked(event) {
             ask(&out, &shared, &tx, (&frames, &cwd), call_id);
         }
+        // A rewrite allowed for a call that is over must not allow a later
+        // call given the same id.
+        if let Some(call_id) = done_call(event) {
+            let mut state = lock(&shared);
+            state.allowed_inputs.remove(call_id.as_str());
+            state.edits.remove(call_id.as_str());
+        }
     }));
     tracing::info!(ms = started.elapsed().as_millis(), "sdk session ended");
     match ended {
@@ -449,6 +505,15 @@ pub fn sdk_server_refusal(configs: &[String]) -> Option<String> {
     })
 }
 
+/// The call `event` says is done (a subagent's too, by its tagged id).
+fn done_call(event: &cox_protocol::types::Event) -> Option<&CallId> {
+    match event {
+        cox_protocol::types::Event::ToolCallDone { call_id, .. } => Some(call_id),
+        cox_protocol::types::Event::Subagent { event, .. } => done_call(event),
+        _ => None,
+    }
+}
+
 /// An ask: to the SDK as `can_use_tool`, or denied when nothing can answer.
 fn ask(
     out: &Out,
@@ -509,8 +574,12 @@ fn ask(
             "tool_use_id": call_id.as_str(), "permission_suggestions": null, "blocked_path": null,
         },
     });
-    // Fitted before it is recorded, so an answer never finds it unknown.
-    let Ok((request, cut)) = fitted(request) else {
+    // Fitted before it is recorded, so an answer never finds it unknown;
+    // an input that had to go whole is not shown at all.
+    let Some((request, cut)) = fitted(request)
+        .ok()
+        .filter(|(r, _)| r["request"]["input"].is_object())
+    else {
         drop(state);
         let _ = tx.unbounded_send(Submission::Approve {
             call_id: call_id.clone(),
@@ -1180,6 +1249,20 @@ mod tests {
             "{:?}",
             lines.last()
         );
+        // A huge object of small fields: replaced whole, saying so.
+        let keys: serde_json::Map<String, Value> = (0..90_000)
+            .map(|i| (format!("k{i:06}"), json!("v")))
+            .collect();
+        let frame = fitted(json!({"type": "result", "permission_denials": [{"tool_input": keys}]}));
+        assert!(frame.to_string().len() <= frames::MAX_LINE);
+        assert!(
+            frame["permission_denials"][0]
+                .as_str()
+                .unwrap()
+                .contains("cut to fit the frame"),
+            "{frame}"
+        );
+        assert_eq!(frame["type"], "result");
         // Small: nothing to cut.
         let mut small = json!({"a": [1, 2, 3]});
         assert!(!shorten_longest(&mut small));

@@ -46,6 +46,40 @@ pub const DEFAULT_MAX_DEPTH: u32 = 2;
 /// How many children run at once when `[agents] parallel` is unset.
 pub const DEFAULT_PARALLEL: u32 = 4;
 
+/// Hooks a surface adds to its session (the Agent SDK's callbacks), which
+/// every subagent of it runs too, however deep: shared, as the surface
+/// fills it once it has them.
+#[derive(Clone, Default)]
+pub struct SurfaceHooks(Arc<std::sync::Mutex<Option<Arc<dyn cox_protocol::hook::Hooks>>>>);
+
+impl SurfaceHooks {
+    /// The session's children (and theirs) run `hooks` from now on.
+    pub fn set(&self, hooks: Arc<dyn cox_protocol::hook::Hooks>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(hooks);
+    }
+
+    #[must_use]
+    pub fn get(&self) -> Option<Arc<dyn cox_protocol::hook::Hooks>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl std::fmt::Debug for SurfaceHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.get().is_some() {
+            "SurfaceHooks(set)"
+        } else {
+            "SurfaceHooks(none)"
+        })
+    }
+}
+
 /// Where a session stands among subagents.
 #[derive(Clone, Debug, Default)]
 pub struct Lineage {
@@ -65,6 +99,9 @@ pub struct Lineage {
     /// Where its project settings (rules, sandbox, hooks, MCP servers)
     /// are read: its parent's folder; `None`: its own.
     pub settings_from: Option<std::path::PathBuf>,
+    /// The surface's hooks of the session at the top, run by a subagent
+    /// as by that session.
+    pub hooks: SurfaceHooks,
 }
 
 /// What a session's agent tool starts children from.
@@ -86,6 +123,8 @@ pub struct Recipe {
     /// The editor's buffers the parent reads and writes through (ACP), so
     /// a child's edits land there too.
     pub files: Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
+    /// The surface's hooks, which children run too.
+    pub hooks: SurfaceHooks,
 }
 
 /// The agent definitions a session's agent tool offers: those found on
@@ -278,6 +317,7 @@ fn child_of(
         script: Some(input.description.clone()),
         tier: None,
         settings_from: Some(recipe.settings_from.clone()),
+        hooks: recipe.hooks.clone(),
     };
     if let Some(agent) = definition {
         if let Some(written) = &agent.tools {
@@ -758,6 +798,7 @@ mod tests {
             max_turns: None,
             config: AgentsConfig::default(),
             files: None,
+            hooks: SurfaceHooks::default(),
         };
         let input = Input {
             description: "look".into(),
@@ -792,6 +833,7 @@ mod tests {
                 parallel: None,
             },
             files: None,
+            hooks: SurfaceHooks::default(),
         };
         assert!(AgentTool::for_session(recipe(1, None), Vec::new).is_some());
         assert!(AgentTool::for_session(recipe(2, None), Vec::new).is_none());

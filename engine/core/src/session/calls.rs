@@ -99,11 +99,6 @@ where
         // Run: a stretch of read-only and nesting calls at once, anything
         // else alone, in order.
         let calls = running.calls();
-        // A call's subagent runs in the narrower of the mode its call was
-        // decided under and the mode now: a mode widened later in the
-        // message (an approval's "bypass") reaches no call decided before
-        // it, a narrowed one (plan) reaches them all.
-        let (now, _) = self.current_mode();
         let together = |slot: usize| {
             calls[slot].risk == Risk::ReadOnly
                 || matches!(fixed.tools.get(&calls[slot].name), Some(Entry::Tool(t)) if t.nests())
@@ -129,6 +124,12 @@ where
                 (0..count).map(|_| None).collect();
             let mut asks_of: std::collections::HashMap<CallId, (usize, cox_protocol::SessionId)> =
                 std::collections::HashMap::new();
+            // A call's subagent runs in the narrower of the mode its call
+            // was decided under and the mode as its stretch starts: a mode
+            // widened later in the message (an approval's "bypass")
+            // reaches no call decided before it, a narrowed one (plan)
+            // reaches every stretch that has not started.
+            let (now, _) = self.current_mode();
             let group = FuturesUnordered::new();
             for slot in index..end {
                 let call = &calls[slot];

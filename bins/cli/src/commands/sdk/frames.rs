@@ -77,7 +77,9 @@ pub struct Frames {
     /// subagents' by tagged id). One requested again while its response
     /// streams is a second call with the same id; after, it is the same
     /// call with its input rewritten (by a hook or a callback).
-    open: std::collections::HashSet<String>,
+    /// Each as (whose response: "" for the session's, the subagent's id
+    /// prefix for one of its children's; the id).
+    open: Vec<(String, String)>,
     /// Ids two live calls share (a server that reuses ids): which call an
     /// ask is about cannot be told, so none of them is described.
     ambiguous: std::collections::HashSet<String>,
@@ -111,7 +113,7 @@ impl Frames {
             blocks: 0,
             turn: Turn::default(),
             inputs: Vec::new(),
-            open: std::collections::HashSet::new(),
+            open: Vec::new(),
             ambiguous: std::collections::HashSet::new(),
             failed: false,
             schema,
@@ -157,17 +159,17 @@ impl Frames {
 
     /// Remembers a call (or its rewritten input), returning whether it is
     /// a call of its own.
-    fn remember(&mut self, call: &cox_protocol::types::ToolCall) -> bool {
+    fn remember(&mut self, whose: &str, call: &cox_protocol::types::ToolCall) -> bool {
         let id = call.id.as_str();
         if let Some(known) = self.inputs.iter_mut().find(|(known, ..)| known == id) {
-            if self.open.contains(id) {
+            if self.open.iter().any(|(_, open)| open == id) {
                 self.ambiguous.insert(id.to_owned());
                 return true;
             }
             known.3 = call.input.clone();
             return false;
         }
-        self.open.insert(id.to_owned());
+        self.open.push((whose.to_owned(), id.to_owned()));
         self.inputs.push((
             call.id.as_str().to_owned(),
             claude_name(&call.name),
@@ -186,18 +188,31 @@ impl Frames {
                 session_id, event, ..
             } => self.subagent(&format!("{prefix}{session_id}/"), event),
             Event::ToolCallRequested { call } => {
-                self.remember(call);
+                self.remember(prefix, call);
             }
+            // That child's response is over.
             Event::Usage { job, .. } if *job == cox_protocol::types::Job::Main => {
-                // That child's response is over.
-                self.open
-                    .retain(|id| id.strip_prefix(prefix).is_none_or(|own| own.contains('/')));
+                self.open.retain(|(whose, _)| whose != prefix);
             }
+            Event::Retry { discarded, .. } if *discarded => self.thrown_away(prefix),
             Event::ToolCallDone { call_id, .. } => {
                 self.inputs.retain(|(id, ..)| id != call_id.as_str());
             }
             _ => {}
         }
+    }
+
+    /// `whose` response was thrown away (a retry): its calls are requested
+    /// anew, or never.
+    fn thrown_away(&mut self, whose: &str) {
+        let dropped: Vec<String> = self
+            .open
+            .iter()
+            .filter(|(w, _)| w == whose)
+            .map(|(_, id)| id.clone())
+            .collect();
+        self.inputs.retain(|(id, ..)| !dropped.contains(id));
+        self.open.retain(|(w, _)| w != whose);
     }
 
     fn init(&self) -> Value {
@@ -325,7 +340,7 @@ impl Frames {
                 // A call requested again once its response is over is its
                 // input rewritten (a hook's or a callback's): the same
                 // call, not a new block.
-                let fresh = self.remember(call);
+                let fresh = self.remember("", call);
                 if fresh {
                     self.calls.push(json!({
                         "type": "tool_use", "id": call.id.as_str(),
@@ -340,7 +355,7 @@ impl Frames {
                 self.turn.cost_usd += cost(self.catalog.get(model), usage).usd;
                 self.turn.rounds += 1;
                 // The response is over: its calls may now be rewritten.
-                self.open.retain(|id| id.contains('/'));
+                self.open.retain(|(whose, _)| !whose.is_empty());
                 if let Some(since) = self.turn.asking_since.take() {
                     self.turn.api_ms += u64::try_from(since.elapsed().as_millis()).unwrap_or(0);
                 }
@@ -400,15 +415,7 @@ impl Frames {
                 self.text.clear();
                 self.thinking.clear();
                 self.calls.clear();
-                // The calls of the response thrown away are asked again.
-                let dropped: Vec<String> = self
-                    .open
-                    .iter()
-                    .filter(|id| !id.contains('/'))
-                    .cloned()
-                    .collect();
-                self.inputs.retain(|(id, ..)| !dropped.contains(id));
-                self.open.retain(|id| id.contains('/'));
+                self.thrown_away("");
             }
             _ => {}
         }

@@ -131,15 +131,16 @@ impl SdkHooks {
             Ok(Ok((answer, cut))) => {
                 let bytes = answer.to_string().into_bytes();
                 match cox_hooks::output::parse(call.event, &bytes) {
-                    // It rewrote an input it was shown cut: not the call.
-                    Ok(output) if cut && output.updated_input.is_some() => (
-                        HookStatus::Failed {
-                            message: "the callback rewrote an input it was shown cut (too long \
-                                      for the SDK's line); the rewrite is not taken"
-                                .into(),
-                        },
-                        cox_protocol::hook::HookOutput::default(),
-                    ),
+                    // An input it was shown cut: its rewrite is not the
+                    // call, and an allow with one is not an allow of the
+                    // call (it decides nothing); a refusal still holds.
+                    Ok(mut output) if cut && output.updated_input.is_some() => {
+                        output.updated_input = None;
+                        if output.decision == Some(cox_protocol::hook::HookDecision::Allow) {
+                            output.decision = None;
+                        }
+                        (HookStatus::Success, output)
+                    }
                     Ok(mut output) => {
                         // Claude Code's spellings back to cox's fields.
                         if let (Some(updated), Some(tool), Some(original)) = (
