@@ -389,6 +389,11 @@ impl Live {
 
     /// Started with `init` as its `initialize` request.
     fn start_with(env: &Env, scenario_path: &std::path::Path, init: &str) -> Self {
+        Self::spawn(env, scenario_path, init, &[])
+    }
+
+    /// Started with `init`, and `extra` flags.
+    fn spawn(env: &Env, scenario_path: &std::path::Path, init: &str, extra: &[&str]) -> Self {
         use std::io::BufRead;
         let mut child = env
             .cox()
@@ -397,6 +402,7 @@ impl Live {
             .args(["--output-format", "stream-json", "--verbose"])
             .args(["--input-format", "stream-json"])
             .args(["--permission-prompt-tool", "stdio"])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -798,7 +804,12 @@ fn a_subagent_keeps_the_narrower_mode_its_call_was_decided_under() {
          [[agent.turn]]\n[[agent.turn.tool_call]]\nname = \"bash\"\ninput = { command = \"touch child.txt\" }\n\
          [[agent.turn]]\ntext = \"could not\"\n",
     );
-    let mut live = Live::start(&env, &script);
+    let mut live = Live::spawn(
+        &env,
+        &script,
+        INIT,
+        &["--allow-dangerously-skip-permissions"],
+    );
     live.prompt("go");
     let mut child_asked = false;
     loop {
@@ -905,4 +916,100 @@ fn a_hook_s_deny_holds_when_its_input_was_cut() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(asks.is_empty(), "asked: the deny was lost");
     assert!(!env.work.path().join("big.txt").exists());
+}
+
+/// The SDK may switch to bypassPermissions only where the session allows
+/// it: started in it, or with --allow-dangerously-skip-permissions.
+#[test]
+fn bypass_permissions_is_the_sdk_s_to_choose_only_when_allowed() {
+    let env = Env::new();
+    let bypass = r#"{"type":"control_request","request_id":"b1","request":{"subtype":"set_permission_mode","mode":"bypassPermissions"}}"#;
+    for (flags, allowed) in [
+        (&[][..], false),
+        (&["--permission-mode", "acceptEdits"][..], false),
+        (&["--allow-dangerously-skip-permissions"][..], true),
+        (&["--permission-mode", "bypassPermissions"][..], true),
+    ] {
+        let out = sdk(&env, &scenario("hello"), flags, &[INIT, bypass]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let answer = frames(&out)
+            .into_iter()
+            .find(|f| f["response"]["request_id"] == "b1")
+            .unwrap();
+        if allowed {
+            assert_eq!(
+                answer["response"]["subtype"], "success",
+                "{flags:?}: {answer}"
+            );
+        } else {
+            assert!(
+                answer["response"]["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("--allow-dangerously-skip-permissions"),
+                "{flags:?}: {answer}"
+            );
+        }
+    }
+    // Without the SDK's protocol the flag means nothing, and is refused.
+    let out = env
+        .cox()
+        .args(["run", "-p", "x", "--allow-dangerously-skip-permissions"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "--allow-dangerously-skip-permissions goes with --input-format",
+    );
+}
+
+/// A person's "allow for the session" of a call that leaves the sandbox
+/// lets the session's later calls that ask to leave it do so (they ran
+/// confined, and failed).
+#[test]
+fn leaving_the_sandbox_allowed_for_the_session_holds_for_later_calls() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        assert!(std::env::var_os("CI").is_none(), "CI must have bwrap");
+        eprintln!("skipped: bwrap is not installed");
+        return;
+    }
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    let out_dir = outside.path().display().to_string();
+    let script = script(
+        &env,
+        "outside.toml",
+        &format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"touch {out_dir}/a\", unsandboxed = true }}\n\n\
+             [[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = \"touch {out_dir}/b\", unsandboxed = true }}\n\n\
+             [[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    let mut live = Live::start(&env, &script);
+    live.prompt("touch both");
+    let mut first = true;
+    loop {
+        let frame = live
+            .until(|f| is_ask(f) || f["type"] == "result")
+            .pop()
+            .unwrap();
+        if frame["type"] == "result" {
+            break;
+        }
+        let response = if first {
+            serde_json::json!({"behavior": "allow", "updatedPermissions": [{"type": "addRules",
+                "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}]})
+        } else {
+            serde_json::json!({"behavior": "allow"})
+        };
+        first = false;
+        live.send(&answer(&frame, response));
+    }
+    let out = live.end();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(outside.path().join("a").exists());
+    assert!(
+        outside.path().join("b").exists(),
+        "the second call ran confined"
+    );
 }

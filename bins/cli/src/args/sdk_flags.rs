@@ -99,6 +99,12 @@ pub struct SdkFlags {
     #[arg(long, value_name = "FILE")]
     pub output_schema: Option<PathBuf>,
 
+    /// Under --input-format stream-json: the SDK may switch the session to
+    /// bypassPermissions (set_permission_mode, an approval's setMode),
+    /// which it may not otherwise unless the session started in it.
+    #[arg(long)]
+    pub allow_dangerously_skip_permissions: bool,
+
     /// Anthropic beta headers.
     #[arg(long, value_name = "LIST")]
     pub betas: Option<String>,
@@ -159,6 +165,8 @@ impl SdkFlags {
             )?,
             json_schema: one("--json-schema", self.json_schema, outer.json_schema)?,
             output_schema: one("--output-schema", self.output_schema, outer.output_schema)?,
+            allow_dangerously_skip_permissions: self.allow_dangerously_skip_permissions
+                || outer.allow_dangerously_skip_permissions,
             betas: one("--betas", self.betas, outer.betas)?,
             task_budget: one("--task-budget", self.task_budget, outer.task_budget)?,
         })
@@ -190,6 +198,10 @@ impl SdkFlags {
             (self.include_partial_messages, "--include-partial-messages"),
             (self.replay_user_messages, "--replay-user-messages"),
             (self.include_hook_events, "--include-hook-events"),
+            (
+                self.allow_dangerously_skip_permissions,
+                "--allow-dangerously-skip-permissions",
+            ),
         ];
         if let Some((_, flag)) = needs_stream.iter().find(|(given, _)| *given && !streaming) {
             return Some(format!(

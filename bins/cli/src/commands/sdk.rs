@@ -386,6 +386,8 @@ where
         let agents = facts.agents.clone();
         let (session_uuid, cwd) = (session.id().as_uuid(), facts.cwd.clone());
         let schema = crate::structured::Schema::from_flags(&args.sdk)?;
+        let bypass = args.sdk.allow_dangerously_skip_permissions
+            || facts.permission_mode == PermissionMode::BypassPermissions;
         std::thread::Builder::new()
             .name("sdk stdin".into())
             .spawn(move || {
@@ -397,6 +399,7 @@ where
                     session: &session_uuid,
                     cwd: &cwd,
                     schema,
+                    bypass,
                 };
                 read_stdin(&out, &shared, &registry, &tx, replay);
             })?;
@@ -620,7 +623,15 @@ struct Registry<'a> {
     cwd: &'a std::path::Path,
     /// `--json-schema`, which `initialize` may repeat.
     schema: Option<crate::structured::Schema>,
+    /// The SDK may switch to bypassPermissions: the session started in it,
+    /// or --allow-dangerously-skip-permissions.
+    bypass: bool,
 }
+
+/// Why a switch to bypassPermissions is refused.
+const BYPASS_REFUSED: &str = "bypassPermissions needs a session started in it or \
+     --allow-dangerously-skip-permissions (the SDK's allowDangerouslySkipPermissions); the mode \
+     is unchanged";
 
 impl Registry<'_> {
     /// The session may start: with nothing `initialize` set.
@@ -891,7 +902,7 @@ fn take(
         }
         Some("control_response") => {
             if !registry.requester.answer(&message["response"]) {
-                answered(out, shared, (tx, registry.cwd), &message["response"]);
+                answered(out, shared, (tx, registry), &message["response"]);
             }
         }
         // The SDK abandons nothing of cox's; a cancel of one of its own
@@ -1039,6 +1050,9 @@ fn control(
                 .unwrap_or_default()
                 .parse()
                 .map_err(|e| format!("{e}"))?;
+            if mode == PermissionMode::BypassPermissions && !registry.bypass {
+                return Err(BYPASS_REFUSED.into());
+            }
             send(Submission::SetMode {
                 permission_mode: Some(mode),
                 tier: None,
@@ -1071,7 +1085,7 @@ fn control(
 /// taken silently.
 fn permissions(
     out: &Out,
-    tx: &UnboundedSender<Submission>,
+    (tx, bypass): (&UnboundedSender<Submission>, bool),
     tool: &str,
     updates: &Value,
 ) -> Decision {
@@ -1098,6 +1112,9 @@ fn permissions(
                 decision = Decision::AllowForSession;
             }
             "setMode" => match update["mode"].as_str().map(str::parse::<PermissionMode>) {
+                Some(Ok(PermissionMode::BypassPermissions)) if !bypass => {
+                    out.line(error_frame(BYPASS_REFUSED));
+                }
                 Some(Ok(mode)) => {
                     let _ = tx.unbounded_send(Submission::SetMode {
                         permission_mode: Some(mode),
@@ -1124,9 +1141,10 @@ fn permissions(
 fn answered(
     out: &Out,
     shared: &Mutex<Shared>,
-    (tx, cwd): (&UnboundedSender<Submission>, &std::path::Path),
+    (tx, registry): (&UnboundedSender<Submission>, &Registry<'_>),
     response: &Value,
 ) {
+    let (cwd, bypass) = (registry.cwd, registry.bypass);
     let id = response["request_id"].as_str().unwrap_or_default();
     let Some(Asked {
         call_id,
@@ -1170,8 +1188,12 @@ fn answered(
                                 )),
                             }
                         } else {
-                            let granted =
-                                permissions(out, tx, &tool, &answer["updatedPermissions"]);
+                            let granted = permissions(
+                                out,
+                                (tx, bypass),
+                                &tool,
+                                &answer["updatedPermissions"],
+                            );
                             // A rewrite that newly leaves the sandbox is put
                             // to the callback again, shown as such.
                             let unsandboxed = |v: &Value| v["unsandboxed"] == true;
@@ -1186,7 +1208,7 @@ fn answered(
                             }
                         }
                     }
-                    _ => permissions(out, tx, &tool, &answer["updatedPermissions"]),
+                    _ => permissions(out, (tx, bypass), &tool, &answer["updatedPermissions"]),
                 },
                 Some("deny") if answer["interrupt"].as_bool() == Some(true) => {
                     Decision::Deny { reason: None }

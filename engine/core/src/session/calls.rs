@@ -82,7 +82,12 @@ where
             }
             decided_in[index] = self.current_mode().0;
             match self.decide_call(running, index).await {
-                Decided::Run(how, outside) => (asked[index], unconfined[index]) = (how, outside),
+                Decided::Run(how, outside) => {
+                    // A call that asks to leave the sandbox, in a session
+                    // a person let leave it, leaves it (not asked again).
+                    let granted = self.granted_outside(&running.calls()[index]);
+                    (asked[index], unconfined[index]) = (how, outside || granted);
+                }
                 Decided::Result(result) => results[index] = Some(result),
                 Decided::Stop(result) => {
                     results[index] = Some(result);
@@ -650,6 +655,14 @@ where
             call: edited.clone(),
         });
         running.replace_call(index, edited);
+    }
+
+    /// Whether `call` asks to run outside the OS sandbox (bash's
+    /// `unsandboxed`) in a session a person has let leave it.
+    fn granted_outside(&self, call: &ToolCall) -> bool {
+        self.state.unconfined_granted
+            && self.fixed.config.sandbox_mode != SandboxMode::DangerFullAccess
+            && call.segments.as_ref().is_some_and(|s| s.unsandboxed)
     }
 
     /// Why `call` would run outside the OS sandbox, when it would and no
