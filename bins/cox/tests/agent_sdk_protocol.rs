@@ -461,6 +461,24 @@ impl Live {
         }
     }
 
+    /// Answers each ask with `respond` until the turn's result; then
+    /// stdin closed, and a clean exit.
+    fn answer_asks(mut self, mut respond: impl FnMut(&Value) -> Value) {
+        loop {
+            let frame = self
+                .until(|f| is_ask(f) || f["type"] == "result")
+                .pop()
+                .unwrap();
+            if frame["type"] == "result" {
+                break;
+            }
+            let response = respond(&frame);
+            self.send(&answer(&frame, response));
+        }
+        let out = self.end();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+
     /// The frames up to the turn's result; then stdin closed, and a clean
     /// exit.
     fn finish(self) -> Vec<Value> {
@@ -812,28 +830,18 @@ fn a_subagent_keeps_the_narrower_mode_its_call_was_decided_under() {
     );
     live.prompt("go");
     let mut child_asked = false;
-    loop {
-        let frame = live
-            .until(|f| is_ask(f) || f["type"] == "result")
-            .pop()
-            .unwrap();
-        if frame["type"] == "result" {
-            break;
-        }
-        let id = frame["request"]["tool_use_id"].as_str().unwrap();
-        let response = if id.contains('/') {
+    live.answer_asks(|ask| {
+        let id = ask["request"]["tool_use_id"].as_str().unwrap();
+        if id.contains('/') {
             child_asked = true;
             serde_json::json!({"behavior": "deny", "message": "no"})
-        } else if frame["request"]["tool_name"] == "Bash" {
+        } else if ask["request"]["tool_name"] == "Bash" {
             serde_json::json!({"behavior": "allow", "updatedPermissions": [
                 {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]})
         } else {
             serde_json::json!({"behavior": "allow"})
-        };
-        live.send(&answer(&frame, response));
-    }
-    let out = live.end();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        }
+    });
     assert!(child_asked, "the subagent's call was not asked about");
     assert!(env.work.path().join("parent.txt").exists());
     assert!(!env.work.path().join("child.txt").exists());
@@ -988,14 +996,7 @@ fn leaving_the_sandbox_allowed_for_the_session_holds_for_later_calls() {
     let mut live = Live::start(&env, &script);
     live.prompt("touch both");
     let mut first = true;
-    loop {
-        let frame = live
-            .until(|f| is_ask(f) || f["type"] == "result")
-            .pop()
-            .unwrap();
-        if frame["type"] == "result" {
-            break;
-        }
+    live.answer_asks(|_| {
         let response = if first {
             serde_json::json!({"behavior": "allow", "updatedPermissions": [{"type": "addRules",
                 "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}]})
@@ -1003,10 +1004,8 @@ fn leaving_the_sandbox_allowed_for_the_session_holds_for_later_calls() {
             serde_json::json!({"behavior": "allow"})
         };
         first = false;
-        live.send(&answer(&frame, response));
-    }
-    let out = live.end();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        response
+    });
     assert!(outside.path().join("a").exists());
     assert!(
         outside.path().join("b").exists(),
