@@ -971,11 +971,12 @@ fn bypass_permissions_is_the_sdk_s_to_choose_only_when_allowed() {
     );
 }
 
-/// A person's "allow for the session" of a call that leaves the sandbox
-/// lets the session's later calls that ask to leave it do so (they ran
-/// confined, and failed).
+/// Leaving a sandbox that works is a person's call each time: an "allow
+/// for the session" grants the command, not the way out, so a later call
+/// that asks to leave is asked about again, and once allowed it does run
+/// outside (it used to run confined, and fail).
 #[test]
-fn leaving_the_sandbox_allowed_for_the_session_holds_for_later_calls() {
+fn leaving_a_working_sandbox_is_asked_each_time_and_runs_outside_once_allowed() {
     if !std::path::Path::new("/usr/bin/bwrap").exists() {
         assert!(std::env::var_os("CI").is_none(), "CI must have bwrap");
         eprintln!("skipped: bwrap is not installed");
@@ -996,7 +997,13 @@ fn leaving_the_sandbox_allowed_for_the_session_holds_for_later_calls() {
     let mut live = Live::start(&env, &script);
     live.prompt("touch both");
     let mut first = true;
-    live.answer_asks(|_| {
+    let mut asks = 0;
+    live.answer_asks(|ask| {
+        asks += 1;
+        assert!(
+            ask["request"]["input"]["dangerouslyDisableSandbox"] == true,
+            "{ask}"
+        );
         let response = if first {
             serde_json::json!({"behavior": "allow", "updatedPermissions": [{"type": "addRules",
                 "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}]})
@@ -1006,9 +1013,38 @@ fn leaving_the_sandbox_allowed_for_the_session_holds_for_later_calls() {
         first = false;
         response
     });
+    assert_eq!(asks, 2, "the second call was not asked about");
     assert!(outside.path().join("a").exists());
     assert!(
         outside.path().join("b").exists(),
         "the second call ran confined"
     );
+}
+
+/// A session the SDK left in bypassPermissions does not resume in it
+/// without the same opt-in a switch needs.
+#[test]
+fn a_session_left_in_bypass_resumes_only_with_the_opt_in() {
+    let env = Env::new();
+    let bypass = r#"{"type":"control_request","request_id":"b1","request":{"subtype":"set_permission_mode","mode":"bypassPermissions"}}"#;
+    let out = sdk(
+        &env,
+        &scenario("hello"),
+        &["--allow-dangerously-skip-permissions"],
+        &[INIT, bypass, HELLO],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let session = frames(&out).pop().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let again = sdk(&env, &scenario("hello"), &["--resume", &session], &[INIT]);
+    assert_one_line_error(&again, "left in bypassPermissions");
+    let again = sdk(
+        &env,
+        &scenario("hello"),
+        &["--resume", &session, "--allow-dangerously-skip-permissions"],
+        &[INIT],
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
 }

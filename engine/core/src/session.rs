@@ -136,8 +136,10 @@ struct Fixed<W> {
 #[derive(Default)]
 struct State {
     grants: Vec<Grant>,
-    /// A person allowed commands outside the OS sandbox for the session.
-    unconfined_granted: bool,
+    /// Where the OS sandbox can confine nothing, a person let commands run
+    /// unconfined for the session (a call asking to leave a sandbox that
+    /// works is asked about every time).
+    unconfinable_granted: bool,
     /// The session existed before this run.
     resumed: bool,
     /// Recent read-only calls, for dedup.

@@ -320,6 +320,23 @@ where
         ApprovalPolicy::Never
     };
     let (session, facts) = build_session(prepared, args.max_turns, approval, Editor::default())?;
+    // A session left in bypassPermissions resumes in it only where the SDK
+    // may choose that mode (a switch would be refused the same).
+    let resumed_mode = facts.past.iter().rev().find_map(|event| match event {
+        cox_protocol::types::Event::ModeChanged {
+            permission_mode, ..
+        } => Some(*permission_mode),
+        _ => None,
+    });
+    if resumed_mode == Some(PermissionMode::BypassPermissions)
+        && !args.sdk.allow_dangerously_skip_permissions
+        && facts.permission_mode != PermissionMode::BypassPermissions
+    {
+        bail!(
+            "the session resumed was left in bypassPermissions: resume it with \
+             --allow-dangerously-skip-permissions, or --permission-mode bypassPermissions"
+        );
+    }
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let requester = mcp::Requester::new(out.clone());
     // The script's hooks, once `initialize` registers them.

@@ -83,9 +83,7 @@ where
             decided_in[index] = self.current_mode().0;
             match self.decide_call(running, index).await {
                 Decided::Run(how, outside) => {
-                    // A call that asks to leave the sandbox, in a session
-                    // a person let leave it, leaves it (not asked again).
-                    let granted = self.granted_outside(&running.calls()[index]);
+                    let granted = self.unconfinable(&running.calls()[index]);
                     (asked[index], unconfined[index]) = (how, outside || granted);
                 }
                 Decided::Result(result) => results[index] = Some(result),
@@ -463,8 +461,16 @@ where
                 Decision::Allow => return Decided::Run(Asked::Approved, outside),
                 Decision::AllowForSession => {
                     let call = &running.calls()[index];
+                    // The command is granted; leaving a sandbox that works
+                    // is not: each call that asks to is put to a person
+                    // again. Where nothing can be confined, commands run
+                    // unconfined from now on.
                     self.state.grants.extend(Grant::for_call(call));
-                    self.state.unconfined_granted |= outside;
+                    self.state.unconfinable_granted |= outside
+                        && matches!(
+                            self.fixed.world.sandbox().confinement(),
+                            Confinement::Unavailable { .. }
+                        );
                     return Decided::Run(Asked::Approved, outside);
                 }
                 Decision::Deny {
@@ -657,12 +663,16 @@ where
         running.replace_call(index, edited);
     }
 
-    /// Whether `call` asks to run outside the OS sandbox (bash's
-    /// `unsandboxed`) in a session a person has let leave it.
-    fn granted_outside(&self, call: &ToolCall) -> bool {
-        self.state.unconfined_granted
+    /// Whether `call` runs unconfined because nothing can be confined here
+    /// and a person allowed that for the session.
+    fn unconfinable(&self, call: &ToolCall) -> bool {
+        self.state.unconfinable_granted
+            && call.segments.is_some()
             && self.fixed.config.sandbox_mode != SandboxMode::DangerFullAccess
-            && call.segments.as_ref().is_some_and(|s| s.unsandboxed)
+            && matches!(
+                self.fixed.world.sandbox().confinement(),
+                Confinement::Unavailable { .. }
+            )
     }
 
     /// Why `call` would run outside the OS sandbox, when it would and no
@@ -672,12 +682,13 @@ where
     fn unconfined_reason(&self, call: &ToolCall) -> Option<String> {
         let fixed = self.fixed;
         let segments = call.segments.as_ref()?;
-        if fixed.config.sandbox_mode == SandboxMode::DangerFullAccess
-            || self.state.unconfined_granted
-        {
+        if fixed.config.sandbox_mode == SandboxMode::DangerFullAccess {
             return None;
         }
         if let Confinement::Unavailable { why } = fixed.world.sandbox().confinement() {
+            if self.state.unconfinable_granted {
+                return None;
+            }
             return Some(format!(
                 "it would run outside the OS sandbox, which cannot confine commands here ({why})"
             ));
