@@ -512,6 +512,8 @@ pub fn takes_matcher(event: HookEvent) -> bool {
         || matches!(
             event,
             HookEvent::SessionStart
+                | HookEvent::SubagentStart
+                | HookEvent::SubagentStop
                 | HookEvent::SessionEnd
                 | HookEvent::PreCompact
                 | HookEvent::Notification

@@ -276,20 +276,37 @@ impl CommandHooks {
     }
 }
 
+/// The folder `call`'s relative paths are read against: where its session
+/// works — a subagent's own folder (its worktree) where it has one, else
+/// the session's.
+#[must_use]
+pub fn call_cwd(session: &SessionInfo, call: &HookCall) -> PathBuf {
+    call.agent
+        .as_ref()
+        .map_or_else(|| session.cwd.clone(), |a| PathBuf::from(&a.cwd))
+}
+
 /// The object a hook is given for `call` in session `session`: what every
 /// event carries (`session_id`, `transcript_path`, `cwd`,
-/// `permission_mode`, `hook_event_name`) and the event's own fields, tools
-/// in Claude Code's names and shapes. Command hooks read it on stdin; an
-/// SDK's hook callbacks are sent it.
+/// `permission_mode`, `hook_event_name`; in a subagent `agent_id` and
+/// `agent_type` too, `cwd` being the subagent's) and the event's own
+/// fields, tools in Claude Code's names and shapes, paths made absolute
+/// against that `cwd`. Command hooks read it on stdin; an SDK's hook
+/// callbacks are sent it.
 #[must_use]
 pub fn payload(session: &SessionInfo, call: &HookCall) -> Value {
+    let cwd = call_cwd(session, call);
     let mut input = Map::new();
     input.insert("session_id".into(), json!(session.session_id));
     input.insert(
         "transcript_path".into(),
         json!(session.transcript_path.display().to_string()),
     );
-    input.insert("cwd".into(), json!(session.cwd.display().to_string()));
+    input.insert("cwd".into(), json!(cwd.display().to_string()));
+    if let Some(agent) = &call.agent {
+        input.insert("agent_id".into(), json!(agent.id));
+        input.insert("agent_type".into(), json!(agent.agent_type));
+    }
     input.insert(
         "permission_mode".into(),
         json!(call.permission_mode.as_str()),
@@ -299,10 +316,10 @@ pub fn payload(session: &SessionInfo, call: &HookCall) -> Value {
     for (key, value) in &call.fields {
         let shown = match (key.as_str(), tool) {
             ("tool_name", Some(tool)) => json!(claude::claude_name(tool).unwrap_or(tool)),
-            ("tool_input", Some(tool)) => claude::input_for_hook(tool, value, &session.cwd),
+            ("tool_input", Some(tool)) => claude::input_for_hook(tool, value, &cwd),
             ("tool_response", Some(tool)) => {
                 let raw = call.fields.get("tool_input").unwrap_or(&Value::Null);
-                claude::response_for_hook(tool, raw, value, &session.cwd)
+                claude::response_for_hook(tool, raw, value, &cwd)
             }
             _ => value.clone(),
         };
@@ -357,7 +374,7 @@ impl Hooks for CommandHooks {
                             tool,
                             original,
                             updated,
-                            &self.session.cwd,
+                            &call_cwd(&self.session, call),
                         ));
                     }
                 }

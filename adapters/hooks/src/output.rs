@@ -4,7 +4,8 @@
 //! Stdout that starts with `{` is a JSON answer and must be one: a hook
 //! that prints a broken object is a failed hook (a warning and an absence),
 //! never read as plain text by accident. Any other stdout is plain text,
-//! which is context for the model at `UserPromptSubmit` and `SessionStart`
+//! which is context for the model at `UserPromptSubmit`, `SessionStart`
+//! and `SubagentStart`,
 //! and only shown elsewhere. A field of the wrong type fails the hook the
 //! same way, naming the field: guessing what a hook meant could turn a
 //! refusal into an allow.
@@ -34,7 +35,10 @@ pub fn parse(event: HookEvent, stdout: &[u8]) -> Result<HookOutput, String> {
     };
     if !trimmed.starts_with('{') {
         if !trimmed.is_empty()
-            && matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
+            && matches!(
+                event,
+                HookEvent::UserPromptSubmit | HookEvent::SessionStart | HookEvent::SubagentStart
+            )
         {
             output.context = Some(trimmed.to_owned());
         }

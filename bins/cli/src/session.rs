@@ -630,6 +630,7 @@ pub(crate) fn build_session<P: Provider>(
         context,
         context_window,
         parent: lineage.parent,
+        agent_type: lineage.agent_type.clone(),
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let store_catalog = catalog.clone();

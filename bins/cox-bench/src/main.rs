@@ -332,6 +332,7 @@ impl Bench {
             context,
             context_window: None,
             parent: None,
+            agent_type: None,
         };
         let session = Session::new(
             config,

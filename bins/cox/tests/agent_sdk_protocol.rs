@@ -883,7 +883,7 @@ fn the_script_s_hooks_judge_a_subagent_s_calls() {
     let asks = answer_hooks(&mut live, |request| {
         seen.lock()
             .unwrap()
-            .push(request["request"]["input"]["tool_input"]["file_path"].clone());
+            .push(request["request"]["input"].clone());
         serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
             "permissionDecision": "deny", "permissionDecisionReason": "not today"}})
     });
@@ -893,9 +893,16 @@ fn the_script_s_hooks_judge_a_subagent_s_calls() {
     let seen = seen.into_inner().unwrap();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(
-        seen[0].as_str().unwrap().ends_with("/notes.txt"),
+        seen[0]["tool_input"]["file_path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/notes.txt"),
         "{seen:?}"
     );
+    // Told, as Claude Code tells it, which subagent the call is in.
+    assert_eq!(seen[0]["agent_type"], "general-purpose", "{seen:?}");
+    assert!(seen[0]["agent_id"].is_string(), "{seen:?}");
+    assert_ne!(seen[0]["agent_id"], seen[0]["session_id"], "{seen:?}");
     assert!(!env.work.path().join("notes.txt").exists());
 }
 
@@ -1047,4 +1054,68 @@ fn a_session_left_in_bypass_resumes_only_with_the_opt_in() {
         &[INIT],
     );
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+}
+
+/// A subagent working in a worktree of its own is asked about with the
+/// paths it really writes, and a rewrite is read back in its worktree.
+#[test]
+fn a_worktree_subagent_s_ask_names_the_file_in_its_worktree() {
+    let env = Env::new();
+    let code = env.work.path().join("code");
+    std::fs::create_dir_all(&code).unwrap();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&code, &["init", "-q", "-b", "main", "repo"]);
+    let repo = code.join("repo").canonicalize().unwrap();
+    std::fs::write(repo.join("a.txt"), "from main\n").unwrap();
+    git(&repo, &["add", "a.txt"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    let mut live = Live::spawn(
+        &env,
+        &scenario("subagent_isolated"),
+        INIT,
+        &["--cwd", repo.to_str().unwrap()],
+    );
+    live.prompt("write it apart");
+    // The agent call that makes a worktree is asked about first.
+    let frames = live.until(|f| is_ask(f) || f["type"] == "result");
+    let task = frames.last().unwrap().clone();
+    assert_eq!(task["request"]["tool_name"], "Task", "{frames:?}");
+    live.send(&answer(&task, serde_json::json!({"behavior": "allow"})));
+    let frames = live.until(|f| is_ask(f) || f["type"] == "result");
+    let ask = frames.last().unwrap().clone();
+    assert_eq!(ask["request"]["tool_name"], "Write", "{frames:?}");
+    let worktree = code
+        .join("_worktrees/repo-task-toolu_1_1")
+        .canonicalize()
+        .unwrap();
+    let path = ask["request"]["input"]["file_path"].as_str().unwrap();
+    assert_eq!(
+        path,
+        worktree.join("iso.txt").display().to_string(),
+        "{ask}"
+    );
+    // A rewrite naming a relative path lands in the worktree too.
+    live.send(&answer(
+        &ask,
+        serde_json::json!({"behavior": "allow",
+                           "updatedInput": {"file_path": "other.txt", "content": "moved\n"}}),
+    ));
+    live.answer_asks(|_| serde_json::json!({"behavior": "allow"}));
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("other.txt")).unwrap(),
+        "moved\n"
+    );
+    assert!(!repo.join("other.txt").exists());
 }

@@ -369,6 +369,9 @@ fn interrupting_the_parent_stops_the_child_s_commands() {
 
 #[test]
 fn a_subagent_runs_its_parent_s_hooks_and_ends_with_subagent_stop() {
+    // A subagent starts with SubagentStart (never SessionStart), is
+    // prompted by the model (no UserPromptSubmit) and ends without a
+    // SessionEnd of its own, as in Claude Code.
     let env = Env::new();
     let log = env.work.path().join("hooks.log");
     let append = |what: &str| {
@@ -376,8 +379,12 @@ fn a_subagent_runs_its_parent_s_hooks_and_ends_with_subagent_stop() {
             "command": format!("echo {what} >> {}", log.display())}]}])
     };
     let settings = serde_json::json!({"hooks": {
+        "SessionStart": append("session-start"),
+        "UserPromptSubmit": append("prompt"),
+        "SubagentStart": append("subagent-start"),
         "Stop": append("stop"),
         "SubagentStop": append("subagent-stop"),
+        "SessionEnd": append("session-end"),
         "PreToolUse": [{"matcher": "write", "hooks": [{"type": "command",
             "command": format!("echo pre-write >> {}", log.display())}]}],
     }});
@@ -392,7 +399,69 @@ fn a_subagent_runs_its_parent_s_hooks_and_ends_with_subagent_stop() {
     let ran = std::fs::read_to_string(&log).unwrap();
     // The child's write ran the PreToolUse hook; its turn's end is a
     // SubagentStop, the parent's a Stop.
-    assert_eq!(ran, "pre-write\nsubagent-stop\nstop\n", "{ran}");
+    assert_eq!(
+        ran, "session-start\nprompt\nsubagent-start\npre-write\nsubagent-stop\nstop\nsession-end\n",
+        "{ran}"
+    );
+}
+
+#[test]
+fn a_subagent_s_hooks_are_told_its_id_and_type_and_matched_on_the_type() {
+    let env = Env::new();
+    let seen = env.work.path().join("seen.jsonl");
+    let dump = serde_json::json!([{"hooks": [{"type": "command",
+        "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]}]);
+    let settings = serde_json::json!({"hooks": {
+        "PreToolUse": dump,
+        "SubagentStart": [
+            {"matcher": "general-purpose", "hooks": [{"type": "command",
+                "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]},
+            {"matcher": "code-reviewer", "hooks": [{"type": "command",
+                "command": format!("echo wrong-type >> {}", seen.display())}]},
+        ],
+    }});
+    std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let out = env.run(
+        "subagent_write",
+        &[
+            "--permission-mode",
+            "acceptEdits",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = std::fs::read_to_string(&seen).unwrap();
+    assert!(!text.contains("wrong-type"), "{text}");
+    let seen: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let events: Vec<&str> = seen
+        .iter()
+        .map(|s| s["hook_event_name"].as_str().unwrap())
+        .collect();
+    // The parent's agent call, then the child's start and its write.
+    assert_eq!(
+        events,
+        ["PreToolUse", "SubagentStart", "PreToolUse"],
+        "{text}"
+    );
+    assert!(seen[0].get("agent_id").is_none(), "the parent is no agent");
+    let child = &seen[2];
+    assert_eq!(child["agent_type"], "general-purpose");
+    assert_eq!(seen[1]["agent_type"], "general-purpose");
+    let id = child["agent_id"].as_str().unwrap();
+    assert_eq!(seen[1]["agent_id"], id);
+    assert_ne!(id, result["session_id"].as_str().unwrap());
+    assert_eq!(child["tool_name"], "Write");
 }
 
 #[test]

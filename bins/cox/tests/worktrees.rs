@@ -442,6 +442,46 @@ fn a_subagent_may_work_in_a_worktree_of_its_own_which_outlives_it() {
 }
 
 #[test]
+fn a_hook_judges_a_worktree_subagent_s_call_where_it_writes() {
+    let env = Env::new();
+    let repo = repo(&env, false);
+    let seen = env.work.path().join("seen.jsonl");
+    let settings = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Write",
+        "hooks": [{"type": "command",
+            "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]}]}});
+    std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let out = run_in(
+        &env,
+        &repo,
+        "subagent_isolated",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let worktree = repo
+        .parent()
+        .unwrap()
+        .join("_worktrees/repo-task-toolu_1_1")
+        .canonicalize()
+        .unwrap();
+    let text = std::fs::read_to_string(&seen).unwrap();
+    let call: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    // The hook is shown the file the child writes, in its worktree, not
+    // a file of the same name in the main checkout.
+    assert_eq!(
+        call["tool_input"]["file_path"],
+        worktree.join("iso.txt").display().to_string(),
+        "{call}"
+    );
+    assert_eq!(call["cwd"], worktree.display().to_string(), "{call}");
+    assert_eq!(call["agent_type"], "general-purpose");
+}
+
+#[test]
 fn a_subagent_in_its_own_worktree_keeps_its_parent_s_project_rules() {
     let env = Env::new();
     let repo = repo(&env, false);

@@ -91,8 +91,13 @@ pub struct SessionConfig {
     /// `context.compact_at` is a share of.
     pub context_window: Option<u64>,
     /// The session that started this one (a subagent's parent): its turns
-    /// end with `SubagentStop` hooks rather than `Stop`.
+    /// end with `SubagentStop` hooks rather than `Stop`, start with
+    /// `SubagentStart` rather than `SessionStart`, and run no
+    /// `UserPromptSubmit` or `SessionEnd` hooks (no person prompts it).
     pub parent: Option<SessionId>,
+    /// A subagent's type, as its hooks are told it (its definition's name,
+    /// `general-purpose` without one); `None` reads as `general-purpose`.
+    pub agent_type: Option<String>,
 }
 
 /// The session could not start.

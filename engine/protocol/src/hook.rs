@@ -40,6 +40,9 @@ pub enum HookEvent {
     UserPromptSubmit,
     /// When the model ends its turn: may send it back to work.
     Stop,
+    /// When a subagent starts (in place of `SessionStart`): may add
+    /// context to its first prompt.
+    SubagentStart,
     /// When a subagent's turn ends (a session that has a parent).
     SubagentStop,
     /// When a session starts or is resumed: may add context.
@@ -54,13 +57,14 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in the order the docs list them.
-    pub const ALL: [HookEvent; 11] = [
+    pub const ALL: [HookEvent; 12] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::PostToolUseFailure,
         HookEvent::PermissionRequest,
         HookEvent::UserPromptSubmit,
         HookEvent::Stop,
+        HookEvent::SubagentStart,
         HookEvent::SubagentStop,
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
@@ -78,6 +82,7 @@ impl HookEvent {
             HookEvent::PermissionRequest => "PermissionRequest",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::Stop => "Stop",
+            HookEvent::SubagentStart => "SubagentStart",
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::SessionStart => "SessionStart",
             HookEvent::SessionEnd => "SessionEnd",
@@ -118,8 +123,9 @@ pub struct HookCall {
     /// What a hook's matcher is tested against: the tool's name (as cox
     /// names it) for a tool event, the start's source for `SessionStart`
     /// (`startup`, `resume`), the trigger for `PreCompact` (`manual`,
-    /// `auto`), the kind of notice for `Notification`; `None` for the
-    /// events that take no matcher.
+    /// `auto`), the kind of notice for `Notification`, the agent's type for
+    /// `SubagentStart` and `SubagentStop`; `None` for the events that take
+    /// no matcher.
     pub target: Option<String>,
     /// The event's own fields, as cox names them (`tool_name`,
     /// `tool_input`, `tool_response`, `prompt`, `source`, …). The adapter
@@ -133,6 +139,22 @@ pub struct HookCall {
     /// once per file, with Claude Code's `file_path`, so a guard that reads
     /// `tool_input.file_path` sees every one.
     pub files: Vec<String>,
+    /// The subagent the point is in; `None` in a session a person started.
+    pub agent: Option<HookAgent>,
+}
+
+/// The subagent a hook point is in, which a hook is told as Claude Code
+/// tells it (`agent_id`, `agent_type`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookAgent {
+    /// The subagent's own session.
+    pub id: String,
+    /// Its definition's name; `general-purpose` without one.
+    pub agent_type: String,
+    /// Where it works (its worktree, when it has one): the folder its
+    /// calls' relative paths are read against, which may not be the
+    /// folder its hooks were configured in.
+    pub cwd: String,
 }
 
 impl HookCall {
@@ -145,6 +167,7 @@ impl HookCall {
             fields: Map::new(),
             permission_mode,
             files: Vec::new(),
+            agent: None,
         }
     }
 

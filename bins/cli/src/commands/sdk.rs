@@ -205,6 +205,9 @@ struct Asked {
     /// line: an `updatedInput` that echoes it is no rewrite, and any other
     /// cannot be taken (it rewrote what was not the whole input).
     cut: Option<Value>,
+    /// The folder the shown paths were made absolute against (the
+    /// subagent's, for one of its calls): a rewrite is read back there.
+    cwd: std::path::PathBuf,
 }
 
 /// What the reader and the session share.
@@ -401,7 +404,7 @@ where
         let requester = Arc::clone(&requester);
         let sdk_hooks = Arc::clone(&sdk_hooks);
         let agents = facts.agents.clone();
-        let (session_uuid, cwd) = (session.id().as_uuid(), facts.cwd.clone());
+        let session_uuid = session.id().as_uuid();
         let schema = crate::structured::Schema::from_flags(&args.sdk)?;
         let bypass = args.sdk.allow_dangerously_skip_permissions
             || facts.permission_mode == PermissionMode::BypassPermissions;
@@ -414,7 +417,6 @@ where
                     agents: agents.as_ref(),
                     ready: &ready,
                     session: &session_uuid,
-                    cwd: &cwd,
                     schema,
                     bypass,
                 };
@@ -586,7 +588,12 @@ fn ask(
     let request_id = format!("cox_{}", state.next_request);
     // Claude Code's names and shapes (`file_path`, absolute), as a
     // callback written for it expects, and as hooks are given them.
-    let shown = cox_hooks::claude::input_for_hook(&tool, &input, cwd);
+    // A subagent's paths are its own folder's (its worktree's).
+    let cwd = frames
+        .cwd_of(call_id.as_str())
+        .map_or(cwd, std::path::Path::new)
+        .to_path_buf();
+    let shown = cox_hooks::claude::input_for_hook(&tool, &input, &cwd);
     let request = json!({
         "type": "control_request", "request_id": request_id,
         "request": {
@@ -620,6 +627,7 @@ fn ask(
             input,
             tool,
             cut: cut.then(|| request["request"]["input"].clone()),
+            cwd,
         },
     );
     drop(state);
@@ -636,8 +644,6 @@ struct Registry<'a> {
     ready: &'a Mutex<Option<futures::channel::oneshot::Sender<Init>>>,
     /// The session's id, as the frames spell it.
     session: &'a str,
-    /// Its folder: Claude Code's tool inputs name absolute paths.
-    cwd: &'a std::path::Path,
     /// `--json-schema`, which `initialize` may repeat.
     schema: Option<crate::structured::Schema>,
     /// The SDK may switch to bypassPermissions: the session started in it,
@@ -1161,13 +1167,14 @@ fn answered(
     (tx, registry): (&UnboundedSender<Submission>, &Registry<'_>),
     response: &Value,
 ) {
-    let (cwd, bypass) = (registry.cwd, registry.bypass);
+    let bypass = registry.bypass;
     let id = response["request_id"].as_str().unwrap_or_default();
     let Some(Asked {
         call_id,
         input,
         tool,
         cut,
+        cwd,
     }) = lock(shared).asks.remove(id)
     else {
         out.line(error_frame(&format!(
@@ -1184,7 +1191,7 @@ fn answered(
                     .filter(|u| u.is_object())
                     // An echo of a cut input is no rewrite.
                     .filter(|u| cut.as_ref() != Some(*u))
-                    .map(|updated| cox_hooks::claude::input_from_hook(&tool, &input, updated, cwd))
+                    .map(|updated| cox_hooks::claude::input_from_hook(&tool, &input, updated, &cwd))
                 {
                     Some(_) if cut.is_some() => Decision::Deny {
                         reason: Some(

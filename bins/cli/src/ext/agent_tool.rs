@@ -91,6 +91,10 @@ pub struct Lineage {
     pub tools: Option<Vec<String>>,
     /// Its definition's instructions, appended to the system prompt.
     pub prompt: Option<String>,
+    /// Its definition's name (`general-purpose` without one), which its
+    /// hooks are told and their `SubagentStart`/`SubagentStop` matchers
+    /// test.
+    pub agent_type: Option<String>,
     /// The `description` of the call that runs it (the scripted provider
     /// plays that subagent's script).
     pub script: Option<String>,
@@ -314,6 +318,9 @@ fn child_of(
         depth: recipe.depth + 1,
         tools: None,
         prompt: None,
+        agent_type: Some(
+            definition.map_or_else(|| "general-purpose".to_owned(), |a| a.name.clone()),
+        ),
         script: Some(input.description.clone()),
         tier: None,
         settings_from: Some(recipe.settings_from.clone()),

@@ -21,7 +21,7 @@
 //! nothing there ([`Hooks::wants`]).
 
 use cox_protocol::hook::{
-    HookCall, HookDecision, HookEvent, HookOutcome, HookReply, HookStatus, Hooks,
+    HookAgent, HookCall, HookDecision, HookEvent, HookOutcome, HookReply, HookStatus, Hooks,
 };
 use cox_protocol::types::{Event, NoticeLevel, StopReason, Submission, ToolCall, ToolResult};
 use futures::Stream;
@@ -233,7 +233,25 @@ where
 
     /// A call for `event` in the mode in force.
     pub(super) fn hook_call(&self, event: HookEvent) -> HookCall {
-        HookCall::new(event, self.current_mode().0)
+        let mut call = HookCall::new(event, self.current_mode().0);
+        let config = &self.fixed.config;
+        if config.parent.is_some() {
+            let agent_type = config.agent_type.as_deref().unwrap_or("general-purpose");
+            call.agent = Some(HookAgent {
+                id: config.id.to_string(),
+                agent_type: agent_type.to_owned(),
+                cwd: config.workspace.cwd.display().to_string(),
+            });
+            if matches!(event, HookEvent::SubagentStart | HookEvent::SubagentStop) {
+                call.target = Some(agent_type.to_owned());
+            }
+        }
+        call
+    }
+
+    /// This session is a subagent's.
+    fn is_subagent(&self) -> bool {
+        self.fixed.config.parent.is_some()
     }
 
     /// Runs the hooks of `call` and says each run; `context` of the
@@ -337,8 +355,16 @@ where
         }
     }
 
-    /// `SessionStart`: its context joins the first prompt of this run.
+    /// `SessionStart` (`SubagentStart` in a subagent): its context joins
+    /// the first prompt of this run.
     pub(super) async fn session_start_hooks(&mut self) {
+        if self.is_subagent() {
+            if self.hooks_for(HookEvent::SubagentStart).is_some() {
+                let call = self.hook_call(HookEvent::SubagentStart);
+                let _ = self.run_hooks(call, true).await;
+            }
+            return;
+        }
         if self.hooks_for(HookEvent::SessionStart).is_none() {
             return;
         }
@@ -357,7 +383,7 @@ where
 
     /// `SessionEnd`, before the record is closed.
     pub(super) async fn session_end_hooks(&mut self, why: EndReason) {
-        if self.hooks_for(HookEvent::SessionEnd).is_none() {
+        if self.is_subagent() || self.hooks_for(HookEvent::SessionEnd).is_none() {
             return;
         }
         let reason = match why {
@@ -375,7 +401,7 @@ where
     /// the prompt (said in a notice) or an interrupt came; the hooks'
     /// context joins the prompt.
     pub(super) async fn prompt_hooks(&mut self, text: &str) -> Result<(), StopReason> {
-        if self.hooks_for(HookEvent::UserPromptSubmit).is_none() {
+        if self.is_subagent() || self.hooks_for(HookEvent::UserPromptSubmit).is_none() {
             return Ok(());
         }
         let call = self

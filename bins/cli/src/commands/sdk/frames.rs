@@ -12,6 +12,7 @@
 //! with exactly one `result`; no line is longer than [`MAX_LINE`] (a tool
 //! result is cut to fit); every string is scrubbed of secrets.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use cox_protocol::catalog::{Catalog, cost};
@@ -83,6 +84,9 @@ pub struct Frames {
     /// Ids two live calls share (a server that reuses ids): which call an
     /// ask is about cannot be told, so none of them is described.
     ambiguous: std::collections::HashSet<String>,
+    /// Where each subagent works, by the prefix its call ids are tagged
+    /// with (`<child>/`, `<child>/<grandchild>/`).
+    cwds: HashMap<String, String>,
     /// The last result was an error (the process exits 1 then).
     pub failed: bool,
     /// `--json-schema`: the answer must be JSON valid against it.
@@ -115,6 +119,7 @@ impl Frames {
             inputs: Vec::new(),
             open: Vec::new(),
             ambiguous: std::collections::HashSet::new(),
+            cwds: HashMap::new(),
             failed: false,
             schema,
             retry: None,
@@ -157,6 +162,17 @@ impl Frames {
             .map(|(_, name, tool, input)| (name.as_str(), tool.as_str(), input))
     }
 
+    /// Where the subagent whose call `id` is works (its worktree, when it
+    /// has one); `None` for the session's own calls.
+    #[must_use]
+    pub fn cwd_of(&self, id: &str) -> Option<&str> {
+        self.cwds
+            .iter()
+            .filter(|(prefix, _)| id.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, cwd)| cwd.as_str())
+    }
+
     /// Remembers a call (or its rewritten input), returning whether it is
     /// a call of its own.
     fn remember(&mut self, whose: &str, call: &cox_protocol::types::ToolCall) -> bool {
@@ -189,6 +205,9 @@ impl Frames {
             } => self.subagent(&format!("{prefix}{session_id}/"), event),
             Event::ToolCallRequested { call } => {
                 self.remember(prefix, call);
+            }
+            Event::SessionStarted { cwd, .. } => {
+                self.cwds.insert(prefix.to_owned(), cwd.clone());
             }
             // That child's response is over.
             Event::Usage { job, .. } if *job == cox_protocol::types::Job::Main => {

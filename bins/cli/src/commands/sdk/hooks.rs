@@ -152,7 +152,7 @@ impl SdkHooks {
                                 tool,
                                 original,
                                 updated,
-                                &self.session.cwd,
+                                &cox_hooks::call_cwd(&self.session, call),
                             ));
                         }
                         (HookStatus::Success, output)
