@@ -433,12 +433,18 @@ impl Server {
             )));
         }
         // One process runs a session once: a second copy would write the
-        // same rollout and miss the first one's cancel.
+        // same rollout and miss the first one's cancel. Asked first: a
+        // session just started may not have written its record yet.
         let _opening = match &resume {
-            Some(id) if !cox_cli::resume::known(id) => {
-                return Err(acp::Error::session_not_found(acp::SessionId::new(id.clone())).into());
+            Some(id) => {
+                let opening = self.open_once(id)?;
+                if !cox_cli::resume::known(id) {
+                    return Err(
+                        acp::Error::session_not_found(acp::SessionId::new(id.clone())).into(),
+                    );
+                }
+                Some(opening)
             }
-            Some(id) => Some(self.open_once(id)?),
             None => None,
         };
         let mut args = self.base.clone();

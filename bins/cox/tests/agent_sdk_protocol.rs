@@ -1061,26 +1061,8 @@ fn a_session_left_in_bypass_resumes_only_with_the_opt_in() {
 #[test]
 fn a_worktree_subagent_s_ask_names_the_file_in_its_worktree() {
     let env = Env::new();
-    let code = env.work.path().join("code");
-    std::fs::create_dir_all(&code).unwrap();
-    let git = |dir: &std::path::Path, args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&code, &["init", "-q", "-b", "main", "repo"]);
-    let repo = code.join("repo").canonicalize().unwrap();
-    std::fs::write(repo.join("a.txt"), "from main\n").unwrap();
-    git(&repo, &["add", "a.txt"]);
-    git(&repo, &["commit", "-q", "-m", "first"]);
+    let repo = common::git_repo(&env, "from main\n");
+    let code = repo.parent().unwrap().to_path_buf();
     let mut live = Live::spawn(
         &env,
         &scenario("subagent_isolated"),

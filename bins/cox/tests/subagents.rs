@@ -388,12 +388,7 @@ fn a_subagent_runs_its_parent_s_hooks_and_ends_with_subagent_stop() {
         "PreToolUse": [{"matcher": "write", "hooks": [{"type": "command",
             "command": format!("echo pre-write >> {}", log.display())}]}],
     }});
-    std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
-    std::fs::write(
-        env.home.path().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    env.claude_settings(&settings);
     let out = env.run("subagent_write", &["--permission-mode", "acceptEdits"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let ran = std::fs::read_to_string(&log).unwrap();
@@ -420,12 +415,7 @@ fn a_subagent_s_hooks_are_told_its_id_and_type_and_matched_on_the_type() {
                 "command": format!("echo wrong-type >> {}", seen.display())}]},
         ],
     }});
-    std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
-    std::fs::write(
-        env.home.path().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    env.claude_settings(&settings);
     let out = env.run(
         "subagent_write",
         &[

@@ -611,35 +611,10 @@ fn a_terminal_session_logs_and_exports_its_spans() {
     assert!(exported.iter().any(|n| n == "execute_tool"), "{exported:?}");
 }
 
-/// `<work>/code/repo` with one commit on `main` (no remote).
-fn git_repo(env: &Env) -> std::path::PathBuf {
-    let code = env.work.path().join("code");
-    std::fs::create_dir_all(&code).unwrap();
-    let git = |dir: &std::path::Path, args: &[&str]| {
-        let status = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&code, &["init", "-q", "-b", "main", "repo"]);
-    let repo = code.join("repo");
-    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-    git(&repo, &["add", "a.txt"]);
-    git(&repo, &["commit", "-q", "-m", "first"]);
-    repo
-}
-
 #[test]
 fn in_a_worktree_the_status_line_says_so_and_quit_offers_to_remove_a_clean_one() {
     let env = Env::new();
-    let repo = git_repo(&env);
+    let repo = common::git_repo(&env, "a\n");
     let worktree = repo.parent().unwrap().join("_worktrees/repo-t1");
     let flags = format!("--cwd {} --worktree T1", repo.display());
     let Some(tmux) = Tmux::start(&env, &args("hello", &flags)) else {
@@ -746,7 +721,7 @@ fn two_subagents_asking_at_once_are_asked_one_after_the_other() {
 #[test]
 fn quit_never_offers_to_remove_a_worktree_this_session_did_not_take() {
     let env = Env::new();
-    let repo = git_repo(&env);
+    let repo = common::git_repo(&env, "a\n");
     let theirs = repo.parent().unwrap().join("_worktrees/repo-theirs");
     let made = Command::new("git")
         .arg("-C")

@@ -11,37 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{Env, lines, scenario, stderr};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use common::{Env, git, lines, scenario, stderr};
 
 /// `<work>/code/repo`, one commit on `main`, and (with `origin`) a bare
 /// origin it was pushed to; answers the repository's folder.
 fn repo(env: &Env, origin: bool) -> PathBuf {
-    let code = env.work.path().join("code");
-    std::fs::create_dir_all(&code).unwrap();
-    git(&code, &["init", "-q", "-b", "main", "repo"]);
-    let repo = code.join("repo").canonicalize().unwrap();
-    std::fs::write(repo.join("a.txt"), "from main\n").unwrap();
-    git(&repo, &["add", "a.txt"]);
-    git(&repo, &["commit", "-q", "-m", "first"]);
+    let repo = common::git_repo(env, "from main\n");
     if origin {
         let bare = env.work.path().join("origin.git");
         git(env.work.path(), &["init", "-q", "--bare", "origin.git"]);
@@ -446,15 +421,11 @@ fn a_hook_judges_a_worktree_subagent_s_call_where_it_writes() {
     let env = Env::new();
     let repo = repo(&env, false);
     let seen = env.work.path().join("seen.jsonl");
-    let settings = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Write",
+    env.claude_settings(
+        &serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Write",
         "hooks": [{"type": "command",
-            "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]}]}});
-    std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
-    std::fs::write(
-        env.home.path().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+            "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]}]}}),
+    );
     let out = run_in(
         &env,
         &repo,

@@ -16,6 +16,39 @@ pub mod ext;
 pub mod mcp;
 pub mod otlp;
 
+/// `git -C dir args…` as a fixed author; what it printed, trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// `<work>/code/repo` with `a.txt` (`text`) in one commit on `main`, no
+/// remote; its folder, canonical.
+pub fn git_repo(env: &Env, text: &str) -> PathBuf {
+    let code = env.work.path().join("code");
+    std::fs::create_dir_all(&code).unwrap();
+    git(&code, &["init", "-q", "-b", "main", "repo"]);
+    let repo = code.join("repo").canonicalize().unwrap();
+    std::fs::write(repo.join("a.txt"), text).unwrap();
+    git(&repo, &["add", "a.txt"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    repo
+}
+
 pub fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/scenarios")
@@ -33,6 +66,17 @@ impl Env {
             home: tempfile::tempdir().unwrap(),
             work: tempfile::tempdir().unwrap(),
         }
+    }
+
+    /// Writes the person's Claude Code settings (`~/.claude/settings.json`
+    /// under the test's home).
+    pub fn claude_settings(&self, settings: &Value) {
+        std::fs::create_dir_all(self.home.path().join(".claude")).unwrap();
+        std::fs::write(
+            self.home.path().join(".claude/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
     }
 
     pub fn cox(&self) -> Command {
