@@ -49,6 +49,7 @@ pub fn command_hooks(settings: &Value, cwd: &Path, id: SessionId) -> cox_hooks::
             session_id: id.to_string(),
             transcript_path: cwd.join("rollout.jsonl"),
             cwd: cwd.to_path_buf(),
+            rollouts: None,
         },
     )
 }

@@ -69,7 +69,8 @@ const PARALLEL_MAX: usize = 8;
 /// refused, it asked if any asked, and it allowed only if every run
 /// allowed; an `updatedInput` of one file is not the whole call's, so it
 /// is dropped.
-fn merge(mut runs: Vec<HookReply>) -> Option<HookReply> {
+#[must_use]
+pub fn merge(mut runs: Vec<HookReply>) -> Option<HookReply> {
     if runs.len() <= 1 {
         return runs.pop();
     }
@@ -109,11 +110,17 @@ pub struct Confinement {
 /// What every hook of a session is told about it.
 #[derive(Clone, Debug)]
 pub struct SessionInfo {
+    /// The session a person started (a subagent's hooks are told the
+    /// session at the top, as Claude Code's are, with `agent_id` beside).
     pub session_id: String,
-    /// The session's rollout.
+    /// That session's rollout.
     pub transcript_path: PathBuf,
     /// The session's folder: where hooks run, and `CLAUDE_PROJECT_DIR`.
     pub cwd: PathBuf,
+    /// The folder holding each session's rollout (`<id>.jsonl`), where a
+    /// `SubagentStop` hook is pointed at the subagent's own
+    /// (`agent_transcript_path`); `None` says none.
+    pub rollouts: Option<PathBuf>,
 }
 
 /// A session's hooks, run as commands.
@@ -234,34 +241,10 @@ impl CommandHooks {
         chosen
     }
 
-    /// What the hooks of `call` are given on stdin: one object, or for a
-    /// call that writes several files (or names its file in no `path`,
-    /// as `apply_patch` does) one per file, each with that file as
-    /// `tool_input.file_path`.
+    /// What the hooks of `call` are given on stdin ([`payloads`]).
     fn payloads(&self, call: &HookCall) -> Vec<Vec<u8>> {
-        let input = self.input(call);
-        let names_its_file = call
-            .fields
-            .get("tool_input")
-            .is_some_and(|i| i.get("path").is_some());
-        let each: Vec<Value> =
-            if call.files.len() > 1 || (!call.files.is_empty() && !names_its_file) {
-                call.files
-                    .iter()
-                    .map(|file| {
-                        let mut one = input.clone();
-                        if let Some(tool_input) =
-                            one.get_mut("tool_input").and_then(Value::as_object_mut)
-                        {
-                            tool_input.insert("file_path".into(), json!(file));
-                        }
-                        one
-                    })
-                    .collect()
-            } else {
-                vec![input]
-            };
-        each.into_iter()
+        payloads(&self.session, call)
+            .into_iter()
             .map(|value| {
                 let mut bytes = value.to_string().into_bytes();
                 bytes.push(b'\n');
@@ -269,10 +252,33 @@ impl CommandHooks {
             })
             .collect()
     }
+}
 
-    /// The object a hook reads on stdin for `call`.
-    fn input(&self, call: &HookCall) -> Value {
-        payload(&self.session, call)
+/// What the hooks of `call` are given: one [`payload`], or for a call that
+/// writes several files (or names its file in no `path`, as `apply_patch`
+/// does) one per file, each with that file as `tool_input.file_path`, so
+/// a guard that reads `file_path` sees every file the call writes. A hook
+/// shown several answers once ([`merge`]).
+#[must_use]
+pub fn payloads(session: &SessionInfo, call: &HookCall) -> Vec<Value> {
+    let input = payload(session, call);
+    let names_its_file = call
+        .fields
+        .get("tool_input")
+        .is_some_and(|i| i.get("path").is_some());
+    if call.files.len() > 1 || (!call.files.is_empty() && !names_its_file) {
+        call.files
+            .iter()
+            .map(|file| {
+                let mut one = input.clone();
+                if let Some(tool_input) = one.get_mut("tool_input").and_then(Value::as_object_mut) {
+                    tool_input.insert("file_path".into(), json!(file));
+                }
+                one
+            })
+            .collect()
+    } else {
+        vec![input]
     }
 }
 
@@ -306,6 +312,15 @@ pub fn payload(session: &SessionInfo, call: &HookCall) -> Value {
     if let Some(agent) = &call.agent {
         input.insert("agent_id".into(), json!(agent.id));
         input.insert("agent_type".into(), json!(agent.agent_type));
+        if call.event == HookEvent::SubagentStop
+            && let Some(rollouts) = &session.rollouts
+        {
+            let own = rollouts.join(format!("{}.jsonl", agent.id));
+            input.insert(
+                "agent_transcript_path".into(),
+                json!(own.display().to_string()),
+            );
+        }
     }
     input.insert(
         "permission_mode".into(),

@@ -25,6 +25,7 @@ fn hooks(dir: &Path, settings: Value) -> CommandHooks {
             session_id: "01TESTSESSION".into(),
             transcript_path: dir.join("rollout.jsonl"),
             cwd: dir.to_path_buf(),
+            rollouts: None,
         },
     )
 }

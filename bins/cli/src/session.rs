@@ -738,6 +738,7 @@ pub(crate) fn build_session<P: Provider>(
             cwd: cwd.clone(),
             settings_from: lineage.settings_from.clone().unwrap_or_else(|| cwd.clone()),
             parent: id,
+            top: lineage.top.unwrap_or(id),
             depth: lineage.depth,
             approval,
             max_turns,
@@ -824,9 +825,10 @@ pub(crate) fn build_session<P: Provider>(
         let hooks = cox_hooks::CommandHooks::new(
             hooks.trusted,
             cox_hooks::SessionInfo {
-                session_id: id.to_string(),
-                transcript_path: home.rollout_path(id),
+                session_id: lineage.top.unwrap_or(id).to_string(),
+                transcript_path: home.rollout_path(lineage.top.unwrap_or(id)),
                 cwd: settings_cwd,
+                rollouts: Some(home.sessions_dir()),
             },
         )
         .confined(cox_hooks::Confinement {

@@ -40,6 +40,7 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
             session_id: "01BENCH".into(),
             transcript_path: work.0.join("rollout.jsonl"),
             cwd: work.0.clone(),
+            rollouts: None,
         },
     ));
     let call = HookCall::new(HookEvent::PreToolUse, PermissionMode::Default)
@@ -109,6 +110,7 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
             session_id: "01BENCH".into(),
             transcript_path: work.0.join("rollout.jsonl"),
             cwd: work.0.clone(),
+            rollouts: None,
         },
     )
     .confined(cox_hooks::Confinement {

@@ -906,6 +906,98 @@ fn the_script_s_hooks_judge_a_subagent_s_calls() {
     assert!(!env.work.path().join("notes.txt").exists());
 }
 
+/// An interrupt while a subagent's start hooks run ends its task too: the
+/// task was queued before the interrupt, and never runs once the hooks
+/// are cut short (the session goes on, so a task run late would land).
+#[test]
+fn an_interrupt_while_a_subagent_s_start_hooks_run_stops_its_task() {
+    let env = Env::new();
+    let started = env.work.path().join("hook-started");
+    env.claude_settings(&serde_json::json!({"hooks": {"SubagentStart": [{"hooks": [
+        {"type": "command", "command": format!("touch {}; sleep 3", started.display())}
+    ]}]}}));
+    let mut live = Live::spawn(
+        &env,
+        &scenario("subagent_late_write"),
+        INIT,
+        &["--permission-mode", "acceptEdits"],
+    );
+    live.prompt("go");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the SubagentStart hook never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    live.send(r#"{"type":"control_request","request_id":"r2","request":{"subtype":"interrupt"}}"#);
+    let result = live.until(|f| f["type"] == "result").pop().unwrap();
+    assert_eq!(result["subtype"], "error_during_execution", "{result}");
+    // A task run late would write within milliseconds of the interrupt.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let late = env.work.path().join("late.txt");
+    let out = live.end();
+    // 1: the last result was an error, as Claude Code exits.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        !late.exists(),
+        "the subagent ran its task after the interrupt"
+    );
+}
+
+/// A patch is shown to the script's hooks once per file it writes, with
+/// that file as `file_path`, as to a command hook: a guard on one file
+/// refuses the whole patch.
+#[test]
+fn the_script_s_hook_sees_each_file_a_patch_writes() {
+    let env = Env::new();
+    std::fs::write(env.work.path().join("open.txt"), "a\n").unwrap();
+    std::fs::write(env.work.path().join("protected.txt"), "secret\n").unwrap();
+    let patch = "*** Begin Patch\n*** Update File: open.txt\n@@\n-a\n+b\n\
+                 *** Update File: protected.txt\n@@\n-secret\n+pwned\n*** End Patch";
+    let script = script(
+        &env,
+        "patch.toml",
+        &format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"apply_patch\"\ninput = {{ patch = {patch:?} }}\n\n\
+             [[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    let guard = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Edit","hookCallbackIds":["guard"]}]}}}"#;
+    let mut live = Live::spawn(&env, &script, guard, &["--permission-mode", "acceptEdits"]);
+    live.prompt("patch it");
+    let seen = std::sync::Mutex::new(Vec::new());
+    let asks = answer_hooks(&mut live, |request| {
+        let path = request["request"]["input"]["tool_input"]["file_path"].clone();
+        seen.lock().unwrap().push(path.clone());
+        if path.as_str().is_some_and(|p| p.ends_with("/protected.txt")) {
+            serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": "deny", "permissionDecisionReason": "protected"}})
+        } else {
+            serde_json::json!({})
+        }
+    });
+    let out = live.end();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(asks.is_empty(), "{asks:?}");
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), 2, "one callback per file: {seen:?}");
+    assert!(
+        seen.iter()
+            .any(|p| p.as_str().unwrap().ends_with("/open.txt"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("protected.txt")).unwrap(),
+        "secret\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("open.txt")).unwrap(),
+        "a\n",
+        "the patch is refused whole"
+    );
+}
+
 /// A callback shown a cut input may still refuse: its deny holds though
 /// the rewrite beside it is not taken.
 #[test]

@@ -407,7 +407,8 @@ fn a_subagent_s_hooks_are_told_its_id_and_type_and_matched_on_the_type() {
     let dump = serde_json::json!([{"hooks": [{"type": "command",
         "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]}]);
     let settings = serde_json::json!({"hooks": {
-        "PreToolUse": dump,
+        "PreToolUse": dump.clone(),
+        "SubagentStop": dump,
         "SubagentStart": [
             {"matcher": "general-purpose", "hooks": [{"type": "command",
                 "command": format!("cat >> {}; echo >> {}", seen.display(), seen.display())}]},
@@ -438,10 +439,11 @@ fn a_subagent_s_hooks_are_told_its_id_and_type_and_matched_on_the_type() {
         .iter()
         .map(|s| s["hook_event_name"].as_str().unwrap())
         .collect();
-    // The parent's agent call, then the child's start and its write.
+    // The parent's agent call, then the child's start, its write and its
+    // end.
     assert_eq!(
         events,
-        ["PreToolUse", "SubagentStart", "PreToolUse"],
+        ["PreToolUse", "SubagentStart", "PreToolUse", "SubagentStop"],
         "{text}"
     );
     assert!(seen[0].get("agent_id").is_none(), "the parent is no agent");
@@ -450,8 +452,23 @@ fn a_subagent_s_hooks_are_told_its_id_and_type_and_matched_on_the_type() {
     assert_eq!(seen[1]["agent_type"], "general-purpose");
     let id = child["agent_id"].as_str().unwrap();
     assert_eq!(seen[1]["agent_id"], id);
-    assert_ne!(id, result["session_id"].as_str().unwrap());
+    let parent = result["session_id"].as_str().unwrap();
+    assert_ne!(id, parent);
+    // As in Claude Code, the session is the one at the top; the
+    // subagent's own transcript is named where it stops.
+    for payload in &seen {
+        assert_eq!(payload["session_id"], parent, "{payload}");
+        let transcript = payload["transcript_path"].as_str().unwrap();
+        assert!(
+            transcript.ends_with(&format!("{parent}.jsonl")),
+            "{payload}"
+        );
+    }
     assert_eq!(child["tool_name"], "Write");
+    let own = seen[3]["agent_transcript_path"].as_str().unwrap();
+    assert!(own.ends_with(&format!("{id}.jsonl")), "{}", seen[3]);
+    assert!(std::path::Path::new(own).is_file(), "{own}");
+    assert!(seen[2].get("agent_transcript_path").is_none());
 }
 
 #[test]

@@ -417,6 +417,29 @@ fn a_subagent_may_work_in_a_worktree_of_its_own_which_outlives_it() {
 }
 
 #[test]
+fn a_nested_isolated_subagent_gets_a_worktree_of_its_own() {
+    let env = Env::new();
+    let repo = repo(&env, false);
+    let out = run_in(
+        &env,
+        &repo,
+        "subagent_nested_isolated",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let root = repo.parent().unwrap().join("_worktrees");
+    let outer = root.join("repo-task-toolu_1_1");
+    let inner = root.join("repo-task-toolu_1_1-2");
+    assert!(outer.join("outer.txt").is_file());
+    assert!(inner.join("inner.txt").is_file());
+    assert!(
+        !outer.join("inner.txt").exists(),
+        "the two shared a worktree"
+    );
+    assert!(!inner.join("outer.txt").exists());
+}
+
+#[test]
 fn a_hook_judges_a_worktree_subagent_s_call_where_it_writes() {
     let env = Env::new();
     let repo = repo(&env, false);

@@ -171,6 +171,11 @@ struct State {
     turn_notes: Vec<cox_protocol::memory::Note>,
     /// Commands the person ran (`! cmd`) in this run, for their ids.
     user_shells: u32,
+    /// An interrupt cut the start hooks short while a prompt already
+    /// waited: that prompt's turn ends interrupted, unsent (a subagent's
+    /// task is queued before it starts, and its parent's cancel must
+    /// reach it).
+    start_interrupted: bool,
 }
 
 /// Tools that join the session as its run starts (an MCP client's, whose

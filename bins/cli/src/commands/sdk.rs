@@ -349,6 +349,7 @@ where
             session_id: session.id().as_uuid(),
             transcript_path: cox_store::CoxHome::resolve(None)?.rollout_path(session.id()),
             cwd: facts.cwd.clone(),
+            rollouts: Some(cox_store::CoxHome::resolve(None)?.sessions_dir()),
         },
     ));
     let session = session.with_hooks(Arc::clone(&sdk_hooks) as _);

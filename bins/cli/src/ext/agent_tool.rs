@@ -85,6 +85,9 @@ impl std::fmt::Debug for SurfaceHooks {
 pub struct Lineage {
     /// The session that started this one; `None` for one a person did.
     pub parent: Option<SessionId>,
+    /// The session a person started, at the top of this one's lineage;
+    /// `None` for that session itself.
+    pub top: Option<SessionId>,
     /// 0 for a session a person started; a child's is its parent's + 1.
     pub depth: u32,
     /// The tools it may use (cox's names); `None`: every tool.
@@ -118,6 +121,9 @@ pub struct Recipe {
     /// its parent's): its children read them there too.
     pub settings_from: std::path::PathBuf,
     pub parent: SessionId,
+    /// The session at the top of the parent's lineage (the parent itself
+    /// when a person started it).
+    pub top: SessionId,
     /// The parent's depth.
     pub depth: u32,
     /// The parent's approval policy (a child asks where its parent does).
@@ -315,6 +321,7 @@ fn child_of(
     args.deep = false;
     let mut lineage = Lineage {
         parent: Some(recipe.parent),
+        top: Some(recipe.top),
         depth: recipe.depth + 1,
         tools: None,
         prompt: None,
@@ -594,7 +601,10 @@ impl Tool for AgentTool {
                     Err(why) => return ToolResult::error(format!("agent: {why}")),
                 };
             // Its own worktree, named after the task, made from where the
-            // parent works.
+            // parent works; never one a running subagent of this process
+            // works in (a nested one's call can have the same id).
+            let claimed = isolated.map(Claimed::new);
+            let isolated = claimed.as_ref().map(|c| c.0.clone());
             args.worktree.clone_from(&isolated);
             let _slot = tokio::select! {
                 slot = self.slots.acquire() => match slot {
@@ -673,6 +683,40 @@ impl Tool for AgentTool {
             }
             result
         })
+    }
+}
+
+/// The worktree names the running subagents of this process work in.
+static IN_USE: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// A worktree name held for one running subagent: the task's own, or with
+/// `-2`, `-3`, … after it where that one is held already. Let go when
+/// dropped (the worktree itself stays, as a subagent's does).
+struct Claimed(String);
+
+impl Claimed {
+    fn new(name: String) -> Self {
+        let mut held = IN_USE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut claimed = name.clone();
+        let mut n = 2;
+        while held.contains(&claimed) {
+            claimed = format!("{name}-{n}");
+            n += 1;
+        }
+        held.insert(claimed.clone());
+        Self(claimed)
+    }
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        IN_USE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.0);
     }
 }
 
@@ -790,6 +834,23 @@ mod tests {
     }
 
     #[test]
+    fn a_worktree_name_is_held_by_one_running_subagent_at_a_time() {
+        let first = Claimed::new("task-claim-test".into());
+        let second = Claimed::new("task-claim-test".into());
+        let third = Claimed::new("task-claim-test".into());
+        assert_eq!(first.0, "task-claim-test");
+        assert_eq!(second.0, "task-claim-test-2");
+        assert_eq!(third.0, "task-claim-test-3");
+        drop(second);
+        assert_eq!(
+            Claimed::new("task-claim-test".into()).0,
+            "task-claim-test-2"
+        );
+        drop(first);
+        assert_eq!(Claimed::new("task-claim-test".into()).0, "task-claim-test");
+    }
+
+    #[test]
     fn a_child_runs_in_its_parent_s_mode_and_never_wider() {
         let recipe = Recipe {
             args: RunArgs {
@@ -800,6 +861,7 @@ mod tests {
             cwd: "/w".into(),
             settings_from: "/w".into(),
             parent: SessionId::generate(),
+            top: SessionId::generate(),
             depth: 0,
             approval: ApprovalPolicy::OnRequest,
             max_turns: None,
@@ -822,6 +884,8 @@ mod tests {
         assert!(args.resume.is_none());
         assert_eq!(lineage.depth, 1);
         assert_eq!(lineage.parent, Some(recipe.parent));
+        assert_eq!(lineage.top, Some(recipe.top));
+        assert_eq!(lineage.agent_type.as_deref(), Some("general-purpose"));
         assert_eq!(lineage.script.as_deref(), Some("look"));
     }
 
@@ -832,6 +896,7 @@ mod tests {
             cwd: "/w".into(),
             settings_from: "/w".into(),
             parent: SessionId::generate(),
+            top: SessionId::generate(),
             depth,
             approval: ApprovalPolicy::Never,
             max_turns: None,

@@ -358,27 +358,33 @@ where
     /// `SessionStart` (`SubagentStart` in a subagent): its context joins
     /// the first prompt of this run.
     pub(super) async fn session_start_hooks(&mut self) {
-        if self.is_subagent() {
-            if self.hooks_for(HookEvent::SubagentStart).is_some() {
-                let call = self.hook_call(HookEvent::SubagentStart);
-                let _ = self.run_hooks(call, true).await;
+        let call = if self.is_subagent() {
+            if self.hooks_for(HookEvent::SubagentStart).is_none() {
+                return;
             }
-            return;
-        }
-        if self.hooks_for(HookEvent::SessionStart).is_none() {
-            return;
-        }
-        let source = if self.state.resumed {
-            "resume"
+            self.hook_call(HookEvent::SubagentStart)
         } else {
-            "startup"
+            if self.hooks_for(HookEvent::SessionStart).is_none() {
+                return;
+            }
+            let source = if self.state.resumed {
+                "resume"
+            } else {
+                "startup"
+            };
+            self.hook_call(HookEvent::SessionStart)
+                .target(source)
+                .field("source", source)
         };
-        let call = self
-            .hook_call(HookEvent::SessionStart)
-            .target(source)
-            .field("source", source);
-        // An interrupt here only cuts the hooks short.
-        let _ = self.run_hooks(call, true).await;
+        // An interrupt here cuts the hooks short, and ends the turn of a
+        // prompt that was already waiting (it came before the interrupt).
+        if self.run_hooks(call, true).await.is_none() {
+            self.state.start_interrupted = self
+                .inbox
+                .queue
+                .iter()
+                .any(|s| matches!(s, Submission::UserTurn { .. }));
+        }
     }
 
     /// `SessionEnd`, before the record is closed.

@@ -75,9 +75,16 @@ where
         self.state.turn_model = None;
         self.state.turn_engine = None;
         self.state.turn_notes = Vec::new();
-        // Hooks first: a prompt a hook refuses goes no further (its text
-        // is recorded, never sent).
-        if let Err(stop) = self.prompt_hooks(&text).await {
+        // A prompt that waited while an interrupt cut the start hooks
+        // short was interrupted too; then hooks: a prompt a hook refuses
+        // goes no further (its text is recorded, never sent).
+        let interrupted = std::mem::take(&mut self.state.start_interrupted);
+        let refused = if interrupted {
+            Err(StopReason::Interrupted)
+        } else {
+            self.prompt_hooks(&text).await
+        };
+        if let Err(stop) = refused {
             self.out.emit(Event::TurnStarted { turn: number, text });
             self.out.done(Turn::refused(number, stop)).await;
             return;

@@ -2,8 +2,9 @@
 //! `hooks`: for each event, matchers and the ids of the script's
 //! callbacks), run as `hook_callback` control requests.
 //!
-//! Each callback is given the same object a command hook reads on stdin
-//! (`cox_hooks::payload`) and answers with Claude Code's hook JSON, read by
+//! Each callback is given the same objects a command hook reads on stdin
+//! (`cox_hooks::payloads`: one per file for a call that writes several,
+//! their answers merged) and answers with Claude Code's hook JSON, read by
 //! the same parser as a command hook's stdout; so a callback may deny or
 //! allow a call, rewrite its input, add context, or send a turn back,
 //! exactly as a hook in `.claude/settings.json`. They are the script's
@@ -119,9 +120,14 @@ impl SdkHooks {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    async fn one(&self, (id, timeout): (String, Duration), call: &HookCall) -> HookReply {
+    /// Callback `id` on one of `call`'s payloads.
+    async fn one(
+        &self,
+        (id, timeout): (String, Duration),
+        call: &HookCall,
+        input: Value,
+    ) -> HookReply {
         let started = Instant::now();
-        let input = cox_hooks::payload(&self.session, call);
         let request = json!({
             "subtype": "hook_callback", "callback_id": id, "input": input,
             "tool_use_id": call.fields.get("tool_use_id").cloned().unwrap_or(Value::Null),
@@ -224,9 +230,16 @@ impl Hooks for SdkHooks {
                 .filter(|c| call.target.is_none() || c.matcher.matches(&names))
                 .map(|c| (c.id.clone(), c.timeout))
                 .collect();
+            // A call that writes several files (apply_patch) is shown once
+            // per file, as to a command hook; the runs answer as one.
+            let payloads = cox_hooks::payloads(&self.session, call);
             let mut replies = Vec::new();
             for callback in chosen {
-                replies.push(self.one(callback, call).await);
+                let mut runs = Vec::with_capacity(payloads.len());
+                for input in &payloads {
+                    runs.push(self.one(callback.clone(), call, input.clone()).await);
+                }
+                replies.extend(cox_hooks::merge(runs));
             }
             replies
         })
