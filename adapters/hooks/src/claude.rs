@@ -107,16 +107,36 @@ pub fn input_for_hook(tool: &str, input: &Value, cwd: &Path) -> Value {
     shown
 }
 
+/// `shown` (an input as [`input_for_hook`] shows it) naming `file`, the
+/// file the call really writes (links and `..` resolved, as the tool will
+/// open it), in Claude Code's path field: a guard that reads `file_path`
+/// judges the file that changes, not a link to it.
+pub fn name_written_file(tool: &str, shown: &mut Value, file: &str) {
+    if let Some(object) = shown.as_object_mut() {
+        for &(_, theirs, path) in aliases(tool) {
+            if path && object.contains_key(theirs) {
+                object.insert(theirs.into(), json!(file));
+            }
+        }
+    }
+}
+
 /// A hook's `updatedInput` in cox's fields: a `file_path` the hook changed
 /// is the new `path` (a Claude Code hook knows only that one), and the
 /// field itself goes, since cox's tools refuse fields they do not know.
 #[must_use]
 pub fn input_from_hook(tool: &str, original: &Value, updated: &Value, cwd: &Path) -> Value {
+    input_from_shown(tool, &input_for_hook(tool, original, cwd), updated)
+}
+
+/// [`input_from_hook`] for a hook that was shown `shown`: a field it gave
+/// back as shown is no change.
+#[must_use]
+pub fn input_from_shown(tool: &str, shown: &Value, updated: &Value) -> Value {
     let mut input = updated.clone();
     let Some(object) = input.as_object_mut() else {
         return input;
     };
-    let shown = input_for_hook(tool, original, cwd);
     for &(ours, theirs, _) in aliases(tool) {
         if let Some(value) = object.remove(theirs) {
             // Claude Code's spelling, changed (or alone): it wins.

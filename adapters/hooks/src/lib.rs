@@ -282,6 +282,22 @@ pub fn payloads(session: &SessionInfo, call: &HookCall) -> Vec<Value> {
     }
 }
 
+/// `call`'s tool input as its hooks are shown it: cox's fields with
+/// Claude Code's beside them, paths absolute in the folder the call runs
+/// in, and the one file it writes named as the file that really changes
+/// (links and `..` resolved, as the tool resolves them). `None` for an
+/// event about no tool call.
+#[must_use]
+pub fn shown_input(session: &SessionInfo, call: &HookCall) -> Option<Value> {
+    let tool = call.fields.get("tool_name").and_then(Value::as_str)?;
+    let input = call.fields.get("tool_input")?;
+    let mut shown = claude::input_for_hook(tool, input, &call_cwd(session, call));
+    if let [file] = call.files.as_slice() {
+        claude::name_written_file(tool, &mut shown, file);
+    }
+    Some(shown)
+}
+
 /// The folder `call`'s relative paths are read against: where its session
 /// works — a subagent's own folder (its worktree) where it has one, else
 /// the session's.
@@ -331,10 +347,16 @@ pub fn payload(session: &SessionInfo, call: &HookCall) -> Value {
     for (key, value) in &call.fields {
         let shown = match (key.as_str(), tool) {
             ("tool_name", Some(tool)) => json!(claude::claude_name(tool).unwrap_or(tool)),
-            ("tool_input", Some(tool)) => claude::input_for_hook(tool, value, &cwd),
+            ("tool_input", Some(_)) => shown_input(session, call).unwrap_or_else(|| value.clone()),
             ("tool_response", Some(tool)) => {
                 let raw = call.fields.get("tool_input").unwrap_or(&Value::Null);
-                claude::response_for_hook(tool, raw, value, &cwd)
+                let mut response = claude::response_for_hook(tool, raw, value, &cwd);
+                if let ([file], Some(object)) = (call.files.as_slice(), response.as_object_mut())
+                    && object.contains_key("filePath")
+                {
+                    object.insert("filePath".into(), json!(file));
+                }
+                response
             }
             _ => value.clone(),
         };
@@ -379,18 +401,14 @@ impl Hooks for CommandHooks {
                 })
                 .collect();
             // An input changed in Claude Code's fields goes back in cox's.
-            if let (Some(tool), Some(original)) = (
+            if let (Some(tool), Some(shown)) = (
                 call.fields.get("tool_name").and_then(Value::as_str),
-                call.fields.get("tool_input"),
+                shown_input(&self.session, call),
             ) {
                 for reply in &mut replies {
                     if let Some(updated) = &reply.output.updated_input {
-                        reply.output.updated_input = Some(claude::input_from_hook(
-                            tool,
-                            original,
-                            updated,
-                            &call_cwd(&self.session, call),
-                        ));
+                        reply.output.updated_input =
+                            Some(claude::input_from_shown(tool, &shown, updated));
                     }
                 }
             }

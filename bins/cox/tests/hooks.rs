@@ -188,6 +188,53 @@ tool_result_ok = false
     assert_eq!(runs[0]["message"], "writes are frozen until Monday");
 }
 
+/// A guard on a file sees the file that would really change: a link to
+/// it, or a path through `..`, is shown as the file itself (to a
+/// PreToolUse hook, and in a PostToolUse's `filePath`).
+#[test]
+fn a_hook_is_shown_the_file_a_write_really_changes() {
+    let env = Env::new();
+    let work = env.work.path().canonicalize().unwrap();
+    std::fs::write(work.join("protected.txt"), "secret\n").unwrap();
+    std::fs::create_dir(work.join("sub")).unwrap();
+    std::os::unix::fs::symlink("protected.txt", work.join("link.txt")).unwrap();
+    let guard = format!(
+        "grep -q '\"file_path\":\"{}\"' && {{ echo 'protected' >&2; exit 2; }}; exit 0",
+        work.join("protected.txt").display()
+    );
+    user_settings(&env, &hook("PreToolUse", "Write", &guard));
+    let path = scenario(
+        env.home.path(),
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "write"
+input = { path = "link.txt", content = "through the link\n" }
+[[turn.tool_call]]
+name = "write"
+input = { path = "sub/../protected.txt", content = "through dot-dot\n" }
+
+[[turn]]
+text = "Both were refused."
+"#,
+    );
+    let out = run(
+        &env,
+        &path,
+        "change it",
+        &["--permission-mode", "acceptEdits"],
+    );
+    // 2: a hook refused a call, as a headless run says it.
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let runs = hook_runs(&out);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs.iter().all(|r| r["outcome"] == "blocked"), "{runs:?}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("protected.txt")).unwrap(),
+        "secret\n"
+    );
+}
+
 const ALLOW: &str = r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok by policy"}}'"#;
 
 /// A hook's allow answers the risk's question, never a rule or a mode.

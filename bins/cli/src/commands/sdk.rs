@@ -205,9 +205,9 @@ struct Asked {
     /// line: an `updatedInput` that echoes it is no rewrite, and any other
     /// cannot be taken (it rewrote what was not the whole input).
     cut: Option<Value>,
-    /// The folder the shown paths were made absolute against (the
-    /// subagent's, for one of its calls): a rewrite is read back there.
-    cwd: std::path::PathBuf,
+    /// What the callback was shown of the input (before any cut): a field
+    /// it gives back as shown is no change.
+    shown: Value,
 }
 
 /// What the reader and the session share.
@@ -594,11 +594,14 @@ fn ask(
         .cwd_of(call_id.as_str())
         .map_or(cwd, std::path::Path::new)
         .to_path_buf();
-    let shown = cox_hooks::claude::input_for_hook(&tool, &input, &cwd);
+    let mut shown = cox_hooks::claude::input_for_hook(&tool, &input, &cwd);
+    if let Some(file) = frames.written(call_id.as_str()) {
+        cox_hooks::claude::name_written_file(&tool, &mut shown, file);
+    }
     let request = json!({
         "type": "control_request", "request_id": request_id,
         "request": {
-            "subtype": "can_use_tool", "tool_name": name, "input": shown,
+            "subtype": "can_use_tool", "tool_name": name, "input": shown.clone(),
             "tool_use_id": call_id.as_str(), "permission_suggestions": null, "blocked_path": null,
         },
     });
@@ -628,7 +631,7 @@ fn ask(
             input,
             tool,
             cut: cut.then(|| request["request"]["input"].clone()),
-            cwd,
+            shown,
         },
     );
     drop(state);
@@ -1175,7 +1178,7 @@ fn answered(
         input,
         tool,
         cut,
-        cwd,
+        shown,
     }) = lock(shared).asks.remove(id)
     else {
         out.line(error_frame(&format!(
@@ -1192,7 +1195,7 @@ fn answered(
                     .filter(|u| u.is_object())
                     // An echo of a cut input is no rewrite.
                     .filter(|u| cut.as_ref() != Some(*u))
-                    .map(|updated| cox_hooks::claude::input_from_hook(&tool, &input, updated, &cwd))
+                    .map(|updated| cox_hooks::claude::input_from_shown(&tool, &shown, updated))
                 {
                     Some(_) if cut.is_some() => Decision::Deny {
                         reason: Some(

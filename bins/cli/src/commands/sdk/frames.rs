@@ -74,6 +74,9 @@ pub struct Frames {
     /// Calls asked for and not done (a subagent's too, by their tagged
     /// ids): id, Claude's name, cox's name and input, for denials and asks.
     inputs: Vec<(String, String, String, Value)>,
+    /// Of those, the file each one that writes one file really writes
+    /// (links and `..` resolved), which an ask names.
+    written: HashMap<String, String>,
     /// Calls of model responses still streaming (the session's, and its
     /// subagents' by tagged id). One requested again while its response
     /// streams is a second call with the same id; after, it is the same
@@ -117,6 +120,7 @@ impl Frames {
             blocks: 0,
             turn: Turn::default(),
             inputs: Vec::new(),
+            written: HashMap::new(),
             open: Vec::new(),
             ambiguous: std::collections::HashSet::new(),
             cwds: HashMap::new(),
@@ -162,6 +166,13 @@ impl Frames {
             .map(|(_, name, tool, input)| (name.as_str(), tool.as_str(), input))
     }
 
+    /// The one file call `id` writes, as it will really be written (links
+    /// and `..` resolved); `None` for a call that writes none or several.
+    #[must_use]
+    pub fn written(&self, id: &str) -> Option<&str> {
+        self.written.get(id).map(String::as_str)
+    }
+
     /// Where the subagent whose call `id` is works (its worktree, when it
     /// has one); `None` for the session's own calls.
     #[must_use]
@@ -177,6 +188,10 @@ impl Frames {
     /// a call of its own.
     fn remember(&mut self, whose: &str, call: &cox_protocol::types::ToolCall) -> bool {
         let id = call.id.as_str();
+        match call.writes.as_slice() {
+            [file] => self.written.insert(id.to_owned(), file.clone()),
+            _ => self.written.remove(id),
+        };
         if let Some(known) = self.inputs.iter_mut().find(|(known, ..)| known == id) {
             if self.open.iter().any(|(_, open)| open == id) {
                 self.ambiguous.insert(id.to_owned());
@@ -216,6 +231,7 @@ impl Frames {
             Event::Retry { discarded, .. } if *discarded => self.thrown_away(prefix),
             Event::ToolCallDone { call_id, .. } => {
                 self.inputs.retain(|(id, ..)| id != call_id.as_str());
+                self.written.remove(call_id.as_str());
             }
             _ => {}
         }
@@ -231,6 +247,7 @@ impl Frames {
             .map(|(_, id)| id.clone())
             .collect();
         self.inputs.retain(|(id, ..)| !dropped.contains(id));
+        self.written.retain(|id, _| !dropped.contains(id));
         self.open.retain(|(w, _)| w != whose);
     }
 
@@ -387,6 +404,7 @@ impl Frames {
             }
             Event::ToolCallDone { call_id, result } => {
                 self.turn.asking_since = Some(Instant::now());
+                self.written.remove(call_id.as_str());
                 let input = self
                     .inputs
                     .iter()

@@ -149,17 +149,13 @@ impl SdkHooks {
                     }
                     Ok(mut output) => {
                         // Claude Code's spellings back to cox's fields.
-                        if let (Some(updated), Some(tool), Some(original)) = (
+                        if let (Some(updated), Some(tool), Some(shown)) = (
                             &output.updated_input,
                             call.fields.get("tool_name").and_then(Value::as_str),
-                            call.fields.get("tool_input"),
+                            cox_hooks::shown_input(&self.session, call),
                         ) {
-                            output.updated_input = Some(cox_hooks::claude::input_from_hook(
-                                tool,
-                                original,
-                                updated,
-                                &cox_hooks::call_cwd(&self.session, call),
-                            ));
+                            output.updated_input =
+                                Some(cox_hooks::claude::input_from_shown(tool, &shown, updated));
                         }
                         (HookStatus::Success, output)
                     }
