@@ -108,9 +108,9 @@ pub fn input_for_hook(tool: &str, input: &Value, cwd: &Path) -> Value {
 }
 
 /// `shown` (an input as [`input_for_hook`] shows it) naming `file`, the
-/// file the call really writes (links and `..` resolved, as the tool will
-/// open it), in Claude Code's path field: a guard that reads `file_path`
-/// judges the file that changes, not a link to it.
+/// file the call really writes or reads (links and `..` resolved, as the
+/// tool will open it), in Claude Code's path field: a guard that reads
+/// `file_path` judges the file that changes or is read, not a link to it.
 pub fn name_written_file(tool: &str, shown: &mut Value, file: &str) {
     if let Some(object) = shown.as_object_mut() {
         for &(_, theirs, path) in aliases(tool) {

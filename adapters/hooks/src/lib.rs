@@ -284,16 +284,25 @@ pub fn payloads(session: &SessionInfo, call: &HookCall) -> Vec<Value> {
 
 /// `call`'s tool input as its hooks are shown it: cox's fields with
 /// Claude Code's beside them, paths absolute in the folder the call runs
-/// in, and the one file it writes named as the file that really changes
-/// (links and `..` resolved, as the tool resolves them). `None` for an
+/// in, and the one file it writes (or the file a read reads) named as the
+/// file really touched (links and `..` resolved, as the tool resolves
+/// them). `None` for an
 /// event about no tool call.
 #[must_use]
 pub fn shown_input(session: &SessionInfo, call: &HookCall) -> Option<Value> {
     let tool = call.fields.get("tool_name").and_then(Value::as_str)?;
     let input = call.fields.get("tool_input")?;
     let mut shown = claude::input_for_hook(tool, input, &call_cwd(session, call));
-    if let [file] = call.files.as_slice() {
-        claude::name_written_file(tool, &mut shown, file);
+    // A read names the file it reads as its subject. A path that could not
+    // be confined stays as the model wrote it (made absolute): the tool
+    // refuses it.
+    let real = match (call.files.as_slice(), call.subject.as_deref()) {
+        ([file], _) => Some(file.as_str()),
+        ([], Some(subject)) if tool == "read" => Some(subject),
+        _ => None,
+    };
+    if let Some(real) = real.filter(|p| p.starts_with('/')) {
+        claude::name_written_file(tool, &mut shown, real);
     }
     Some(shown)
 }
@@ -351,10 +360,13 @@ pub fn payload(session: &SessionInfo, call: &HookCall) -> Value {
             ("tool_response", Some(tool)) => {
                 let raw = call.fields.get("tool_input").unwrap_or(&Value::Null);
                 let mut response = claude::response_for_hook(tool, raw, value, &cwd);
-                if let ([file], Some(object)) = (call.files.as_slice(), response.as_object_mut())
+                // The file named as the input names it (the real one).
+                let named = shown_input(session, call)
+                    .and_then(|s| s.get("file_path").filter(|p| p.is_string()).cloned());
+                if let (Some(named), Some(object)) = (named, response.as_object_mut())
                     && object.contains_key("filePath")
                 {
-                    object.insert("filePath".into(), json!(file));
+                    object.insert("filePath".into(), named);
                 }
                 response
             }

@@ -188,6 +188,40 @@ tool_result_ok = false
     assert_eq!(runs[0]["message"], "writes are frozen until Monday");
 }
 
+/// A guard on a file sees the file a read really reads: a link to it is
+/// shown as the file itself.
+#[test]
+fn a_hook_is_shown_the_file_a_read_really_reads() {
+    let env = Env::new();
+    let work = env.work.path().canonicalize().unwrap();
+    std::fs::write(work.join("private.txt"), "do not read\n").unwrap();
+    std::os::unix::fs::symlink("private.txt", work.join("public.txt")).unwrap();
+    let guard = format!(
+        "grep -q '\"file_path\":\"{}\"' && {{ echo 'private' >&2; exit 2; }}; exit 0",
+        work.join("private.txt").display()
+    );
+    user_settings(&env, &hook("PreToolUse", "Read", &guard));
+    let path = scenario(
+        env.home.path(),
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "read"
+input = { path = "public.txt" }
+
+[[turn]]
+text = "It was refused."
+[turn.expect]
+tool_result_contains = "private"
+tool_result_ok = false
+"#,
+    );
+    let out = run(&env, &path, "read it", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let runs = hook_runs(&out);
+    assert_eq!(runs[0]["outcome"], "blocked", "{runs:?}");
+}
+
 /// A guard on a file sees the file that would really change: a link to
 /// it, or a path through `..`, is shown as the file itself (to a
 /// PreToolUse hook, and in a PostToolUse's `filePath`).

@@ -141,6 +141,10 @@ pub struct HookCall {
     pub files: Vec<String>,
     /// The subagent the point is in; `None` in a session a person started.
     pub agent: Option<HookAgent>,
+    /// For a tool event, what the call acts on as the permission engine
+    /// judges it (for a file tool, the confined path: links and `..`
+    /// resolved); `None` for other events.
+    pub subject: Option<String>,
 }
 
 /// The subagent a hook point is in, which a hook is told as Claude Code
@@ -168,6 +172,7 @@ impl HookCall {
             permission_mode,
             files: Vec::new(),
             agent: None,
+            subject: None,
         }
     }
 

@@ -201,6 +201,7 @@ fn head(text: &str, max: usize) -> String {
 pub(super) fn tool_fields(call: &HookCall, tool: &ToolCall) -> HookCall {
     let mut call = call.clone();
     call.files.clone_from(&tool.writes);
+    call.subject = Some(tool.subject.clone());
     call.target(tool.name.clone())
         .field("tool_name", tool.name.clone())
         .field("tool_input", tool.input.clone())
