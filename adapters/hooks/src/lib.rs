@@ -278,8 +278,58 @@ pub fn payloads(session: &SessionInfo, call: &HookCall) -> Vec<Value> {
             })
             .collect()
     } else {
-        vec![input]
+        // A path through a link or `..`: shown as written too, as Claude
+        // Code shows it, so a guard on either name holds (the runs answer
+        // as one, a refusal from either winning).
+        let as_written = call
+            .fields
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .zip(call.fields.get("tool_input"))
+            .map(|(tool, raw)| claude::input_for_hook(tool, raw, &call_cwd(session, call)));
+        match as_written {
+            Some(written) if Some(&written) != input.get("tool_input") => {
+                let mut other = input.clone();
+                other["tool_input"] = written;
+                vec![other, input]
+            }
+            _ => vec![input],
+        }
     }
+}
+
+/// One reply for a hook shown `call` as `shown` (its [`payloads`]), from
+/// its `runs` in the same order: merged as [`merge`] says, and a rewrite
+/// taken back in cox's fields. A call shown twice only because its path
+/// goes through a link keeps a rewrite both runs agree on; a patch's
+/// files, each shown alone, never do.
+#[must_use]
+pub fn answer_as_one(call: &HookCall, shown: &[Value], runs: Vec<HookReply>) -> Option<HookReply> {
+    let tool = call.fields.get("tool_name").and_then(Value::as_str);
+    let back: Vec<Option<Value>> = runs
+        .iter()
+        .zip(shown)
+        .map(|(run, payload)| {
+            let updated = run.output.updated_input.as_ref()?;
+            let seen = payload.get("tool_input")?;
+            Some(claude::input_from_shown(tool?, seen, updated))
+        })
+        .collect();
+    let one_file = call.files.len() <= 1
+        && call
+            .fields
+            .get("tool_input")
+            .is_some_and(|i| i.get("path").is_some());
+    let agreed = match back.as_slice() {
+        [only] => only.clone(),
+        [first, rest @ ..] if one_file && first.is_some() && rest.iter().all(|b| b == first) => {
+            first.clone()
+        }
+        _ => None,
+    };
+    let mut reply = merge(runs)?;
+    reply.output.updated_input = agreed;
+    Some(reply)
 }
 
 /// `call`'s tool input as its hooks are shown it: cox's fields with
@@ -361,8 +411,11 @@ pub fn payload(session: &SessionInfo, call: &HookCall) -> Value {
                 let raw = call.fields.get("tool_input").unwrap_or(&Value::Null);
                 let mut response = claude::response_for_hook(tool, raw, value, &cwd);
                 // The file named as the input names it (the real one).
-                let named = shown_input(session, call)
-                    .and_then(|s| s.get("file_path").filter(|p| p.is_string()).cloned());
+                let named = shown_input(session, call).and_then(|s| {
+                    ["file_path", "notebook_path"]
+                        .iter()
+                        .find_map(|k| s.get(*k).filter(|p| p.is_string()).cloned())
+                });
                 if let (Some(named), Some(object)) = (named, response.as_object_mut())
                     && object.contains_key("filePath")
                 {
@@ -389,6 +442,7 @@ impl Hooks for CommandHooks {
                 return Vec::new();
             }
             use futures::StreamExt;
+            let payloads_shown = payloads(&self.session, call);
             let payloads = self.payloads(call);
             let mut jobs: Vec<BoxFuture<'_, (usize, HookReply)>> = Vec::new();
             for (at, def) in chosen.iter().enumerate() {
@@ -402,29 +456,16 @@ impl Hooks for CommandHooks {
                 .collect()
                 .await;
             // One reply per hook, in configuration order.
-            let mut replies: Vec<HookReply> = (0..chosen.len())
+            (0..chosen.len())
                 .filter_map(|at| {
-                    merge(
-                        runs.iter()
-                            .filter(|(of, _)| *of == at)
-                            .map(|(_, r)| r.clone())
-                            .collect(),
-                    )
+                    let own = runs
+                        .iter()
+                        .filter(|(of, _)| *of == at)
+                        .map(|(_, r)| r.clone())
+                        .collect();
+                    answer_as_one(call, &payloads_shown, own)
                 })
-                .collect();
-            // An input changed in Claude Code's fields goes back in cox's.
-            if let (Some(tool), Some(shown)) = (
-                call.fields.get("tool_name").and_then(Value::as_str),
-                shown_input(&self.session, call),
-            ) {
-                for reply in &mut replies {
-                    if let Some(updated) = &reply.output.updated_input {
-                        reply.output.updated_input =
-                            Some(claude::input_from_shown(tool, &shown, updated));
-                    }
-                }
-            }
-            replies
+                .collect()
         })
     }
 }

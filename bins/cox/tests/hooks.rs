@@ -188,6 +188,64 @@ tool_result_ok = false
     assert_eq!(runs[0]["message"], "writes are frozen until Monday");
 }
 
+/// A guard on a name holds when that name is a link: a call through a
+/// link is shown as written (as Claude Code shows it) and as the file it
+/// reaches, and a refusal of either refuses it; a rewrite both agree on
+/// is kept.
+#[test]
+fn a_call_through_a_link_is_judged_by_both_names() {
+    let env = Env::new();
+    let work = env.work.path().canonicalize().unwrap();
+    std::fs::create_dir(work.join("config")).unwrap();
+    std::fs::write(work.join("config/local.conf"), "KEY=1\n").unwrap();
+    std::os::unix::fs::symlink("config/local.conf", work.join(".env")).unwrap();
+    std::fs::write(work.join("real.txt"), "old\n").unwrap();
+    std::os::unix::fs::symlink("real.txt", work.join("alias.txt")).unwrap();
+    // Refuses anything named .env; rewrites any other write's content.
+    let guard = r#"input=$(cat); case "$input" in *'/.env"'*) echo 'no .env' >&2; exit 2;; esac; case "$input" in *'"tool_name":"Write"'*) printf '%s' "$input" | python3 -c 'import json,sys; i=json.load(sys.stdin)["tool_input"]; i["content"]="rewritten\n"; print(json.dumps({"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":i}}))';; esac; exit 0"#;
+    user_settings(&env, &hook("PreToolUse", "", guard));
+    let path = scenario(
+        env.home.path(),
+        r#"
+[[turn]]
+[[turn.tool_call]]
+name = "read"
+input = { path = ".env" }
+[[turn.tool_call]]
+name = "write"
+input = { path = ".env", content = "KEY=pwned\n" }
+[[turn.tool_call]]
+name = "write"
+input = { path = "alias.txt", content = "as the model wrote it\n" }
+
+[[turn]]
+text = "done"
+"#,
+    );
+    let out = run(
+        &env,
+        &path,
+        "change it",
+        &["--permission-mode", "acceptEdits"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let done: Vec<Value> = lines(&out)
+        .into_iter()
+        .filter(|l| l["type"] == "tool_call_done")
+        .collect();
+    assert_eq!(done.len(), 3, "{done:?}");
+    assert_eq!(done[0]["result"]["ok"], false, "the read of .env: {}", done[0]);
+    assert_eq!(
+        std::fs::read_to_string(work.join("config/local.conf")).unwrap(),
+        "KEY=1\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("real.txt")).unwrap(),
+        "rewritten\n",
+        "the rewrite both runs agreed on was taken"
+    );
+}
+
 /// A guard on a file sees the file a read really reads: a link to it is
 /// shown as the file itself.
 #[test]

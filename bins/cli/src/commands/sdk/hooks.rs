@@ -147,18 +147,8 @@ impl SdkHooks {
                         }
                         (HookStatus::Success, output)
                     }
-                    Ok(mut output) => {
-                        // Claude Code's spellings back to cox's fields.
-                        if let (Some(updated), Some(tool), Some(shown)) = (
-                            &output.updated_input,
-                            call.fields.get("tool_name").and_then(Value::as_str),
-                            cox_hooks::shown_input(&self.session, call),
-                        ) {
-                            output.updated_input =
-                                Some(cox_hooks::claude::input_from_shown(tool, &shown, updated));
-                        }
-                        (HookStatus::Success, output)
-                    }
+                    // Its rewrite goes back in cox's fields in `run`.
+                    Ok(output) => (HookStatus::Success, output),
                     Err(why) => (
                         HookStatus::Failed { message: why },
                         cox_protocol::hook::HookOutput::default(),
@@ -235,7 +225,7 @@ impl Hooks for SdkHooks {
                 for input in &payloads {
                     runs.push(self.one(callback.clone(), call, input.clone()).await);
                 }
-                replies.extend(cox_hooks::merge(runs));
+                replies.extend(cox_hooks::answer_as_one(call, &payloads, runs));
             }
             replies
         })
