@@ -234,7 +234,11 @@ text = "done"
         .filter(|l| l["type"] == "tool_call_done")
         .collect();
     assert_eq!(done.len(), 3, "{done:?}");
-    assert_eq!(done[0]["result"]["ok"], false, "the read of .env: {}", done[0]);
+    assert_eq!(
+        done[0]["result"]["ok"], false,
+        "the read of .env: {}",
+        done[0]
+    );
     assert_eq!(
         std::fs::read_to_string(work.join("config/local.conf")).unwrap(),
         "KEY=1\n"
