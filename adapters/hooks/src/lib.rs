@@ -241,10 +241,10 @@ impl CommandHooks {
         chosen
     }
 
-    /// What the hooks of `call` are given on stdin ([`payloads`]).
-    fn payloads(&self, call: &HookCall) -> Vec<Vec<u8>> {
-        payloads(&self.session, call)
-            .into_iter()
+    /// What the hooks are given on stdin for `shown` ([`payloads`]).
+    fn stdin_lines(shown: &[Value]) -> Vec<Vec<u8>> {
+        shown
+            .iter()
             .map(|value| {
                 let mut bytes = value.to_string().into_bytes();
                 bytes.push(b'\n');
@@ -443,7 +443,7 @@ impl Hooks for CommandHooks {
             }
             use futures::StreamExt;
             let payloads_shown = payloads(&self.session, call);
-            let payloads = self.payloads(call);
+            let payloads = Self::stdin_lines(&payloads_shown);
             let mut jobs: Vec<BoxFuture<'_, (usize, HookReply)>> = Vec::new();
             for (at, def) in chosen.iter().enumerate() {
                 for payload in &payloads {
