@@ -1,9 +1,16 @@
 //! The bubblewrap command line for one confined command.
 //!
 //! The whole file system is bound read-only, then `/dev`, `/proc` and a
-//! private `/tmp` are mounted fresh, then the writable roots are bound
-//! read-write, then the read-only re-binds and the hidden paths go on top,
-//! so a later mount always narrows an earlier one. The command gets its own
+//! private `/tmp` are mounted fresh, then every kernel setting under the
+//! fresh `/proc` is bound read-only again ([`proc_settings`]), then the
+//! writable roots are bound read-write, then the read-only re-binds and the
+//! hidden paths go on top, so a later mount always narrows an earlier one.
+//!
+//! Invariant: a command never reaches a writable host setting. Run by root,
+//! bubblewrap maps the command's uid 0 to root outside, and the kernel lets
+//! that uid write `/proc/sys` and the other settings whatever capabilities
+//! were dropped; only a read-only mount stops it. `/sys` is read-only
+//! through the first bind (bubblewrap makes every sub-mount read-only). The command gets its own
 //! user, pid, ipc and uts namespaces (and net, unless the network is on),
 //! no capabilities, a new session (no terminal to inject into), and dies
 //! with cox. Inside, the helper mode of cox applies seccomp and runs it.
@@ -28,7 +35,11 @@ pub fn args(
         a.extend(items.iter().map(|i| i.as_ref().to_os_string()));
     };
     push(&[&"--ro-bind", &"/", &"/"]);
-    push(&[&"--dev", &"/dev", &"--proc", &"/proc", &"--tmpfs", &"/tmp"]);
+    push(&[&"--dev", &"/dev", &"--proc", &"/proc"]);
+    for setting in proc_settings() {
+        push(&[&"--ro-bind-try", setting, setting]);
+    }
+    push(&[&"--tmpfs", &"/tmp"]);
     let roots_flag = if policy.writes_roots() {
         "--bind"
     } else {
@@ -85,6 +96,49 @@ pub fn args(
     a
 }
 
+/// The entries of `/proc` that change the kernel rather than one process:
+/// everything at its top level but the process folders (`1`, `self`,
+/// `thread-self`) and the links into them (`mounts`, `net`) that is a
+/// folder (`sys`, `irq`, `bus`, `fs`, `pressure`, `driver`, …) or a file
+/// anyone may write (`sysrq-trigger`, `mtrr`). Listed once per process from
+/// this machine's `/proc`, with the well-known ones always in (a kernel
+/// that lacks one is skipped by `--ro-bind-try`).
+#[must_use]
+pub fn proc_settings() -> &'static [std::path::PathBuf] {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
+    static LIST: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        let mut names: Vec<String> = ["sys", "sysrq-trigger", "irq", "bus", "fs"]
+            .map(String::from)
+            .to_vec();
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.bytes().all(|b| b.is_ascii_digit())
+                    || name == "self"
+                    || name == "thread-self"
+                {
+                    continue;
+                }
+                let Ok(meta) = entry.path().symlink_metadata() else {
+                    continue;
+                };
+                let settable =
+                    meta.is_dir() || (meta.is_file() && meta.permissions().mode() & 0o222 != 0);
+                if settable && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| PathBuf::from("/proc").join(n))
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,13 +173,41 @@ mod tests {
                 secret.path().canonicalize().unwrap().display()
             ))
             .unwrap();
-        assert!(line.starts_with("--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp"));
+        assert!(line.starts_with("--ro-bind / / --dev /dev --proc /proc --ro-bind-try /proc/"));
+        assert!(line.contains("--ro-bind-try /proc/sys /proc/sys"), "{line}");
+        assert!(
+            line.contains("--ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger"),
+            "{line}"
+        );
+        let tmp = line.find("--tmpfs /tmp").unwrap();
+        assert!(
+            line.find("/proc/sys").unwrap() < tmp && tmp < bind,
+            "{line}"
+        );
         assert!(bind < git && git < hide, "{line}");
         assert!(line.contains("--unshare-net --cap-drop ALL --die-with-parent --new-session"));
         assert!(
             line.ends_with("/usr/bin/cox __sandbox-exec {} -- true"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn the_kernel_settings_in_proc_are_listed_and_the_processes_are_not() {
+        let list = proc_settings();
+        let has = |name: &str| {
+            list.iter()
+                .any(|p| p == Path::new("/proc").join(name).as_path())
+        };
+        for name in ["sys", "sysrq-trigger", "irq", "bus", "fs"] {
+            assert!(has(name), "{name}: {list:?}");
+        }
+        assert!(!has("self") && !has("thread-self") && !has("1"), "{list:?}");
+        assert!(
+            !has("mounts") && !has("net"),
+            "links into a process: {list:?}"
+        );
+        assert!(!has("cpuinfo"), "a read-only file needs no bind: {list:?}");
     }
 
     #[test]

@@ -751,6 +751,33 @@ fn text_output_with_verbose_says_each_hook_run() {
     );
 }
 
+/// A project's hook runs where MCP servers run too (the sandbox's launch of
+/// a long-lived process): as root it still cannot write a host kernel
+/// setting, not even the value already there.
+#[test]
+fn a_projects_hook_cannot_write_host_kernel_settings() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let script = "for f in /proc/sys/kernel/printk_ratelimit /proc/sys/vm/swappiness /proc/irq/default_smp_affinity; do \
+         v=$(cat $f) && if printf '%s\\n' \"$v\" > $f; then echo WROTE $f; else echo refused $f; fi; \
+         done > $CLAUDE_PROJECT_DIR/probe.txt 2>&1";
+    project_settings(&env, &hook("UserPromptSubmit", "", script));
+    let out = env.cox().args(["ext", "trust", "--all"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let path = scenario(env.home.path(), "[[turn]]\ntext = \"hi\"\n");
+    let out = run(&env, &path, "hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let probe = std::fs::read_to_string(env.work.path().join("probe.txt")).unwrap();
+    assert!(!probe.contains("WROTE"), "{probe}");
+    assert!(
+        probe.contains("refused /proc/sys/kernel/printk_ratelimit"),
+        "{probe}"
+    );
+}
+
 /// A project's hooks run inside the session's sandbox, the person's own
 /// outside it, as Claude Code runs them.
 #[test]

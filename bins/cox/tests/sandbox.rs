@@ -68,6 +68,7 @@ impl Lab {
         open_to_all(&lab.home.path().join(".ssh/id_ed25519"));
         for tool in [
             "bash", "cat", "echo", "ls", "sleep", "setsid", "touch", "true", "umount", "mount",
+            "head", "sed", "id", "grep",
         ] {
             if let Some(found) = which(tool) {
                 std::os::unix::fs::symlink(found, lab.no_bwrap.path().join(tool)).unwrap();
@@ -274,6 +275,71 @@ fn mounts_cannot_be_undone_from_inside() {
         let all = text(&out);
         assert!(all.contains("done"), "{all}");
         assert!(!Path::new("/usr/cox-test").exists(), "{who:?}: {all}");
+    }
+}
+
+/// A script that tries a same-value write to each host setting a root
+/// command could reach, printing `WROTE <file>` for each that took; the
+/// value written is the one already there, so a hole changes nothing.
+const HOST_SETTINGS_PROBE: &str = r#"
+for f in /proc/sys/kernel/printk_ratelimit /proc/sys/kernel/core_pattern /proc/sys/vm/swappiness \
+         /proc/sys/net/ipv4/ip_forward /proc/irq/default_smp_affinity /proc/sysrq-trigger \
+         /sys/kernel/uevent_helper /sys/kernel/mm/transparent_hugepage/enabled; do
+  [ -e "$f" ] || continue
+  v=$(cat "$f" 2>/dev/null | head -c 200) || continue
+  if [ "$f" = /proc/sysrq-trigger ]; then v=; fi
+  if [ "$f" = /sys/kernel/mm/transparent_hugepage/enabled ]; then v=$(sed 's/.*\[\(.*\)\].*/\1/' "$f"); fi
+  if printf '%s\n' "$v" 2>/dev/null > "$f"; then echo "WROTE $f"; else echo "refused $f"; fi
+done
+echo "uid $(id -u)"
+"#;
+
+#[test]
+fn host_kernel_settings_cannot_be_written_as_root_or_not() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let before = std::fs::read_to_string("/proc/sys/kernel/printk_ratelimit").unwrap();
+        let out = lab.sandbox(who, None, HOST_SETTINGS_PROBE);
+        let all = text(&out);
+        assert!(!all.contains("WROTE"), "{who:?}: {all}");
+        assert!(
+            all.contains("refused /proc/sys/kernel/printk_ratelimit"),
+            "{who:?}: {all}"
+        );
+        assert!(
+            all.contains("refused /proc/sys/vm/swappiness"),
+            "{who:?}: {all}"
+        );
+        assert_eq!(
+            std::fs::read_to_string("/proc/sys/kernel/printk_ratelimit").unwrap(),
+            before
+        );
+        // A confined process still sees its own processes through /proc.
+        let out = lab.sandbox(
+            who,
+            None,
+            "cat /proc/self/status | grep -c ^Pid; ls /proc/1/",
+        );
+        assert!(out.status.success(), "{who:?}: {}", text(&out));
+        // Without bwrap, Landlock keeps them out of reach too.
+        if crate_landlock_abi() > 0 {
+            let out = lab
+                .cox(who)
+                .env("PATH", lab.no_bwrap.path())
+                .args(["sandbox", "--", "bash", "-c", HOST_SETTINGS_PROBE])
+                .output()
+                .unwrap();
+            let all = text(&out);
+            assert!(all.contains("Landlock"), "{who:?}: {all}");
+            assert!(!all.contains("WROTE"), "{who:?}: {all}");
+            assert!(
+                all.contains("refused /proc/sys/vm/swappiness"),
+                "{who:?}: {all}"
+            );
+        }
     }
 }
 
@@ -648,6 +714,14 @@ fn doctor_names_the_mechanism_landlock_and_the_proxy() {
     assert!(all.contains("workspace-write via bubblewrap"), "{all}");
     assert!(all.contains("`true` ran confined"), "{all}");
     assert!(all.contains("user namespaces  work"), "{all}");
+    assert!(
+        all.contains("host settings    out of reach: /proc/sys, /sys"),
+        "{all}"
+    );
+    assert!(
+        all.contains("commands run as uid 0 inside, mapped to uid 0 outside"),
+        "{all}"
+    );
     assert!(all.contains("admits example.com"), "{all}");
     if crate_landlock_abi() > 0 {
         assert!(

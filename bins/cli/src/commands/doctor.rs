@@ -733,16 +733,97 @@ fn sandbox(home: Option<&CoxHome>) -> Vec<Row> {
     let sandbox = cox_sandbox::OsSandbox::new(policy);
     let confinement = sandbox.confinement();
     let kind = crate::sandbox::describe(sandbox.policy(), &confinement);
-    let main = if let Confinement::Unavailable { .. } = confinement {
-        Row::new(
+    let (main, host) = if let Confinement::Unavailable { .. } = confinement {
+        let main = Row::new(
             Status::Fail,
             "sandbox",
             format!("{kind}; every command will ask to run unsandboxed (denied headless)"),
+        );
+        (main, None)
+    } else if let Confinement::Off = confinement {
+        (run_true(&sandbox, &cwd, &kind), None)
+    } else {
+        (
+            run_true(&sandbox, &cwd, &kind),
+            Some(host_settings(&sandbox, &cwd)),
+        )
+    };
+    let mut rows = vec![main];
+    rows.extend(host);
+    rows.extend([landlock, userns, proxy]);
+    rows
+}
+
+/// The host's kernel settings a confined command could reach, probed from
+/// inside: which uid the command runs as, and whether any of them is
+/// writable there (`test -w` asks the kernel, read-only mounts included).
+fn host_settings(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path) -> Row {
+    const NAME: &str = "host settings";
+    const PROBE: &str = "id -u; for f in /proc/sys/kernel/core_pattern /proc/sys/kernel/printk_ratelimit \
+        /proc/sys/vm/swappiness /proc/sysrq-trigger /proc/irq/default_smp_affinity \
+        /sys/kernel/uevent_helper /sys/kernel/mm/transparent_hugepage/enabled; do \
+        [ -e \"$f\" ] && [ -w \"$f\" ] && echo \"writable $f\"; done; true";
+    let out = match run_confined(sandbox, cwd, PROBE) {
+        Ok(out) => out,
+        Err(why) => return Row::new(Status::Fail, NAME, format!("cannot probe: {why}")),
+    };
+    let text = String::from_utf8_lossy(&out.output);
+    let uid = text.lines().next().unwrap_or("?").trim().to_owned();
+    let writable: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("writable "))
+        .collect();
+    let who = if uid == "0" {
+        use std::os::unix::fs::MetadataExt;
+        let outside =
+            std::fs::metadata("/proc/self").map_or_else(|_| "?".into(), |m| m.uid().to_string());
+        format!(
+            "commands run as uid 0 inside, mapped to uid {outside} outside, with no capabilities"
         )
     } else {
-        run_true(&sandbox, &cwd, &kind)
+        format!("commands run as uid {uid} inside, with no capabilities")
     };
-    vec![main, landlock, userns, proxy]
+    if writable.is_empty() {
+        Row::new(
+            Status::Ok,
+            NAME,
+            format!(
+                "out of reach: /proc/sys, /sys and /proc's other settings are read-only; {who}"
+            ),
+        )
+    } else {
+        Row::new(
+            Status::Fail,
+            NAME,
+            format!(
+                "{} writable from a confined command; {who}",
+                writable.join(", ")
+            ),
+        )
+    }
+}
+
+/// Runs `line` through `sandbox` as a tool call would, for a probe.
+fn run_confined(
+    sandbox: &cox_sandbox::OsSandbox,
+    cwd: &std::path::Path,
+    line: &str,
+) -> Result<cox_protocol::sandbox::ExecOutput, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| format!("cannot start the async runtime: {err}"))?;
+    let request = ExecRequest {
+        command: line.to_owned(),
+        cwd: cwd.to_path_buf(),
+        timeout: Duration::from_secs(10),
+        env: Vec::new(),
+        unconfined: false,
+        call_id: None,
+    };
+    runtime
+        .block_on(sandbox.exec(request, cox_protocol::CancelToken::new(), &|_| {}))
+        .map_err(|err| err.to_string())
 }
 
 /// Runs `true` through `sandbox` and says how that went.
