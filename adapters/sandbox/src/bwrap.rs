@@ -56,6 +56,11 @@ pub fn args(
             push(&[&"--ro-bind-try", &needed, &needed]);
         }
     }
+    if policy.writes_roots() {
+        for path in &policy.protected {
+            push(&[&"--ro-bind", path, path]);
+        }
+    }
     for path in &policy.read_only {
         push(&[&"--ro-bind", path, path]);
     }

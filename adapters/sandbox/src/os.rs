@@ -135,6 +135,9 @@ impl OsSandbox {
         match self.mechanism() {
             Mechanism::Unavailable { why } => Err(SandboxError::Unavailable { why: why.clone() }),
             Mechanism::Bubblewrap { bwrap } => {
+                policy
+                    .prepare()
+                    .map_err(|why| SandboxError::Unavailable { why })?;
                 let spec = HelperSpec {
                     network_off: policy.network == Network::Off,
                     proxy_socket: proxy.map(|_| PROXY_SOCKET_INSIDE.into()),
@@ -158,7 +161,7 @@ impl OsSandbox {
                 if !self.told_limits.swap(true, Ordering::Relaxed) {
                     notes.push(format!(
                         "the sandbox runs on Landlock (ABI {abi}) because bubblewrap is missing: \
-                         .git and $COX_HOME inside a writable root are not protected, /tmp is shared, \
+                         .git, .cox, .claude and $COX_HOME inside a writable root are not protected, /tmp is shared, \
                          and allowed_domains means no network; install bubblewrap for the full sandbox"
                     ));
                 }
@@ -246,6 +249,9 @@ impl OsSandbox {
                 why: "MCP servers are confined only with bubblewrap, which is missing".into(),
             }),
             Mechanism::Bubblewrap { bwrap } => {
+                self.policy
+                    .prepare()
+                    .map_err(|why| SandboxError::Unavailable { why })?;
                 let mut policy = self.policy.clone();
                 policy.network = if network { Network::On } else { Network::Off };
                 let spec = HelperSpec {

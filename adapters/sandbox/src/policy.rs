@@ -8,6 +8,11 @@
 //!   does not; a hidden path that does not exist has nothing to hide);
 //! - a read-only re-bind or a hidden path always wins over a writable root
 //!   that contains it (they are mounted after the roots);
+//! - a protected folder (`.git`, `.cox`, `.claude` of a workspace root) is
+//!   read-only whether or not it exists: a missing one is made as an empty
+//!   folder, the mount point, before the first confined command
+//!   ([`SandboxPolicy::prepare`]); git and cox both pass over an empty
+//!   `.git` or `.claude`, and git does not show empty folders;
 //! - a domain pattern is a plain host name, optionally behind `*.`; anything
 //!   else is refused when parsed, never matched loosely.
 
@@ -109,6 +114,10 @@ pub struct SandboxPolicy {
     /// Paths inside a writable root that stay read-only (`.git`, the folder
     /// a `gitdir:` file names, `$COX_HOME`).
     pub read_only: Vec<PathBuf>,
+    /// Folders inside a writable root kept read-only present or not (a
+    /// workspace root's `.git`, `.cox`, `.claude`); see
+    /// [`SandboxPolicy::prepare`].
+    pub protected: Vec<PathBuf>,
     /// Paths nobody inside may read (secret folders, `Read(...)` denies).
     pub hidden: Vec<PathBuf>,
     pub network: Network,
@@ -128,6 +137,7 @@ impl SandboxPolicy {
             mode,
             writable_roots: Vec::new(),
             read_only: Vec::new(),
+            protected: Vec::new(),
             hidden: Vec::new(),
             network: Network::Off,
             denied_domains: Vec::new(),
@@ -156,6 +166,56 @@ impl SandboxPolicy {
         {
             self.read_only.push(path);
         }
+    }
+
+    /// Keeps `name` inside `root` read-only whether it exists or not (a
+    /// command must not create `.claude/settings.json` for the next session
+    /// to load). An existing one that is a link is protected where it
+    /// points, as [`SandboxPolicy::add_read_only`] does.
+    pub fn add_protected(&mut self, root: &Path, name: &str) {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let path = root.join(name);
+        if path
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            self.add_read_only(&path);
+            return;
+        }
+        if !self.protected.contains(&path) {
+            self.protected.push(path);
+        }
+    }
+
+    /// Makes every missing protected folder as an empty folder, so that it
+    /// can be mounted read-only. Called before each confined launch: a
+    /// folder removed since (by a command a person let run unconfined) is
+    /// made again. Nothing to do in `read-only` mode, where no root is
+    /// writable.
+    ///
+    /// # Errors
+    /// A protected folder that neither exists nor can be made: the launch
+    /// must not go ahead without it.
+    pub fn prepare(&self) -> Result<(), String> {
+        if !self.writes_roots() {
+            return Ok(());
+        }
+        for path in &self.protected {
+            if path.symlink_metadata().is_ok() {
+                continue;
+            }
+            match std::fs::create_dir(path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(format!(
+                        "cannot make {} (kept read-only for commands): {e}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Hides `path` (a folder becomes an empty tmpfs, a file `/dev/null`).

@@ -52,11 +52,33 @@ pub fn policy(
     }
     // cox's own record: a command must not rewrite the ledger or rollouts.
     policy.add_read_only(cox_home);
-    // Project settings (hooks, rules) a command must not rewrite for the
-    // next session to obey.
-    for root in &workspace.roots {
-        policy.add_read_only(&root.join(".cox"));
-        policy.add_read_only(&root.join(".claude"));
+    // What the next session obeys, which a command must neither rewrite
+    // nor create: the repository (its hooks run code), project settings
+    // (hooks, rules, commands, skills, agents) whether or not they exist
+    // yet; and, where they exist, the MCP servers to start and the
+    // instruction files. A missing file cannot be kept read-only without
+    // leaving a file behind; the file tools ask before writing one (see
+    // cox_permission::protected).
+    if policy.writes_roots() {
+        let written: Vec<PathBuf> = workspace
+            .writable_roots()
+            .filter_map(|root| root.canonicalize().ok())
+            .filter(|root| policy.writable_roots.contains(root))
+            .collect();
+        for root in written {
+            for folder in [".git", ".cox", ".claude"] {
+                policy.add_protected(&root, folder);
+            }
+        }
+    }
+    for root in workspace
+        .roots
+        .iter()
+        .chain(std::iter::once(&workspace.cwd))
+    {
+        for file in cox_permission::protected::PROTECTED_FILES {
+            policy.add_read_only(&root.join(file));
+        }
     }
     if let Some(home) = home_dir {
         policy.hide_home_secrets(home);

@@ -238,6 +238,7 @@ fn json_is_an_array_of_status_check_detail() {
             "git",
             "checkpoints",
             "sandbox",
+            "host settings",
             "landlock",
             "user namespaces",
             "sandbox proxy",

@@ -152,7 +152,31 @@ fn a_trusted_hooks_script_rewritten_by_the_model_does_not_run() {
             toml_string(&evil)
         ),
     );
+    // The write itself asks in every mode (the file tools protect
+    // `.claude`), so headless it is refused unless the person allows it by
+    // name, as here: then the pin is what stops the new script.
     let out = run(&env, &path, "edit the hook", &["--permission-mode", "auto"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join(".claude/hooks/post.sh")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    let out = run(
+        &env,
+        &path,
+        "edit the hook",
+        &[
+            "--permission-mode",
+            "auto",
+            "--allow",
+            "Write(.claude/hooks/**)",
+        ],
+    );
     assert!(
         !escaped.exists(),
         "the rewritten script ran outside the sandbox"
@@ -421,7 +445,12 @@ tool_result_contains = "changed since it was trusted"
         &env,
         &path,
         "loosen the guard",
-        &["--permission-mode", "auto"],
+        &[
+            "--permission-mode",
+            "auto",
+            "--allow",
+            "Write(.claude/hooks/**)",
+        ],
     );
     assert_eq!(
         out.status.code(),

@@ -247,3 +247,59 @@ fn check_explains_a_compound_line_command_by_command() {
         .unwrap();
     assert_one_line_error(&out, "--input is not JSON");
 }
+
+/// The write tool in bypass mode: a file that tells the next session what
+/// to run (`.claude/settings.json`, a hook's script, `.mcp.json`, an
+/// instruction file) asks, so headless it is refused; an ordinary file is
+/// written.
+#[test]
+fn bypass_mode_still_asks_before_the_file_tools_write_settings_or_instructions() {
+    for path in [
+        ".claude/settings.json",
+        ".claude/hooks/guard.sh",
+        ".cox/config.toml",
+        ".mcp.json",
+        "AGENTS.md",
+        "docs/CLAUDE.md",
+    ] {
+        let env = Env::new();
+        let scenario = env.home.path().join("plant.toml");
+        write(
+            &scenario,
+            &format!(
+                "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = {{ path = \"{path}\", content = \"planted\" }}\n\n[[turn]]\ntext = \"done\"\n"
+            ),
+        );
+        let out = env
+            .cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &scenario)
+            .args(["run", "-p", "plant", "--output-format", "stream-json"])
+            .args(["--permission-mode", "bypassPermissions"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{path}: {}", stderr(&out));
+        assert!(!env.work.path().join(path).exists(), "{path}");
+        let result = tool_result(&out);
+        assert_eq!(result["denied"], true, "{path}: {result}");
+        assert!(
+            result["visible"]
+                .as_str()
+                .unwrap()
+                .contains("asks in every mode"),
+            "{path}: {result}"
+        );
+    }
+    let env = Env::new();
+    let out = env.run(
+        "hello",
+        &[
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.work.path().join("hello.txt").exists());
+}

@@ -344,6 +344,64 @@ fn host_kernel_settings_cannot_be_written_as_root_or_not() {
 }
 
 #[test]
+fn settings_folders_stay_read_only_whether_or_not_they_exist() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let w = lab.work.path();
+        std::fs::write(w.join("AGENTS.md"), "be kind\n").unwrap();
+        open_to_all(&w.join("AGENTS.md"));
+        // A workspace that is no repository yet: no `.git` either.
+        std::fs::remove_dir_all(w.join(".git")).unwrap();
+        let out = lab.sandbox(
+            who,
+            None,
+            "mkdir -p .claude/commands; echo '{}' > .claude/settings.json; \
+             mkdir -p .cox/skills; echo x > .cox/config.toml; rm -rf .claude .cox; \
+             mv .claude moved; ln -s elsewhere .claude; \
+             mkdir .git/hooks; echo x > .git/HEAD; git init -q 2>&1; \
+             echo evil > AGENTS.md; echo '{}' > .mcp.json; echo ok > done.txt",
+        );
+        let all = text(&out);
+        assert_eq!(
+            std::fs::read_to_string(w.join("done.txt")).unwrap(),
+            "ok\n",
+            "{who:?}: {all}"
+        );
+        for folder in [".claude", ".cox", ".git"] {
+            let entries: Vec<_> = std::fs::read_dir(w.join(folder))
+                .unwrap_or_else(|e| panic!("{who:?} {folder}: {e}: {all}"))
+                .collect();
+            assert!(
+                entries.is_empty(),
+                "{who:?}: {folder} holds {entries:?}: {all}"
+            );
+        }
+        assert!(!w.join("moved").exists(), "{who:?}: {all}");
+        assert_eq!(
+            std::fs::read_to_string(w.join("AGENTS.md")).unwrap(),
+            "be kind\n"
+        );
+        assert!(all.contains("Read-only file system"), "{who:?}: {all}");
+        // The empty folders are invisible to git, and git still works.
+        let git = Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(w)
+            .output()
+            .unwrap();
+        assert!(!String::from_utf8_lossy(&git.stdout).contains(".claude"));
+        // read-only mode makes nothing.
+        let ro = Lab::new();
+        std::fs::remove_dir_all(ro.work.path().join(".git")).unwrap();
+        let out = ro.sandbox(who, Some("read-only"), "true");
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(!ro.work.path().join(".claude").exists());
+    }
+}
+
+#[test]
 fn symlinks_and_proc_paths_do_not_escape() {
     for who in BOTH {
         if !can_run(who) {
@@ -830,7 +888,7 @@ fn config_writable_roots_and_mode_take_effect_and_a_project_only_narrows() {
     assert!(lab.work.path().join("flag-ww.txt").exists());
     // A project narrows to read-only, and cannot open the network.
     lab.config("");
-    std::fs::create_dir(lab.work.path().join(".cox")).unwrap();
+    std::fs::create_dir_all(lab.work.path().join(".cox")).unwrap();
     std::fs::write(
         lab.work.path().join(".cox/config.toml"),
         "[sandbox]\nmode = \"read-only\"\nnetwork = true\n",

@@ -6,7 +6,9 @@
 //!    commands, loosely, so a moved flag does not slip past);
 //! 2. `CloudAgent` calls: plan mode denies, and they ask in every other mode
 //!    unless the user's own config (or command line) allows that exact
-//!    repository;
+//!    repository; a file tool's write to a protected path
+//!    ([`crate::protected`]: `.cox`, `.claude`, `.mcp.json`, instruction
+//!    files) likewise, unless the user's own allow rule names the path;
 //! 3. modes: bypass allows, plan denies every call that is not read-only;
 //! 4. ask rules (any match, as for deny) — an ask rule beats an allow rule
 //!    that matches the same call, as in Claude Code;
@@ -544,8 +546,13 @@ impl Engine {
                 if let Some(rule) = hit(&self.ask, call, split) {
                     return ask(policy, format!("rule {} ({}) asks", rule.text, rule.origin));
                 }
+                // Only a repository spelt plainly can be allowed: a name
+                // with spaces or other marks around it matches deny and ask
+                // rules loosely, and never an allow.
+                let plain = plain_repo(&call.subject);
                 let exact_user_allow = self.allow.rules.iter().find(|r| {
-                    r.names_tool(&call.name)
+                    plain
+                        && r.names_tool(&call.name)
                         && !r.is_bare()
                         && matches!(r.origin, Origin::User(_) | Origin::Flag)
                         && r.matches_subject(&call.subject)
@@ -563,6 +570,10 @@ impl Engine {
                         ),
                     ),
                 };
+            }
+            // 2b. a write to what the next session runs or obeys.
+            if let Some((path, name)) = protected_write(call) {
+                return self.protected_step(call, mode, policy, &path, name);
             }
             // A command name only known at run time may be one a deny rule
             // names: where the mode would run the line unasked, it asks.
@@ -672,6 +683,46 @@ impl Engine {
             (Outcome::Allow { .. }, Some(why)) => ask(policy, why),
             (outcome, _) => outcome,
         }
+    }
+
+    /// Step 2b: a write to a protected path asks in every mode (plan
+    /// refuses it as any write), unless the person's own allow rule spells
+    /// the protected `name` and matches the path.
+    fn protected_step(
+        &self,
+        call: &ToolCall,
+        mode: PermissionMode,
+        policy: ApprovalPolicy,
+        path: &str,
+        name: &str,
+    ) -> Outcome {
+        if mode == PermissionMode::Plan {
+            return Outcome::Deny {
+                reason: format!(
+                    "plan mode refuses {} calls; describe the change instead of making it",
+                    call.risk.as_str()
+                ),
+            };
+        }
+        let own_allow = self.allow.rules.iter().find(|r| {
+            r.names_tool(&call.name)
+                && !r.is_bare()
+                && matches!(r.origin, Origin::User(_) | Origin::Flag)
+                && r.text.contains(name)
+                && r.matches_subject(&call.subject)
+        });
+        if let Some(rule) = own_allow {
+            return Outcome::Allow {
+                reason: format!("allowed by rule {} ({})", rule.text, rule.origin),
+            };
+        }
+        ask(
+            policy,
+            format!(
+                "{path} tells later sessions what to run or believe (settings, hooks, MCP servers, \
+                 instructions), so a write to it asks in every mode"
+            ),
+        )
     }
 
     /// A shell path as an absolute, lexically normal path; `None` when it
@@ -851,6 +902,38 @@ impl Engine {
             })
             .collect()
     }
+}
+
+/// The protected path a file tool's call writes, as resolved or as written
+/// (see [`crate::protected`]); `None` for a shell line, a read, or a call
+/// that names no path.
+fn protected_write(call: &ToolCall) -> Option<(String, &'static str)> {
+    if is_shell(call) || call.risk == Risk::ReadOnly {
+        return None;
+    }
+    let raw = ["path", "file_path", "notebook_path"]
+        .iter()
+        .find_map(|key| call.input.get(*key).and_then(serde_json::Value::as_str));
+    std::iter::once(call.subject.as_str())
+        .filter(|s| s.starts_with('/'))
+        .chain(call.writes.iter().map(String::as_str))
+        .chain(raw)
+        .find_map(crate::protected::protected_name)
+        .map(|name| (call.subject.clone(), name))
+}
+
+/// `owner/repo` spelt with GitHub's characters only (letters, digits,
+/// `-`, `_`, `.`), nothing around it.
+fn plain_repo(subject: &str) -> bool {
+    let ok = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    subject
+        .split_once('/')
+        .is_some_and(|(owner, repo)| ok(owner) && ok(repo))
 }
 
 fn is_shell(call: &ToolCall) -> bool {

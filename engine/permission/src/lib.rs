@@ -19,6 +19,7 @@ pub mod engine;
 mod glob;
 pub mod grant;
 mod open;
+pub mod protected;
 pub mod rule;
 
 pub use engine::{CompileError, Engine, Layer, Outcome};

@@ -430,6 +430,154 @@ fn cloud_agent_asks_in_every_mode_unless_the_user_allows_that_repository() {
 }
 
 #[test]
+fn cloud_agent_allow_needs_the_repository_spelt_plainly_and_deny_takes_any_spelling() {
+    let call = |subject: &str| ToolCall {
+        id: CallId::from("g"),
+        name: "cloud_agent".into(),
+        input: json!({"repo": subject}),
+        risk: Risk::Destructive,
+        subject: subject.into(),
+        segments: None,
+        writes: Vec::new(),
+    };
+    let exact = engine(&["CloudAgent(acme/widgets)"], &[], &[]);
+    let denied = engine(&[], &[], &["CloudAgent(acme/widgets)"]);
+    for spelt in [
+        "acme/widgets ",
+        " acme/widgets",
+        "acme/widgets\n",
+        "acme/widgets\t",
+        "acme/ widgets",
+        "acme/widgets/",
+    ] {
+        for mode in [PermissionMode::Default, PermissionMode::BypassPermissions] {
+            assert_eq!(
+                decide(&exact, &call(spelt), mode).verdict(),
+                "ask",
+                "{spelt:?} in {mode}"
+            );
+        }
+        if spelt.trim() == "acme/widgets" {
+            assert_eq!(
+                decide(&denied, &call(spelt), PermissionMode::BypassPermissions).verdict(),
+                "deny",
+                "{spelt:?}"
+            );
+        }
+    }
+    assert_eq!(
+        decide(&exact, &call("ACME/widgets"), PermissionMode::Default).verdict(),
+        "allow"
+    );
+}
+
+#[test]
+fn a_file_tools_write_to_settings_or_instructions_asks_in_every_mode() {
+    let call = |name: &str, path: &str| ToolCall {
+        id: CallId::from("w"),
+        name: name.into(),
+        input: json!({"path": path}),
+        risk: Risk::Write,
+        subject: path.into(),
+        segments: None,
+        writes: vec![path.into()],
+    };
+    let none = engine(&[], &[], &[]);
+    let broad = engine(&["Edit", "Write", "Edit(**)"], &[], &[]);
+    for path in [
+        "/repo/.claude/settings.json",
+        "/repo/.claude/hooks/guard.sh",
+        "/repo/.cox/config.toml",
+        "/repo/.mcp.json",
+        "/repo/AGENTS.md",
+        "/repo/sub/CLAUDE.md",
+        "/repo/CLAUDE.local.md",
+    ] {
+        for tool in ["write", "edit", "apply_patch", "notebook_edit"] {
+            for mode in [
+                PermissionMode::Default,
+                PermissionMode::AcceptEdits,
+                PermissionMode::Auto,
+                PermissionMode::BypassPermissions,
+            ] {
+                for engine in [&none, &broad] {
+                    let outcome = decide(engine, &call(tool, path), mode);
+                    assert_eq!(
+                        outcome.verdict(),
+                        "ask",
+                        "{tool} {path} in {mode}: {outcome:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                decide(&none, &call(tool, path), PermissionMode::Plan).verdict(),
+                "deny"
+            );
+        }
+    }
+    // As the model wrote it: a link named .claude resolved elsewhere.
+    let mut linked = call("write", "/repo/cfg/settings.json");
+    linked.input = json!({"path": ".claude/settings.json"});
+    assert_eq!(
+        decide(&none, &linked, PermissionMode::BypassPermissions).verdict(),
+        "ask"
+    );
+    // The person's own rule naming the path lifts it; a project's does not.
+    let own = engine(&["Edit(/repo/AGENTS.md)"], &[], &[]);
+    assert_eq!(
+        decide(
+            &own,
+            &call("edit", "/repo/AGENTS.md"),
+            PermissionMode::Default
+        )
+        .verdict(),
+        "allow"
+    );
+    let project = config(&["Edit(/repo/AGENTS.md)"], &[], &[]);
+    let layers = [Layer {
+        origin: Origin::Project(PathBuf::from("/repo/.cox/config.toml")),
+        config: &project,
+    }];
+    let e = Engine::compile_layers(&layers, Some(Path::new(HOME)), Path::new(CWD)).unwrap();
+    assert_eq!(
+        decide(
+            &e,
+            &call("edit", "/repo/AGENTS.md"),
+            PermissionMode::BypassPermissions
+        )
+        .verdict(),
+        "ask"
+    );
+    // A deny still denies; reads and ordinary files are untouched.
+    let deny = engine(&[], &[], &["Edit(/repo/.claude/**)"]);
+    assert_eq!(
+        decide(
+            &deny,
+            &call("write", "/repo/.claude/x"),
+            PermissionMode::BypassPermissions
+        )
+        .verdict(),
+        "deny"
+    );
+    let mut read = call("read", "/repo/AGENTS.md");
+    read.risk = Risk::ReadOnly;
+    read.writes.clear();
+    assert_eq!(
+        decide(&none, &read, PermissionMode::Default).verdict(),
+        "allow"
+    );
+    assert_eq!(
+        decide(
+            &none,
+            &call("write", "/repo/src/a.rs"),
+            PermissionMode::AcceptEdits
+        )
+        .verdict(),
+        "allow"
+    );
+}
+
+#[test]
 fn a_project_configs_allow_rules_are_dropped_and_its_deny_rules_kept() {
     let project = config(&["Bash(curl:*)"], &["Bash(make:*)"], &["Bash(git push:*)"]);
     let user = config(&["Bash(git:*)"], &[], &[]);

@@ -694,7 +694,7 @@ fn sandbox(home: Option<&CoxHome>) -> Vec<Row> {
             "cannot compile the built-in rules",
         )];
     };
-    let policy = crate::sandbox::policy(
+    let mut policy = crate::sandbox::policy(
         &settings,
         None,
         &cox_protocol::tool::Workspace::single(cwd.clone()),
@@ -702,6 +702,9 @@ fn sandbox(home: Option<&CoxHome>) -> Vec<Row> {
         home.map_or_else(|| std::path::Path::new("/nonexistent"), |h| h.root()),
         &engine,
     );
+    // The probes write nothing: no mount point is made in the folder doctor
+    // runs in.
+    policy.protected.clear();
     let proxy = match &policy.network {
         cox_sandbox::Network::Domains(list) => Row::new(
             Status::Ok,
