@@ -10,13 +10,18 @@
 // FAKE_DESCRIPTION is the echo tool's description, or FAKE_DESCRIPTION_FILE
 // names a file holding it (so a test can change the definition and not the
 // server's configuration); FAKE_LOG, when set, is a file each call is
-// appended to.
+// appended to; FAKE_ENV_DUMP, when set, is a file the names of the
+// server's environment variables are written to as it starts.
 'use strict';
 const fs = require('fs');
 const mode = process.env.FAKE_MODE || 'ok';
 const description = process.env.FAKE_DESCRIPTION_FILE
   ? fs.readFileSync(process.env.FAKE_DESCRIPTION_FILE, 'utf8').trim()
   : process.env.FAKE_DESCRIPTION || 'Echoes its message.';
+
+if (process.env.FAKE_ENV_DUMP) {
+  fs.writeFileSync(process.env.FAKE_ENV_DUMP, Object.keys(process.env).sort().join('\n') + '\n');
+}
 
 if (mode === 'exit') {
   process.stderr.write('fake-server: boom, no config\n');

@@ -169,11 +169,21 @@ impl CommandHooks {
         let confinement = match &self.confinement {
             Some(confinement) if !def.origin.scope.trusted_as_written() => confinement,
             _ => {
-                let (program, args) = argv.split_first().ok_or("no program")?;
+                // The person's own hooks run unconfined, but without cox's
+                // credentials all the same (`[sandbox] env` lets one
+                // through).
+                let filter = self
+                    .confinement
+                    .as_ref()
+                    .map(|c| c.sandbox.policy().env.clone())
+                    .unwrap_or_default();
+                let launch = cox_sandbox::ServerLaunch::unconfined(&argv, &env, &filter)
+                    .ok_or("no program")?;
                 return Ok(run::Launch {
-                    program: program.clone(),
-                    args: args.to_vec(),
-                    env,
+                    program: launch.program,
+                    args: launch.args,
+                    base: launch.base,
+                    env: launch.env,
                 });
             }
         };
@@ -186,6 +196,7 @@ impl CommandHooks {
         Ok(run::Launch {
             program: launch.program,
             args: launch.args,
+            base: launch.base,
             env: launch.env,
         })
     }

@@ -44,6 +44,9 @@ pub(crate) fn shell() -> &'static str {
 pub(crate) struct Launch {
     pub program: std::ffi::OsString,
     pub args: Vec<std::ffi::OsString>,
+    /// The environment it starts from instead of cox's: cox's less its
+    /// credentials.
+    pub base: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     pub env: Vec<(String, String)>,
 }
 
@@ -118,6 +121,8 @@ async fn run(def: &HookDef, launch: &Launch, input: &[u8], cwd: &Path) -> Result
     command
         .args(&launch.args)
         .current_dir(cwd)
+        .env_clear()
+        .envs(launch.base.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -345,13 +345,10 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                     .server_launch(&argv, &cwd, env, server.network)
                     .map_err(|e| format!("{e} (or set sandbox = false for this server)"))?
             } else {
-                cox_sandbox::ServerLaunch {
-                    program: argv[0].clone(),
-                    args: argv[1..].to_vec(),
-                    env: env.clone(),
-                }
+                cox_sandbox::ServerLaunch::unconfined(&argv, env, &options.sandbox.env)
+                    .ok_or_else(|| format!("no program to start for {command}"))?
             };
-            let mut child = process::spawn(&launch.program, &launch.args, &cwd, &launch.env)
+            let mut child = process::spawn(&launch, &cwd)
                 .map_err(|e| format!("cannot start {command}: {e}"))?;
             let (stdout, stdin) = child.pipes()?;
             match ().serve((stdout, stdin)).await {

@@ -6,7 +6,6 @@
 //! grandchild that would outlive its parent).
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,17 +21,14 @@ pub(crate) struct Child {
     tail: Arc<Mutex<VecDeque<String>>>,
 }
 
-pub(crate) fn spawn(
-    program: &OsString,
-    args: &[OsString],
-    cwd: &Path,
-    env: &[(String, String)],
-) -> std::io::Result<Child> {
-    let mut command = tokio::process::Command::new(program);
+pub(crate) fn spawn(launch: &cox_sandbox::ServerLaunch, cwd: &Path) -> std::io::Result<Child> {
+    let mut command = tokio::process::Command::new(&launch.program);
     command
-        .args(args)
+        .args(&launch.args)
         .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env_clear()
+        .envs(launch.base.iter().map(|(k, v)| (k, v)))
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

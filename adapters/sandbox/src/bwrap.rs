@@ -71,6 +71,9 @@ pub fn args(
             push(&[&"--ro-bind", &"/dev/null", path]);
         }
     }
+    for socket in &policy.sockets {
+        push(&[&"--bind", socket, socket]);
+    }
     if let Some(socket) = proxy_socket {
         push(&[&"--bind", &socket, &PROXY_SOCKET_INSIDE]);
     }

@@ -31,7 +31,10 @@ pub struct Handoff {
     pub program: String,
     pub args: Vec<String>,
     pub cwd: PathBuf,
-    /// Variables to set on top of the host's environment.
+    /// Variables to set on top of the host's environment. The program is
+    /// `env -i` with cox's filtered environment and the request's
+    /// variables, so none of the host's own variables reaches the command
+    /// either: this list is empty unless a host needs one of its own.
     pub env: Vec<(String, String)>,
     pub timeout: Duration,
     /// The tool call the command runs for, when known.
@@ -54,16 +57,30 @@ impl Handoff {
     pub(crate) fn of(
         launch: &Launch,
         request: &cox_protocol::sandbox::ExecRequest,
+        filter: &crate::EnvFilter,
     ) -> Option<Self> {
         if launch.lifeline.is_some() {
             return None;
         }
         let text = |s: &std::ffi::OsString| s.clone().into_string().ok();
+        // `env -i NAME=VALUE… PROGRAM ARGS…`: the host's environment is
+        // replaced by the one cox would have given the command.
+        let mut args = vec!["-i".to_owned()];
+        for (name, value) in filter.child_env() {
+            args.push(format!("{}={}", text(&name)?, text(&value)?));
+        }
+        for (name, value) in &request.env {
+            args.push(format!("{name}={value}"));
+        }
+        args.push(text(&launch.program)?);
+        for arg in &launch.args {
+            args.push(text(arg)?);
+        }
         Some(Self {
-            program: text(&launch.program)?,
-            args: launch.args.iter().map(text).collect::<Option<_>>()?,
+            program: "env".to_owned(),
+            args,
             cwd: request.cwd.clone(),
-            env: request.env.clone(),
+            env: Vec::new(),
             timeout: request.timeout,
             call_id: request.call_id.clone(),
         })

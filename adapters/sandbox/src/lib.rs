@@ -9,6 +9,8 @@
 //! is killed, so no `&` job or pipeline member is left behind.
 //!
 //! Invariants:
+//! - the command starts from cox's environment less its credentials
+//!   ([`EnvFilter`]), with the request's own variables on top;
 //! - stdin is `/dev/null`: nobody can answer a prompt, so a command must not
 //!   wait for one;
 //! - stdout and stderr are one pipe, so the buffer holds their bytes in the
@@ -21,6 +23,7 @@
 //!   orphan reaper (`kill_on_drop`) when the future is dropped.
 
 mod bwrap;
+pub mod env;
 mod group;
 pub mod host;
 // The helper and Landlock set process attributes through libc before exec.
@@ -34,6 +37,7 @@ pub mod probe;
 mod proxy;
 mod seccomp;
 
+pub use env::EnvFilter;
 pub use group::ProcessGroup;
 pub use host::{CommandHost, Handoff};
 pub use os::{OsSandbox, ServerLaunch};
@@ -106,14 +110,21 @@ impl Kept {
 /// Runs commands as the current user, each in a process group of its own.
 #[derive(Clone, Debug, Default)]
 pub struct ProcessSandbox {
-    _private: (),
+    env: EnvFilter,
 }
 
 impl ProcessSandbox {
-    /// A sandbox with no configuration: there is nothing to configure yet.
+    /// A sandbox that drops credentials from the environment and nothing
+    /// else.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// This sandbox, passing what `env` lets through.
+    #[must_use]
+    pub fn with_env(env: EnvFilter) -> Self {
+        Self { env }
     }
 }
 
@@ -134,6 +145,7 @@ impl Sandbox for ProcessSandbox {
     ) -> BoxFuture<'a, Result<ExecOutput, SandboxError>> {
         Box::pin(run(
             Launch::shell(&request.command),
+            &self.env,
             request,
             cancel,
             on_output,
@@ -167,9 +179,11 @@ impl Launch {
     }
 }
 
-/// Spawns the command and supervises it to its end.
+/// Spawns the command, with what `env` lets through of cox's environment
+/// and the request's variables on top, and supervises it to its end.
 pub(crate) async fn run(
     launch: Launch,
+    env: &EnvFilter,
     request: ExecRequest,
     cancel: CancelToken,
     on_output: &(dyn Fn(&[u8]) + Send + Sync),
@@ -210,6 +224,8 @@ pub(crate) async fn run(
     let mut child = command
         .args(&launch.args)
         .current_dir(&request.cwd)
+        .env_clear()
+        .envs(env.child_env())
         .envs(request.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(writer)

@@ -100,9 +100,9 @@ impl OsSandbox {
             .host
             .0
             .as_ref()
-            .and_then(|host| Some((host, Handoff::of(&launch, &request)?)));
+            .and_then(|host| Some((host, Handoff::of(&launch, &request, &self.policy.env)?)));
         let Some((host, handoff)) = handoff else {
-            return run(launch, request, cancel, on_output).await;
+            return run(launch, &self.policy.env, request, cancel, on_output).await;
         };
         let out = host.run(handoff, cancel).await?;
         let head = out.output.len().min(crate::KEEP_EACH_END);
@@ -207,10 +207,32 @@ impl OsSandbox {
 pub struct ServerLaunch {
     pub program: OsString,
     pub args: Vec<OsString>,
-    /// Set on the process started; empty when the sandbox sets them
-    /// inside instead (bubblewrap's `--setenv`), so none of them (a
-    /// `LD_PRELOAD`) reaches the sandbox's own program.
+    /// The environment the process starts from, in place of cox's own:
+    /// cox's variables less its credentials ([`crate::EnvFilter`]).
+    pub base: Vec<(OsString, OsString)>,
+    /// Set on the process started, on top of `base`; empty when the
+    /// sandbox sets them inside instead (bubblewrap's `--setenv`), so none
+    /// of them (a `LD_PRELOAD`) reaches the sandbox's own program.
     pub env: Vec<(String, String)>,
+}
+
+impl ServerLaunch {
+    /// `program` run as it is, from what `filter` lets through of cox's
+    /// environment, with `env` on top.
+    #[must_use]
+    pub fn unconfined(
+        program: &[OsString],
+        env: &[(String, String)],
+        filter: &crate::EnvFilter,
+    ) -> Option<Self> {
+        let (first, rest) = program.split_first()?;
+        Some(Self {
+            program: first.clone(),
+            args: rest.to_vec(),
+            base: filter.child_env(),
+            env: env.to_vec(),
+        })
+    }
 }
 
 impl OsSandbox {
@@ -231,17 +253,13 @@ impl OsSandbox {
         env: &[(String, String)],
         network: bool,
     ) -> Result<ServerLaunch, SandboxError> {
-        let Some((first, rest)) = program.split_first() else {
+        let Some(unconfined) = ServerLaunch::unconfined(program, env, &self.policy.env) else {
             return Err(SandboxError::Unavailable {
                 why: "no program to run".into(),
             });
         };
         if self.policy.mode == SandboxMode::DangerFullAccess {
-            return Ok(ServerLaunch {
-                program: first.clone(),
-                args: rest.to_vec(),
-                env: env.to_vec(),
-            });
+            return Ok(unconfined);
         }
         match self.mechanism() {
             Mechanism::Unavailable { why } => Err(SandboxError::Unavailable { why: why.clone() }),
@@ -269,6 +287,7 @@ impl OsSandbox {
                 Ok(ServerLaunch {
                     program: bwrap.into(),
                     args,
+                    base: unconfined.base,
                     env: Vec::new(),
                 })
             }

@@ -120,6 +120,9 @@ pub struct SandboxPolicy {
     pub protected: Vec<PathBuf>,
     /// Paths nobody inside may read (secret folders, `Read(...)` denies).
     pub hidden: Vec<PathBuf>,
+    /// Sockets bound back after the hidden paths (`[sandbox]
+    /// allow_unix_sockets`).
+    pub sockets: Vec<PathBuf>,
     pub network: Network,
     /// Hosts refused even when a pattern admits them (`WebFetch(domain:…)`
     /// deny rules).
@@ -127,6 +130,8 @@ pub struct SandboxPolicy {
     /// The program whose `__sandbox-exec` mode applies the seccomp filter
     /// (the cox binary itself).
     pub helper: PathBuf,
+    /// Which of cox's variables a confined process sees.
+    pub env: crate::EnvFilter,
 }
 
 impl SandboxPolicy {
@@ -139,9 +144,11 @@ impl SandboxPolicy {
             read_only: Vec::new(),
             protected: Vec::new(),
             hidden: Vec::new(),
+            sockets: Vec::new(),
             network: Network::Off,
             denied_domains: Vec::new(),
             helper,
+            env: crate::EnvFilter::default(),
         }
     }
 
@@ -228,11 +235,55 @@ impl SandboxPolicy {
         }
     }
 
-    /// The built-in secret locations under `home`: SSH and GnuPG keys, cloud
-    /// credentials, `.netrc`.
-    pub fn hide_home_secrets(&mut self, home: &Path) {
-        for rel in [".ssh", ".gnupg", ".aws", ".config/gcloud", ".netrc"] {
-            self.add_hidden(&home.join(rel));
+    /// Hides each of `paths` spelt `~/…` under `home` (the permission
+    /// engine's built-in secret paths: keys, cloud and git credentials,
+    /// Claude Code's account file).
+    pub fn hide_home_secrets(&mut self, home: &Path, paths: &[&str]) {
+        for rel in paths {
+            self.add_hidden(&home.join(rel.trim_start_matches("~/")));
+        }
+    }
+
+    /// Hides the Unix sockets outside the writable roots that hand out
+    /// credentials or control the machine (an ssh agent, the session bus, a
+    /// container engine), but those in `allowed` (`[sandbox]
+    /// allow_unix_sockets`), which stay reachable even inside a hidden
+    /// folder. `ssh_agent` is `$SSH_AUTH_SOCK`.
+    pub fn hide_sockets(&mut self, ssh_agent: Option<&Path>, allowed: &[PathBuf]) {
+        let mut candidates: Vec<PathBuf> = [
+            "/run/user",
+            "/run/docker.sock",
+            "/var/run/docker.sock",
+            "/run/containerd",
+            "/run/podman",
+            "/run/dbus",
+            "/var/run/dbus",
+            "/run/snapd.socket",
+            "/run/systemd/private",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        candidates.extend(ssh_agent.map(Path::to_path_buf));
+        for path in candidates {
+            // Never a folder that holds a writable root (a workspace under
+            // /run/user would vanish).
+            if self
+                .writable_roots
+                .iter()
+                .any(|root| root.starts_with(&path) || path.starts_with(root))
+            {
+                continue;
+            }
+            self.add_hidden(&path);
+        }
+        for socket in allowed {
+            if let Ok(socket) = socket.canonicalize()
+                && !self.sockets.contains(&socket)
+            {
+                self.hidden.retain(|h| *h != socket);
+                self.sockets.push(socket);
+            }
         }
     }
 

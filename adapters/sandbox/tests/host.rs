@@ -83,14 +83,29 @@ fn a_confined_command_is_handed_over_inside_bubblewrap() {
     let (given, result, seen) = exec(sandbox, request(false));
     assert_eq!(given.len(), 1);
     let handoff = &given[0];
-    assert_eq!(handoff.program, "/usr/bin/bwrap");
+    // `env -i` with cox's filtered variables and the request's, then the
+    // launch: the host's own environment reaches nothing.
+    assert_eq!(handoff.program, "env");
+    assert_eq!(handoff.args[0], "-i");
+    let bwrap = handoff
+        .args
+        .iter()
+        .position(|a| a == "/usr/bin/bwrap")
+        .unwrap();
+    let vars = &handoff.args[1..bwrap];
+    assert!(vars.iter().all(|v| v.contains('=')), "{vars:?}");
+    assert!(vars.iter().any(|v| v == "A=1"), "{vars:?}");
+    assert!(
+        vars.iter().any(|v| v.starts_with("PATH=")),
+        "cox's own variables: {vars:?}"
+    );
     assert!(handoff.args.iter().any(|a| a == "--unshare-pid"));
     assert!(handoff.args.iter().any(|a| a == "/nonexistent/cox-helper"));
     assert_eq!(
         handoff.args[handoff.args.len() - 3..],
         ["bash", "-c", "echo hi"]
     );
-    assert_eq!(handoff.env, [("A".to_owned(), "1".to_owned())]);
+    assert!(handoff.env.is_empty());
     assert_eq!(handoff.call_id.as_deref(), Some("call-7"));
     assert_eq!(result.unwrap().output, b"from the host\n");
     assert_eq!(seen, b"from the host\n", "the output reaches the stream");
@@ -110,8 +125,10 @@ fn an_unconfined_command_is_handed_over_as_bash_alone() {
         );
         let (given, _, _) = exec(sandbox, request(unconfined));
         assert_eq!(given.len(), 1);
-        assert_eq!(given[0].program, "bash");
-        assert_eq!(given[0].args, ["-c", "echo hi"]);
+        assert_eq!(given[0].program, "env");
+        let args = &given[0].args;
+        assert_eq!(args[args.len() - 3..], ["bash", "-c", "echo hi"]);
+        assert!(!args.iter().any(|a| a.contains("bwrap")), "{args:?}");
     }
 }
 

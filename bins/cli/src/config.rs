@@ -186,6 +186,14 @@ pub struct SandboxConfig {
     /// Hosts reachable through cox's proxy (`example.com`, `*.example.org`).
     #[serde(default)]
     pub allowed_domains: Vec<String>,
+    /// Variables passed to commands, hooks and MCP servers although their
+    /// names look like credentials (`GITHUB_TOKEN`, `NPM_*`).
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Unix sockets outside the workspace commands may connect to (an ssh
+    /// agent, `/run/docker.sock`), as Claude Code's `allowUnixSockets`.
+    #[serde(default)]
+    pub allow_unix_sockets: Vec<String>,
 }
 
 /// The sandbox a session's config files ask for, checked.
@@ -196,6 +204,10 @@ pub struct SandboxSettings {
     pub mode_source: String,
     pub network: cox_sandbox::Network,
     pub writable_roots: Vec<PathBuf>,
+    /// Which of cox's variables processes it starts for the model see.
+    pub env: cox_sandbox::EnvFilter,
+    /// Sockets outside the workspace left reachable.
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 /// `[core]`: what a session runs as.
@@ -696,6 +708,19 @@ fn sandbox_settings(
             .iter()
             .filter_map(|r| expand_root(r, home_dir))
             .collect();
+        out.env.allow.clone_from(&cfg.env);
+        out.unix_sockets = cfg
+            .allow_unix_sockets
+            .iter()
+            .filter_map(|r| expand_root(r, home_dir))
+            .collect();
+        // A provider key kept in a variable of any name is never passed.
+        out.env.deny = user
+            .file
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .collect();
     }
     if let Some(project) = project {
         let cfg = &project.file.sandbox;
@@ -724,6 +749,8 @@ fn sandbox_settings(
         for (key, set) in [
             ("writable_roots", !cfg.writable_roots.is_empty()),
             ("allowed_domains", !cfg.allowed_domains.is_empty()),
+            ("env", !cfg.env.is_empty()),
+            ("allow_unix_sockets", !cfg.allow_unix_sockets.is_empty()),
         ] {
             if set {
                 warnings.push(format!(
@@ -750,6 +777,25 @@ fn check_sandbox(source: &Source, home_dir: Option<&Path>) -> Result<()> {
         if !path.is_dir() {
             return Err(anyhow!(
                 "{}:{line}: [sandbox] writable_roots: `{root}` is not a folder that exists",
+                source.path.display()
+            ));
+        }
+    }
+    for name in &cfg.env {
+        if !cox_sandbox::env::valid_pattern(name) {
+            let line = line_of(&source.text, name);
+            return Err(anyhow!(
+                "{}:{line}: [sandbox] env: `{name}` is not a variable name (letters, digits and _, \
+                 optionally ending in *)",
+                source.path.display()
+            ));
+        }
+    }
+    for socket in &cfg.allow_unix_sockets {
+        if expand_root(socket, home_dir).is_none() {
+            let line = line_of(&source.text, socket);
+            return Err(anyhow!(
+                "{}:{line}: [sandbox] allow_unix_sockets: `{socket}` must be an absolute path (or start with ~/)",
                 source.path.display()
             ));
         }

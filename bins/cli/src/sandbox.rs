@@ -8,6 +8,7 @@
 //! build their policy here, so a command confined by `cox sandbox` is
 //! confined exactly as a session would confine it.
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use cox_permission::Engine;
@@ -81,7 +82,21 @@ pub fn policy(
         }
     }
     if let Some(home) = home_dir {
-        policy.hide_home_secrets(home);
+        policy.hide_home_secrets(home, &cox_permission::SECRET_PATHS);
+    }
+    // cox's own tokens (MCP logins kept in files where no keyring answers)
+    // are never readable (a session makes the folder before this, see
+    // `token_folder`, so a login during it is covered too).
+    policy.add_hidden(&cox_home.join(TOKEN_FOLDER));
+    let ssh_agent = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from);
+    policy.hide_sockets(ssh_agent.as_deref(), &settings.unix_sockets);
+    policy.env = settings.env.clone();
+    // An agent socket let through is of no use without its variable.
+    if ssh_agent
+        .and_then(|p| p.canonicalize().ok())
+        .is_some_and(|p| policy.sockets.contains(&p))
+    {
+        policy.env.allow.push("SSH_AUTH_SOCK".to_owned());
     }
     for (list, rule) in engine.rules() {
         if list != "deny" {
@@ -100,6 +115,20 @@ pub fn policy(
     }
     policy.network = settings.network.clone();
     policy
+}
+
+/// Where cox files MCP login tokens when no keyring answers, under
+/// `$COX_HOME`.
+const TOKEN_FOLDER: &str = "mcp-auth";
+
+/// Makes `$COX_HOME/mcp-auth` (owner only) when `$COX_HOME` exists and it
+/// does not, so the sandbox can hide it before a login first writes there.
+/// A session calls this before building its policy; `cox doctor` does not.
+pub fn token_folder(cox_home: &Path) {
+    let tokens = cox_home.join(TOKEN_FOLDER);
+    if !tokens.exists() {
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&tokens);
+    }
 }
 
 /// The domain a `WebFetch(domain:…)` deny rule names, spelt as the engine

@@ -155,9 +155,19 @@ fn commands_run_in_the_editors_terminal_as_the_sandbox_launches_them() {
     let commands = started(&out);
     assert_eq!(commands.len(), 1, "{commands:?}");
     let argv = &commands[0];
+    // `env -i` first, so the editor's own variables (its keys) reach
+    // nothing, then bubblewrap.
+    assert_eq!(argv[..2], ["env", "-i"], "{argv:?}");
+    let bwrap = argv
+        .iter()
+        .position(|a| a.ends_with("bwrap"))
+        .unwrap_or_else(|| panic!("confined by bubblewrap: {argv:?}"));
+    assert!(argv[2..bwrap].iter().all(|v| v.contains('=')), "{argv:?}");
     assert!(
-        argv[0].ends_with("bwrap"),
-        "confined by bubblewrap: {argv:?}"
+        !argv[2..bwrap]
+            .iter()
+            .any(|v| v.starts_with("ANTHROPIC_API_KEY=")),
+        "{argv:?}"
     );
     assert!(argv.iter().any(|a| a == "--unshare-pid"), "{argv:?}");
     let line = argv.last().unwrap();

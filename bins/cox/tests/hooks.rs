@@ -751,6 +751,66 @@ fn text_output_with_verbose_says_each_hook_run() {
     );
 }
 
+/// Hooks, the person's own (unconfined) and a project's (confined), start
+/// without cox's credentials; `[sandbox] env` lets one through to both.
+#[test]
+fn hooks_run_without_cox_credentials_unless_the_config_names_them() {
+    let env = Env::new();
+    let outside = env.home.path().join("user-hook-env.txt");
+    project_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            "env | cut -d= -f1 > $CLAUDE_PROJECT_DIR/project-hook-env.txt",
+        ),
+    );
+    user_settings(
+        &env,
+        &hook(
+            "UserPromptSubmit",
+            "",
+            &format!("env | cut -d= -f1 > {}", outside.display()),
+        ),
+    );
+    let out = env.cox().args(["ext", "trust", "--all"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let path = scenario(env.home.path(), "[[turn]]\ntext = \"hi\"\n");
+    let go = |env: &Env| {
+        let out = env
+            .cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &path)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("GITHUB_TOKEN", "ghp_test")
+            .env("KEEP_ME", "1")
+            .args(["run", "-p", "hello"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let project =
+            std::fs::read_to_string(env.work.path().join("project-hook-env.txt")).unwrap();
+        let user = std::fs::read_to_string(&outside).unwrap();
+        (project, user)
+    };
+    let (project, user) = go(&env);
+    for seen in [&project, &user] {
+        assert!(seen.lines().any(|l| l == "KEEP_ME"), "{seen}");
+        assert!(!seen.lines().any(|l| l == "ANTHROPIC_API_KEY"), "{seen}");
+        assert!(!seen.lines().any(|l| l == "GITHUB_TOKEN"), "{seen}");
+    }
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[sandbox]\nenv = [\"GITHUB_TOKEN\"]\n",
+    )
+    .unwrap();
+    let (project, user) = go(&env);
+    for seen in [&project, &user] {
+        assert!(seen.lines().any(|l| l == "GITHUB_TOKEN"), "{seen}");
+        assert!(!seen.lines().any(|l| l == "ANTHROPIC_API_KEY"), "{seen}");
+    }
+}
+
 /// A project's hook runs where MCP servers run too (the sandbox's launch of
 /// a long-lived process): as root it still cannot write a host kernel
 /// setting, not even the value already there.

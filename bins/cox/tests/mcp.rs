@@ -378,6 +378,53 @@ fn broken_servers_are_notices_and_absences_and_the_session_goes_on() {
     );
 }
 
+/// A stdio server, confined or not, starts without cox's credentials; what
+/// its own entry sets reaches it.
+#[test]
+fn a_stdio_server_gets_no_credential_but_its_own() {
+    let env = Env::new();
+    for sandbox in [true, false] {
+        let dump = env.work.path().join(format!("env-{sandbox}.txt"));
+        let dump_text = dump.display().to_string();
+        let mut entry = fake(&[
+            ("FAKE_ENV_DUMP", dump_text.as_str()),
+            ("SERVER_TOKEN", "its-own"),
+        ]);
+        entry["sandbox"] = serde_json::json!(sandbox);
+        let config = servers_json(&[("fake", entry)]);
+        let scenario = calls(
+            &env,
+            &[("mcp__fake__echo", serde_json::json!({"message": "hi"}))],
+        );
+        let out = cox(&env)
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &scenario)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("GITHUB_TOKEN", "ghp_test")
+            .env("KEEP_ME", "1")
+            .args(["run", "-p", "use the tools", "--permission-mode"])
+            .args(["bypassPermissions", "--output-format", "stream-json"])
+            .args(["--mcp-config", &config])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let seen = std::fs::read_to_string(&dump)
+            .unwrap_or_else(|e| panic!("sandbox {sandbox}: {e}: {}", text(&out)));
+        for name in ["KEEP_ME", "SERVER_TOKEN", "FAKE_ENV_DUMP"] {
+            assert!(
+                seen.lines().any(|l| l == name),
+                "sandbox {sandbox} {name}: {seen}"
+            );
+        }
+        for name in ["ANTHROPIC_API_KEY", "GITHUB_TOKEN"] {
+            assert!(
+                !seen.lines().any(|l| l == name),
+                "sandbox {sandbox} {name}: {seen}"
+            );
+        }
+    }
+}
+
 /// A stdio server runs inside the session's sandbox: the filesystem
 /// server cannot write to a folder outside the workspace, though it was
 /// told to serve it; with `sandbox = false` it can.

@@ -401,6 +401,133 @@ fn settings_folders_stay_read_only_whether_or_not_they_exist() {
     }
 }
 
+/// Variables that hand over a credential, as a container or CI runner has
+/// them, beside an ordinary one.
+const CREDENTIAL_VARS: [(&str, &str); 6] = [
+    ("ANTHROPIC_API_KEY", "sk-ant-test"),
+    ("OPENAI_API_KEY", "sk-test"),
+    ("GITHUB_TOKEN", "ghp_test"),
+    ("AWS_SECRET_ACCESS_KEY", "aws-test"),
+    ("MY_LLM", "custom-key"),
+    ("KEEP_ME", "plain"),
+];
+
+#[test]
+fn no_credential_reaches_a_command_unless_the_config_names_it() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        lab.config("[providers.openai]\napi_key_env = \"MY_LLM\"\n");
+        let env = |lab: &Lab| {
+            let mut cmd = lab.cox(who);
+            cmd.envs(CREDENTIAL_VARS).args([
+                "sandbox",
+                "--",
+                "bash",
+                "-c",
+                "env | cut -d= -f1 | sort",
+            ]);
+            text(&cmd.output().unwrap())
+        };
+        let seen = env(&lab);
+        assert!(seen.lines().any(|l| l == "KEEP_ME"), "{who:?}: {seen}");
+        for (name, _) in &CREDENTIAL_VARS[..5] {
+            assert!(!seen.lines().any(|l| l == *name), "{who:?} {name}: {seen}");
+        }
+        lab.config(
+            "[providers.openai]\napi_key_env = \"MY_LLM\"\n[sandbox]\nenv = [\"GITHUB_TOKEN\", \"AWS_*\"]\n",
+        );
+        let seen = env(&lab);
+        for name in ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "KEEP_ME"] {
+            assert!(seen.lines().any(|l| l == name), "{who:?} {name}: {seen}");
+        }
+        assert!(!seen.lines().any(|l| l == "ANTHROPIC_API_KEY"), "{seen}");
+        // A bad name is refused with the file and line.
+        lab.config("[sandbox]\nenv = [\"NOT A NAME\"]\n");
+        let out = lab.sandbox(who, None, "true");
+        assert!(
+            text(&out).contains("config.toml:2: [sandbox] env"),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
+#[test]
+fn credential_files_and_agent_sockets_are_out_of_reach() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let home = lab.home.path();
+        let files = [
+            ".git-credentials",
+            ".claude.json",
+            ".config/gh/hosts.yml",
+            ".docker/config.json",
+            ".cargo/credentials.toml",
+        ];
+        for rel in files {
+            let path = home.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "CONFIDENTIAL\n").unwrap();
+            open_to_all(&path);
+            open_to_all(path.parent().unwrap());
+        }
+        // A login token cox keeps in its own home.
+        std::fs::create_dir_all(lab.cox_home.path().join("mcp-auth")).unwrap();
+        std::fs::write(
+            lab.cox_home.path().join("mcp-auth/srv.json"),
+            "CONFIDENTIAL\n",
+        )
+        .unwrap();
+        open_to_all(&lab.cox_home.path().join("mcp-auth"));
+        open_to_all(&lab.cox_home.path().join("mcp-auth/srv.json"));
+        // An ssh agent listening outside the workspace (not under /tmp,
+        // which the sandbox makes private anyway).
+        let socket = lab.outside.path().join("agent.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        open_to_all(&socket);
+        listener.set_nonblocking(true).unwrap();
+        let script = format!(
+            "for f in {files} $COX_HOME/mcp-auth/srv.json; do cat $f; done; \
+             python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{sock}\"); print(\"CONNECTED\")'; \
+             echo \"agent=${{SSH_AUTH_SOCK:-none}}\"",
+            files = files.map(|f| format!("~/{f}")).join(" "),
+            sock = socket.display(),
+        );
+        let run = |lab: &Lab| {
+            text(
+                &lab.cox(who)
+                    .env("SSH_AUTH_SOCK", &socket)
+                    .args(["sandbox", "--", "bash", "-c", &script])
+                    .output()
+                    .unwrap(),
+            )
+        };
+        let all = run(&lab);
+        assert!(!all.contains("CONFIDENTIAL"), "{who:?}: {all}");
+        assert!(!all.contains("CONNECTED"), "{who:?}: {all}");
+        assert!(all.contains("agent=none"), "{who:?}: {all}");
+        // Let through by name, the socket and its variable are there.
+        lab.config(&format!(
+            "[sandbox]\nallow_unix_sockets = [\"{}\"]\n",
+            socket.display()
+        ));
+        let all = run(&lab);
+        assert!(all.contains("CONNECTED"), "{who:?}: {all}");
+        assert!(
+            all.contains(&format!("agent={}", socket.display())),
+            "{who:?}: {all}"
+        );
+        assert!(!all.contains("CONFIDENTIAL"), "{who:?}: {all}");
+        drop(listener);
+    }
+}
+
 #[test]
 fn symlinks_and_proc_paths_do_not_escape() {
     for who in BOTH {

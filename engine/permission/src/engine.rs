@@ -203,13 +203,21 @@ pub struct Engine {
     cwd: std::path::PathBuf,
 }
 
-/// The folders no call reads or edits unless the user removes the rule.
-const SECRET_FOLDERS: [&str; 5] = [
+/// The folders and files that hold credentials: no call reads or edits
+/// them, and the sandbox hides them from every confined command.
+pub const SECRET_PATHS: [&str; 12] = [
     "~/.ssh",
     "~/.gnupg",
     "~/.aws",
     "~/.config/gcloud",
     "~/.netrc",
+    "~/.claude.json",
+    "~/.git-credentials",
+    "~/.config/gh/hosts.yml",
+    "~/.docker/config.json",
+    "~/.pypirc",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
 ];
 
 impl Engine {
@@ -257,7 +265,7 @@ impl Engine {
     ) -> Result<Engine, CompileError> {
         let (mut allow, mut ask, mut deny, mut ignored) = (vec![], vec![], vec![], vec![]);
         if home.is_some() {
-            for folder in SECRET_FOLDERS {
+            for folder in SECRET_PATHS {
                 for tool in ["Read", "Edit"] {
                     let text = format!("{tool}({folder})");
                     if let Ok(rule) = Rule::parse(&text, Origin::BuiltIn, home, cwd) {

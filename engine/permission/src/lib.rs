@@ -22,7 +22,7 @@ mod open;
 pub mod protected;
 pub mod rule;
 
-pub use engine::{CompileError, Engine, Layer, Outcome};
+pub use engine::{CompileError, Engine, Layer, Outcome, SECRET_PATHS};
 pub use grant::Grant;
 pub use open::CallRules;
 pub use rule::{Origin, Rule, RuleError, canonical_host};

@@ -156,6 +156,8 @@ pub(super) const ROOT: Shape = Table(&[
             ("network", Value),
             ("writable_roots", Value),
             ("allowed_domains", Value),
+            ("env", Value),
+            ("allow_unix_sockets", Value),
         ]),
     ),
     (

@@ -44,6 +44,7 @@ pub(super) fn sandbox_policy(
     workspace: &Workspace,
     home: &CoxHome,
 ) -> SandboxPolicy {
+    crate::sandbox::token_folder(home.root());
     crate::sandbox::policy(
         &permissions.sandbox,
         args.sandbox,

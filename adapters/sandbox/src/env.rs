@@ -1,0 +1,169 @@
+//! The environment of every process cox starts on the model's behalf
+//! (commands, background shells, hooks, stdio MCP servers): cox's own,
+//! less what would hand over a credential.
+//!
+//! Dropped unless a setting names them (`[sandbox] env`, or an MCP entry's
+//! own `env`, which is set on top):
+//! - every variable whose name, in upper case, holds `KEY`, `SECRET`,
+//!   `TOKEN`, `PASSWORD`, `PASSWD` or `CREDENTIAL`, or has `AUTH` as one of
+//!   its `_`-separated words (provider keys, `GITHUB_TOKEN`,
+//!   `AWS_SECRET_ACCESS_KEY`, `SSH_AUTH_SOCK`; not `GIT_AUTHOR_NAME`);
+//! - the variables the session reads its provider keys from, whatever they
+//!   are called (`[providers.X] api_key_env`).
+//!
+//! Invariant: the filter only removes; a name it keeps has the value cox
+//! itself was started with, and the caller's own variables go on top.
+
+use std::ffi::{OsStr, OsString};
+
+/// Parts of a name that mark a variable as a credential.
+const SECRET_WORDS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+/// Which of cox's variables a child process may see.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EnvFilter {
+    /// Names passed although they look like credentials (`[sandbox] env`);
+    /// a trailing `*` matches any name it starts.
+    pub allow: Vec<String>,
+    /// Names dropped whatever they look like (provider key variables).
+    pub deny: Vec<String>,
+}
+
+impl EnvFilter {
+    /// Whether `name` looks like it holds a credential.
+    #[must_use]
+    pub fn looks_secret(name: &str) -> bool {
+        let upper = name.to_ascii_uppercase();
+        SECRET_WORDS.iter().any(|w| upper.contains(w)) || upper.split('_').any(|w| w == "AUTH")
+    }
+
+    /// Whether a variable called `name` reaches a child.
+    #[must_use]
+    pub fn passes(&self, name: &OsStr) -> bool {
+        let Some(name) = name.to_str() else {
+            // A name that is not text cannot be matched against the words:
+            // it is not passed.
+            return false;
+        };
+        if self.deny.iter().any(|d| d == name) {
+            return false;
+        }
+        let allowed = self
+            .allow
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => pattern == name,
+            });
+        allowed || !Self::looks_secret(name)
+    }
+
+    /// The variables of `vars` that pass.
+    pub fn apply(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
+        vars.into_iter().filter(|(k, _)| self.passes(k)).collect()
+    }
+
+    /// This process's environment, filtered: what a child starts with.
+    #[must_use]
+    pub fn child_env(&self) -> Vec<(OsString, OsString)> {
+        self.apply(std::env::vars_os())
+    }
+
+    /// The names of this process's variables the filter drops, sorted, for
+    /// `cox doctor` and `cox sandbox`.
+    #[must_use]
+    pub fn dropped(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::env::vars_os()
+            .filter(|(k, _)| !self.passes(k))
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// Whether `name` is a valid entry of `[sandbox] env`: a variable name,
+/// optionally ending in `*`.
+#[must_use]
+pub fn valid_pattern(name: &str) -> bool {
+    let body = name.strip_suffix('*').unwrap_or(name);
+    !body.is_empty()
+        && body.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !body.starts_with(|c: char| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    }
+
+    #[test]
+    fn credentials_are_dropped_and_the_rest_kept() {
+        let filter = EnvFilter::default();
+        let kept = filter.apply(os(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/u"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("OPENAI_API_KEY", "sk"),
+            ("GITHUB_TOKEN", "ghp"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("aws_session_token", "x"),
+            ("DB_PASSWORD", "x"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh/agent"),
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/k.json"),
+            ("NPM_CONFIG__AUTH", "x"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "xterm"),
+            ("GIT_AUTHOR_NAME", "A"),
+            ("XAUTHORITY", "/x"),
+        ]));
+        let names: Vec<_> = kept.iter().map(|(k, _)| k.to_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "PATH",
+                "HOME",
+                "LANG",
+                "TERM",
+                "GIT_AUTHOR_NAME",
+                "XAUTHORITY"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_setting_lets_a_name_through_and_a_provider_variable_never() {
+        let filter = EnvFilter {
+            allow: vec!["GITHUB_TOKEN".into(), "NPM_*".into()],
+            deny: vec!["MY_LLM".into()],
+        };
+        let kept = filter.apply(os(&[
+            ("GITHUB_TOKEN", "ghp"),
+            ("NPM_TOKEN", "n"),
+            ("GITHUB_TOKEN_2", "x"),
+            ("MY_LLM", "sk"),
+            ("EDITOR", "vi"),
+        ]));
+        let names: Vec<_> = kept.iter().map(|(k, _)| k.to_str().unwrap()).collect();
+        assert_eq!(names, ["GITHUB_TOKEN", "NPM_TOKEN", "EDITOR"]);
+    }
+
+    #[test]
+    fn patterns_are_variable_names() {
+        for good in ["GITHUB_TOKEN", "NPM_*", "_X", "a1"] {
+            assert!(valid_pattern(good), "{good}");
+        }
+        for bad in ["", "*", "A-B", "1A", "A B", "*TOKEN", "A*B"] {
+            assert!(!valid_pattern(bad), "{bad}");
+        }
+    }
+}
