@@ -131,6 +131,12 @@ async fn run(def: &HookDef, launch: &Launch, input: &[u8], cwd: &Path) -> Result
     for (name, value) in &launch.env {
         command.env(name, value);
     }
+    // SAFETY: close_range is async-signal-safe: no descriptor cox
+    // inherited reaches the hook.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(cox_sandbox::close_inherited_on_exec);
+    }
     let mut child = command.spawn().map_err(|err| {
         format!(
             "could not start `{}`: {err}",

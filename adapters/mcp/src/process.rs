@@ -34,13 +34,15 @@ pub(crate) fn spawn(launch: &cox_sandbox::ServerLaunch, cwd: &Path) -> std::io::
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill
-    // the child if cox dies without dropping it (`exit` on a second Ctrl-C).
+    // SAFETY: prctl and close_range are async-signal-safe; prctl only asks
+    // the kernel to kill the child if cox dies without dropping it (`exit`
+    // on a second Ctrl-C).
     #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
+            // No descriptor cox inherited reaches the server.
+            cox_sandbox::close_inherited_on_exec()
         });
     }
     let mut child = command.spawn()?;

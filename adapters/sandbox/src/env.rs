@@ -5,9 +5,11 @@
 //! Dropped unless a setting names them (`[sandbox] env`, or an MCP entry's
 //! own `env`, which is set on top):
 //! - every variable whose name, in upper case, holds `KEY`, `SECRET`,
-//!   `TOKEN`, `PASSWORD`, `PASSWD` or `CREDENTIAL`, or has `AUTH` as one of
-//!   its `_`-separated words (provider keys, `GITHUB_TOKEN`,
-//!   `AWS_SECRET_ACCESS_KEY`, `SSH_AUTH_SOCK`; not `GIT_AUTHOR_NAME`);
+//!   `TOKEN`, `PASSWORD`, `PASSWD` or `CREDENTIAL`, or has `AUTH`, `PASS`,
+//!   `PWD`, `PAT`, `DSN`, `CREDS`, `OAUTH`, `AUTHORIZATION` or `SESSION` as
+//!   one of its `_`-separated words (provider keys, `GITHUB_TOKEN`,
+//!   `AWS_SECRET_ACCESS_KEY`, `SSH_AUTH_SOCK`, `MYSQL_PWD`, `BW_SESSION`;
+//!   not `GIT_AUTHOR_NAME`, `PWD` or `XDG_SESSION_ID`);
 //! - the variables the session reads its provider keys from, whatever they
 //!   are called (`[providers.X] api_key_env`).
 //!
@@ -18,6 +20,27 @@ use std::ffi::{OsStr, OsString};
 
 /// Parts of a name that mark a variable as a credential.
 const SECRET_WORDS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+/// `_`-separated words that mark one too (as a whole word, so that
+/// `GIT_AUTHOR_NAME` and `COMPASS` stay): `SSH_AUTH_SOCK`, `DB_PASS`,
+/// `MYSQL_PWD` (the word, not `PWD` itself), `GH_PAT`, `SENTRY_DSN`,
+/// `AWS_CREDS`, `X_OAUTH`, `HTTP_AUTHORIZATION`, `BW_SESSION`,
+/// `OP_SESSION_x`.
+const SECRET_PARTS: [&str; 9] = [
+    "AUTH",
+    "PASS",
+    "PWD",
+    "PAT",
+    "DSN",
+    "CREDS",
+    "OAUTH",
+    "AUTHORIZATION",
+    "SESSION",
+];
+
+/// Session variables of the system that hold no secret, though one of
+/// their words is `SESSION`.
+const PLAIN_SESSIONS: [&str; 2] = ["XDG_", "DESKTOP_SESSION"];
 
 /// Which of cox's variables a child process may see.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,7 +57,15 @@ impl EnvFilter {
     #[must_use]
     pub fn looks_secret(name: &str) -> bool {
         let upper = name.to_ascii_uppercase();
-        SECRET_WORDS.iter().any(|w| upper.contains(w)) || upper.split('_').any(|w| w == "AUTH")
+        if SECRET_WORDS.iter().any(|w| upper.contains(w)) {
+            return true;
+        }
+        if PLAIN_SESSIONS.iter().any(|p| upper.starts_with(p)) {
+            return false;
+        }
+        let words: Vec<&str> = upper.split('_').collect();
+        words.len() > 1 && words.iter().any(|w| SECRET_PARTS.contains(w))
+            || (words.len() == 1 && upper != "PWD" && SECRET_PARTS.contains(&upper.as_str()))
     }
 
     /// Whether a variable called `name` reaches a child.

@@ -67,6 +67,11 @@ pub struct HelperSpec {
     /// Stay as the command's reaper, ending its whole tree when `lifeline`
     /// (an inherited file descriptor) reads EOF.
     pub lifeline: Option<i32>,
+    /// Refuse `AF_UNIX` sockets too (Landlock cannot hide a socket file,
+    /// so an agent, a session bus or a terminal multiplexer would be in
+    /// reach); connected pairs still work.
+    #[serde(default)]
+    pub unix_off: bool,
 }
 
 /// The Landlock half of a policy: read everything but `hidden`, write only
@@ -131,17 +136,76 @@ fn helper(args: &[OsString]) -> Result<Never, String> {
     if let Some(landlock) = &spec.landlock {
         crate::landlock::restrict(landlock)?;
     }
+    drop_capabilities()?;
     let argv = command
         .iter()
         .map(|a| CString::new(a.as_bytes()).map_err(|_| "an argument holds a NUL byte".to_owned()))
         .collect::<Result<Vec<_>, _>>()?;
     match spec.lifeline {
         None => {
-            crate::seccomp::install(spec.network_off)?;
+            crate::seccomp::install(spec.network_off, spec.unix_off)?;
             exec(&argv)
         }
-        Some(fd) => supervise(fd, spec.network_off, &argv),
+        Some(fd) => supervise(fd, (spec.network_off, spec.unix_off), &argv),
     }
+}
+
+/// Gives up every capability for good: the bounding set (so an `exec` as
+/// root grants none back), the ambient set, and the effective, permitted
+/// and inheritable sets. Under bubblewrap there are none left to give up;
+/// under Landlock, run by root, this is what keeps the command from the
+/// host's settings (`hostname`, the clock, network devices, other
+/// processes' limits). The seccomp filter that follows sets
+/// `PR_SET_NO_NEW_PRIVS`, so a set-user-ID program grants nothing either.
+fn drop_capabilities() -> Result<(), String> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    for cap in 0..64 {
+        // SAFETY: prctl with integer arguments only; a capability this
+        // process cannot drop (no CAP_SETPCAP) or that does not exist
+        // answers an error, which is fine: it is not held.
+        unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+    }
+    // SAFETY: as above.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let none = [Data::default(); 2];
+    // SAFETY: a version 3 header and two data structs, as capset expects.
+    if unsafe { libc::syscall(libc::SYS_capset, &raw mut header, none.as_ptr()) } != 0 {
+        return Err(format!(
+            "cannot drop capabilities: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    let mut held = [Data::default(); 2];
+    // SAFETY: as above, for capget.
+    let read = unsafe { libc::syscall(libc::SYS_capget, &raw mut header, held.as_mut_ptr()) };
+    if read != 0 || held.iter().any(|d| d.effective != 0 || d.permitted != 0) {
+        return Err("capabilities are still held after dropping them".to_owned());
+    }
+    Ok(())
 }
 
 /// Replaces this process with the command.
@@ -222,7 +286,7 @@ fn relay(listener: &std::net::TcpListener, socket: &Path) {
 
 /// Forks the command and reaps it; when it exits, or the lifeline closes,
 /// kills every process left under this one and exits with its status.
-fn supervise(lifeline: i32, network_off: bool, argv: &[CString]) -> Result<Never, String> {
+fn supervise(lifeline: i32, sockets: (bool, bool), argv: &[CString]) -> Result<Never, String> {
     // SAFETY: prctl with integer arguments only. Orphans of the command's
     // tree are reparented here, so none escapes the final sweep.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
@@ -247,7 +311,7 @@ fn supervise(lifeline: i32, network_off: bool, argv: &[CString]) -> Result<Never
     // One installation covers both processes: the forked command inherits
     // the supervisor's filters (and keeps them across its exec), and the
     // supervisor itself never needs what they refuse.
-    crate::seccomp::install(network_off)?;
+    crate::seccomp::install(sockets.0, sockets.1)?;
     // SAFETY: single-threaded.
     let child = unsafe { libc::fork() };
     if child == -1 {

@@ -116,6 +116,32 @@ fn read_grants(hidden: &[PathBuf]) -> Vec<(PathBuf, bool)> {
     out
 }
 
+/// Whether granting `path` (which may be a link, or a second name of a
+/// file) would grant a hidden path: a link that leads into one, to one or
+/// to a folder holding one, or a hard link to a hidden file. A grant
+/// follows links, so the walk must not hand one out.
+fn reaches_hidden(path: &Path, hidden: &[PathBuf]) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return true;
+    };
+    if meta.file_type().is_symlink() {
+        let Ok(target) = path.canonicalize() else {
+            // A dangling link grants nothing that exists now; a later
+            // target is checked when the next command starts.
+            return false;
+        };
+        return hidden
+            .iter()
+            .any(|h| target.starts_with(h) || h.starts_with(&target));
+    }
+    meta.is_file()
+        && meta.nlink() > 1
+        && hidden.iter().any(|h| {
+            std::fs::metadata(h).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+        })
+}
+
 fn walk(dir: &Path, hidden: &[PathBuf], out: &mut Vec<(PathBuf, bool)>) {
     if hidden.iter().any(|h| h == dir) {
         return;
@@ -131,7 +157,7 @@ fn walk(dir: &Path, hidden: &[PathBuf], out: &mut Vec<(PathBuf, bool)>) {
     for entry in entries.flatten() {
         let path = entry.path();
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if hidden.contains(&path) {
+        if hidden.contains(&path) || (!is_dir && reaches_hidden(&path, hidden)) {
             continue;
         }
         if is_dir {
@@ -161,5 +187,31 @@ mod tests {
         assert!(out.contains(&(root.join("home/code"), false)));
         assert!(out.contains(&(root.join("home/notes"), false)));
         assert!(!out.iter().any(|(p, _)| hidden.contains(p)));
+    }
+
+    #[test]
+    fn links_into_hidden_paths_and_second_names_of_hidden_files_are_not_granted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
+        std::fs::write(root.join("home/.ssh/key"), "x").unwrap();
+        std::fs::write(root.join("home/.netrc"), "x").unwrap();
+        std::fs::write(root.join("home/plain"), "x").unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(root.join(target), root.join("home").join(name)).unwrap();
+        };
+        link("home/.ssh", "sshlink");
+        link("home/.ssh/key", "keylink");
+        link("home", "homelink");
+        link("home/plain", "plainlink");
+        std::fs::hard_link(root.join("home/.netrc"), root.join("home/netrc-again")).unwrap();
+        let hidden = vec![root.join("home/.ssh"), root.join("home/.netrc")];
+        let mut out = Vec::new();
+        walk(&root, &hidden, &mut out);
+        let granted = |name: &str| out.iter().any(|(p, _)| *p == root.join("home").join(name));
+        for name in ["sshlink", "keylink", "homelink", "netrc-again"] {
+            assert!(!granted(name), "{name}: {out:?}");
+        }
+        assert!(granted("plain") && granted("plainlink"), "{out:?}");
     }
 }

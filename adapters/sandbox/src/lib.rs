@@ -10,7 +10,8 @@
 //!
 //! Invariants:
 //! - the command starts from cox's environment less its credentials
-//!   ([`EnvFilter`]), with the request's own variables on top;
+//!   ([`EnvFilter`]), with the request's own variables on top, and with no
+//!   descriptor of cox's past the standard three (and its lifeline);
 //! - stdin is `/dev/null`: nobody can answer a prompt, so a command must not
 //!   wait for one;
 //! - stdout and stderr are one pipe, so the buffer holds their bytes in the
@@ -206,20 +207,22 @@ pub(crate) async fn run(
         None => (None, None),
     };
     let mut command = Command::new(&launch.program);
+    let lifeline_fd = inherited.as_ref().map(AsRawFd::as_raw_fd);
     #[allow(unsafe_code)]
-    if let Some(read) = &inherited {
-        let fd = read.as_raw_fd();
-        // SAFETY: fcntl is async-signal-safe; it only clears close-on-exec
-        // on the lifeline, so the program inherits it.
-        unsafe {
-            command.pre_exec(move || {
+    // SAFETY: only async-signal-safe calls (close_range, fcntl).
+    unsafe {
+        command.pre_exec(move || {
+            close_inherited_on_exec()?;
+            // The lifeline is the one descriptor past the standard three
+            // the program inherits.
+            if let Some(fd) = lifeline_fd {
                 let flags = libc::fcntl(fd, libc::F_GETFD);
                 if flags == -1 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == -1 {
                     return Err(io::Error::last_os_error());
                 }
-                Ok(())
-            });
-        }
+            }
+            Ok(())
+        });
     }
     let mut child = command
         .args(&launch.args)
@@ -311,6 +314,31 @@ pub(crate) async fn run(
         result.signal = status.signal();
     }
     Ok(result)
+}
+
+/// Marks every descriptor past the standard three close-on-exec, so none
+/// that cox itself inherited (from an editor, a script, a terminal) reaches
+/// a program it starts: a descriptor open on a hidden file would read it
+/// past every mount. Meant for `pre_exec`: it makes one system call.
+///
+/// # Errors
+/// The kernel refused (`close_range` needs Linux 5.11).
+#[allow(unsafe_code)]
+pub fn close_inherited_on_exec() -> io::Result<()> {
+    // SAFETY: close_range with integer arguments only.
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// Ends a running command: a supervisor is asked (its lifeline closes) so

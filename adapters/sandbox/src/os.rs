@@ -143,6 +143,7 @@ impl OsSandbox {
                     proxy_socket: proxy.map(|_| PROXY_SOCKET_INSIDE.into()),
                     landlock: None,
                     lifeline: None,
+                    unix_off: false,
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let args =
@@ -162,7 +163,8 @@ impl OsSandbox {
                     notes.push(format!(
                         "the sandbox runs on Landlock (ABI {abi}) because bubblewrap is missing: \
                          .git, .cox, .claude and $COX_HOME inside a writable root are not protected, /tmp is shared, \
-                         and allowed_domains means no network; install bubblewrap for the full sandbox"
+                         Unix sockets are refused (none can be hidden), and allowed_domains means no network; \
+                         install bubblewrap for the full sandbox"
                     ));
                 }
                 let (read, write) =
@@ -183,6 +185,7 @@ impl OsSandbox {
                         hidden: policy.hidden.clone(),
                     }),
                     lifeline: Some(std::os::fd::AsRawFd::as_raw_fd(&read)),
+                    unix_off: true,
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let mut args: Vec<OsString> =
@@ -277,6 +280,7 @@ impl OsSandbox {
                     proxy_socket: None,
                     landlock: None,
                     lifeline: None,
+                    unix_off: false,
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let mut args: Vec<OsString> = Vec::with_capacity(env.len() * 3 + 64);

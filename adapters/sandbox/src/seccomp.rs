@@ -5,12 +5,16 @@
 //!   calls a command has no business making: debugging other processes,
 //!   mounting, new namespaces, kernel keyrings, BPF, modules, `io_uring`
 //!   (which would bypass the rest), terminal injection, and, when the
-//!   network is off, any socket but `AF_UNIX`; a call from another
-//!   architecture's table (i386 through `int 0x80`) kills the process;
+//!   network is off, any socket but `AF_UNIX`, and under Landlock (which
+//!   cannot hide a socket file) `AF_UNIX` sockets too; a mode with a
+//!   set-user-ID or set-group-ID bit (`chmod 4755`, `open(…, 04755)`); a
+//!   call from another architecture's table (i386 through `int 0x80`)
+//!   kills the process;
 //! - a small one written by hand refuses the x32 table on x86-64 (numbers
 //!   with bit 30 set, which the main filter's numbers would not match) and
-//!   answers `clone3` with `ENOSYS`, so libc falls back to `clone`, whose
-//!   flags the main filter can inspect.
+//!   answers `clone3` and `openat2` with `ENOSYS`, so libc falls back to
+//!   `clone` and `openat`, whose flags and mode the main filter can
+//!   inspect.
 //!
 //! Invariant: a filter that cannot be built or installed is an error; the
 //! caller then refuses to run the command.
@@ -28,8 +32,8 @@ use seccompiler::{
 /// # Errors
 /// The filter could not be built for this architecture, or the kernel
 /// refused it.
-pub fn install(network_off: bool) -> Result<(), String> {
-    let main = main_filter(network_off)?;
+pub fn install(network_off: bool, unix_off: bool) -> Result<(), String> {
+    let main = main_filter(network_off, unix_off)?;
     seccompiler::apply_filter(&guard_filter()).map_err(|e| format!("seccomp: {e}"))?;
     seccompiler::apply_filter(&main).map_err(|e| format!("seccomp: {e}"))
 }
@@ -103,7 +107,18 @@ fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
     SeccompRule::new(conditions).map_err(|e| format!("seccomp: {e}"))
 }
 
-fn main_filter(network_off: bool) -> Result<BpfProgram, String> {
+/// Rules that refuse a call whose `arg` holds a set-user-ID or
+/// set-group-ID bit: a command must not leave a program behind that runs
+/// as its owner (as root, that is every file it makes).
+fn setid_rules(arg: u8) -> Result<Vec<SeccompRule>, String> {
+    let bits = u64::from(libc::S_ISUID | libc::S_ISGID);
+    [u64::from(libc::S_ISUID), u64::from(libc::S_ISGID), bits]
+        .into_iter()
+        .map(|value| rule(vec![cond(arg, SeccompCmpOp::MaskedEq(bits), value)?]))
+        .collect()
+}
+
+fn main_filter(network_off: bool, unix_off: bool) -> Result<BpfProgram, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for call in refused() {
         rules.insert(call, Vec::new());
@@ -134,11 +149,33 @@ fn main_filter(network_off: bool) -> Result<BpfProgram, String> {
             rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX)?])?,
         ],
     );
-    if network_off {
-        let unix = u64::from(libc::AF_UNIX.cast_unsigned());
+    // Set-ID bits, through every call that sets a mode.
+    rules.insert(libc::SYS_fchmod, setid_rules(1)?);
+    rules.insert(libc::SYS_fchmodat, setid_rules(2)?);
+    rules.insert(libc::SYS_openat, setid_rules(3)?);
+    rules.insert(libc::SYS_mknodat, setid_rules(2)?);
+    // fchmodat2 (452 on every architecture), newer than the libc table.
+    rules.insert(452, setid_rules(2)?);
+    #[cfg(target_arch = "x86_64")]
+    {
+        rules.insert(libc::SYS_chmod, setid_rules(1)?);
+        rules.insert(libc::SYS_open, setid_rules(2)?);
+        rules.insert(libc::SYS_creat, setid_rules(1)?);
+        rules.insert(libc::SYS_mknod, setid_rules(1)?);
+    }
+    let unix = u64::from(libc::AF_UNIX.cast_unsigned());
+    if network_off && unix_off {
+        // No socket at all; a connected pair (`socketpair`) still works.
+        rules.insert(libc::SYS_socket, Vec::new());
+    } else if network_off {
         rules.insert(
             libc::SYS_socket,
             vec![rule(vec![cond(0, SeccompCmpOp::Ne, unix)?])?],
+        );
+    } else if unix_off {
+        rules.insert(
+            libc::SYS_socket,
+            vec![rule(vec![cond(0, SeccompCmpOp::Eq, unix)?])?],
         );
     }
     let filter = SeccompFilter::new(
@@ -175,12 +212,18 @@ fn guard_filter() -> BpfProgram {
     let errno = |e: i32| libc::SECCOMP_RET_ERRNO | (e.cast_unsigned() & libc::SECCOMP_RET_DATA);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let clone3 = libc::SYS_clone3 as u32;
+    // openat2 carries its mode in a struct the filter cannot read: ENOSYS,
+    // so libc and programs fall back to openat, whose mode it can.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let openat2 = libc::SYS_openat2 as u32;
     vec![
         // The syscall number is the first word of `seccomp_data`.
         stmt(BPF_LD_W_ABS, 0),
         jump(BPF_JGE_K, X32_BIT, 0, 1),
         stmt(BPF_RET_K, errno(libc::EPERM)),
         jump(BPF_JEQ_K, clone3, 0, 1),
+        stmt(BPF_RET_K, errno(libc::ENOSYS)),
+        jump(BPF_JEQ_K, openat2, 0, 1),
         stmt(BPF_RET_K, errno(libc::ENOSYS)),
         stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW),
     ]
@@ -192,8 +235,10 @@ mod tests {
 
     #[test]
     fn both_filters_build_for_this_machine() {
-        assert!(main_filter(true).unwrap().len() > refused().len());
-        assert!(main_filter(false).unwrap().len() > refused().len());
-        assert_eq!(guard_filter().len(), 6);
+        for (network_off, unix_off) in [(true, true), (true, false), (false, true), (false, false)]
+        {
+            assert!(main_filter(network_off, unix_off).unwrap().len() > refused().len());
+        }
+        assert_eq!(guard_filter().len(), 8);
     }
 }

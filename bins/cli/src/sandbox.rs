@@ -102,6 +102,14 @@ pub fn policy(
         if list != "deny" {
             continue;
         }
+        // An `Edit(...)` deny rule on one existing folder or file inside a
+        // writable root is kept read-only by the sandbox too.
+        if rule.path_access() == Some(cox_protocol::types::PathAccess::Write)
+            && let Some(path) = rule.path_pattern().and_then(plain_pattern)
+            && path.exists()
+        {
+            policy.add_read_only(&path);
+        }
         // A relative path is hidden in every checkout the session reaches
         // (a worktree session's main checkout too).
         for anchor in std::iter::once(&workspace.cwd).chain(&workspace.read_only) {
@@ -152,6 +160,101 @@ fn denied_domain(text: &str) -> Option<DomainPattern> {
     let wild = host.starts_with("*.");
     let host = cox_permission::canonical_host(host.trim_start_matches("*."));
     DomainPattern::parse(&if wild { format!("*.{host}") } else { host }).ok()
+}
+
+/// The folder or file a rule's absolute pattern names when it has no
+/// wildcard (a trailing `/**` or `/*` covers the folder itself).
+fn plain_pattern(pattern: &str) -> Option<PathBuf> {
+    let path = pattern
+        .strip_suffix("/**")
+        .or_else(|| pattern.strip_suffix("/*"))
+        .unwrap_or(pattern);
+    (path.starts_with('/') && !path.contains(['*', '?', '[', '{'])).then(|| PathBuf::from(path))
+}
+
+/// The part of a pattern before its first wildcard, cut back to a whole
+/// folder: every path the pattern matches lies below it.
+fn literal_folder(pattern: &str) -> PathBuf {
+    match pattern.find(['*', '?', '[', '{']) {
+        None => PathBuf::from(pattern),
+        Some(at) => {
+            let head = &pattern[..at];
+            PathBuf::from(head.rfind('/').map_or("/", |slash| &head[..slash.max(1)]))
+        }
+    }
+}
+
+/// Whether the OS sandbox under `policy` enforces deny `rule` by itself on
+/// every confined command, so a line whose paths cox cannot follow may run
+/// confined under it:
+/// - a `Read` rule on one folder or file that is hidden (or that does not
+///   exist: there is nothing of the person's to read);
+/// - an `Edit` rule whose paths all lie outside every writable root (the
+///   whole file system is read-only there; the private `/tmp` under
+///   bubblewrap counts), or on one existing folder or file bound read-only
+///   inside a root (bubblewrap only: Landlock cannot carve one out).
+///
+/// Everything else (a pattern such as `**/*.pem`, a path inside a root
+/// that does not exist yet, any rule but a path rule) is not enforced.
+#[must_use]
+pub fn enforces(
+    policy: &SandboxPolicy,
+    mechanism: &cox_sandbox::probe::Mechanism,
+    rule: &cox_permission::Rule,
+) -> bool {
+    use cox_protocol::types::PathAccess;
+    use cox_sandbox::probe::Mechanism;
+    let bwrap = match mechanism {
+        Mechanism::Unavailable { .. } => return false,
+        Mechanism::Bubblewrap { .. } => true,
+        Mechanism::Landlock { .. } => false,
+    };
+    if policy.mode == SandboxMode::DangerFullAccess {
+        return false;
+    }
+    let (Some(access), Some(pattern)) = (rule.path_access(), rule.path_pattern()) else {
+        return false;
+    };
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let plain = plain_pattern(pattern);
+    match access {
+        PathAccess::Read => plain.is_some_and(|path| match canonical(&path) {
+            None => true,
+            Some(real) => policy.hidden.iter().any(|h| real.starts_with(h)),
+        }),
+        PathAccess::Write => {
+            let folder = literal_folder(pattern);
+            let folder = canonical(&folder).unwrap_or(folder);
+            let in_root = policy.writes_roots()
+                && policy
+                    .writable_roots
+                    .iter()
+                    .any(|root| folder.starts_with(root) || root.starts_with(&folder));
+            let in_tmp = folder.starts_with("/tmp") || Path::new("/tmp").starts_with(&folder);
+            if !in_root {
+                return bwrap || !in_tmp;
+            }
+            bwrap
+                && plain.and_then(|p| canonical(&p)).is_some_and(|real| {
+                    policy
+                        .read_only
+                        .iter()
+                        .chain(&policy.protected)
+                        .chain(&policy.hidden)
+                        .any(|ro| real.starts_with(ro))
+                })
+        }
+    }
+}
+
+/// Tells `engine` which of its deny rules the sandbox of `policy` enforces
+/// (see [`enforces`]), on the mechanism this machine has.
+pub fn enforce(engine: &mut cox_permission::Engine, policy: &SandboxPolicy) {
+    let mechanism = &cox_sandbox::probe::probe().mechanism;
+    if matches!(mechanism, cox_sandbox::probe::Mechanism::Unavailable { .. }) {
+        return;
+    }
+    engine.enforce_in_sandbox(|rule| enforces(policy, mechanism, rule));
 }
 
 /// The `__sandbox-exec` mode, when this process was started for it: every

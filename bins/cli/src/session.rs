@@ -266,7 +266,7 @@ where
         .flatten()
         .filter(|anchor| *anchor != cwd)
         .collect();
-    let (permissions, models) =
+    let (mut permissions, models) =
         session_permissions_at(&home, (&settings_from, &cwd, &also), args, consent)?;
     // A subagent's config is its parent's, whose warnings were said.
     let quiet = lineage.parent.is_some();
@@ -295,6 +295,9 @@ where
         read_only,
     };
     let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
+    // What the sandbox enforces itself, a line cox cannot follow runs
+    // under confined rather than asking.
+    crate::sandbox::enforce(&mut permissions.engine, &sandbox);
     let catalog = providers::full_catalog(&models);
     let tier_models = models
         .tiers

@@ -68,7 +68,7 @@ impl Lab {
         open_to_all(&lab.home.path().join(".ssh/id_ed25519"));
         for tool in [
             "bash", "cat", "echo", "ls", "sleep", "setsid", "touch", "true", "umount", "mount",
-            "head", "sed", "id", "grep",
+            "head", "sed", "id", "grep", "cut", "sort", "env", "python3", "chmod", "ln",
         ] {
             if let Some(found) = which(tool) {
                 std::os::unix::fs::symlink(found, lab.no_bwrap.path().join(tool)).unwrap();
@@ -524,6 +524,231 @@ fn credential_files_and_agent_sockets_are_out_of_reach() {
             "{who:?}: {all}"
         );
         assert!(!all.contains("CONFIDENTIAL"), "{who:?}: {all}");
+        drop(listener);
+    }
+}
+
+/// `cox run` of one bash call `line` as root, in `mode`, headless.
+fn run_line(lab: &Lab, line: &str, extra: &[&str]) -> Output {
+    let scenario = lab.home.path().join("line.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = {{ command = {} }}\n\n[[turn]]\ntext = \"done\"\n",
+            serde_json::to_string(line).unwrap()
+        ),
+    )
+    .unwrap();
+    lab.cox(As::Root)
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "go", "--output-format", "stream-json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// The first tool result's text.
+fn result_text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "tool_call_done")
+        .map(|v| {
+            v["result"]["visible"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .unwrap_or_default()
+}
+
+/// A line whose paths are only known when it runs runs confined, under
+/// every deny rule the sandbox enforces itself (built-in secrets, a plain
+/// `Read` rule hidden, a plain `Edit` rule read-only); a rule the sandbox
+/// cannot express (a pattern) makes it ask, headless refused.
+#[test]
+fn the_sandbox_enforces_the_deny_rules_a_line_cannot_be_checked_against() {
+    if !can_run(As::Root) {
+        return;
+    }
+    let lab = Lab::new();
+    let w = lab.work.path();
+    std::fs::create_dir(w.join("d")).unwrap();
+    std::fs::create_dir(w.join("secrets")).unwrap();
+    std::fs::write(w.join("secrets/key"), "KEEP\n").unwrap();
+    std::fs::write(w.join(".env"), "SECRET=hunter2\n").unwrap();
+    lab.config("[permissions]\ndeny = [\"Read(./.env)\", \"Edit(./secrets/**)\"]\n");
+    let the_loop = "for i in $(seq 0 99); do echo x > d/f$i.txt; done";
+    for mode in ["bypassPermissions", "acceptEdits", "auto"] {
+        let _ = std::fs::remove_dir_all(w.join("d"));
+        std::fs::create_dir(w.join("d")).unwrap();
+        let out = run_line(&lab, the_loop, &["--permission-mode", mode]);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", text(&out));
+        assert_eq!(
+            std::fs::read_dir(w.join("d")).unwrap().count(),
+            100,
+            "{mode}"
+        );
+    }
+    // Run-time paths into what the rules cover: the line runs, and the
+    // sandbox refuses what the rules deny.
+    let out = run_line(
+        &lab,
+        "cat $(ls -a | grep env); d=$(ls | grep sec); echo pwned > $d/key; echo pwned > $d/new; echo done",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    let said = result_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(said.contains("done"), "{said}");
+    assert!(!said.contains("hunter2"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(w.join("secrets/key")).unwrap(),
+        "KEEP\n"
+    );
+    assert!(!w.join("secrets/new").exists(), "{said}");
+    // A written path is still refused by the engine itself.
+    let out = run_line(
+        &lab,
+        "cat .env",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    // A rule the sandbox cannot express: the loop asks, headless refused,
+    // and the reason names the rule.
+    lab.config("[permissions]\ndeny = [\"Edit(**/*.lock)\"]\n");
+    let out = run_line(&lab, the_loop, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = result_text(&out);
+    assert!(
+        said.contains("Edit(**/*.lock)") && said.contains("cannot enforce"),
+        "{said}"
+    );
+    // Unconfined (danger-full-access) nothing enforces the rules: it asks.
+    lab.config("");
+    let out = run_line(
+        &lab,
+        the_loop,
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--sandbox",
+            "danger-full-access",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        result_text(&out).contains("does not run in the sandbox"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// Under either mechanism: no capability is left (as root under Landlock
+/// an exec would otherwise grant them all back), no set-ID program can be
+/// made, and no descriptor cox inherited reaches the command.
+#[test]
+fn no_capability_no_set_id_program_and_no_inherited_descriptor() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let secret = lab.outside.path().join("held-open.txt");
+        std::fs::write(&secret, "CONFIDENTIAL\n").unwrap();
+        open_to_all(&secret);
+        let script = "while read -r k v; do [ \"$k\" = CapEff: ] && echo \"caps=$v\"; done < /proc/self/status; \
+             cat /bin/true > t; chmod 4755 t 2>&1; chmod g+s t 2>&1; ls -l t; cat <&7; echo end";
+        for no_bwrap in [false, true] {
+            if no_bwrap && crate_landlock_abi() == 0 {
+                continue;
+            }
+            let file = std::fs::File::open(&secret).unwrap();
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+            let mut cmd = lab.cox(who);
+            if no_bwrap {
+                cmd.env("PATH", lab.no_bwrap.path());
+            }
+            // The descriptor is open in cox as 7, as an editor might leave it.
+            #[allow(unsafe_code)]
+            // SAFETY: dup2 onto a free descriptor number in the child.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                    if libc::dup2(fd, 7) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let out = cmd
+                .args(["sandbox", "--", "bash", "-c", script])
+                .output()
+                .unwrap();
+            let all = text(&out);
+            let tag = format!("{who:?} landlock={no_bwrap}");
+            assert!(all.contains("caps=0000000000000000"), "{tag}: {all}");
+            assert!(all.contains("Operation not permitted"), "{tag}: {all}");
+            let mode = all
+                .lines()
+                .find(|l| l.ends_with(" t"))
+                .unwrap_or_else(|| panic!("{tag}: {all}"));
+            assert!(
+                !mode[..10].contains(['s', 'S']),
+                "{tag}: a set-ID bit: {all}"
+            );
+            assert!(!all.contains("CONFIDENTIAL"), "{tag}: {all}");
+            assert!(all.contains("end"), "{tag}: {all}");
+            drop(file);
+        }
+    }
+}
+
+/// Under Landlock, which cannot hide a file a link leads to once it is
+/// granted: links and second names made by an earlier command do not
+/// reach a hidden file, and no Unix socket (an agent, a multiplexer) can be
+/// reached through the shared /tmp.
+#[test]
+fn landlock_keeps_links_to_hidden_files_and_unix_sockets_out_of_reach() {
+    if crate_landlock_abi() == 0 {
+        eprintln!("skipped: this kernel offers no Landlock");
+        return;
+    }
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        std::fs::write(lab.work.path().join(".env"), "SECRET=hunter2\n").unwrap();
+        open_to_all(&lab.work.path().join(".env"));
+        lab.config("[permissions]\ndeny = [\"Read(./.env)\"]\n");
+        let socket = lab.outside.path().join("mux.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        open_to_all(&socket);
+        listener.set_nonblocking(true).unwrap();
+        let sandboxed = |script: &str| {
+            text(
+                &lab.cox(who)
+                    .env("PATH", lab.no_bwrap.path())
+                    .args(["sandbox", "--", "bash", "-c", script])
+                    .output()
+                    .unwrap(),
+            )
+        };
+        let key = lab.key();
+        sandboxed(&format!(
+            "ln -s {} keylink; ln -s {} sshlink; ln .env env-again",
+            key.display(),
+            key.parent().unwrap().display()
+        ));
+        let all = sandboxed(&format!(
+            "cat keylink sshlink/id_ed25519 env-again .env; \
+             /usr/bin/python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"CONNECTED\")' 2>&1; echo end",
+            socket.display()
+        ));
+        assert!(all.contains("end"), "{who:?}: {all}");
+        assert!(!all.contains("PRIVATE KEY"), "{who:?}: {all}");
+        assert!(!all.contains("hunter2"), "{who:?}: {all}");
+        assert!(!all.contains("CONNECTED"), "{who:?}: {all}");
         drop(listener);
     }
 }

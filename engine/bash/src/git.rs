@@ -518,6 +518,24 @@ fn git_destructive(sub: &str, rest: &[&str]) -> bool {
                 })
         }
         "reset" => rest.contains(&"--hard"),
+        // Throwing away work tree changes: `checkout -- .`, `checkout -f`,
+        // `restore` (of the work tree), `switch -f`/`--discard-changes`.
+        "checkout" => {
+            short('f')
+                || rest.contains(&"--force")
+                || rest
+                    .iter()
+                    .position(|a| *a == "--")
+                    .is_some_and(|at| at + 1 < rest.len())
+                || rest.iter().any(|a| matches!(*a, "." | ":/" | "*"))
+        }
+        "restore" => !rest.contains(&"--staged") || rest.contains(&"--worktree"),
+        "switch" => {
+            short('f')
+                || rest
+                    .iter()
+                    .any(|a| matches!(*a, "--force" | "--discard-changes"))
+        }
         "clean" => short('f') || rest.contains(&"--force"),
         "branch" => short('D') || (rest.contains(&"--delete") && rest.contains(&"--force")),
         "stash" => matches!(rest.first(), Some(&("drop" | "clear"))),
@@ -531,7 +549,7 @@ fn git_destructive(sub: &str, rest: &[&str]) -> bool {
 /// before every operand, and the operands fit it (a name and a value
 /// pattern for `--get`, none for `--list`). The new form is `git config
 /// get NAME` or `git config list`.
-fn config_reads_only(rest: &[&str]) -> bool {
+pub(crate) fn config_reads_only(rest: &[&str]) -> bool {
     const SCOPE: &[&str] = &[
         "--global",
         "--system",

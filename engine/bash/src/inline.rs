@@ -393,6 +393,16 @@ fn git(words: &[Word]) -> Step {
         }
         Some("push" | "send-pack") => shell(values_of(rest, &["--receive-pack", "--exec"])),
         Some("archive") => shell(values_of(rest, &["--exec"])),
+        // Setting a key whose value git later runs as a program: this line
+        // and every later git command run it.
+        Some("config")
+            if rest.iter().any(|w| runs_program(w.value())) && {
+                let values: Vec<&str> = rest.iter().map(Word::value).collect();
+                !crate::git::config_reads_only(&values)
+            } =>
+        {
+            opaque("config")
+        }
         // `git grep -O CMD` opens the matches with CMD.
         Some("grep")
             if rest.iter().any(|w| {
@@ -403,8 +413,48 @@ fn git(words: &[Word]) -> Step {
         {
             shell(values_of(rest, &["-O", "--open-files-in-pager"]))
         }
+        // Output options that write a file, and diff drivers (external
+        // programs) that a repository's config names.
+        _ if rest.iter().any(|w| {
+            let v = w.value();
+            v.starts_with("--output") || matches!(v, "--ext-diff" | "--textconv")
+        }) =>
+        {
+            opaque(sub.unwrap_or("option"))
+        }
         _ => Step::Plain,
     }
+}
+
+/// Whether a git config key (as `git config KEY VALUE` names it) holds a
+/// program git runs: the pager, the editor, hooks, diff and merge drivers,
+/// filters, credential helpers, aliases, the ssh command.
+fn runs_program(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let exact = [
+        "core.pager",
+        "core.editor",
+        "core.fsmonitor",
+        "core.hookspath",
+        "core.sshcommand",
+        "core.askpass",
+        "diff.external",
+        "sequence.editor",
+        "gpg.program",
+        "credential.helper",
+        "include.path",
+    ];
+    exact.contains(&key.as_str())
+        || key.starts_with("alias.")
+        || key.starts_with("pager.")
+        || key.starts_with("filter.")
+        || key.starts_with("includeif.")
+        || key.ends_with(".textconv")
+        || key.ends_with(".command")
+        || key.ends_with(".driver")
+        || key.ends_with(".cmd")
+        || key.ends_with(".tool")
+        || (key.starts_with("gpg.") && key.ends_with(".program"))
 }
 
 /// The values of these options, written `-x V`, `-xV`, `--opt V` or

@@ -315,6 +315,10 @@ pub struct Split {
     /// runs, so relative paths are judged from each (`None`: only known
     /// when the line runs, `cd "$d"`, `cd -`, `popd`).
     pub dirs: Vec<Option<String>>,
+    /// The least risk the line's opacities give it, whatever its commands'
+    /// (Exec for a reason that may hide a command, Write for an output
+    /// redirect, none for a command substitution the walk followed).
+    pub floor: Risk,
 }
 
 /// One command of a line, written as rules match it.
@@ -476,6 +480,9 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
         }
     }
     line_state(line, &mut sink);
+    if sink.partial {
+        sink.paths.extend(unfollowed_paths());
+    }
     let scan = if sink.partial {
         sink::scan_names(std::iter::once(line))
     } else {
@@ -488,6 +495,7 @@ fn split_with(line: &str, mut sink: sink::Sink) -> Split {
         dynamic: sink.dynamic,
         paths: sink.paths,
         dirs: sink.dirs,
+        floor: sink.floor,
     }
 }
 
@@ -520,9 +528,28 @@ fn line_state(line: &str, sink: &mut sink::Sink) {
         })
         .filter(|t| !t.is_empty())
         .collect();
-    // Links the line makes (`ln [-s] TARGET NAME`): NAME itself is not
-    // what it is now either.
-    let links: Vec<String> = sink
+    // Links the line makes (`ln [-s] TARGET NAME`, `ln -t DIR …`, a hard
+    // link too): any of its operands may be a link once it ran, so a write
+    // to it or below it may land elsewhere. (A link a copy or a move puts
+    // in place, `cp -P`, is not followed: the sandbox's read-only binds
+    // hold whatever link a write goes through.)
+    let operands_of = |programs: &[&str]| -> Vec<String> {
+        sink.commands
+            .iter()
+            .filter(|c| {
+                c.words
+                    .first()
+                    .is_some_and(|w| programs.contains(&words::basename(w)))
+            })
+            .flat_map(|c| c.words.iter().skip(1).filter(|w| !w.starts_with('-')))
+            .map(|t| t.trim_start_matches("./").trim_end_matches('/').to_owned())
+            .filter(|t| !t.is_empty())
+            .collect()
+    };
+    let links = operands_of(&["ln"]);
+    // For reads, the names the links get (the last operand): `ln -s
+    // TARGET NAME` does not read TARGET.
+    let link_names: Vec<String> = sink
         .commands
         .iter()
         .filter(|c| c.words.first().is_some_and(|w| words::basename(w) == "ln"))
@@ -535,6 +562,7 @@ fn line_state(line: &str, sink: &mut sink::Sink) {
         })
         .map(|t| t.trim_start_matches("./").trim_end_matches('/').to_owned())
         .collect();
+
     let under = |text: &str, list: &[String], equal: bool| {
         let text = text.trim_start_matches("./");
         list.iter().any(|w| {
@@ -544,15 +572,25 @@ fn line_state(line: &str, sink: &mut sink::Sink) {
                     .is_some_and(|r| r.starts_with('/'))
         })
     };
-    let below = |text: &str| under(text, &written, false) || under(text, &links, true);
+    let below = |text: &str| under(text, &written, false) || under(text, &link_names, true);
+    // A write where a link may stand is judged twice: as written (a rule
+    // on that name still matches) and as a path only known when it runs
+    // (where the link points).
+    let mut redirected = Vec::new();
     for path in &mut sink.paths {
         let unknown = (globs && path.glob)
             || (home && path.text.starts_with('~'))
             || (path.access == Access::Read && below(&path.text));
         if unknown {
             path.known = false;
+        } else if path.access == Access::Write && !path.by_ln && under(&path.text, &links, true) {
+            redirected.push(PathArg {
+                known: false,
+                ..path.clone()
+            });
         }
     }
+    sink.paths.extend(redirected);
     let run_from_written = sink.commands.iter().find_map(|c| {
         let name = c.words.first()?;
         (name.contains('/') && (under(name, &written, true) || below(name))).then(|| name.clone())
@@ -579,10 +617,32 @@ fn too_large(line: &str) -> Split {
         opaque: Some(Opacity::TooLarge),
         scan: sink::scan_names(std::iter::once(line)),
         dynamic: false,
-        paths: Vec::new(),
+        paths: unfollowed_paths(),
         dirs: Vec::new(),
+        floor: Risk::Exec,
     }
 }
+
+/// What stands for the paths of a line cox could not follow to its end
+/// (too long, too deep, or not parsed): one unknown path read and one
+/// written, so every path rule may apply to it.
+fn unfollowed_paths() -> Vec<PathArg> {
+    [Access::Read, Access::Write]
+        .into_iter()
+        .map(|access| PathArg {
+            text: UNFOLLOWED.to_owned(),
+            access,
+            recursive: false,
+            follows: false,
+            known: false,
+            glob: false,
+            by_ln: false,
+        })
+        .collect()
+}
+
+/// The text of [`unfollowed_paths`].
+pub const UNFOLLOWED: &str = "(the paths of a line cox could not follow)";
 
 /// [`split`] without its fast path for plain lines: every line goes
 /// through tree-sitter. For tests and fuzzing, which check that both give
@@ -630,7 +690,8 @@ pub fn segments(split: &Split) -> Segments {
 }
 
 /// The risk of the whole line: the highest of its commands' (ReadOnly for a
-/// line with none), and at least Exec when the line is opaque.
+/// line with none), and at least its opacities' floor (see
+/// [`Split::floor`]).
 #[must_use]
 pub fn line_risk(split: &Split) -> Risk {
     let most = split
@@ -639,9 +700,5 @@ pub fn line_risk(split: &Split) -> Risk {
         .map(|c| c.risk)
         .max()
         .unwrap_or(Risk::ReadOnly);
-    if split.opaque.is_some() {
-        most.max(Risk::Exec)
-    } else {
-        most
-    }
+    most.max(split.floor)
 }

@@ -50,6 +50,8 @@ pub struct PathArg {
     pub known: bool,
     /// An unquoted `*`, `?` or `[` the shell expands.
     pub glob: bool,
+    /// Named by `ln` itself (the link it makes, or its target).
+    pub by_ln: bool,
 }
 
 impl PathArg {
@@ -71,6 +73,7 @@ impl PathArg {
             follows: false,
             known,
             glob: word.pattern,
+            by_ln: false,
         })
     }
 
@@ -83,6 +86,7 @@ impl PathArg {
             follows: false,
             known: false,
             glob: false,
+            by_ln: false,
         }
     }
 
@@ -109,6 +113,7 @@ impl PathArg {
             follows: false,
             known: true,
             glob: false,
+            by_ln: false,
         }
     }
 }
@@ -221,6 +226,8 @@ enum Shape {
     Tar,
     /// `zip ARCHIVE FILES`.
     Zip,
+    /// No operand names a file (`date +%F`); only option values may.
+    Options,
 }
 
 /// The shape of `program`, its short options that take a value, and
@@ -284,6 +291,7 @@ fn shape(program: &str) -> Option<(Shape, &'static str, bool)> {
         "dd" => (Shape::Dd, "", false),
         "tar" | "gtar" | "bsdtar" => (Shape::Tar, "fCbTX", false),
         "zip" => (Shape::Zip, "bnt", false),
+        "date" => (Shape::Options, "dfrs", false),
         _ => return None,
     })
 }
@@ -312,7 +320,6 @@ fn names_no_files(program: &str) -> bool {
             | "id"
             | "whoami"
             | "uname"
-            | "date"
             | "export"
             | "unset"
             | "alias"
@@ -322,6 +329,23 @@ fn names_no_files(program: &str) -> bool {
             | "popd"
     )
 }
+
+/// The long options of `program` that take a value, as a separate word
+/// too (`--target-directory DIR`); GNU's abbreviations (`--target DIR`)
+/// are read as the option they start.
+fn long_values(program: &str) -> &'static [&'static str] {
+    match program {
+        "cp" | "mv" | "ln" | "install" => &["target-directory", "suffix"],
+        "date" => &["date", "file", "reference", "set"],
+        "touch" => &["date", "reference"],
+        "truncate" => &["reference", "size"],
+        "chmod" | "chown" | "chgrp" => &["reference"],
+        _ => &[],
+    }
+}
+
+/// Options whose value is always a file, whatever it looks like.
+const FILE_OPTIONS: [&str; 6] = ["o", "output", "file", "f", "reference", "target-directory"];
 
 /// The paths one command (wrappers already stripped) names.
 pub(crate) fn of_command(words: &[Word], vars: &Vars) -> Vec<PathArg> {
@@ -339,7 +363,7 @@ pub(crate) fn of_command(words: &[Word], vars: &Vars) -> Vec<PathArg> {
     let Some((shape, values, always_recursive)) = shape(program) else {
         return generic(args);
     };
-    let parsed = Parsed::read(args, values);
+    let parsed = Parsed::read(args, values, long_values(program));
     let recursive = always_recursive || parsed.recursive();
     let read = |w: &Word| PathArg::from_word(w, Access::Read, recursive);
     let write = |w: &Word| PathArg::from_word(w, Access::Write, false);
@@ -403,10 +427,19 @@ pub(crate) fn of_command(words: &[Word], vars: &Vars) -> Vec<PathArg> {
         }
         Shape::Move => {
             out.extend(operands.iter().filter_map(|w| write(w)));
-            if let Some((last, sources)) = operands.split_last() {
-                out.extend(into_folder(last, sources));
+            match parsed.values_of(&["t", "target-directory"]).next() {
+                Some(target) => {
+                    out.extend(write(target));
+                    out.extend(into_folder(target, operands));
+                }
+                None => {
+                    if let Some((last, sources)) = operands.split_last() {
+                        out.extend(into_folder(last, sources));
+                    }
+                }
             }
         }
+        Shape::Options => {}
         Shape::Writes => out.extend(operands.iter().filter_map(|w| write(w))),
         Shape::Modes => out.extend(operands.iter().skip(1).filter_map(|w| write(w))),
         Shape::ReadThenWrite => {
@@ -441,12 +474,18 @@ pub(crate) fn of_command(words: &[Word], vars: &Vars) -> Vec<PathArg> {
     // Option values that name files for any program: `--file=x`, `-o x`.
     let attached = parsed.attached.iter().map(|(o, w)| (o, w));
     for (option, word) in parsed.valued.iter().map(|(o, w)| (o, *w)).chain(attached) {
-        let access = if matches!(option.as_str(), "o" | "output") {
+        let access = if matches!(option.as_str(), "o" | "output" | "target-directory")
+            || (option == "t" && matches!(shape, Shape::Copy | Shape::Move))
+        {
             Access::Write
         } else {
             Access::Read
         };
-        if looks_like_path(word) || matches!(option.as_str(), "o" | "output" | "file" | "f") {
+        if looks_like_path(word)
+            || FILE_OPTIONS.contains(&option.as_str())
+            || (program == "date" && option == "r")
+            || (matches!(program, "touch" | "truncate") && option == "r")
+        {
             out.extend(PathArg::from_word(word, access, false));
         }
     }
@@ -465,6 +504,7 @@ pub(crate) fn of_command(words: &[Word], vars: &Vars) -> Vec<PathArg> {
     };
     for path in &mut out {
         path.follows = path.recursive && follows;
+        path.by_ln = program == "ln";
     }
     let mut unique: Vec<PathArg> = Vec::with_capacity(out.len());
     for path in out {
@@ -608,8 +648,9 @@ struct Parsed<'w> {
 }
 
 impl<'w> Parsed<'w> {
-    /// Reads `args`; `values` lists the short options that take a value.
-    fn read(args: &'w [Word], values: &str) -> Parsed<'w> {
+    /// Reads `args`; `values` lists the short options that take a value,
+    /// `long` the long ones (which may be abbreviated).
+    fn read(args: &'w [Word], values: &str, long: &[&str]) -> Parsed<'w> {
         let mut parsed = Parsed {
             seen: Vec::new(),
             valued: Vec::new(),
@@ -629,13 +670,26 @@ impl<'w> Parsed<'w> {
                 options_done = true;
                 continue;
             }
-            if let Some(long) = value.strip_prefix("--") {
-                match long.split_once('=') {
-                    Some((name, v)) => {
-                        parsed.seen.push(name.to_owned());
-                        parsed.attached.push((name.to_owned(), Word::plain(v)));
+            if let Some(given) = value.strip_prefix("--") {
+                let (name, attached) = match given.split_once('=') {
+                    Some((name, v)) => (name, Some(v)),
+                    None => (given, None),
+                };
+                // `--target DIR` is `--target-directory DIR`.
+                let name = long
+                    .iter()
+                    .find(|l| !name.is_empty() && l.starts_with(name))
+                    .map_or(name, |l| *l);
+                parsed.seen.push(name.to_owned());
+                match attached {
+                    Some(v) => parsed.attached.push((name.to_owned(), Word::plain(v))),
+                    None if long.contains(&name) => {
+                        if let Some(next) = args.get(i) {
+                            parsed.valued.push((name.to_owned(), next));
+                            i += 1;
+                        }
                     }
-                    None => parsed.seen.push(long.to_owned()),
+                    None => {}
                 }
                 continue;
             }

@@ -293,6 +293,31 @@ fn package_runner(program: &str, words: &[Word]) -> Step {
 /// `npm exec`, `npm x`, `pnpm dlx|exec`, `yarn dlx|exec`, `bun x`,
 /// `uv run`, `uv tool run`: like `npx`, past the subcommand.
 fn subcommand_runner(program: &str, words: &[Word]) -> Step {
+    // Options that change what a package manager runs or where: a script
+    // from another package (`--prefix /`), another shell for scripts, a
+    // config file that sets either, node's own options (`--require`).
+    const RELOCATING: [&str; 9] = [
+        "--prefix",
+        "-C",
+        "--dir",
+        "--cwd",
+        "--script-shell",
+        "--userconfig",
+        "--globalconfig",
+        "--node-options",
+        "--workspace-root",
+    ];
+    if matches!(program, "npm" | "pnpm" | "yarn" | "bun") {
+        let relocating = words.iter().skip(1).find_map(|w| {
+            let v = w.value();
+            RELOCATING
+                .iter()
+                .find(|o| v == **o || v.strip_prefix(**o).is_some_and(|r| r.starts_with('=')))
+        });
+        if let Some(option) = relocating {
+            return Step::Opaque(Opacity::Runner(format!("{program} {option}")));
+        }
+    }
     let sub = |i: usize| words.get(i).and_then(Word::lit);
     let skip = match (program, sub(1)) {
         ("npm", Some("exec" | "x"))

@@ -73,7 +73,8 @@ fn classify_program(program: &str, args: &[&str]) -> Risk {
         "ls" | "cat" | "head" | "tail" | "wc" | "grep" | "egrep" | "fgrep" | "pwd" | "echo"
         | "which" | "type" | "stat" | "du" | "df" | "cut" | "tr" | "cmp" | "basename"
         | "dirname" | "realpath" | "readlink" | "whoami" | "id" | "uname" | "printenv" | "true"
-        | "false" | ":" | "test" | "[" | "[[" | "cd" | "pushd" | "popd" => Risk::ReadOnly,
+        | "false" | ":" | "test" | "[" | "[[" | "cd" | "pushd" | "popd" | "seq" | "expr"
+        | "nproc" => Risk::ReadOnly,
         "printf" => read_only_unless(args.iter().any(|a| a.starts_with("-v"))),
         "diff" => read_only_unless(has_short(args, 'l')),
         "rg" => read_only_unless(has_short(args, 'z')),
@@ -111,10 +112,47 @@ fn classify_program(program: &str, args: &[&str]) -> Risk {
                 Risk::Exec
             }
         }
-        "dd" | "shred" | "wipefs" | "sudo" | "doas" | "su" => Risk::Destructive,
+        "dd" | "shred" | "wipefs" | "sudo" | "doas" | "su" | "truncate" => Risk::Destructive,
+        // `--delete`, `--del`, `--delete-after`…, and moving the sources
+        // away.
+        "rsync"
+            if args
+                .iter()
+                .any(|a| a.starts_with("--del") || *a == "--remove-source-files") =>
+        {
+            Risk::Destructive
+        }
+        "python" | "python3" | "perl" | "ruby" | "node" | "deno" | "bun"
+            if inline_code_deletes(args) =>
+        {
+            Risk::Destructive
+        }
         program if program.starts_with("mkfs") => Risk::Destructive,
         _ => Risk::Exec,
     }
+}
+
+/// Whether code given inline (`python -c`, `node -e`) names a call that
+/// deletes files or trees: a rough scan, which only ever raises the risk.
+fn inline_code_deletes(args: &[&str]) -> bool {
+    const DELETERS: [&str; 10] = [
+        "rmtree",
+        "os.remove",
+        "os.unlink",
+        "unlink(",
+        "rmdir",
+        "rmSync",
+        "rm_rf",
+        "rm -r",
+        "rm -f",
+        "remove_dir_all",
+    ];
+    let code = args
+        .windows(2)
+        .filter(|w| matches!(w[0], "-c" | "-e" | "--eval" | "-E" | "-p" | "--print"))
+        .map(|w| w[1]);
+    code.into_iter()
+        .any(|c| DELETERS.iter().any(|d| c.contains(d)))
 }
 
 /// How many operands: words that are not options, `-` included, and
@@ -152,6 +190,17 @@ fn has_short(args: &[&str], letter: char) -> bool {
 
 fn find(args: &[&str]) -> Risk {
     if args.contains(&"-delete") {
+        return Risk::Destructive;
+    }
+    // `-exec rm {} +` and its kin delete what the walk finds.
+    let deletes = args.windows(2).any(|w| {
+        matches!(w[0], "-exec" | "-execdir" | "-ok" | "-okdir")
+            && matches!(
+                w[1].rsplit('/').next().unwrap_or(w[1]),
+                "rm" | "rmdir" | "unlink" | "shred" | "truncate"
+            )
+    });
+    if deletes {
         return Risk::Destructive;
     }
     let runs_or_writes = args.iter().any(|a| {

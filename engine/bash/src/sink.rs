@@ -42,6 +42,8 @@ pub(crate) struct Sink {
     /// The next command listed is run by `xargs`: its operands come from
     /// standard input too.
     pub from_input: bool,
+    /// The least risk the line's opacities give it (see [`Sink::opaque`]).
+    pub floor: cox_protocol::types::Risk,
 }
 
 impl Default for Sink {
@@ -58,6 +60,7 @@ impl Default for Sink {
             dynamic: false,
             vars: crate::resolve::Vars::default(),
             paths: Vec::new(),
+            floor: cox_protocol::types::Risk::ReadOnly,
             dirs: Vec::new(),
             from_input: false,
         }
@@ -98,13 +101,25 @@ impl Budget {
 }
 
 impl Sink {
-    /// Records a reason the line is opaque; the first one is kept.
+    /// Records a reason the line is opaque; the first one is kept. Each
+    /// also raises the line's least risk: a command substitution hides no
+    /// command (the walk lists the commands inside it), so it leaves the
+    /// risk to them; an output redirect makes the line a write at least;
+    /// anything else may hide a command, so the line is a command (Exec)
+    /// at least.
     pub(crate) fn opaque(&mut self, reason: Opacity) {
+        use cox_protocol::types::Risk;
         match reason {
             Opacity::TooDeep | Opacity::TooLarge | Opacity::ParseError => self.partial = true,
             Opacity::DynamicCommand(_) | Opacity::Arithmetic => self.dynamic = true,
             _ => {}
         }
+        let floor = match reason {
+            Opacity::CommandSubstitution | Opacity::Backticks => Risk::ReadOnly,
+            Opacity::Redirect(_) => Risk::Write,
+            _ => Risk::Exec,
+        };
+        self.floor = self.floor.max(floor);
         if self.opaque.is_none() {
             self.opaque = Some(reason);
         }

@@ -2,7 +2,7 @@
 //! into those commands; wrappers never hide a command; the split never
 //! panics and never lists an empty command, on any input.
 
-use cox_bash::{line_risk, segments, split, split_tree_sitter};
+use cox_bash::{Opacity, line_risk, segments, split, split_tree_sitter};
 use cox_protocol::types::Risk;
 use proptest::prelude::*;
 
@@ -235,8 +235,16 @@ fn check_invariants(line: &str) {
         assert!(!command.words.is_empty(), "no words for {:?}", command.text);
         assert!(line_risk(&got) >= command.risk);
     }
-    if got.opaque.is_some() {
-        assert!(line_risk(&got) >= Risk::Exec);
+    // An opaque line is at least as risky as its first reason makes it (a
+    // reason that may hide a command: Exec; a redirect: Write).
+    if let Some(reason) = &got.opaque {
+        let floor = match reason {
+            Opacity::CommandSubstitution | Opacity::Backticks => Risk::ReadOnly,
+            Opacity::Redirect(_) => Risk::Write,
+            _ => Risk::Exec,
+        };
+        assert!(line_risk(&got) >= floor, "{line:?}: {reason:?}");
+        assert!(got.floor >= floor, "{line:?}: {reason:?}");
     }
     let segs = segments(&got);
     assert_eq!(segs.commands.len(), got.commands.len());

@@ -85,7 +85,7 @@ fn read_only_commands_with_writing_options_are_exec() {
     all(
         Risk::Exec,
         &[
-            "find . -exec rm {} \\;",
+            "find . -exec grep x {} \\;",
             "rg --pre ./x foo",
             "file -C -m magic",
             "tree -o out",
@@ -144,8 +144,8 @@ fn git_writing_is_exec() {
             "git push",
             "git pull",
             "git fetch",
-            "git checkout -- .",
-            "git restore .",
+            "git checkout main",
+            "git restore --staged .",
             "git branch new",
             "git branch -d old",
             "git tag v1",
@@ -198,6 +198,23 @@ fn destructive() {
             "git stash drop",
             "git stash clear",
             "find . -delete",
+            // The third red-team round's should tier: auto mode asks.
+            "git checkout -- .",
+            "git checkout .",
+            "git checkout -f main",
+            "git checkout HEAD -- src/a.rs",
+            "git restore src/a.rs",
+            "git restore --staged --worktree x",
+            "git switch --discard-changes main",
+            "truncate -s 0 f",
+            "rsync -a --delete src/ dst/",
+            "rsync -a --del src/ dst/",
+            "rsync --remove-source-files a b",
+            "find . -name '*.o' -exec rm {} +",
+            "find . -execdir /bin/rm -f {} \\;",
+            "python3 -c 'import shutil; shutil.rmtree(\"src\")'",
+            "node -e 'require(\"fs\").rmSync(\"src\", {recursive: true})'",
+            "perl -e 'unlink(\"a\")'",
             "sudo -l",
         ],
     );
@@ -257,10 +274,28 @@ fn line_risk_is_the_highest_and_opaque_is_at_least_exec() {
     assert_eq!(line_risk(&split("ls && cat x | wc -l")), Risk::ReadOnly);
     assert_eq!(line_risk(&split("ls; cargo build")), Risk::Exec);
     assert_eq!(line_risk(&split("ls; rm -rf x")), Risk::Destructive);
-    // Opaque lines are never ReadOnly, whatever their commands.
+    // A command substitution hides no command (the walk lists the ones
+    // inside it): the line is as risky as its commands, and still opaque
+    // (no prefix rule vouches for it).
+    for (line, risk) in [
+        ("echo $(ls)", Risk::ReadOnly),
+        ("echo `ls`", Risk::ReadOnly),
+        ("echo $(rm -rf x)", Risk::Destructive),
+        ("git $(echo push --force)", Risk::Exec),
+        ("find . $(echo -delete)", Risk::Exec),
+        // An output redirect writes a file.
+        ("ls > out", Risk::Write),
+        (
+            "for i in $(seq 0 9); do echo x > d/f$i.txt; done",
+            Risk::Write,
+        ),
+    ] {
+        assert!(split(line).opaque.is_some(), "{line:?}");
+        assert_eq!(line_risk(&split(line)), risk, "{line:?}");
+    }
+    // Other opaque lines may hide a command: never below Exec.
     for line in [
-        "echo $(ls)",
-        "ls > out",
+        "echo $(ls) > out; eval ls",
         "FOO=1 ls",
         "FOO=1",
         "export A=1",

@@ -201,23 +201,38 @@ pub struct Engine {
     /// the bash tool did not resolve.
     home: Option<std::path::PathBuf>,
     cwd: std::path::PathBuf,
+    /// For each deny rule, whether the OS sandbox enforces it on a
+    /// confined command (see [`Engine::enforce_in_sandbox`]); `None` when
+    /// no sandbox enforces anything.
+    enforced: Option<Vec<bool>>,
 }
 
 /// The folders and files that hold credentials: no call reads or edits
 /// them, and the sandbox hides them from every confined command.
-pub const SECRET_PATHS: [&str; 12] = [
+pub const SECRET_PATHS: [&str; 23] = [
     "~/.ssh",
     "~/.gnupg",
     "~/.aws",
+    "~/.azure",
     "~/.config/gcloud",
+    "~/.kube/config",
     "~/.netrc",
     "~/.claude.json",
+    "~/.claude/.credentials.json",
+    "~/.codex/auth.json",
     "~/.git-credentials",
+    "~/.config/git/credentials",
     "~/.config/gh/hosts.yml",
     "~/.docker/config.json",
+    "~/.config/containers/auth.json",
+    "~/.npmrc",
     "~/.pypirc",
+    "~/.gem/credentials",
     "~/.cargo/credentials",
     "~/.cargo/credentials.toml",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.vault-token",
+    "~/.1password",
 ];
 
 impl Engine {
@@ -316,7 +331,37 @@ impl Engine {
             ignored,
             home: home.map(Path::to_path_buf),
             cwd: cwd.to_path_buf(),
+            enforced: None,
         })
+    }
+
+    /// Tells the engine which deny rules the OS sandbox enforces itself on
+    /// every confined command (a `Read` rule on a hidden path, an `Edit`
+    /// rule on a read-only one). A shell line with a path only known when
+    /// it runs then runs confined, instead of asking, when every deny rule
+    /// that could apply to that path is enforced; it still asks when one is
+    /// not, or when the line does not run confined (`danger-full-access`,
+    /// or a call that asks to leave the sandbox). Call it once the sandbox
+    /// policy is built, and only when a sandbox mechanism works here.
+    pub fn enforce_in_sandbox(&mut self, enforced: impl Fn(&Rule) -> bool) {
+        self.enforced = Some(self.deny.rules.iter().map(enforced).collect());
+    }
+
+    /// The first deny rule that applies to paths accessed as `access` and
+    /// that the sandbox does not enforce (all of them when it enforces
+    /// none).
+    fn unenforced(&self, access: PathAccess) -> Option<&Rule> {
+        let applies = |rule: &Rule| rule.path_access() == Some(access);
+        match &self.enforced {
+            None => self.deny.rules.iter().find(|r| applies(r)),
+            Some(flags) => self
+                .deny
+                .rules
+                .iter()
+                .zip(flags)
+                .find(|(r, enforced)| applies(r) && !**enforced)
+                .map(|(r, _)| r),
+        }
     }
 
     /// This engine with `rules` allowed too, from `origin` (a command's
@@ -349,6 +394,7 @@ impl Engine {
             ignored,
             home: self.home.clone(),
             cwd: self.cwd.clone(),
+            enforced: self.enforced.clone(),
         })
     }
 
@@ -522,11 +568,11 @@ impl Engine {
                 )
             })
             .or_else(|| {
-                self.unknown_path(&paths).map(|path| {
-                    format!(
-                        "the line names {path}, a path only known when it runs, which a path deny rule could cover"
-                    )
-                })
+                // Confined, a path only known at run time meets the OS's
+                // enforcement of each rule the sandbox can express.
+                let confined = sandbox != SandboxMode::DangerFullAccess
+                    && !split.is_some_and(|s| s.unsandboxed);
+                self.unknown_path(&paths, confined)
             });
         let steps = || -> Outcome {
             // 1. deny rules (for a shell line, also on the paths it names).
@@ -789,16 +835,38 @@ impl Engine {
             })
     }
 
-    /// A path of the line that is only known when it runs, when there are
-    /// path deny rules it could meet.
-    fn unknown_path(&self, paths: &[Resolved<'_>]) -> Option<String> {
+    /// Why a path of the line that is only known when it runs cannot be
+    /// let through: a path deny rule could cover it, and the sandbox does
+    /// not enforce that rule on this call (it is not confined, or the rule
+    /// is one the sandbox cannot express).
+    fn unknown_path(&self, paths: &[Resolved<'_>], confined: bool) -> Option<String> {
         if self.deny.path_rule.is_empty() {
             return None;
         }
         paths
             .iter()
-            .find(|(_, absolute)| absolute.is_none())
-            .map(|(path, _)| path.path.clone())
+            .filter(|(_, absolute)| absolute.is_none())
+            .find_map(|(path, _)| {
+                let rule = if confined && self.enforced.is_some() {
+                    self.unenforced(path.access)?
+                } else {
+                    self.deny
+                        .rules
+                        .iter()
+                        .find(|r| r.path_access() == Some(path.access))?
+                };
+                let why = if !confined {
+                    "the call does not run in the sandbox"
+                } else if self.enforced.is_none() {
+                    "no sandbox enforces it here"
+                } else {
+                    "the sandbox cannot enforce that rule (a pattern, or a path that does not exist yet inside a writable folder)"
+                };
+                Some(format!(
+                    "the line names {}, a path only known when it runs, which deny rule {} ({}) could cover, and {why}",
+                    path.path, rule.text, rule.origin
+                ))
+            })
     }
 
     /// Why a read-only line's paths cannot be auto-allowed: one lies

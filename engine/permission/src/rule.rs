@@ -119,6 +119,29 @@ pub(crate) fn normalise_tool(name: &str) -> std::borrow::Cow<'_, str> {
 }
 
 impl Rule {
+    /// For a path rule, whether it covers what shell lines read (`Read`)
+    /// or what they write (`Edit`, `Write`…); `None` for any other rule.
+    #[must_use]
+    pub fn path_access(&self) -> Option<cox_protocol::types::PathAccess> {
+        use cox_protocol::types::PathAccess;
+        self.anchored_paths()?;
+        if self.names_tool("read") {
+            Some(PathAccess::Read)
+        } else if self.names_tool("write") {
+            Some(PathAccess::Write)
+        } else {
+            None
+        }
+    }
+
+    /// The absolute pattern a path rule covers (its folder's contents
+    /// too), with `~/` and relative paths anchored; `None` for any other
+    /// rule.
+    #[must_use]
+    pub fn path_pattern(&self) -> Option<&str> {
+        self.anchored_paths().map(|[path, _]| path.as_str())
+    }
+
     /// The absolute patterns of a path rule; `None` for any other.
     pub(crate) fn anchored_paths(&self) -> Option<&[String; 2]> {
         match &self.spec {
@@ -484,7 +507,10 @@ pub(crate) fn url_host(url: &str) -> Option<String> {
 /// A host as rules and grants compare it: lower-case, no trailing dot, an
 /// IPv6 address without brackets in its shortest form, and an IPv4 address
 /// written as IPv6 (`[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`) as the IPv4
-/// address it reaches, so a rule on `127.0.0.1` holds for both.
+/// address it reaches, so a rule on `127.0.0.1` holds for both. Every name
+/// of this machine (`localhost` and its subdomains, `127.0.0.0/8`, `::1`,
+/// and `0.0.0.0`/`::`, which connect here too) is `127.0.0.1`, so a rule
+/// on one holds for all of them.
 #[must_use]
 pub fn canonical_host(host: &str) -> String {
     let host = host
@@ -492,13 +518,21 @@ pub fn canonical_host(host: &str) -> String {
         .trim_start_matches('[')
         .trim_end_matches(']')
         .trim_end_matches('.');
-    match host.parse::<Ipv6Addr>() {
+    let host = match host.parse::<Ipv6Addr>() {
         Ok(ip) => match ip.to_ipv4_mapped() {
             Some(v4) => v4.to_string(),
             None => ip.to_string(),
         },
         Err(_) => host.to_ascii_lowercase(),
-    }
+    };
+    let here = host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host == "::"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified());
+    if here { "127.0.0.1".to_owned() } else { host }
 }
 
 /// Whether `host` is `domain` or below it.
@@ -646,7 +680,24 @@ mod tests {
         ] {
             assert!(v4.matches_subject(url), "{url}");
         }
-        assert!(!v4.matches_subject("http://[::1]/"));
+        // Every name of this machine is one host: a rule on one covers all.
+        for url in [
+            "http://[::1]/",
+            "http://localhost:3000/",
+            "http://LOCALHOST./",
+            "http://api.localhost/",
+            "http://127.0.0.2/",
+            "http://0.0.0.0:8080/",
+            "http://[::]/",
+        ] {
+            assert!(v4.matches_subject(url), "{url}");
+            assert!(
+                rule("WebFetch(domain:localhost)").matches_subject(url),
+                "{url}"
+            );
+        }
+        assert!(!v4.matches_subject("http://128.0.0.1/"));
+        assert!(!v4.matches_subject("http://localhost.evil.io/"));
         let v6 = rule("WebFetch(domain:[::1])");
         assert!(v6.matches_subject("http://[0:0:0:0:0:0:0:1]:3000/"));
         assert!(!v6.matches_subject("http://[::2]/"));

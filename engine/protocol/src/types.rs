@@ -78,10 +78,13 @@ pub enum Submission {
 }
 
 /// How much a tool call can change the world. Ordered from least to most.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// Reads only: may run concurrently with other read-only calls.
+    #[default]
     ReadOnly,
     /// Changes files in the workspace.
     Write,

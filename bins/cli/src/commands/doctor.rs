@@ -762,10 +762,14 @@ fn sandbox(home: Option<&CoxHome>) -> Vec<Row> {
 /// writable there (`test -w` asks the kernel, read-only mounts included).
 fn host_settings(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path) -> Row {
     const NAME: &str = "host settings";
-    const PROBE: &str = "id -u; for f in /proc/sys/kernel/core_pattern /proc/sys/kernel/printk_ratelimit \
-        /proc/sys/vm/swappiness /proc/sysrq-trigger /proc/irq/default_smp_affinity \
-        /sys/kernel/uevent_helper /sys/kernel/mm/transparent_hugepage/enabled; do \
-        [ -e \"$f\" ] && [ -w \"$f\" ] && echo \"writable $f\"; done; true";
+    // Opening for appending changes nothing, and asks the kernel (and
+    // Landlock, which `test -w` does not) whether a write would pass.
+    const PROBE: &str = "id -u; while read -r k v; do [ \"$k\" = CapEff: ] && echo \"caps $v\"; \
+        done < /proc/self/status; for f in /proc/sys/kernel/core_pattern \
+        /proc/sys/kernel/printk_ratelimit /proc/sys/vm/swappiness /proc/sysrq-trigger \
+        /proc/irq/default_smp_affinity /sys/kernel/uevent_helper \
+        /sys/kernel/mm/transparent_hugepage/enabled; do \
+        [ -e \"$f\" ] && ( exec 3>>\"$f\" ) 2>/dev/null && echo \"writable $f\"; done; true";
     let out = match run_confined(sandbox, cwd, PROBE) {
         Ok(out) => out,
         Err(why) => return Row::new(Status::Fail, NAME, format!("cannot probe: {why}")),
@@ -776,17 +780,26 @@ fn host_settings(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path) -> Row
         .lines()
         .filter_map(|l| l.strip_prefix("writable "))
         .collect();
+    let caps = text
+        .lines()
+        .find_map(|l| l.strip_prefix("caps "))
+        .map(str::trim)
+        .unwrap_or("?");
+    let no_caps = caps.trim_start_matches('0').is_empty();
+    let held = if no_caps {
+        "with no capabilities".to_owned()
+    } else {
+        format!("holding capabilities {caps}")
+    };
     let who = if uid == "0" {
         use std::os::unix::fs::MetadataExt;
         let outside =
             std::fs::metadata("/proc/self").map_or_else(|_| "?".into(), |m| m.uid().to_string());
-        format!(
-            "commands run as uid 0 inside, mapped to uid {outside} outside, with no capabilities"
-        )
+        format!("commands run as uid 0 inside, mapped to uid {outside} outside, {held}")
     } else {
-        format!("commands run as uid {uid} inside, with no capabilities")
+        format!("commands run as uid {uid} inside, {held}")
     };
-    if writable.is_empty() {
+    if writable.is_empty() && no_caps {
         Row::new(
             Status::Ok,
             NAME,

@@ -82,9 +82,19 @@ fn check(args: &CheckArgs) -> Result<String> {
         rules: args.rules.clone(),
         ..crate::RunArgs::default()
     };
-    let (permissions, _) =
+    let (mut permissions, _) =
         crate::session::session_permissions(&home, &cwd, &run, crate::session::Consent::Flag)?;
     let workspace = Workspace::single(cwd);
+    // As `cox run` decides: with what the sandbox enforces by itself.
+    let policy = crate::sandbox::policy(
+        &permissions.sandbox,
+        None,
+        &workspace,
+        crate::env::home_dir().as_deref(),
+        home.root(),
+        &permissions.engine,
+    );
+    crate::sandbox::enforce(&mut permissions.engine, &policy);
     let call = classify(&args.tool, input, &workspace);
     let engine = &permissions.engine;
     let outcome = engine.decide(
