@@ -58,6 +58,9 @@ pub struct Renderer<W: Write> {
     unpriced: Vec<String>,
     /// `--verbose`: in text format, every finished call gets a line.
     verbose: bool,
+    /// Standard output is a terminal: the answer in text format is shown
+    /// as the TUI shows it, with no escape sequence or bidi control.
+    terminal: bool,
     last_error: Option<String>,
     write_failed: bool,
     /// Reused for every line, so printing allocates nothing per event.
@@ -85,6 +88,7 @@ impl<W: Write> Renderer<W> {
             cost_usd: 0.0,
             unpriced: Vec::new(),
             verbose: false,
+            terminal: false,
             last_error: None,
             write_failed: false,
             buf: Vec::with_capacity(256),
@@ -116,6 +120,13 @@ impl<W: Write> Renderer<W> {
     #[must_use]
     pub fn verbose(mut self, verbose: bool) -> Self {
         self.verbose = verbose;
+        self
+    }
+
+    /// Whether standard output is a terminal (see the field).
+    #[must_use]
+    pub fn terminal(mut self, terminal: bool) -> Self {
+        self.terminal = terminal;
         self
     }
 
@@ -324,7 +335,14 @@ impl<W: Write> Renderer<W> {
                     // Scrubbed whole, so a secret split across deltas
                     // is caught here too.
                     let text = std::mem::take(&mut self.round_text);
-                    self.write_text(&scrub(&text));
+                    let text = scrub(&text);
+                    // On a terminal, what the model wrote cannot restyle
+                    // it or reorder what is shown; a pipe gets the bytes.
+                    if self.terminal {
+                        self.write_text(&cox_core::sanitize::sanitize(&text));
+                    } else {
+                        self.write_text(&text);
+                    }
                 }
             }
             OutputFormat::Json | OutputFormat::StreamJson => {
@@ -554,6 +572,34 @@ mod tests {
             },
         ];
         assert_eq!(run(&events, OutputFormat::Text), ("Done.\n".into(), 0));
+    }
+
+    #[test]
+    fn on_a_terminal_the_answer_loses_escapes_and_bidi_controls_and_a_pipe_keeps_them() {
+        let hostile = "red \u{1b}[31mtext\u{1b}]0;title\u{7} \u{202e}evil\u{202c} end";
+        let events = [
+            Event::TextDelta {
+                text: hostile.into(),
+            },
+            Event::TurnDone {
+                stop: StopReason::EndTurn,
+            },
+        ];
+        let shown = |terminal: bool| {
+            let mut buf = Vec::new();
+            let mut r =
+                Renderer::new(&mut buf, OutputFormat::Text, Instant::now()).terminal(terminal);
+            events.iter().for_each(|e| r.event(e));
+            r.finish();
+            String::from_utf8(buf).unwrap()
+        };
+        let on_terminal = shown(true);
+        assert_eq!(on_terminal, "red text evil end\n");
+        assert_eq!(
+            shown(false),
+            format!("{hostile}\n"),
+            "a pipe gets the bytes"
+        );
     }
 
     #[test]

@@ -474,3 +474,51 @@ fn a_closed_stdout_stops_the_turn() {
         "{rolled}"
     );
 }
+
+/// `cox run --output-format text` on a terminal (a real pseudo-terminal,
+/// through `script`) shows the model's answer without its escape sequences
+/// and bidi controls; piped, the bytes are kept, and json keeps them too.
+#[test]
+fn text_output_on_a_terminal_is_sanitised_and_piped_it_is_byte_exact() {
+    if !std::path::Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: no script(1) for a pseudo-terminal");
+        return;
+    }
+    let env = Env::new();
+    let scenario = env.home.path().join("hostile.toml");
+    std::fs::write(
+        &scenario,
+        "[[turn]]\ntext = \"plain \\u001b[31mred\\u001b]0;owned\\u0007 \\u202eevil\\u202c end\"\n",
+    )
+    .unwrap();
+    let cox = env!("CARGO_BIN_EXE_cox");
+    let line = format!(
+        "{cox} run -p hi --cwd {} --output-format text",
+        env.work.path().display()
+    );
+    let tty = std::process::Command::new("/usr/bin/script")
+        .args(["-qec", &line, "/dev/null"])
+        .envs(env.cox().get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(shown.contains("plain red evil end"), "{shown:?}");
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+        "{shown:?}"
+    );
+    let piped = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "hi", "--output-format", "text"])
+        .output()
+        .unwrap();
+    let bytes = String::from_utf8_lossy(&piped.stdout);
+    assert!(
+        bytes.contains("\u{1b}[31mred") && bytes.contains('\u{202e}'),
+        "{bytes:?}"
+    );
+}

@@ -29,7 +29,7 @@ pub mod markdown;
 pub mod mentions;
 pub mod preview;
 pub mod run;
-pub mod sanitize;
+pub use cox_core::sanitize;
 pub mod shells;
 pub mod slash;
 pub mod status_line;

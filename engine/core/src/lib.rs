@@ -20,6 +20,7 @@ pub mod permission;
 pub mod prompt;
 pub mod redact;
 pub mod resume;
+pub mod sanitize;
 pub mod session;
 pub mod subagent_ids;
 pub mod tool_set;

@@ -121,10 +121,12 @@ fn run_session<P: Provider>(
     };
     let id = session.id();
     let stdout = std::io::stdout().lock();
+    let terminal = std::io::IsTerminal::is_terminal(&stdout);
     let format = args.output_format.unwrap_or(OutputFormat::Text);
     let mut renderer = output::Renderer::new(stdout, format, started)
         .with_catalog(catalog)
-        .verbose(args.verbose);
+        .verbose(args.verbose)
+        .terminal(terminal);
     let outcome = runtime.block_on(async {
         let (interrupt_tx, interrupt_rx) = futures::channel::mpsc::unbounded();
         watch_ctrl_c(interrupt_tx.clone());
