@@ -345,6 +345,10 @@ impl Sandbox for OsSandbox {
             let (launch, mut notes) =
                 self.launch(&request.command, &request.cwd, proxy.as_ref())?;
             let mut out = self.start(launch, request, cancel, on_output).await?;
+            // A protected name that is a link cannot be mounted on: if the
+            // command replaced it, it is put back now, before anything
+            // reads it.
+            notes.extend(self.policy.restore_links());
             if let Some(proxy) = &proxy {
                 notes.extend(proxy.refused().into_iter().map(|host| {
                     format!("the sandbox refused a connection to {host}: not in [sandbox] allowed_domains")

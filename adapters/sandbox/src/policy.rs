@@ -123,6 +123,11 @@ pub struct SandboxPolicy {
     /// Sockets bound back after the hidden paths (`[sandbox]
     /// allow_unix_sockets`).
     pub sockets: Vec<PathBuf>,
+    /// Protected names that are links, with where each points: a link
+    /// cannot be a mount point, so only its target is read-only, and the
+    /// link itself is checked after every confined command and put back if
+    /// a command replaced it ([`SandboxPolicy::restore_links`]).
+    pub links: Vec<(PathBuf, PathBuf)>,
     pub network: Network,
     /// Hosts refused even when a pattern admits them (`WebFetch(domain:…)`
     /// deny rules).
@@ -145,6 +150,7 @@ impl SandboxPolicy {
             protected: Vec::new(),
             hidden: Vec::new(),
             sockets: Vec::new(),
+            links: Vec::new(),
             network: Network::Off,
             denied_domains: Vec::new(),
             helper,
@@ -187,11 +193,74 @@ impl SandboxPolicy {
             .is_ok_and(|m| m.file_type().is_symlink())
         {
             self.add_read_only(&path);
+            self.guard_link(&path);
             return;
         }
         if !self.protected.contains(&path) {
             self.protected.push(path);
         }
+    }
+
+    /// Remembers where `path` points when it is a link (a protected name:
+    /// `.claude -> config/claude`, `AGENTS.md -> CLAUDE.md`), so that a
+    /// command replacing it is undone.
+    pub fn guard_link(&mut self, path: &Path) {
+        if let Ok(target) = std::fs::read_link(path)
+            && !self.links.iter().any(|(p, _)| p == path)
+        {
+            self.links.push((path.to_path_buf(), target));
+        }
+    }
+
+    /// Puts back every guarded link a command replaced or removed: what
+    /// stands in its place is moved aside (`NAME.cox-planted-SECONDS`, so
+    /// nothing is lost) and the link made again. Answers one sentence per
+    /// link put back (or that could not be), for the call's notes.
+    #[must_use]
+    pub fn restore_links(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (path, target) in &self.links {
+            if std::fs::read_link(path).is_ok_and(|now| now == *target) {
+                continue;
+            }
+            let mut aside = None;
+            if path.symlink_metadata().is_ok() {
+                let stamp = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let mut name = path.as_os_str().to_owned();
+                name.push(format!(".cox-planted-{stamp}"));
+                let moved = PathBuf::from(name);
+                if let Err(e) = std::fs::rename(path, &moved) {
+                    notes.push(format!(
+                        "a command replaced the protected link {} and cox could not move it aside: {e}",
+                        path.display()
+                    ));
+                    continue;
+                }
+                aside = Some(moved);
+            }
+            let restored = std::os::unix::fs::symlink(target, path);
+            notes.push(match (restored, aside) {
+                (Ok(()), Some(aside)) => format!(
+                    "a command replaced the protected link {} (-> {}); cox put the link back and \
+                     moved what was made in its place to {}",
+                    path.display(),
+                    target.display(),
+                    aside.display()
+                ),
+                (Ok(()), None) => format!(
+                    "a command removed the protected link {} (-> {}); cox put it back",
+                    path.display(),
+                    target.display()
+                ),
+                (Err(e), _) => format!(
+                    "a command replaced the protected link {} and cox could not put it back: {e}",
+                    path.display()
+                ),
+            });
+        }
+        notes
     }
 
     /// Makes every missing protected folder as an empty folder, so that it

@@ -70,6 +70,14 @@ pub fn policy(
             for folder in [".git", ".cox", ".claude"] {
                 policy.add_protected(&root, folder);
             }
+            // A submodule's `.git` (a file naming its git folder) decides
+            // which configuration, and so which programs, git runs there
+            // when the person next runs `git status` at the top: kept
+            // read-only where it exists (an empty placeholder would break
+            // git for a submodule not checked out).
+            for path in submodule_paths(&root) {
+                policy.add_read_only(&root.join(path).join(".git"));
+            }
         }
     }
     for root in workspace
@@ -79,6 +87,9 @@ pub fn policy(
     {
         for file in cox_permission::protected::PROTECTED_FILES {
             policy.add_read_only(&root.join(file));
+            if policy.writes_roots() {
+                policy.guard_link(&root.join(file));
+            }
         }
     }
     if let Some(home) = home_dir {
@@ -160,6 +171,25 @@ fn denied_domain(text: &str) -> Option<DomainPattern> {
     let wild = host.starts_with("*.");
     let host = cox_permission::canonical_host(host.trim_start_matches("*."));
     DomainPattern::parse(&if wild { format!("*.{host}") } else { host }).ok()
+}
+
+/// The `path = …` entries of a repository's `.gitmodules`, relative and
+/// without `..` (anything else is skipped).
+fn submodule_paths(root: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(root.join(".gitmodules")) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == "path").then(|| PathBuf::from(value.trim()))
+        })
+        .filter(|p| {
+            p.is_relative()
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+        .collect()
 }
 
 /// The folder or file a rule's absolute pattern names when it has no

@@ -1,6 +1,8 @@
 //! `cox-bench sandbox N`: what confining a command costs. `true` runs N
 //! times unconfined, under bubblewrap and under the Landlock helper (each
-//! that this machine has), in interleaved rounds; the probe's own time is
+//! that this machine has), and under bubblewrap with 10 and 100 deny rules
+//! enforced as mounts (half `Edit` rules as read-only binds, half `Read`
+//! rules as hidden paths), in interleaved rounds; the probe's own time is
 //! printed once.
 
 use std::time::{Duration, Instant};
@@ -39,6 +41,30 @@ pub(crate) fn overhead(n: usize) -> Result<(), String> {
                 },
             ),
         ));
+        for (name, rules) in [
+            ("bwrap, 10 deny rules as mounts", 10),
+            ("bwrap, 100 deny rules as mounts", 100),
+        ] {
+            let mut with_rules = policy.clone();
+            for i in 0..rules {
+                let path = work.0.join(format!("rule-{rules}-{i}"));
+                std::fs::create_dir_all(&path).map_err(|e| e.to_string())?;
+                if i % 2 == 0 {
+                    with_rules.add_read_only(&path);
+                } else {
+                    with_rules.add_hidden(&path);
+                }
+            }
+            runs.push((
+                name,
+                cox_sandbox::OsSandbox::with_mechanism(
+                    with_rules,
+                    Mechanism::Bubblewrap {
+                        bwrap: bwrap.clone(),
+                    },
+                ),
+            ));
+        }
     }
     if found.landlock_abi > 0 {
         runs.push((

@@ -753,6 +753,109 @@ fn landlock_keeps_links_to_hidden_files_and_unix_sockets_out_of_reach() {
     }
 }
 
+/// A protected name that is a link (`.claude -> claude-real`, `AGENTS.md ->
+/// CLAUDE.md`) cannot be mounted on; a command that replaces it finds it
+/// put back when it ends, with what it made moved aside and said.
+#[test]
+fn a_protected_link_a_command_replaces_is_put_back() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let w = lab.work.path();
+        std::fs::create_dir(w.join("claude-real")).unwrap();
+        std::fs::write(w.join("CLAUDE.md"), "be kind\n").unwrap();
+        std::os::unix::fs::symlink("claude-real", w.join(".claude")).unwrap();
+        std::os::unix::fs::symlink("CLAUDE.md", w.join("AGENTS.md")).unwrap();
+        for path in ["claude-real", "CLAUDE.md"] {
+            open_to_all(&w.join(path));
+        }
+        let out = lab.sandbox(
+            who,
+            None,
+            "rm .claude && mkdir .claude && echo '{}' > .claude/settings.json; \
+             rm AGENTS.md && echo EVIL > AGENTS.md; echo x > claude-real/x; echo done",
+        );
+        let all = text(&out);
+        assert!(all.contains("done"), "{who:?}: {all}");
+        assert_eq!(
+            std::fs::read_link(w.join(".claude")).unwrap(),
+            Path::new("claude-real"),
+            "{who:?}: {all}"
+        );
+        assert_eq!(
+            std::fs::read_link(w.join("AGENTS.md")).unwrap(),
+            Path::new("CLAUDE.md")
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.join("AGENTS.md")).unwrap(),
+            "be kind\n"
+        );
+        assert!(
+            !w.join("claude-real/x").exists(),
+            "the target is read-only: {all}"
+        );
+        assert!(all.contains("put the link back"), "{who:?}: {all}");
+        let aside: Vec<String> = std::fs::read_dir(w)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".cox-planted-"))
+            .collect();
+        assert_eq!(aside.len(), 2, "{who:?}: {aside:?} {all}");
+    }
+}
+
+/// A checked-out submodule's `.git` file (which git follows, and whose
+/// configuration it obeys, at the person's next `git status`) stays as it
+/// is.
+#[test]
+fn a_submodules_git_file_cannot_be_repointed() {
+    if !can_run(As::Root) {
+        return;
+    }
+    let lab = Lab::new();
+    let w = lab.work.path();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "protocol.file.allow=always",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+    };
+    let sub = lab.outside.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    git(&sub, &["init", "-q"]);
+    git(&sub, &["commit", "-q", "--allow-empty", "-m", "s"]);
+    std::fs::remove_dir_all(w.join(".git")).unwrap();
+    git(w, &["init", "-q"]);
+    git(
+        w,
+        &["submodule", "add", "-q", &sub.display().to_string(), "lib"],
+    );
+    let before = std::fs::read_to_string(w.join("lib/.git")).unwrap();
+    let out = lab.sandbox(
+        As::Root,
+        None,
+        "printf 'gitdir: ../.evil\\n' > lib/.git; echo done",
+    );
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(w.join("lib/.git")).unwrap(), before);
+}
+
 #[test]
 fn symlinks_and_proc_paths_do_not_escape() {
     for who in BOTH {
