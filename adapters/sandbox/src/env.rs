@@ -19,14 +19,26 @@
 use std::ffi::{OsStr, OsString};
 
 /// Parts of a name that mark a variable as a credential.
-const SECRET_WORDS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+const SECRET_WORDS: [&str; 9] = [
+    "KEY",
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "CONNECTION_STRING",
+    "PGPASS",
+];
 
 /// `_`-separated words that mark one too (as a whole word, so that
 /// `GIT_AUTHOR_NAME` and `COMPASS` stay): `SSH_AUTH_SOCK`, `DB_PASS`,
 /// `MYSQL_PWD` (the word, not `PWD` itself), `GH_PAT`, `SENTRY_DSN`,
 /// `AWS_CREDS`, `X_OAUTH`, `HTTP_AUTHORIZATION`, `BW_SESSION`,
 /// `OP_SESSION_x`.
-const SECRET_PARTS: [&str; 9] = [
+const SECRET_PARTS: [&str; 11] = [
+    "JWT",
+    "HEADERS",
     "AUTH",
     "PASS",
     "PWD",
@@ -89,12 +101,28 @@ impl EnvFilter {
         allowed || !Self::looks_secret(name)
     }
 
-    /// The variables of `vars` that pass.
+    /// The variables of `vars` that pass: by name, and unless their value
+    /// carries a password in a URL (`https://user:pass@host`, a proxy's or
+    /// a base URL's) where the name is not let through by a setting.
     pub fn apply(
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> Vec<(OsString, OsString)> {
-        vars.into_iter().filter(|(k, _)| self.passes(k)).collect()
+        vars.into_iter()
+            .filter(|(k, v)| self.passes(k) && (self.named(k) || !url_with_password(v)))
+            .collect()
+    }
+
+    /// Whether a setting names `name` (`[sandbox] env`).
+    fn named(&self, name: &OsStr) -> bool {
+        name.to_str().is_some_and(|name| {
+            self.allow
+                .iter()
+                .any(|pattern| match pattern.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => pattern == name,
+                })
+        })
     }
 
     /// This process's environment, filtered: what a child starts with.
@@ -114,6 +142,17 @@ impl EnvFilter {
         names.sort();
         names
     }
+}
+
+/// Whether `value` holds a URL with a password in it (`scheme://user:pw@`).
+fn url_with_password(value: &OsStr) -> bool {
+    let value = value.to_string_lossy();
+    value.split("://").skip(1).any(|rest| {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    })
 }
 
 /// Whether `name` is a valid entry of `[sandbox] env`: a variable name,
@@ -156,6 +195,27 @@ mod tests {
             ("TERM", "xterm"),
             ("GIT_AUTHOR_NAME", "A"),
             ("XAUTHORITY", "/x"),
+            ("MYSQL_PWD", "x"),
+            ("DB_PASS", "x"),
+            ("GH_PAT", "x"),
+            ("SENTRY_DSN", "x"),
+            ("BW_SESSION", "x"),
+            ("OP_SESSION_my", "x"),
+            ("HTTP_AUTHORIZATION", "x"),
+            ("PWD", "/w"),
+            ("OLDPWD", "/"),
+            ("XDG_SESSION_ID", "3"),
+            ("COMPASS", "n"),
+            ("GPG_PASSPHRASE", "x"),
+            ("CI_JOB_JWT", "x"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x"),
+            ("ANTHROPIC_CUSTOM_HEADERS", "x"),
+            ("AZURE_STORAGE_CONNECTION_STRING", "x"),
+            ("PGPASSFILE", "x"),
+            ("HTTPS_PROXY", "http://u:p@proxy:3128"),
+            ("OPENAI_BASE_URL", "https://u:sk-x@gw.example/v1"),
+            ("HTTP_PROXY", "http://proxy:3128"),
+            ("DOCS", "see https://a.example/b@c"),
         ]));
         let names: Vec<_> = kept.iter().map(|(k, _)| k.to_str().unwrap()).collect();
         assert_eq!(
@@ -166,7 +226,13 @@ mod tests {
                 "LANG",
                 "TERM",
                 "GIT_AUTHOR_NAME",
-                "XAUTHORITY"
+                "XAUTHORITY",
+                "PWD",
+                "OLDPWD",
+                "XDG_SESSION_ID",
+                "COMPASS",
+                "HTTP_PROXY",
+                "DOCS"
             ]
         );
     }

@@ -11,8 +11,10 @@
 //! 1. starts the proxy relay when the network goes through cox's proxy
 //!    (a child listening on loopback inside the namespace, relaying each
 //!    connection to the proxy's Unix socket);
-//! 2. applies Landlock rules when there is no bwrap to do the file system;
-//! 3. installs the seccomp filter ([`crate::seccomp`]);
+//! 2. under bwrap, mounts the read-only and hidden paths ([`crate::mounts`]);
+//!    without it, applies Landlock rules to do the file system;
+//! 3. gives up every capability, then installs the seccomp filter
+//!    ([`crate::seccomp`]);
 //! 4. execs the command, or, when it must supervise (no pid namespace to
 //!    end the command's descendants), forks it and stays its reaper.
 //!
@@ -72,6 +74,13 @@ pub struct HelperSpec {
     /// reach); connected pairs still work.
     #[serde(default)]
     pub unix_off: bool,
+    /// Paths to bind read-only, then paths to hide, inside bubblewrap's
+    /// namespaces (which leave the helper `CAP_SYS_ADMIN` there for it):
+    /// see [`crate::mounts`].
+    #[serde(default)]
+    pub read_only: Vec<PathBuf>,
+    #[serde(default)]
+    pub hidden: Vec<PathBuf>,
 }
 
 /// The Landlock half of a policy: read everything but `hidden`, write only
@@ -132,6 +141,9 @@ fn helper(args: &[OsString]) -> Result<Never, String> {
             // SAFETY: as above.
             unsafe { std::env::remove_var(var) };
         }
+    }
+    if !spec.read_only.is_empty() || !spec.hidden.is_empty() {
+        crate::mounts::apply(&spec.read_only, &spec.hidden)?;
     }
     if let Some(landlock) = &spec.landlock {
         crate::landlock::restrict(landlock)?;

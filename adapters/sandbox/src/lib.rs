@@ -23,6 +23,7 @@
 //! - the leader is always reaped: by `wait` on the normal paths, by tokio's
 //!   orphan reaper (`kill_on_drop`) when the future is dropped.
 
+#[allow(unsafe_code)]
 mod bwrap;
 pub mod env;
 mod group;
@@ -32,6 +33,8 @@ pub mod host;
 pub mod helper;
 #[allow(unsafe_code)]
 mod landlock;
+#[allow(unsafe_code)]
+mod mounts;
 pub mod os;
 pub mod policy;
 pub mod probe;

@@ -138,12 +138,15 @@ impl OsSandbox {
                 policy
                     .prepare()
                     .map_err(|why| SandboxError::Unavailable { why })?;
+                let (read_only, hidden) = crate::bwrap::helper_mounts(policy);
                 let spec = HelperSpec {
                     network_off: policy.network == Network::Off,
                     proxy_socket: proxy.map(|_| PROXY_SOCKET_INSIDE.into()),
                     landlock: None,
                     lifeline: None,
                     unix_off: false,
+                    read_only,
+                    hidden,
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let args =
@@ -186,6 +189,8 @@ impl OsSandbox {
                     }),
                     lifeline: Some(std::os::fd::AsRawFd::as_raw_fd(&read)),
                     unix_off: true,
+                    read_only: Vec::new(),
+                    hidden: Vec::new(),
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let mut args: Vec<OsString> =
@@ -275,12 +280,15 @@ impl OsSandbox {
                     .map_err(|why| SandboxError::Unavailable { why })?;
                 let mut policy = self.policy.clone();
                 policy.network = if network { Network::On } else { Network::Off };
+                let (read_only, hidden) = crate::bwrap::helper_mounts(&policy);
                 let spec = HelperSpec {
                     network_off: !network,
                     proxy_socket: None,
                     landlock: None,
                     lifeline: None,
                     unix_off: false,
+                    read_only,
+                    hidden,
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let mut args: Vec<OsString> = Vec::with_capacity(env.len() * 3 + 64);

@@ -225,11 +225,13 @@ impl SandboxPolicy {
             }
             let mut aside = None;
             if path.symlink_metadata().is_ok() {
+                // Nanoseconds and the process: a name a command cannot
+                // have taken beforehand to make the move fail.
                 let stamp = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
+                    .map_or(0, |d| d.as_nanos());
                 let mut name = path.as_os_str().to_owned();
-                name.push(format!(".cox-planted-{stamp}"));
+                name.push(format!(".cox-planted-{stamp}-{}", std::process::id()));
                 let moved = PathBuf::from(name);
                 if let Err(e) = std::fs::rename(path, &moved) {
                     notes.push(format!(

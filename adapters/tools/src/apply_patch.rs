@@ -113,18 +113,19 @@ impl Tool for ApplyPatchTool {
             };
             let workspace = cx.workspace.clone();
             let cancel = cx.cancel.clone();
-            common::blocking(move || run(&input.patch, &workspace, &cancel)).await
+            let decided = cx.decided.to_vec();
+            common::blocking(move || run(&input.patch, &workspace, &decided, &cancel)).await
         })
     }
 }
 
 /// Parses, plans and commits a patch; the result the model reads.
-fn run(text: &str, workspace: &Workspace, cancel: &CancelToken) -> ToolResult {
+fn run(text: &str, workspace: &Workspace, decided: &[String], cancel: &CancelToken) -> ToolResult {
     let ops = match parse::parse(text) {
         Ok(ops) => ops,
         Err(e) => return ToolResult::error(format!("{e}; nothing was written")),
     };
-    let plan = match plan(&ops, workspace) {
+    let plan = match plan(&ops, workspace, decided) {
         Ok(plan) => plan,
         Err(why) => return ToolResult::error(format!("{why}; nothing was written")),
     };
@@ -188,17 +189,19 @@ impl Plan {
 /// A file's bytes and, unless the patch adds it, its permissions.
 type Current = (Vec<u8>, Option<Permissions>);
 
-fn confined(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
-    confine_write(workspace, raw).map_err(|e| e.to_string())
+fn confined(workspace: &Workspace, decided: &[String], raw: &str) -> Result<PathBuf, String> {
+    let path = confine_write(workspace, raw).map_err(|e| e.to_string())?;
+    common::still_decided(decided, raw, &path)?;
+    Ok(path)
 }
 
 /// Works out every file's final state, touching nothing.
-fn plan(ops: &[FileOp], workspace: &Workspace) -> Result<Plan, String> {
+fn plan(ops: &[FileOp], workspace: &Workspace, decided: &[String]) -> Result<Plan, String> {
     let mut plan = Plan::default();
     for op in ops {
         match op {
             FileOp::Add { path: raw, lines } => {
-                let path = confined(workspace, raw)?;
+                let path = confined(workspace, decided, raw)?;
                 if plan.current(&path, raw)?.is_some() {
                     return Err(format!(
                         "cannot add {raw}: it already exists; use *** Update File to change it"
@@ -218,7 +221,7 @@ fn plan(ops: &[FileOp], workspace: &Workspace) -> Result<Plan, String> {
                 plan.files.insert(path, state);
             }
             FileOp::Delete { path: raw } => {
-                let path = confined(workspace, raw)?;
+                let path = confined(workspace, decided, raw)?;
                 if plan.current(&path, raw)?.is_none() {
                     return Err(format!("cannot delete {raw}: it does not exist"));
                 }
@@ -230,7 +233,7 @@ fn plan(ops: &[FileOp], workspace: &Workspace) -> Result<Plan, String> {
                 move_to,
                 hunks,
             } => {
-                let path = confined(workspace, raw)?;
+                let path = confined(workspace, decided, raw)?;
                 let Some((bytes, mode)) = plan.current(&path, raw)? else {
                     return Err(format!(
                         "cannot update {raw}: it does not exist; use *** Add File to create it"
@@ -248,7 +251,7 @@ fn plan(ops: &[FileOp], workspace: &Workspace) -> Result<Plan, String> {
                     .map_err(|e| format!("hunk {} of {raw} does not apply: {}", e.number, e.why))?;
                 let (target, target_raw) = match move_to {
                     Some(to) => {
-                        let target = confined(workspace, to)?;
+                        let target = confined(workspace, decided, to)?;
                         if target != path && plan.current(&target, to)?.is_some() {
                             return Err(format!("cannot move {raw} to {to}: {to} already exists"));
                         }

@@ -121,3 +121,23 @@ where
 pub(crate) fn cancelled(tool: &str) -> ToolResult {
     ToolResult::error(format!("{tool} was cancelled"))
 }
+
+/// Refuses `path` (as the tool resolved `raw` now) when the call was
+/// decided on other paths: a link made or moved since, by an earlier call
+/// of the same turn, leads `raw` elsewhere, past what was decided (a deny
+/// rule, a protected name). Nothing to compare (`decided` empty): it runs.
+pub(crate) fn still_decided(
+    decided: &[String],
+    raw: &str,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    if decided.is_empty() || decided.iter().any(|d| std::path::Path::new(d) == path) {
+        return Ok(());
+    }
+    Err(format!(
+        "{raw} leads to {} now, not where it led when the call was decided ({}): a link was \
+         made or moved since; make the call again",
+        path.display(),
+        decided.join(", ")
+    ))
+}

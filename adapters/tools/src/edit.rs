@@ -75,6 +75,9 @@ impl Tool for EditTool {
                 Ok(path) => path,
                 Err(e) => return ToolResult::error(e.to_string()),
             };
+            if let Err(e) = common::still_decided(cx.decided, raw, &path) {
+                return ToolResult::error(e);
+            }
             // An editor's buffer when the surface keeps the files (the
             // disk when it cannot say).
             let buffer = match cx.files {

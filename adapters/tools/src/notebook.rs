@@ -392,6 +392,9 @@ impl Tool for NotebookEditTool {
                 Ok(path) => path,
                 Err(e) => return ToolResult::error(e.to_string()),
             };
+            if let Err(e) = common::still_decided(cx.decided, &input.path, &path) {
+                return ToolResult::error(e);
+            }
             if path.extension().is_none_or(|e| e != "ipynb") {
                 return ToolResult::error(format!(
                     "{NAME}: {} is not a notebook (.ipynb); use edit for other files",

@@ -119,12 +119,26 @@ pub fn confine_write(workspace: &Workspace, raw: &str) -> Result<PathBuf, PathEr
         .iter()
         .filter_map(|root| path.strip_prefix(root).ok())
         .any(|rest| rest.components().any(|c| c.as_os_str() == ".git"));
+    // A repository's git folder by any other name (`git init
+    // --separate-git-dir=gd`, a bare repository): its config and hooks run
+    // code just the same.
+    let in_git = in_git
+        || path
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| workspace.roots.iter().any(|root| dir.starts_with(root)))
+            .any(is_git_folder);
     if in_git {
         return Err(PathError::GitFolder {
             raw: raw.to_owned(),
         });
     }
     Ok(path)
+}
+
+/// Whether `dir` is a git folder: `HEAD`, `objects/` and `refs/` in it.
+fn is_git_folder(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
 }
 
 /// Drops `.` and applies `..` by text alone; `..` at the root stays there.

@@ -76,6 +76,9 @@ impl Tool for ReadTool {
                 Ok(path) => path,
                 Err(e) => return ToolResult::error(e.to_string()),
             };
+            if let Err(e) = common::still_decided(cx.decided, &input.path, &path) {
+                return ToolResult::error(e);
+            }
             let cancel = cx.cancel.clone();
             if let Some(result) = read_image(&path, &input.path, &cancel).await {
                 return result;

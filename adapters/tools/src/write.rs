@@ -58,6 +58,9 @@ impl Tool for WriteTool {
                 Ok(path) => path,
                 Err(e) => return ToolResult::error(e.to_string()),
             };
+            if let Err(e) = common::still_decided(cx.decided, &input.path, &path) {
+                return ToolResult::error(e);
+            }
             let raw = &input.path;
             if let Some(parent) = path.parent()
                 && let Err(e) = tokio::fs::create_dir_all(parent).await

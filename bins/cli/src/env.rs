@@ -43,9 +43,12 @@ fn var(name: &str) -> Option<String> {
 /// The person's home folder, for `~/` in rules.
 #[must_use]
 pub fn home_dir() -> Option<PathBuf> {
+    // As the file tools resolve paths: a home reached through a link is
+    // where the link leads, or `~/.ssh` rules would match nothing there.
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
+        .map(|h| h.canonicalize().unwrap_or(h))
 }
 
 /// The checked-out branch of the repository holding `cwd`, read from

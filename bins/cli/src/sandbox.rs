@@ -67,8 +67,16 @@ pub fn policy(
             .filter(|root| policy.writable_roots.contains(root))
             .collect();
         for root in written {
-            for folder in [".git", ".cox", ".claude"] {
+            for folder in [".cox", ".claude"] {
                 policy.add_protected(&root, folder);
+            }
+            // A `.git` is kept from being made only where no repository
+            // holds the root: inside one, an empty `.git` would stop git's
+            // and cox's own search for the repository (and its ignore
+            // rules) there, and the repository's own `.git` is out of
+            // reach anyway (outside the root, or read-only at it).
+            if !root.ancestors().any(|dir| dir.join(".git").exists()) {
+                policy.add_protected(&root, ".git");
             }
             // A submodule's `.git` (a file naming its git folder) decides
             // which configuration, and so which programs, git runs there
@@ -199,7 +207,10 @@ fn plain_pattern(pattern: &str) -> Option<PathBuf> {
         .strip_suffix("/**")
         .or_else(|| pattern.strip_suffix("/*"))
         .unwrap_or(pattern);
-    (path.starts_with('/') && !path.contains(['*', '?', '[', '{'])).then(|| PathBuf::from(path))
+    // A backslash escapes in a glob: the engine and the file system would
+    // read the path differently, so it is no plain path.
+    (path.starts_with('/') && !path.contains(['*', '?', '[', '{', '\\']))
+        .then(|| PathBuf::from(path))
 }
 
 /// The part of a pattern before its first wildcard, cut back to a whole
@@ -260,7 +271,11 @@ pub fn enforces(
                     .writable_roots
                     .iter()
                     .any(|root| folder.starts_with(root) || root.starts_with(&folder));
-            let in_tmp = folder.starts_with("/tmp") || Path::new("/tmp").starts_with(&folder);
+            // Landlock leaves /tmp and /dev/shm writable (bubblewrap makes
+            // them private).
+            let in_tmp = ["/tmp", "/dev/shm"]
+                .iter()
+                .any(|t| folder.starts_with(t) || Path::new(t).starts_with(&folder));
             if !in_root {
                 return bwrap || !in_tmp;
             }

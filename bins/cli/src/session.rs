@@ -298,6 +298,16 @@ where
     // What the sandbox enforces itself, a line cox cannot follow runs
     // under confined rather than asking.
     crate::sandbox::enforce(&mut permissions.engine, &sandbox);
+    // Where protected names that are links lead is protected for the file
+    // tools too.
+    permissions.engine.protect_targets(
+        sandbox
+            .links
+            .iter()
+            .filter_map(|(link, _)| link.canonicalize().ok())
+            .map(|target| target.display().to_string())
+            .collect(),
+    );
     let catalog = providers::full_catalog(&models);
     let tier_models = models
         .tiers

@@ -237,6 +237,7 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
             rules: Arc::clone(&rules),
             unconfined: false,
             files: None,
+            decided: &[],
         };
         let start = Instant::now();
         let result =

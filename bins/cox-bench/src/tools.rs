@@ -96,6 +96,7 @@ fn polls(runs: usize) -> Result<(), String> {
             files: None,
             permission_mode: cox_protocol::types::PermissionMode::Default,
             nested: cox_protocol::tool::Nested::none(),
+            decided: &[],
         };
         let started = Instant::now();
         let result = runtime.block_on(tool.run(serde_json::json!({ "id": id }), cx));
@@ -213,6 +214,7 @@ fn fetch(runs: usize) -> Result<(), String> {
             files: None,
             permission_mode: cox_protocol::types::PermissionMode::Default,
             nested: cox_protocol::tool::Nested::none(),
+            decided: &[],
         };
         let started = Instant::now();
         let result = runtime.block_on(tool.run(input, cx));

@@ -263,21 +263,7 @@ fn bypass_mode_still_asks_before_the_file_tools_write_settings_or_instructions()
         "docs/CLAUDE.md",
     ] {
         let env = Env::new();
-        let scenario = env.home.path().join("plant.toml");
-        write(
-            &scenario,
-            &format!(
-                "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = {{ path = \"{path}\", content = \"planted\" }}\n\n[[turn]]\ntext = \"done\"\n"
-            ),
-        );
-        let out = env
-            .cox()
-            .env("COX_PROVIDER", "scripted")
-            .env("COX_SCENARIO", &scenario)
-            .args(["run", "-p", "plant", "--output-format", "stream-json"])
-            .args(["--permission-mode", "bypassPermissions"])
-            .output()
-            .unwrap();
+        let out = plant(&env, path);
         assert_eq!(out.status.code(), Some(2), "{path}: {}", stderr(&out));
         assert!(!env.work.path().join(path).exists(), "{path}");
         let result = tool_result(&out);
@@ -302,4 +288,111 @@ fn bypass_mode_still_asks_before_the_file_tools_write_settings_or_instructions()
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(env.work.path().join("hello.txt").exists());
+}
+
+/// Calls of one turn are all decided before the first runs: a link an
+/// earlier call makes must not carry a later file tool past its decision
+/// (a protected name, a deny rule). The later call is refused, saying the
+/// path leads elsewhere now.
+#[test]
+fn a_link_made_earlier_in_the_turn_does_not_carry_a_file_tool_past_its_decision() {
+    let env = Env::new();
+    write(&env.work.path().join(".env"), "SECRET=hunter2\n");
+    let scenario = env.home.path().join("links.toml");
+    write(
+        &scenario,
+        r#"[[turn]]
+[[turn.tool_call]]
+name = "bash"
+input = { command = "mkdir -p .claude && ln -s .claude/settings.json s.json && ln -s $(echo .env) k" }
+[[turn.tool_call]]
+name = "write"
+input = { path = "s.json", content = "{\"hooks\":{}}" }
+[[turn.tool_call]]
+name = "read"
+input = { path = "k" }
+
+[[turn]]
+text = "done"
+"#,
+    );
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "go", "--output-format", "stream-json"])
+        .args([
+            "--permission-mode",
+            "bypassPermissions",
+            "--deny",
+            "Read(./.env)",
+        ])
+        .output()
+        .unwrap();
+    let results: Vec<Value> = lines(&out)
+        .into_iter()
+        .filter(|l| l["type"] == "tool_call_done")
+        .map(|l| l["result"].clone())
+        .collect();
+    assert_eq!(results.len(), 3, "{}", stderr(&out));
+    for result in &results[1..] {
+        assert_eq!(result["ok"], false, "{result}");
+        assert!(
+            result["visible"]
+                .as_str()
+                .unwrap()
+                .contains("a link was made or moved since"),
+            "{result}"
+        );
+    }
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("hunter2"));
+    let planted = env.work.path().join(".claude/settings.json");
+    assert!(!planted.exists(), "the write went through the link");
+}
+
+/// Where a protected name that is a link leads is protected for the file
+/// tools too, and a git folder by another name (`--separate-git-dir`) is
+/// refused like `.git`.
+#[test]
+fn a_protected_links_target_and_a_separate_git_folder_are_not_written() {
+    let env = Env::new();
+    let w = env.work.path();
+    std::fs::create_dir_all(w.join("config/claude")).unwrap();
+    std::os::unix::fs::symlink("config/claude", w.join(".claude")).unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q", "--separate-git-dir=gd", "."])
+        .current_dir(w)
+        .output()
+        .unwrap();
+    assert!(git.status.success());
+    for path in [
+        "config/claude/settings.json",
+        "gd/hooks/pre-commit",
+        "gd/config",
+    ] {
+        let before = std::fs::read(w.join(path)).ok();
+        let out = plant(&env, path);
+        let result = tool_result(&out);
+        assert_eq!(result["ok"], false, "{path}: {result}");
+        assert_eq!(std::fs::read(w.join(path)).ok(), before, "{path}");
+    }
+}
+
+/// `cox run` in bypass mode, stream-json, of a scenario whose first turn
+/// calls `write` on `path`, then says done.
+fn plant(env: &Env, path: &str) -> std::process::Output {
+    let scenario = env.home.path().join("plant.toml");
+    write(
+        &scenario,
+        &format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = {{ path = \"{path}\", content = \"planted\" }}\n\n[[turn]]\ntext = \"done\"\n"
+        ),
+    );
+    env.cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "plant", "--output-format", "stream-json"])
+        .args(["--permission-mode", "bypassPermissions"])
+        .output()
+        .unwrap()
 }

@@ -392,6 +392,21 @@ fn settings_folders_stay_read_only_whether_or_not_they_exist() {
             .output()
             .unwrap();
         assert!(!String::from_utf8_lossy(&git.stdout).contains(".claude"));
+        // Inside a repository, a subfolder gets no `.git`: git's search
+        // for the repository must not stop there.
+        let sub = lab.outside.path().join("repo/sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir(lab.outside.path().join("repo/.git")).unwrap();
+        open_to_all(&sub);
+        let out = lab
+            .cox(who)
+            .current_dir(&sub)
+            .args(["sandbox", "--", "bash", "-c", "echo x > .claude/x; true"])
+            .output()
+            .unwrap();
+        assert!(!sub.join(".git").exists(), "{who:?}: {}", text(&out));
+        assert!(sub.join(".claude").is_dir(), "{who:?}: {}", text(&out));
+        assert!(!sub.join(".claude/x").exists(), "{who:?}: {}", text(&out));
         // read-only mode makes nothing.
         let ro = Lab::new();
         std::fs::remove_dir_all(ro.work.path().join(".git")).unwrap();

@@ -205,6 +205,9 @@ pub struct Engine {
     /// confined command (see [`Engine::enforce_in_sandbox`]); `None` when
     /// no sandbox enforces anything.
     enforced: Option<Vec<bool>>,
+    /// Where protected names that are links lead (`.claude ->
+    /// config/claude`): writes there are protected too.
+    protected_targets: Vec<String>,
 }
 
 /// The folders and files that hold credentials: no call reads or edits
@@ -332,6 +335,7 @@ impl Engine {
             home: home.map(Path::to_path_buf),
             cwd: cwd.to_path_buf(),
             enforced: None,
+            protected_targets: Vec::new(),
         })
     }
 
@@ -345,6 +349,12 @@ impl Engine {
     /// policy is built, and only when a sandbox mechanism works here.
     pub fn enforce_in_sandbox(&mut self, enforced: impl Fn(&Rule) -> bool) {
         self.enforced = Some(self.deny.rules.iter().map(enforced).collect());
+    }
+
+    /// Treats writes to `targets` (absolute, where protected names that are
+    /// links lead) as writes to the protected names themselves.
+    pub fn protect_targets(&mut self, targets: Vec<String>) {
+        self.protected_targets = targets;
     }
 
     /// The first deny rule that applies to paths accessed as `access` and
@@ -395,6 +405,7 @@ impl Engine {
             home: self.home.clone(),
             cwd: self.cwd.clone(),
             enforced: self.enforced.clone(),
+            protected_targets: self.protected_targets.clone(),
         })
     }
 
@@ -626,7 +637,7 @@ impl Engine {
                 };
             }
             // 2b. a write to what the next session runs or obeys.
-            if let Some((path, name)) = protected_write(call) {
+            if let Some((path, name)) = protected_write(call, &self.protected_targets) {
                 return self.protected_step(call, mode, policy, &path, name);
             }
             // A command name only known at run time may be one a deny rule
@@ -983,9 +994,24 @@ impl Engine {
 /// The protected path a file tool's call writes, as resolved or as written
 /// (see [`crate::protected`]); `None` for a shell line, a read, or a call
 /// that names no path.
-fn protected_write(call: &ToolCall) -> Option<(String, &'static str)> {
+fn protected_write(call: &ToolCall, targets: &[String]) -> Option<(String, &'static str)> {
     if is_shell(call) || call.risk == Risk::ReadOnly {
         return None;
+    }
+    let into_target = std::iter::once(&call.subject)
+        .chain(&call.writes)
+        .any(|path| {
+            targets.iter().any(|t| {
+                path == t
+                    || path
+                        .strip_prefix(t.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+        });
+    if into_target {
+        // Named by the link's target: the name is the link's (`.claude`
+        // or an instruction file), which an allow rule must spell.
+        return Some((call.subject.clone(), "a protected link's target"));
     }
     let raw = ["path", "file_path", "notebook_path"]
         .iter()

@@ -530,7 +530,7 @@ pub fn canonical_host(host: &str) -> String {
         || host == "::1"
         || host == "::"
         || host
-            .parse::<std::net::Ipv4Addr>()
+            .parse::<core::net::Ipv4Addr>()
             .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified());
     if here { "127.0.0.1".to_owned() } else { host }
 }

@@ -180,6 +180,12 @@ pub struct ToolContext<'a> {
     pub permission_mode: PermissionMode,
     /// The link to the sessions the call runs (see [`Nested`]).
     pub nested: Nested,
+    /// The paths the call was decided on (its subject and every file it
+    /// writes, resolved when it was decided). A file tool refuses a path
+    /// that resolves elsewhere when it runs: a link made or moved by an
+    /// earlier call of the same turn must not carry it past the decision.
+    /// Empty: nothing to compare (a call run outside a turn).
+    pub decided: &'a [String],
 }
 
 /// Text files as a surface keeps them: an editor's buffers, read and

@@ -124,6 +124,7 @@ impl Fixture {
             files: None,
             permission_mode: cox_protocol::types::PermissionMode::Default,
             nested: cox_protocol::tool::Nested::none(),
+            decided: &[],
         };
         tool.run(input, cx).await
     }

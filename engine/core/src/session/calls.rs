@@ -102,6 +102,15 @@ where
         // Run: a stretch of read-only and nesting calls at once, anything
         // else alone, in order.
         let calls = running.calls();
+        // What each call was decided on, for the tools to hold it to.
+        let decided: Vec<Vec<String>> = calls
+            .iter()
+            .map(|call| {
+                std::iter::once(call.subject.clone())
+                    .chain(call.writes.iter().cloned())
+                    .collect()
+            })
+            .collect();
         let together = |slot: usize| {
             calls[slot].risk == Risk::ReadOnly
                 || matches!(fixed.tools.get(&calls[slot].name), Some(Entry::Tool(t)) if t.nests())
@@ -161,6 +170,7 @@ where
                             files: fixed.files.as_deref(),
                             permission_mode: decided_in[slot].narrower(now),
                             nested,
+                            decided: &decided[slot],
                         };
                         Box::pin(bracket(
                             fixed.checkpoints.clone(),

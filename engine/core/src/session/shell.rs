@@ -71,6 +71,7 @@ where
                     files: fixed.files.as_deref(),
                     permission_mode: PermissionMode::Default,
                     nested: Nested::none(),
+                    decided: &[],
                 };
                 let mut run = std::pin::pin!(bash.run(input, cx));
                 loop {
