@@ -68,6 +68,9 @@ pub fn args(
     // back; otherwise bubblewrap mounts them all.
     let delegated = delegates_mounts();
     if !delegated {
+        for dir in pinned(policy) {
+            push(&[&"--bind", &dir, &dir]);
+        }
         if policy.writes_roots() {
             for path in &policy.protected {
                 push(&[&"--ro-bind", path, path]);
@@ -106,8 +109,8 @@ pub fn args(
     push(&[&"--cap-drop", &"ALL"]);
     // The helper mounts the rest, then gives this up with every other
     // capability before the command runs.
-    let (read_only, hidden) = helper_mounts(policy);
-    if !read_only.is_empty() || !hidden.is_empty() {
+    let (pins, read_only, hidden) = helper_mounts(policy);
+    if !pins.is_empty() || !read_only.is_empty() || !hidden.is_empty() {
         push(&[&"--cap-add", &"CAP_SYS_ADMIN"]);
     }
     push(&[
@@ -145,14 +148,47 @@ pub fn delegates_mounts() -> bool {
     euid == 0
 }
 
+/// The folders between a writable root and each path kept read-only or
+/// hidden inside it, parents first: each is bound onto itself, still
+/// writable, so that it is a mount point, which no command can rename
+/// (renaming `conf` would carry a read-only `conf/prod.yaml` away and let a
+/// fresh one be written in its place).
+#[must_use]
+pub fn pinned(policy: &SandboxPolicy) -> Vec<PathBuf> {
+    if !policy.writes_roots() {
+        return Vec::new();
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in policy
+        .protected
+        .iter()
+        .chain(&policy.read_only)
+        .chain(&policy.hidden)
+    {
+        let Some(root) = policy.writable_roots.iter().find(|r| path.starts_with(r)) else {
+            continue;
+        };
+        for dir in path.ancestors().skip(1) {
+            if dir == root.as_path() || !dir.starts_with(root) {
+                break;
+            }
+            if !out.iter().any(|d| d == dir) {
+                out.push(dir.to_path_buf());
+            }
+        }
+    }
+    out.sort_by_key(|d| d.components().count());
+    out
+}
+
 /// What the helper mounts inside the namespaces (nothing unless
 /// [`delegates_mounts`]): every read-only path (the protected ones first,
 /// when the roots are writable), then every hidden path but those
 /// bubblewrap mounts itself.
 #[must_use]
-pub fn helper_mounts(policy: &SandboxPolicy) -> (Vec<PathBuf>, Vec<PathBuf>) {
+pub fn helper_mounts(policy: &SandboxPolicy) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
     if !delegates_mounts() {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     }
     let mut read_only: Vec<PathBuf> = Vec::new();
     if policy.writes_roots() {
@@ -165,7 +201,7 @@ pub fn helper_mounts(policy: &SandboxPolicy) -> (Vec<PathBuf>, Vec<PathBuf>) {
         .filter(|h| !holds_a_socket(policy, h))
         .cloned()
         .collect();
-    (read_only, hidden)
+    (pinned(policy), read_only, hidden)
 }
 
 #[cfg(test)]
@@ -207,7 +243,8 @@ mod tests {
         }
         // As root the read-only and hidden paths are the helper's to mount,
         // in that order, with CAP_SYS_ADMIN left to it in the namespace.
-        let (read_only, hidden) = helper_mounts(&policy);
+        let (pins, read_only, hidden) = helper_mounts(&policy);
+        assert!(pins.is_empty(), "{pins:?}");
         assert_eq!(read_only, [root.join(".git")]);
         assert_eq!(hidden, [secret.path().canonicalize().unwrap()]);
         assert!(!line.contains(".git"), "{line}");
@@ -238,7 +275,7 @@ mod tests {
             .find(&format!("--bind {0}/agent.sock", run.display()))
             .unwrap();
         assert!(hide < bind, "{line}");
-        assert!(!helper_mounts(&policy).1.contains(&run));
+        assert!(!helper_mounts(&policy).2.contains(&run));
         assert!(delegates_mounts() || line.matches("--tmpfs").count() > 1);
     }
 

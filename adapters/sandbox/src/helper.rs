@@ -78,6 +78,8 @@ pub struct HelperSpec {
     /// namespaces (which leave the helper `CAP_SYS_ADMIN` there for it):
     /// see [`crate::mounts`].
     #[serde(default)]
+    pub pinned: Vec<PathBuf>,
+    #[serde(default)]
     pub read_only: Vec<PathBuf>,
     #[serde(default)]
     pub hidden: Vec<PathBuf>,
@@ -142,8 +144,8 @@ fn helper(args: &[OsString]) -> Result<Never, String> {
             unsafe { std::env::remove_var(var) };
         }
     }
-    if !spec.read_only.is_empty() || !spec.hidden.is_empty() {
-        crate::mounts::apply(&spec.read_only, &spec.hidden)?;
+    if !spec.pinned.is_empty() || !spec.read_only.is_empty() || !spec.hidden.is_empty() {
+        crate::mounts::apply(&spec.pinned, &spec.read_only, &spec.hidden)?;
     }
     if let Some(landlock) = &spec.landlock {
         crate::landlock::restrict(landlock)?;

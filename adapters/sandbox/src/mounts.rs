@@ -116,16 +116,36 @@ fn hide(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Mounts the read-only paths, then the hidden ones (a later mount
-/// narrows an earlier one). A path that no longer exists has nothing to
-/// protect and is skipped.
+/// Pins the folders on the way to them, then mounts the read-only paths,
+/// then the hidden ones (a later mount narrows an earlier one). A path that
+/// no longer exists has nothing to protect and is skipped.
 ///
 /// # Errors
 /// A mount the kernel refused.
 pub(crate) fn apply(
+    pinned: &[std::path::PathBuf],
     read_only: &[std::path::PathBuf],
     hidden: &[std::path::PathBuf],
 ) -> Result<(), String> {
+    // Folders bound onto themselves, writable, so none can be renamed.
+    for dir in pinned {
+        if dir.is_dir() {
+            let path = c_path(dir)?;
+            // SAFETY: NUL-terminated paths; no file system type or data.
+            let bound = unsafe {
+                libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                )
+            };
+            if bound != 0 {
+                return Err(failed("pin", dir));
+            }
+        }
+    }
     for path in read_only {
         if path.symlink_metadata().is_ok() {
             bind_read_only(path, path)?;

@@ -138,13 +138,14 @@ impl OsSandbox {
                 policy
                     .prepare()
                     .map_err(|why| SandboxError::Unavailable { why })?;
-                let (read_only, hidden) = crate::bwrap::helper_mounts(policy);
+                let (pinned, read_only, hidden) = crate::bwrap::helper_mounts(policy);
                 let spec = HelperSpec {
                     network_off: policy.network == Network::Off,
                     proxy_socket: proxy.map(|_| PROXY_SOCKET_INSIDE.into()),
                     landlock: None,
                     lifeline: None,
                     unix_off: false,
+                    pinned,
                     read_only,
                     hidden,
                 };
@@ -189,6 +190,7 @@ impl OsSandbox {
                     }),
                     lifeline: Some(std::os::fd::AsRawFd::as_raw_fd(&read)),
                     unix_off: true,
+                    pinned: Vec::new(),
                     read_only: Vec::new(),
                     hidden: Vec::new(),
                 };
@@ -280,13 +282,14 @@ impl OsSandbox {
                     .map_err(|why| SandboxError::Unavailable { why })?;
                 let mut policy = self.policy.clone();
                 policy.network = if network { Network::On } else { Network::Off };
-                let (read_only, hidden) = crate::bwrap::helper_mounts(&policy);
+                let (pinned, read_only, hidden) = crate::bwrap::helper_mounts(&policy);
                 let spec = HelperSpec {
                     network_off: !network,
                     proxy_socket: None,
                     landlock: None,
                     lifeline: None,
                     unix_off: false,
+                    pinned,
                     read_only,
                     hidden,
                 };

@@ -259,9 +259,14 @@ pub fn enforces(
     let canonical = |p: &Path| p.canonicalize().ok();
     let plain = plain_pattern(pattern);
     match access {
+        // Under Landlock a hidden file inside a writable root can be
+        // renamed out from under its rule: not enforced there.
         PathAccess::Read => plain.is_some_and(|path| match canonical(&path) {
-            None => true,
-            Some(real) => policy.hidden.iter().any(|h| real.starts_with(h)),
+            None => bwrap,
+            Some(real) => {
+                let in_root = policy.writable_roots.iter().any(|r| real.starts_with(r));
+                (bwrap || !in_root) && policy.hidden.iter().any(|h| real.starts_with(h))
+            }
         }),
         PathAccess::Write => {
             let folder = literal_folder(pattern);
@@ -279,7 +284,14 @@ pub fn enforces(
             if !in_root {
                 return bwrap || !in_tmp;
             }
+            // A link can be replaced whatever its target's mount: a rule on
+            // a link inside a root is not enforced.
+            let link = plain.as_deref().is_some_and(|p| {
+                p.symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+            });
             bwrap
+                && !link
                 && plain.and_then(|p| canonical(&p)).is_some_and(|real| {
                     policy
                         .read_only

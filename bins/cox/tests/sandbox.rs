@@ -871,6 +871,58 @@ fn a_submodules_git_file_cannot_be_repointed() {
     assert_eq!(std::fs::read_to_string(w.join("lib/.git")).unwrap(), before);
 }
 
+/// A read-only or hidden path inside the workspace cannot be carried
+/// away by renaming a folder above it (and a fresh one written in its
+/// place): the folders on the way are mount points, which do not move.
+#[test]
+fn renaming_a_folder_above_a_covered_path_does_not_uncover_it() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let w = lab.work.path();
+        std::fs::create_dir_all(w.join("conf/deep")).unwrap();
+        std::fs::write(w.join("conf/deep/prod.yaml"), "keep\n").unwrap();
+        std::fs::create_dir(w.join("sub")).unwrap();
+        std::fs::write(w.join("sub/secret"), "CONFIDENTIAL\n").unwrap();
+        for p in [
+            "conf",
+            "conf/deep",
+            "conf/deep/prod.yaml",
+            "sub",
+            "sub/secret",
+        ] {
+            open_to_all(&w.join(p));
+        }
+        lab.config(
+            "[permissions]\ndeny = [\"Edit(./conf/deep/prod.yaml)\", \"Read(./sub/secret)\"]\n",
+        );
+        let out = lab.sandbox(
+            who,
+            None,
+            "mv conf conf_old 2>&1; mv conf/deep conf/d2 2>&1; mv sub x 2>&1; cat x/secret sub/secret; \
+             echo evil > conf/deep/prod.yaml; echo made > conf/new.txt; echo done",
+        );
+        let all = text(&out);
+        assert!(all.contains("done"), "{who:?}: {all}");
+        assert!(all.contains("Device or resource busy"), "{who:?}: {all}");
+        assert!(!all.contains("CONFIDENTIAL"), "{who:?}: {all}");
+        assert_eq!(
+            std::fs::read_to_string(w.join("conf/deep/prod.yaml")).unwrap(),
+            "keep\n"
+        );
+        assert!(
+            w.join("conf/new.txt").exists(),
+            "{who:?}: the folders stay writable: {all}"
+        );
+        assert!(
+            !w.join("conf_old").exists() && !w.join("x").exists(),
+            "{who:?}: {all}"
+        );
+    }
+}
+
 #[test]
 fn symlinks_and_proc_paths_do_not_escape() {
     for who in BOTH {
