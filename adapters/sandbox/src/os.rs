@@ -73,10 +73,9 @@ impl OsSandbox {
     /// nothing.
     #[must_use]
     pub fn with_mechanism(policy: SandboxPolicy, mechanism: Mechanism) -> Self {
-        Self {
-            forced: Some(mechanism),
-            ..Self::new(policy)
-        }
+        let mut sandbox = Self::new(policy);
+        sandbox.forced = Some(mechanism);
+        sandbox
     }
 
     /// This sandbox, handing the commands it can to `host` (see
@@ -310,6 +309,15 @@ impl OsSandbox {
     }
 }
 
+impl Drop for OsSandbox {
+    /// The session is over: a protected link a background shell or a
+    /// server replaced since the last command is put back, so the next
+    /// session does not load what was planted.
+    fn drop(&mut self) {
+        let _ = self.policy.restore_links();
+    }
+}
+
 impl Sandbox for OsSandbox {
     fn name(&self) -> &str {
         "os"
@@ -342,6 +350,9 @@ impl Sandbox for OsSandbox {
                     .start(Launch::shell(&request.command), request, cancel, on_output)
                     .await;
             }
+            // A link replaced since the last command ended (by a background
+            // shell, a hook, a server) is put back before this one starts.
+            let earlier = self.policy.restore_links();
             let bwrap = matches!(self.mechanism(), Mechanism::Bubblewrap { .. });
             let proxy = match &self.policy.network {
                 Network::Domains(_) if bwrap => Some(Proxy::start(&self.policy).map_err(
@@ -359,6 +370,7 @@ impl Sandbox for OsSandbox {
             // A protected name that is a link cannot be mounted on: if the
             // command replaced it, it is put back now, before anything
             // reads it.
+            notes.splice(0..0, earlier);
             notes.extend(self.policy.restore_links());
             if let Some(proxy) = &proxy {
                 notes.extend(proxy.refused().into_iter().map(|host| {
