@@ -60,37 +60,34 @@ fn locked_flags(path: &CString) -> libc::c_ulong {
         .fold(0, |flags, (_, ms)| flags | *ms)
 }
 
-/// Binds `source` on `target` and makes the bind read-only.
-fn bind_read_only(source: &Path, target: &Path) -> Result<(), String> {
-    let (src, dst) = (c_path(source)?, c_path(target)?);
-    // SAFETY: NUL-terminated paths; no file system type or data.
-    let bound = unsafe {
+/// `mount(source, target, NULL, flags, NULL)`: a bind (`MS_BIND`, with
+/// `MS_REC` or `MS_REMOUNT` and the like).
+fn bind(source: Option<&CString>, target: &CString, flags: libc::c_ulong) -> io::Result<()> {
+    let source = source.map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: NUL-terminated paths (or a null source for a remount); no
+    // file system type or data.
+    let done = unsafe {
         libc::mount(
-            src.as_ptr(),
-            dst.as_ptr(),
-            std::ptr::null(),
-            libc::MS_BIND,
-            std::ptr::null(),
-        )
-    };
-    if bound != 0 {
-        return Err(failed("bind", target));
-    }
-    let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked_flags(&dst);
-    // SAFETY: as above.
-    let remounted = unsafe {
-        libc::mount(
-            std::ptr::null(),
-            dst.as_ptr(),
+            source,
+            target.as_ptr(),
             std::ptr::null(),
             flags,
             std::ptr::null(),
         )
     };
-    if remounted != 0 {
-        return Err(failed("make read-only", target));
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
-    Ok(())
+}
+
+/// Binds `source` on `target` and makes the bind read-only.
+fn bind_read_only(source: &Path, target: &Path) -> Result<(), String> {
+    let (src, dst) = (c_path(source)?, c_path(target)?);
+    bind(Some(&src), &dst, libc::MS_BIND).map_err(|_| failed("bind", target))?;
+    let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked_flags(&dst);
+    bind(None, &dst, flags).map_err(|_| failed("make read-only", target))
 }
 
 /// Puts an empty read-only folder (or `/dev/null`) over `path`. The first
@@ -103,21 +100,7 @@ fn hide(path: &Path, empty: &mut Option<std::path::PathBuf>) -> Result<(), Strin
     }
     let dst = c_path(path)?;
     if let Some(first) = empty {
-        let src = c_path(first)?;
-        // SAFETY: NUL-terminated paths; no file system type or data.
-        let bound = unsafe {
-            libc::mount(
-                src.as_ptr(),
-                dst.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND,
-                std::ptr::null(),
-            )
-        };
-        if bound != 0 {
-            return Err(failed("hide", path));
-        }
-        return Ok(());
+        return bind(Some(&c_path(first)?), &dst, libc::MS_BIND).map_err(|_| failed("hide", path));
     }
     let (fstype, data) = (c"tmpfs", c"size=0,mode=0555");
     // SAFETY: NUL-terminated strings.
@@ -152,19 +135,8 @@ pub(crate) fn apply(
     for dir in pinned {
         if dir.is_dir() {
             let path = c_path(dir)?;
-            // SAFETY: NUL-terminated paths; no file system type or data.
-            let bound = unsafe {
-                libc::mount(
-                    path.as_ptr(),
-                    path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                )
-            };
-            if bound != 0 {
-                return Err(failed("pin", dir));
-            }
+            bind(Some(&path), &path, libc::MS_BIND | libc::MS_REC)
+                .map_err(|_| failed("pin", dir))?;
         }
     }
     for path in read_only {
