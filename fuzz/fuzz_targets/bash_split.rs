@@ -1,5 +1,7 @@
 //! Any line given to the bash split is split without a panic, every
-//! command it lists has text and words, an opaque line is at least Exec,
+//! command it lists has text and words, an opaque line is at least as
+//! risky as its first reason makes it (a command substitution leaves it to
+//! its commands, a redirect makes it a write, anything else a command),
 //! and the fast path for plain lines agrees with the tree-sitter walk.
 //! Differential check: the same bytes, read as the choices of the line
 //! generator of the split tests (`engine/bash/tests/common/gen.rs`), give
@@ -10,7 +12,7 @@
 #[path = "../../engine/bash/tests/common/gen.rs"]
 mod linegen;
 
-use cox_bash::{Split, line_risk, segments, split, split_tree_sitter};
+use cox_bash::{Opacity, Split, line_risk, segments, split, split_tree_sitter};
 use cox_protocol::types::Risk;
 use libfuzzer_sys::fuzz_target;
 
@@ -21,8 +23,13 @@ fn check(line: &str) -> Split {
         assert!(!command.words.is_empty(), "no words for {:?}", command.text);
         assert!(command.risk <= line_risk(&got));
     }
-    if got.opaque.is_some() {
-        assert!(line_risk(&got) >= Risk::Exec);
+    if let Some(reason) = &got.opaque {
+        let floor = match reason {
+            Opacity::CommandSubstitution | Opacity::Backticks => Risk::ReadOnly,
+            Opacity::Redirect(_) => Risk::Write,
+            _ => Risk::Exec,
+        };
+        assert!(line_risk(&got) >= floor, "{line:?}: {reason:?}");
     }
     assert_eq!(segments(&got).commands.len(), got.commands.len());
     assert_eq!(
