@@ -12,8 +12,7 @@
 #[path = "../../engine/bash/tests/common/gen.rs"]
 mod linegen;
 
-use cox_bash::{Opacity, Split, line_risk, segments, split, split_tree_sitter};
-use cox_protocol::types::Risk;
+use cox_bash::{Split, line_risk, segments, split, split_tree_sitter};
 use libfuzzer_sys::fuzz_target;
 
 fn check(line: &str) -> Split {
@@ -24,11 +23,7 @@ fn check(line: &str) -> Split {
         assert!(command.risk <= line_risk(&got));
     }
     if let Some(reason) = &got.opaque {
-        let floor = match reason {
-            Opacity::CommandSubstitution | Opacity::Backticks => Risk::ReadOnly,
-            Opacity::Redirect(_) => Risk::Write,
-            _ => Risk::Exec,
-        };
+        let floor = reason.floor();
         assert!(line_risk(&got) >= floor, "{line:?}: {reason:?}");
     }
     assert_eq!(segments(&got).commands.len(), got.commands.len());

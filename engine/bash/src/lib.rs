@@ -394,6 +394,21 @@ pub enum Opacity {
     Network,
 }
 
+impl Opacity {
+    /// The least risk this reason gives a line, whatever its commands: a
+    /// command substitution hides no command (the walk lists the commands
+    /// inside it), so none; an output redirect writes a file; any other
+    /// reason may hide a command.
+    #[must_use]
+    pub fn floor(&self) -> Risk {
+        match self {
+            Opacity::CommandSubstitution | Opacity::Backticks => Risk::ReadOnly,
+            Opacity::Redirect(_) => Risk::Write,
+            _ => Risk::Exec,
+        }
+    }
+}
+
 impl fmt::Display for Opacity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -102,24 +102,14 @@ impl Budget {
 
 impl Sink {
     /// Records a reason the line is opaque; the first one is kept. Each
-    /// also raises the line's least risk: a command substitution hides no
-    /// command (the walk lists the commands inside it), so it leaves the
-    /// risk to them; an output redirect makes the line a write at least;
-    /// anything else may hide a command, so the line is a command (Exec)
-    /// at least.
+    /// also raises the line's least risk ([`Opacity::floor`]).
     pub(crate) fn opaque(&mut self, reason: Opacity) {
-        use cox_protocol::types::Risk;
         match reason {
             Opacity::TooDeep | Opacity::TooLarge | Opacity::ParseError => self.partial = true,
             Opacity::DynamicCommand(_) | Opacity::Arithmetic => self.dynamic = true,
             _ => {}
         }
-        let floor = match reason {
-            Opacity::CommandSubstitution | Opacity::Backticks => Risk::ReadOnly,
-            Opacity::Redirect(_) => Risk::Write,
-            _ => Risk::Exec,
-        };
-        self.floor = self.floor.max(floor);
+        self.floor = self.floor.max(reason.floor());
         if self.opaque.is_none() {
             self.opaque = Some(reason);
         }

@@ -2,8 +2,7 @@
 //! into those commands; wrappers never hide a command; the split never
 //! panics and never lists an empty command, on any input.
 
-use cox_bash::{Opacity, line_risk, segments, split, split_tree_sitter};
-use cox_protocol::types::Risk;
+use cox_bash::{line_risk, segments, split, split_tree_sitter};
 use proptest::prelude::*;
 
 /// A simple command from a small alphabet: known command words and safe
@@ -238,11 +237,7 @@ fn check_invariants(line: &str) {
     // An opaque line is at least as risky as its first reason makes it (a
     // reason that may hide a command: Exec; a redirect: Write).
     if let Some(reason) = &got.opaque {
-        let floor = match reason {
-            Opacity::CommandSubstitution | Opacity::Backticks => Risk::ReadOnly,
-            Opacity::Redirect(_) => Risk::Write,
-            _ => Risk::Exec,
-        };
+        let floor = reason.floor();
         assert!(line_risk(&got) >= floor, "{line:?}: {reason:?}");
         assert!(got.floor >= floor, "{line:?}: {reason:?}");
     }
