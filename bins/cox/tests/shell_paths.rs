@@ -34,6 +34,30 @@ impl Setup {
         Setup { env, home }
     }
 
+    /// Each of `lines` (whose paths are only known when they run) is
+    /// allowed in bypass mode where the sandbox confines it (it hides
+    /// ~/.ssh itself), and asks under `danger-full-access`, saying why.
+    fn confined_runs_and_unconfined_asks(&self, lines: &[&str]) {
+        let bypass = ["--permission-mode", "bypassPermissions"];
+        if Path::new("/usr/bin/bwrap").exists() {
+            for line in lines {
+                let (verdict, reason) = self.decision(line, &bypass);
+                assert_eq!(verdict, "allow", "{line}: {reason}");
+            }
+        }
+        let config = self.env.home.path().join("config.toml");
+        std::fs::write(&config, "[sandbox]\nmode = \"danger-full-access\"\n").unwrap();
+        for line in lines {
+            let (verdict, reason) = self.decision(line, &bypass);
+            assert_eq!(verdict, "ask", "{line}: {reason}");
+            assert!(
+                reason.contains("does not run in the sandbox"),
+                "{line}: {reason}"
+            );
+        }
+        std::fs::remove_file(config).unwrap();
+    }
+
     /// `cox permissions check --json` for a bash line, with extra flags.
     fn check(&self, line: &str, extra: &[&str]) -> Value {
         let input = serde_json::json!({ "command": line }).to_string();
@@ -325,30 +349,11 @@ fn class7_probe_paths_through_braces_options_links_cd_and_xargs() {
         "cat $OLDPWD/.ssh/id_rsa",
         "cat $(echo ~)/.ssh/id_rsa",
     ];
-    if std::path::Path::new("/usr/bin/bwrap").exists() {
-        for line in unresolved {
-            let (verdict, reason) = s.decision(line, &bypass);
-            assert_eq!(verdict, "allow", "{line}: {reason}");
-        }
-    }
     for line in ["grep -r canary ~", "find ~ -name id_rsa -exec cat {} +"] {
         let (verdict, reason) = s.decision(line, &bypass);
         assert_eq!(verdict, "ask", "{line}: {reason}");
     }
-    std::fs::write(
-        s.env.home.path().join("config.toml"),
-        "[sandbox]\nmode = \"danger-full-access\"\n",
-    )
-    .unwrap();
-    for line in unresolved {
-        let (verdict, reason) = s.decision(line, &bypass);
-        assert_eq!(verdict, "ask", "{line}: {reason}");
-        assert!(
-            reason.contains("does not run in the sandbox"),
-            "{line}: {reason}"
-        );
-    }
-    std::fs::remove_file(s.env.home.path().join("config.toml")).unwrap();
+    s.confined_runs_and_unconfined_asks(&unresolved);
     let edit = [
         "--deny",
         "Edit(secrets/**)",
@@ -402,22 +407,7 @@ fn class7_third_probe_folders_globs_home_and_links_made_on_the_line() {
         "CDPATH=~ cd .ssh; cat id_rsa",
         "printf 'x' | xargs cat",
     ];
-    if std::path::Path::new("/usr/bin/bwrap").exists() {
-        for line in unresolved {
-            let (verdict, reason) = s.decision(line, &bypass);
-            assert_eq!(verdict, "allow", "{line}: {reason}");
-        }
-    }
-    std::fs::write(
-        s.env.home.path().join("config.toml"),
-        "[sandbox]\nmode = \"danger-full-access\"\n",
-    )
-    .unwrap();
-    for line in unresolved {
-        let (verdict, reason) = s.decision(line, &bypass);
-        assert_eq!(verdict, "ask", "{line}: {reason}");
-    }
-    std::fs::remove_file(s.env.home.path().join("config.toml")).unwrap();
+    s.confined_runs_and_unconfined_asks(&unresolved);
     let (verdict, reason) = s.decision("ln -s ~/.ssh/id_rsa k; cat k", &bypass);
     assert_ne!(verdict, "allow", "{reason}");
     // A link in the workspace to the key, listed by find and read by xargs.
