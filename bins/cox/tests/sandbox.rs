@@ -1255,6 +1255,16 @@ fn bad_sandbox_settings_name_the_file_and_line() {
             "keep one",
         ),
         ("[sandbox]\nnetowrk = true\n", 2, "network"),
+        (
+            "[sandbox]\nallow_unix_sockets = [\"run/agent.sock\"]\n",
+            2,
+            "must be an absolute path",
+        ),
+        (
+            "[sandbox]\n\nenv = [\"GH-TOKEN\"]\n",
+            3,
+            "is not a variable name",
+        ),
     ] {
         lab.config(body);
         let out = lab.sandbox(As::Root, None, "echo ran");
@@ -1440,6 +1450,32 @@ fn config_writable_roots_and_mode_take_effect_and_a_project_only_narrows() {
         "{}",
         text(&out)
     );
+    // …nor let a credential or a socket through.
+    std::fs::write(
+        lab.work.path().join(".cox/config.toml"),
+        "[sandbox]\nenv = [\"GITHUB_TOKEN\"]\nallow_unix_sockets = [\"/run/docker.sock\"]\n",
+    )
+    .unwrap();
+    let out = lab
+        .cox(As::Root)
+        .env("GITHUB_TOKEN", "ghp_test")
+        .args([
+            "sandbox",
+            "--",
+            "bash",
+            "-c",
+            "echo token=${GITHUB_TOKEN:-none}",
+        ])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(all.contains("token=none"), "{all}");
+    for key in ["env", "allow_unix_sockets"] {
+        assert!(
+            all.contains(&format!("ignoring [sandbox] {key} from project config")),
+            "{all}"
+        );
+    }
 }
 
 #[test]
