@@ -8,13 +8,15 @@
 //! so a later mount always narrows an earlier one.
 //!
 //! Invariant: a command never reaches a writable host setting. Run by root,
-//! bubblewrap maps the command's uid 0 to root outside, and the kernel lets
-//! that uid write `/proc/sys` and the other settings whatever capabilities
-//! were dropped; only a read-only mount stops it. `/sys` is read-only
-//! through the first bind (bubblewrap makes every sub-mount read-only). The command gets its own
-//! user, pid, ipc and uts namespaces (and net, unless the network is on),
-//! no capabilities, a new session (no terminal to inject into), and dies
-//! with cox. Inside, the helper mode of cox applies seccomp and runs it.
+//! uid 0 would write `/proc/sys` and the other settings whatever
+//! capabilities were dropped; so `/proc` is read-only whole (bubblewrap
+//! remounts it, or, run by root, the helper, which also moves the command
+//! to an unprivileged uid: [`crate::uid`]), and `/sys` is read-only through
+//! the first bind (bubblewrap makes every sub-mount read-only). The command
+//! gets its own user, pid, ipc and uts namespaces (and net, unless the
+//! network is on), no capabilities, a new session (no terminal to inject
+//! into), and dies with cox. Inside, the helper mode of cox applies seccomp
+//! and runs it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -35,17 +37,16 @@ pub fn args(
     let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
         a.extend(items.iter().map(|i| i.as_ref().to_os_string()));
     };
+    // Run by root, the helper does what needs the host's user namespace
+    // (see `crate::uid`), read-only `/proc` included.
+    let root = delegates_mounts();
     push(&[&"--ro-bind", &"/", &"/"]);
     // The fresh /proc whole is read-only: every kernel setting in it
     // (`/proc/sys`, `sysrq-trigger`, `irq`…), whatever this kernel has.
-    push(&[
-        &"--dev",
-        &"/dev",
-        &"--proc",
-        &"/proc",
-        &"--remount-ro",
-        &"/proc",
-    ]);
+    push(&[&"--dev", &"/dev", &"--proc", &"/proc"]);
+    if !root {
+        push(&[&"--remount-ro", &"/proc"]);
+    }
     push(&[&"--tmpfs", &"/tmp"]);
     let roots_flag = if policy.writes_roots() {
         "--bind"
@@ -66,7 +67,7 @@ pub fn args(
     // As root the read-only and hidden paths are the helper's to mount
     // (see `helper_mounts`), but a hidden folder holding a socket bound
     // back; otherwise bubblewrap mounts them all.
-    let delegated = delegates_mounts();
+    let delegated = root;
     if !delegated {
         for dir in pinned(policy) {
             push(&[&"--bind", &dir, &dir]);
@@ -96,8 +97,10 @@ pub fn args(
     if let Some(socket) = proxy_socket {
         push(&[&"--bind", &socket, &PROXY_SOCKET_INSIDE]);
     }
+    if !root {
+        push(&[&"--unshare-user"]);
+    }
     push(&[
-        &"--unshare-user",
         &"--unshare-pid",
         &"--unshare-ipc",
         &"--unshare-uts",
@@ -107,11 +110,12 @@ pub fn args(
         push(&[&"--unshare-net"]);
     }
     push(&[&"--cap-drop", &"ALL"]);
-    // The helper mounts the rest, then gives this up with every other
-    // capability before the command runs.
-    let (pins, read_only, hidden) = helper_mounts(policy);
-    if !pins.is_empty() || !read_only.is_empty() || !hidden.is_empty() {
-        push(&[&"--cap-add", &"CAP_SYS_ADMIN"]);
+    // The helper mounts the rest and leaves uid 0, then gives these up
+    // with every other capability before the command runs.
+    if root {
+        for cap in crate::uid::CAPABILITIES {
+            push(&[&"--cap-add", &cap]);
+        }
     }
     push(&[
         &"--die-with-parent",
@@ -229,27 +233,38 @@ mod tests {
         let line = joined(&args(&policy, ws.path(), "{}", None, &["true".into()]));
         let root = ws.path().canonicalize().unwrap();
         assert!(
-            line.starts_with(
-                "--ro-bind / / --dev /dev --proc /proc --remount-ro /proc --tmpfs /tmp"
-            )
-        );
-        assert!(
             line.contains(&format!("--bind {0} {0}", root.display())),
             "{line}"
         );
         if !delegates_mounts() {
+            assert!(
+                line.starts_with(
+                    "--ro-bind / / --dev /dev --proc /proc --remount-ro /proc --tmpfs /tmp"
+                ),
+                "{line}"
+            );
+            assert!(line.contains("--unshare-user"), "{line}");
             assert!(line.contains(".git"), "{line}");
             return;
         }
+        // As root /proc is the helper's to make read-only, once it has
+        // written the maps of the command's user namespace through it.
+        assert!(
+            line.starts_with("--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp"),
+            "{line}"
+        );
+        assert!(!line.contains("--unshare-user"), "{line}");
         // As root the read-only and hidden paths are the helper's to mount,
-        // in that order, with CAP_SYS_ADMIN left to it in the namespace.
+        // in that order, with the capabilities to do it and to leave uid 0.
         let (pins, read_only, hidden) = helper_mounts(&policy);
         assert!(pins.is_empty(), "{pins:?}");
         assert_eq!(read_only, [root.join(".git")]);
         assert_eq!(hidden, [secret.path().canonicalize().unwrap()]);
         assert!(!line.contains(".git"), "{line}");
         assert!(line.contains(
-            "--unshare-net --cap-drop ALL --cap-add CAP_SYS_ADMIN --die-with-parent --new-session"
+            "--unshare-net --cap-drop ALL --cap-add CAP_SYS_ADMIN --cap-add CAP_SETUID \
+             --cap-add CAP_SETGID --cap-add CAP_SETFCAP --cap-add CAP_CHOWN --die-with-parent \
+             --new-session"
         ));
         assert!(
             line.ends_with("/usr/bin/cox __sandbox-exec {} -- true"),

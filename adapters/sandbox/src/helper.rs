@@ -11,8 +11,9 @@
 //! 1. starts the proxy relay when the network goes through cox's proxy
 //!    (a child listening on loopback inside the namespace, relaying each
 //!    connection to the proxy's Unix socket);
-//! 2. under bwrap, mounts the read-only and hidden paths ([`crate::mounts`]);
-//!    without it, applies Landlock rules to do the file system;
+//! 2. under bwrap, mounts the read-only and hidden paths ([`crate::mounts`]),
+//!    and, started by root, moves the command off uid 0 ([`crate::uid`]);
+//!    without bwrap, applies Landlock rules to do the file system;
 //! 3. gives up every capability, then installs the seccomp filter
 //!    ([`crate::seccomp`]);
 //! 4. execs the command, or, when it must supervise (no pid namespace to
@@ -83,6 +84,11 @@ pub struct HelperSpec {
     pub read_only: Vec<PathBuf>,
     #[serde(default)]
     pub hidden: Vec<PathBuf>,
+    /// Started by root in the host's user namespace (bubblewrap run by
+    /// root): make `/proc` read-only and move the command off uid 0
+    /// ([`crate::uid`]).
+    #[serde(default)]
+    pub host_root: bool,
 }
 
 /// The Landlock half of a policy: read everything but `hidden`, write only
@@ -126,6 +132,13 @@ fn helper(args: &[OsString]) -> Result<Never, String> {
         // SAFETY: prctl with integer arguments only.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     }
+    // The tree is replaced first: the relay must reach the proxy's socket
+    // through the tree the command has.
+    let leaving = if spec.host_root {
+        Some(crate::uid::idmap_root()?)
+    } else {
+        None
+    };
     if let Some(socket) = &spec.proxy_socket {
         let url = start_relay(socket)?;
         for var in [
@@ -146,6 +159,9 @@ fn helper(args: &[OsString]) -> Result<Never, String> {
     }
     if !spec.pinned.is_empty() || !spec.read_only.is_empty() || !spec.hidden.is_empty() {
         crate::mounts::apply(&spec.pinned, &spec.read_only, &spec.hidden)?;
+    }
+    if let Some(leaving) = leaving {
+        leaving.finish()?;
     }
     if let Some(landlock) = &spec.landlock {
         crate::landlock::restrict(landlock)?;
@@ -254,6 +270,9 @@ fn start_relay(socket: &Path) -> Result<String, String> {
         0 => {
             // SAFETY: prctl with integer arguments only.
             unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+            // The relay needs none of the capabilities the helper started
+            // with, and keeps none within the command's reach.
+            let _ = drop_capabilities();
             close_inherited_output();
             relay(&listener, socket);
             std::process::exit(0)

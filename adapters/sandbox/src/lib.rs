@@ -40,6 +40,8 @@ pub mod policy;
 pub mod probe;
 mod proxy;
 mod seccomp;
+#[allow(unsafe_code)]
+pub mod uid;
 
 pub use env::EnvFilter;
 pub use group::ProcessGroup;

@@ -122,7 +122,10 @@ fn hide(path: &Path, empty: &mut Option<std::path::PathBuf>) -> Result<(), Strin
 
 /// Pins the folders on the way to them, then mounts the read-only paths,
 /// then the hidden ones (a later mount narrows an earlier one). A path that
-/// no longer exists has nothing to protect and is skipped.
+/// does not exist has nothing to protect and is skipped; so is one the
+/// helper cannot reach, which the command cannot reach either (the helper
+/// looks paths up as the command's uid, or as a uid that can see more);
+/// any other failure to look one up is an error.
 ///
 /// # Errors
 /// A mount the kernel refused.
@@ -140,15 +143,33 @@ pub(crate) fn apply(
         }
     }
     for path in read_only {
-        if path.symlink_metadata().is_ok() {
+        if exists(path)? {
             bind_read_only(path, path)?;
         }
     }
     let mut empty = None;
     for path in hidden {
-        if path.symlink_metadata().is_ok() {
+        if exists(path)? {
             hide(path, &mut empty)?;
         }
     }
     Ok(())
+}
+
+/// Whether there is something at `path` for the command to reach.
+fn exists(path: &Path) -> Result<bool, String> {
+    match path.symlink_metadata() {
+        Ok(_) => Ok(true),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound
+                    | io::ErrorKind::PermissionDenied
+                    | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(format!("cannot look up {}: {e}", path.display())),
+    }
 }

@@ -147,6 +147,7 @@ impl OsSandbox {
                     pinned,
                     read_only,
                     hidden,
+                    host_root: crate::bwrap::delegates_mounts(),
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let args =
@@ -192,6 +193,7 @@ impl OsSandbox {
                     pinned: Vec::new(),
                     read_only: Vec::new(),
                     hidden: Vec::new(),
+                    host_root: false,
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let mut args: Vec<OsString> =
@@ -291,6 +293,7 @@ impl OsSandbox {
                     pinned,
                     read_only,
                     hidden,
+                    host_root: crate::bwrap::delegates_mounts(),
                 };
                 let spec = serde_json::to_string(&spec).unwrap_or_default();
                 let mut args: Vec<OsString> = Vec::with_capacity(env.len() * 3 + 64);

@@ -11,7 +11,7 @@ use common::text;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -339,6 +339,51 @@ fn host_kernel_settings_cannot_be_written_as_root_or_not() {
                 all.contains("refused /proc/sys/vm/swappiness"),
                 "{who:?}: {all}"
             );
+        }
+    }
+}
+
+/// Started by root, a command is root only inside its own user namespace:
+/// outside it is uid 65534, which owns no host setting and no host
+/// process, while the workspace, root's home, `/tmp` and `/dev/shm` still
+/// work as they did, and what it writes is owned by root on disk.
+#[test]
+fn root_started_commands_run_as_an_unprivileged_uid_outside() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let script = "while read -r a b c; do echo \"map $a $b $c\"; done < /proc/self/uid_map; \
+            echo \"uid $(id -u)\"; echo x > made.txt && echo wrote; \
+            touch /tmp/t && echo tmp-ok; mkdir /dev/shm/q && echo shm-ok; \
+            mkdir sub && cd sub && git init -q && git status --short >/dev/null && echo git-ok";
+        let out = lab.sandbox(who, None, script);
+        let all = text(&out);
+        for said in ["wrote", "tmp-ok", "shm-ok"] {
+            assert!(all.contains(said), "{who:?}: {said}: {all}");
+        }
+        if which("git").is_some() {
+            assert!(all.contains("git-ok"), "{who:?}: {all}");
+        }
+        let made = std::fs::metadata(lab.work.path().join("made.txt")).unwrap();
+        match who {
+            As::Root => {
+                assert!(all.contains("map 0 65534 1"), "{all}");
+                assert!(all.contains("uid 0"), "{all}");
+                assert_eq!(made.uid(), 0, "written as root on disk");
+                // Root's own home (mode 0700 here) stays readable: the
+                // toolchains live there in a container.
+                let root_home = Path::new("/root");
+                if root_home.is_dir() {
+                    let out = lab.sandbox(who, None, "ls /root >/dev/null && echo root-home-ok");
+                    assert!(text(&out).contains("root-home-ok"), "{}", text(&out));
+                }
+            }
+            As::Nobody => {
+                assert!(all.contains("uid 65534"), "{all}");
+                assert_eq!(made.uid(), 65534);
+            }
         }
     }
 }
@@ -1309,7 +1354,7 @@ fn doctor_names_the_mechanism_landlock_and_the_proxy() {
         "{all}"
     );
     assert!(
-        all.contains("commands run as uid 0 inside, mapped to uid 0 outside"),
+        all.contains("commands run as uid 0 inside, uid 65534 outside, with no capabilities"),
         "{all}"
     );
     assert!(all.contains("admits example.com"), "{all}");

@@ -765,7 +765,8 @@ fn host_settings(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path) -> Row
     // Opening for appending changes nothing, and asks the kernel (and
     // Landlock, which `test -w` does not) whether a write would pass.
     const PROBE: &str = "id -u; while read -r k v; do [ \"$k\" = CapEff: ] && echo \"caps $v\"; \
-        done < /proc/self/status; for f in /proc/sys/kernel/core_pattern \
+        done < /proc/self/status; while read -r a b c; do echo \"map $a $b $c\"; \
+        done < /proc/self/uid_map; for f in /proc/sys/kernel/core_pattern \
         /proc/sys/kernel/printk_ratelimit /proc/sys/vm/swappiness /proc/sysrq-trigger \
         /proc/irq/default_smp_affinity /sys/kernel/uevent_helper \
         /sys/kernel/mm/transparent_hugepage/enabled; do \
@@ -791,17 +792,34 @@ fn host_settings(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path) -> Row
     } else {
         format!("holding capabilities {caps}")
     };
-    let who = if uid == "0" {
+    // Run by another user, bubblewrap nests namespaces, and the map names
+    // an id of the outer one; the command is that user outside anyway.
+    let me = {
         use std::os::unix::fs::MetadataExt;
-        let outside =
-            std::fs::metadata("/proc/self").map_or_else(|_| "?".into(), |m| m.uid().to_string());
-        format!("commands run as uid 0 inside, mapped to uid {outside} outside, {held}")
+        std::fs::metadata("/proc/self").map(|m| m.uid())
+    };
+    let outside = match me {
+        Ok(0) => outside_uid(&text, &uid),
+        Ok(me) => Some(me.to_string()),
+        Err(_) => None,
+    };
+    let who = match outside.as_deref() {
+        Some("0") => format!(
+            "commands run as uid {uid} inside and root outside, {held} (this kernel or a file \
+             system of the sandbox refused an idmapped mount, so they keep root's uid)"
+        ),
+        Some(out) if out == uid => format!("commands run as uid {uid} inside and outside, {held}"),
+        Some(out) => format!("commands run as uid {uid} inside, uid {out} outside, {held}"),
+        None => format!("commands run as uid {uid} inside, {held}"),
+    };
+    let status = if outside.as_deref() == Some("0") {
+        Status::Warn
     } else {
-        format!("commands run as uid {uid} inside, {held}")
+        Status::Ok
     };
     if writable.is_empty() && no_caps {
         Row::new(
-            Status::Ok,
+            status,
             NAME,
             format!(
                 "out of reach: /proc/sys, /sys and /proc's other settings are read-only; {who}"
@@ -817,6 +835,20 @@ fn host_settings(sandbox: &cox_sandbox::OsSandbox, cwd: &std::path::Path) -> Row
             ),
         )
     }
+}
+
+/// The host uid that `uid` stands for, from the `map IN OUT COUNT` lines
+/// of the probe (`/proc/self/uid_map` inside).
+fn outside_uid(probe: &str, uid: &str) -> Option<String> {
+    let uid: u64 = uid.parse().ok()?;
+    probe.lines().find_map(|line| {
+        let mut words = line.strip_prefix("map ")?.split_whitespace();
+        let mut next = || words.next()?.parse::<u64>().ok();
+        let (inside, out, count) = (next()?, next()?, next()?);
+        (inside..inside.saturating_add(count))
+            .contains(&uid)
+            .then(|| (out + (uid - inside)).to_string())
+    })
 }
 
 /// Runs `line` through `sandbox` as a tool call would, for a probe.

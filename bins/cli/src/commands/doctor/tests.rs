@@ -183,3 +183,16 @@ fn the_table_aligns_its_columns() {
     ];
     assert_eq!(table(&rows), "ok    api keys  x\nfail  cox.db    y; z");
 }
+
+#[test]
+fn the_uid_outside_is_read_from_the_namespace_map() {
+    let root_started = "0\ncaps 0000000000000000\nmap 0 65534 1\nmap 1 1 65533\n";
+    assert_eq!(outside_uid(root_started, "0").as_deref(), Some("65534"));
+    assert_eq!(outside_uid(root_started, "1000").as_deref(), Some("1000"));
+    let user = "1000\nmap 1000 1000 1\n";
+    assert_eq!(outside_uid(user, "1000").as_deref(), Some("1000"));
+    let host = "0\nmap 0 0 4294967295\n";
+    assert_eq!(outside_uid(host, "0").as_deref(), Some("0"));
+    assert_eq!(outside_uid("0\n", "0"), None);
+    assert_eq!(outside_uid(user, "?"), None);
+}
