@@ -22,6 +22,7 @@
 //! name, a mode, a log filter or an amount that is not one, a rule that does
 //! not parse.
 
+pub mod claude;
 pub mod log_filter;
 mod names;
 
@@ -527,13 +528,25 @@ pub fn load_permissions_at(
         .map(|p| read(&p))
         .transpose()?
         .flatten();
+    let claude = claude::read_all(&managed_settings_path(), home_dir, Some(settings))?;
     let flag_config = PermissionsConfig {
         allow: flags.allow.clone(),
         ask: flags.ask.clone(),
         deny: flags.deny.clone(),
         mode: flags.mode,
     };
+    let claude_origin = |c: &claude::Settings| match c.scope {
+        claude::Scope::Managed => Origin::Managed(c.path.clone()),
+        claude::Scope::User => Origin::User(c.path.clone()),
+        claude::Scope::Project => Origin::Project(c.path.clone()),
+    };
     let mut layers = Vec::new();
+    for c in claude.iter().filter(|c| c.scope != claude::Scope::Project) {
+        layers.push(Layer {
+            origin: claude_origin(c),
+            config: &c.permissions,
+        });
+    }
     if let Some(user) = &user {
         layers.push(Layer {
             origin: Origin::User(user.path.clone()),
@@ -546,28 +559,43 @@ pub fn load_permissions_at(
             config: &project.permissions,
         });
     }
+    for c in claude.iter().filter(|c| c.scope == claude::Scope::Project) {
+        layers.push(Layer {
+            origin: claude_origin(c),
+            config: &c.permissions,
+        });
+    }
     layers.push(Layer {
         origin: Origin::Flag,
         config: &flag_config,
     });
     let engine = Engine::compile_layers_at(&layers, home_dir, cwd, also).map_err(|err| {
-        let source = match &err.origin {
-            Origin::User(path) | Origin::Project(path) => [&user, &project]
+        let text_of = |path: &Path| {
+            [&user, &project]
                 .into_iter()
                 .flatten()
-                .find(|s| &s.path == path),
-            Origin::BuiltIn | Origin::Flag | Origin::Command(_) => None,
+                .find(|s| s.path == path)
+                .map(|s| s.text.as_str())
+                .or_else(|| {
+                    claude
+                        .iter()
+                        .find(|c| c.path == path)
+                        .map(|c| c.text.as_str())
+                })
         };
-        match source {
-            Some(source) => {
-                let line = line_of(&source.text, &err.source.rule);
-                anyhow!("{}:{line}: {}", source.path.display(), err.source)
+        match &err.origin {
+            Origin::User(path) | Origin::Project(path) | Origin::Managed(path) => {
+                let line = text_of(path).map_or(1, |text| line_of(text, &err.source.rule));
+                anyhow!("{}:{line}: {}", path.display(), err.source)
             }
-            None => anyhow!("{err}"),
+            Origin::BuiltIn | Origin::Flag | Origin::Command(_) => anyhow!("{err}"),
         }
     })?;
 
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = claude
+        .iter()
+        .flat_map(|c| c.warnings.iter().cloned())
+        .collect();
     for rule in engine.ignored() {
         warnings.push(format!(
             "ignoring allow rule `{}` from the {}: a project config cannot allow; \
@@ -623,9 +651,52 @@ pub fn load_permissions_at(
             ));
         }
     }
+    for c in &claude {
+        let Some(file_mode) = c.permissions.mode else {
+            continue;
+        };
+        let source = match c.scope {
+            claude::Scope::Managed => continue,
+            claude::Scope::User if user.as_ref().is_some_and(|u| u.permissions.mode.is_some()) => {
+                // cox's own config is the more specific of the person's two.
+                continue;
+            }
+            claude::Scope::User => format!("user settings {}", c.path.display()),
+            claude::Scope::Project
+                if !matches!(file_mode, PermissionMode::Default | PermissionMode::Plan) =>
+            {
+                warnings.push(format!(
+                    "ignoring defaultMode `{file_mode}` from project settings {}: a project's \
+                     settings can only narrow the mode (default, plan)",
+                    c.path.display()
+                ));
+                continue;
+            }
+            claude::Scope::Project => format!("project settings {}", c.path.display()),
+        };
+        mode = file_mode;
+        mode_source = source;
+    }
     if let Some(flag_mode) = flags.mode {
         mode = flag_mode;
         mode_source = "--permission-mode".to_owned();
+    }
+    // An administrator's mode is above every flag, as in Claude Code.
+    if let Some(managed) = claude.iter().find(|c| c.scope == claude::Scope::Managed)
+        && let Some(managed_mode) = managed.permissions.mode
+    {
+        mode = managed_mode;
+        mode_source = format!("managed settings {}", managed.path.display());
+    }
+    if mode == PermissionMode::BypassPermissions
+        && let Some(refusing) = claude.iter().find(|c| c.no_bypass)
+    {
+        return Err(anyhow!(
+            "{}:{}: bypassPermissions mode (asked by {mode_source}) is disabled here \
+             (permissions.disableBypassPermissionsMode)",
+            refusing.path.display(),
+            line_of(&refusing.text, "disableBypassPermissionsMode")
+        ));
     }
     let project_budget = project.as_ref().map(|p| p.file.budget).unwrap_or_default();
     if let Some(project) = &project {
@@ -865,6 +936,12 @@ fn read(path: &Path) -> Result<Option<Source>> {
         file,
         tables,
     }))
+}
+
+/// Claude Code's managed settings file: `COX_MANAGED_SETTINGS` when set
+/// (an unusual install, or a test), else where Claude Code keeps it.
+fn managed_settings_path() -> PathBuf {
+    crate::env::managed_settings().unwrap_or_else(|| PathBuf::from(claude::MANAGED_PATH))
 }
 
 /// The line (from 1) of a byte offset.

@@ -7,6 +7,8 @@
 //! - `COX_PROVIDER`, `COX_MODEL`, `COX_EFFORT`, `COX_PERMISSION_MODE` and
 //!   `COX_SCENARIO` by clap, on the flag each stands for (see
 //!   [`crate::given`]);
+//! - `COX_MANAGED_SETTINGS` ([`managed_settings`]) here: where Claude
+//!   Code's managed settings file is, when not in `/etc/claude-code`;
 //! - `COX_BUDGET_SESSION_USD`, `COX_BUDGET_MONTHLY_USD` ([`budget_vars`])
 //!   and `COX_LOG` ([`cox_log`]) here: the monthly cap and the log filter
 //!   have no flag, and the session cap's variable is a layer under
@@ -34,6 +36,16 @@ pub fn budget_vars() -> [(&'static str, Option<String>); 2] {
 #[must_use]
 pub fn cox_log() -> Option<String> {
     var("COX_LOG")
+}
+
+/// `COX_MANAGED_SETTINGS`, when set and not empty: the path of Claude
+/// Code's managed settings file for an install that keeps it elsewhere (and
+/// for tests, which must not write `/etc`).
+#[must_use]
+pub fn managed_settings() -> Option<PathBuf> {
+    var("COX_MANAGED_SETTINGS")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 fn var(name: &str) -> Option<String> {

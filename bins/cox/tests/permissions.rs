@@ -396,3 +396,115 @@ fn plant(env: &Env, path: &str) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+fn read_result(env: &Env, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let mut args = vec!["--output-format", "stream-json", "--verbose"];
+    args.extend_from_slice(extra);
+    let out = env.run("read_env", &args);
+    let result = tool_result(&out);
+    (out.status.code(), result, stderr(&out))
+}
+
+/// Claude Code's settings files count: a deny or ask rule from the
+/// managed file, the person's own or the project's holds (the project's
+/// before anyone trusts it), whatever the mode.
+#[test]
+fn claude_code_settings_deny_rules_hold_from_every_scope() {
+    let deny = r#"{"permissions": {"deny": ["Read(./.env)"]}}"#;
+    for file in ["managed", "user", ".claude/settings.json", ".claude/settings.local.json"] {
+        let env = Env::new();
+        write(&env.work.path().join(".env"), "SECRET=1\n");
+        let path = match file {
+            "managed" => env.managed_settings(),
+            "user" => env.home.path().join(".claude/settings.json"),
+            project => env.work.path().join(project),
+        };
+        write(&path, deny);
+        let (_, result, err) = read_result(&env, &["--permission-mode", "bypassPermissions"]);
+        assert_eq!(result["denied"], true, "{file}: {result} {err}");
+        assert!(!result.to_string().contains("SECRET=1"), "{file}: {result}");
+        assert!(
+            result["visible"].as_str().unwrap().contains("Read(./.env)"),
+            "{file}: {result}"
+        );
+    }
+    // And without the rule the read goes through: the scenario is sound.
+    let env = Env::new();
+    write(&env.work.path().join(".env"), "SECRET=1\n");
+    let (_, result, err) = read_result(&env, &["--permission-mode", "bypassPermissions"]);
+    assert!(result.to_string().contains("SECRET=1"), "{result} {err}");
+}
+
+#[test]
+fn a_projects_claude_settings_cannot_allow_or_widen_the_mode() {
+    let env = Env::new();
+    write(&env.work.path().join(".env"), "SECRET=1\n");
+    write(
+        &env.work.path().join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Read"], "defaultMode": "bypassPermissions"}}"#,
+    );
+    let (code, result, err) = read_result(&env, &[]);
+    // The read tool reads without asking in the default mode; the point
+    // is the warnings, and that bypass did not come from the project.
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("ignoring allow rule `Read`"), "{err}");
+    assert!(err.contains("ignoring defaultMode `bypassPermissions`"), "{err}");
+    assert!(result.to_string().contains("SECRET=1"), "{result}");
+}
+
+#[test]
+fn managed_settings_set_the_mode_over_flags_and_can_forbid_bypass() {
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    write(
+        &env.managed_settings(),
+        r#"{"permissions": {"defaultMode": "default"}}"#,
+    );
+    let out = env.run(
+        "rm_line",
+        &["--output-format", "json", "--permission-mode", "auto"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(env.work.path().join("victim.txt").exists());
+
+    write(
+        &env.home.path().join(".claude/settings.json"),
+        "{\n  \"permissions\": {\n    \"disableBypassPermissionsMode\": \"disable\"\n  }\n}\n",
+    );
+    std::fs::remove_file(env.managed_settings()).unwrap();
+    let out = env.run("rm_line", &["--dangerously-skip-permissions"]);
+    assert_one_line_error(&out, "settings.json:3: bypassPermissions mode");
+    assert!(env.work.path().join("victim.txt").exists());
+}
+
+#[test]
+fn a_broken_claude_settings_file_stops_the_session_naming_file_and_line() {
+    let env = Env::new();
+    let settings = env.work.path().join(".claude/settings.json");
+    write(&settings, "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\",]\n  }\n}\n");
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, ".claude/settings.json:3: not valid JSON");
+
+    write(&settings, "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env\"]\n  }\n}\n");
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, ".claude/settings.json:3: invalid permission rule `Read(./.env`");
+
+    std::fs::remove_file(&settings).unwrap();
+    std::fs::create_dir_all(env.managed_settings()).unwrap();
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, "managed-settings.json: cannot read");
+}
+
+#[test]
+fn settings_cox_does_not_use_are_named_not_dropped() {
+    let env = Env::new();
+    write(&env.work.path().join(".env"), "SECRET=1\n");
+    env.claude_settings(&serde_json::json!({"cleanupPeriodDays": 7, "colour": "blue"}));
+    let (code, _, err) = read_result(&env, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("`cleanupPeriodDays` is a Claude Code setting cox does not use"),
+        "{err}"
+    );
+    assert!(err.contains("`colour` is not a Claude Code setting cox knows"), "{err}");
+}

@@ -35,8 +35,12 @@ pub enum Origin {
     BuiltIn,
     /// The user's own config (`$COX_HOME/config.toml`), with its path.
     User(PathBuf),
-    /// A repository's `.cox/config.toml`, with its path.
+    /// A repository's `.cox/config.toml` or Claude Code settings file,
+    /// with its path.
     Project(PathBuf),
+    /// The settings file an administrator installed (Claude Code's
+    /// managed settings), with its path.
+    Managed(PathBuf),
     /// A command-line flag.
     Flag,
     /// The `allowed-tools` of the person's own slash command (for the turn
@@ -50,6 +54,7 @@ impl fmt::Display for Origin {
             Origin::BuiltIn => f.write_str("built in"),
             Origin::User(path) => write!(f, "user config {}", path.display()),
             Origin::Project(path) => write!(f, "project config {}", path.display()),
+            Origin::Managed(path) => write!(f, "managed settings {}", path.display()),
             Origin::Flag => f.write_str("command line"),
             Origin::Command(path) => write!(f, "allowed-tools of command {}", path.display()),
         }

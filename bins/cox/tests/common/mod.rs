@@ -99,7 +99,15 @@ impl Env {
         cmd.env("COX_HOME", self.home.path())
             .env("HOME", self.home.path())
             .current_dir(self.work.path());
+        // Nor the machine's managed settings: a test writes its own here.
+        cmd.env("COX_MANAGED_SETTINGS", self.managed_settings());
         cmd
+    }
+
+    /// Where this test's Claude Code managed settings file goes (none
+    /// until a test writes it).
+    pub fn managed_settings(&self) -> PathBuf {
+        self.home.path().join("managed-settings.json")
     }
 
     pub fn run(&self, scenario_name: &str, extra: &[&str]) -> Output {

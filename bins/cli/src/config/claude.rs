@@ -1,0 +1,377 @@
+//! Claude Code's settings files, as a person who used Claude Code has them:
+//! the managed file an administrator installs, `~/.claude/settings.json`,
+//! and a project's `.claude/settings.json` and `.claude/settings.local.json`.
+//!
+//! What they mean to cox:
+//! - `permissions.allow`, `ask` and `deny` join the session's rules, each
+//!   rule remembering its file; as in Claude Code, a deny anywhere beats an
+//!   ask, an ask beats an allow. A project's allow rules are dropped (named
+//!   in a warning), as they are from `.cox/config.toml`: a repository may
+//!   narrow what runs, never widen it.
+//! - `permissions.defaultMode` sets the mode below the flags (the managed
+//!   file's, above them); a project's may only narrow it (default, plan).
+//! - `permissions.disableBypassPermissionsMode: "disable"` refuses bypass
+//!   mode, from whichever file says it.
+//! - `hooks` and `disableAllHooks` are read by the hooks loader.
+//! - every other key Claude Code documents is named once in a warning as
+//!   not used by cox; a key Claude Code does not know is a warning naming
+//!   its file and line.
+//!
+//! Invariants: a file that is not JSON, a permission list that is not a
+//! list of strings, or a managed file that cannot be read is an error
+//! naming the file and line, and the session does not start (a deny rule
+//! that cannot be read must not be dropped). A missing file is no file.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+use cox_protocol::config::PermissionsConfig;
+use cox_protocol::types::PermissionMode;
+use serde_json::{Map, Value};
+
+/// Where Claude Code's managed settings live on Linux. `COX_MANAGED_SETTINGS`
+/// names another file (an unusual install, or a test).
+pub const MANAGED_PATH: &str = "/etc/claude-code/managed-settings.json";
+
+/// Whose file it is, which decides what it may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// An administrator's: highest precedence, its allow rules hold.
+    Managed,
+    /// The person's own `~/.claude/settings.json`.
+    User,
+    /// A project's `.claude/settings.json` or `.claude/settings.local.json`:
+    /// may deny and ask, not allow, and only narrow the mode.
+    Project,
+}
+
+/// One Claude Code settings file, read.
+#[derive(Debug)]
+pub struct Settings {
+    pub path: PathBuf,
+    pub text: String,
+    pub scope: Scope,
+    pub permissions: PermissionsConfig,
+    /// `permissions.disableBypassPermissionsMode` is `"disable"`.
+    pub no_bypass: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Keys Claude Code documents that cox does not act on (yet): named in a
+/// warning, never dropped without a word.
+const NOT_USED: &[&str] = &[
+    "apiKeyHelper",
+    "attribution",
+    "autoCompactEnabled",
+    "autoCompactWindow",
+    "autoUpdates",
+    "autoUpdatesChannel",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "alwaysThinkingEnabled",
+    "allowManagedHooksOnly",
+    "allowManagedPermissionRulesOnly",
+    "allowedMcpServers",
+    "deniedMcpServers",
+    "cleanupPeriodDays",
+    "companyAnnouncements",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "enabledPlugins",
+    "extraKnownMarketplaces",
+    "strictKnownMarketplaces",
+    "env",
+    "effortLevel",
+    "fileSuggestion",
+    "forceLoginMethod",
+    "forceLoginOrgUUID",
+    "includeCoAuthoredBy",
+    "includeGitInstructions",
+    "language",
+    "model",
+    "otelHeadersHelper",
+    "outputStyle",
+    "plansDirectory",
+    "respectGitignore",
+    "sandbox",
+    "showTurnDuration",
+    "spinnerTipsEnabled",
+    "spinnerVerbs",
+    "statusLine",
+    "subagentStatusLine",
+    "terminalProgressBarEnabled",
+    "theme",
+];
+
+/// Keys cox acts on (here or in the hooks loader).
+const USED: &[&str] = &["$schema", "permissions", "hooks", "disableAllHooks"];
+
+/// Keys of `permissions` cox does not act on (yet).
+const PERMISSIONS_NOT_USED: &[&str] = &["additionalDirectories", "disableAutoMode"];
+
+/// The managed file, the person's own and the project's, in that order;
+/// those that exist.
+///
+/// # Errors
+/// A file that exists but does not read or parse (see the module's
+/// invariants).
+pub fn read_all(
+    managed: &Path,
+    home: Option<&Path>,
+    project: Option<&Path>,
+) -> Result<Vec<Settings>> {
+    let mut out = Vec::new();
+    out.extend(read(managed, Scope::Managed)?);
+    if let Some(home) = home {
+        out.extend(read(&home.join(".claude/settings.json"), Scope::User)?);
+    }
+    // In the home folder itself, `.claude/settings.json` is the person's
+    // own, read above: not a project's too.
+    if let Some(project) = project.filter(|p| Some(*p) != home) {
+        for name in ["settings.json", "settings.local.json"] {
+            out.extend(read(&project.join(".claude").join(name), Scope::Project)?);
+        }
+    }
+    Ok(out)
+}
+
+/// One file; `None` when it does not exist.
+///
+/// # Errors
+/// It exists but cannot be read, is not JSON, or holds a permission list
+/// that is not a list of strings or a mode cox does not know.
+pub fn read(path: &Path, scope: Scope) -> Result<Option<Settings>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(anyhow!("{}: cannot read: {err}", path.display())),
+    };
+    parse(path, text, scope).map(Some)
+}
+
+/// Reads `text` (the file at `path`).
+///
+/// # Errors
+/// As [`read`].
+pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
+    let at = |needle: &str| format!("{}:{}", path.display(), line_of(&text, needle));
+    let value: Value = if text.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_str(&text).map_err(|err| {
+            anyhow!(
+                "{}:{}: not valid JSON: {}",
+                path.display(),
+                err.line().max(1),
+                strip_position(&err.to_string())
+            )
+        })?
+    };
+    let Value::Object(object) = value else {
+        return Err(anyhow!(
+            "{}:1: a settings file must hold one JSON object",
+            path.display()
+        ));
+    };
+    let mut settings = Settings {
+        path: path.to_owned(),
+        text: String::new(),
+        scope,
+        permissions: PermissionsConfig::default(),
+        no_bypass: false,
+        warnings: Vec::new(),
+    };
+    for (key, value) in &object {
+        let key = key.as_str();
+        if NOT_USED.contains(&key) {
+            settings.warnings.push(format!(
+                "{}: `{key}` is a Claude Code setting cox does not use; it has no effect here",
+                at(&format!("\"{key}\""))
+            ));
+        } else if !USED.contains(&key) {
+            settings.warnings.push(format!(
+                "{}: `{key}` is not a Claude Code setting cox knows; ignored",
+                at(&format!("\"{key}\""))
+            ));
+        } else if key == "permissions" {
+            read_permissions(value, &mut settings, &at)?;
+        }
+    }
+    settings.text = text;
+    Ok(settings)
+}
+
+fn read_permissions(
+    value: &Value,
+    settings: &mut Settings,
+    at: &dyn Fn(&str) -> String,
+) -> Result<()> {
+    let Value::Object(permissions) = value else {
+        return Err(anyhow!(
+            "{}: `permissions` must be an object",
+            at("\"permissions\"")
+        ));
+    };
+    for (key, value) in permissions {
+        let where_ = at(&format!("\"{key}\""));
+        match key.as_str() {
+            "allow" | "ask" | "deny" => {
+                let list = strings(value).ok_or_else(|| {
+                    anyhow!("{where_}: `permissions.{key}` must be a list of rule strings")
+                })?;
+                let slot = match key.as_str() {
+                    "allow" => &mut settings.permissions.allow,
+                    "ask" => &mut settings.permissions.ask,
+                    _ => &mut settings.permissions.deny,
+                };
+                slot.extend(list);
+            }
+            "defaultMode" => {
+                let name = value.as_str().ok_or_else(|| {
+                    anyhow!("{where_}: `permissions.defaultMode` must be a mode name")
+                })?;
+                let mode: PermissionMode = name.parse().map_err(
+                    |e: cox_protocol::config::UnknownMode| anyhow!("{where_}: {e}"),
+                )?;
+                settings.permissions.mode = Some(mode);
+            }
+            "disableBypassPermissionsMode" => match value.as_str() {
+                Some("disable") => settings.no_bypass = true,
+                _ => {
+                    return Err(anyhow!(
+                        "{where_}: `permissions.disableBypassPermissionsMode` can only be \"disable\""
+                    ));
+                }
+            },
+            other if PERMISSIONS_NOT_USED.contains(&other) => settings.warnings.push(format!(
+                "{where_}: `permissions.{other}` is a Claude Code setting cox does not use; \
+                 it has no effect here"
+            )),
+            other => settings.warnings.push(format!(
+                "{where_}: `permissions.{other}` is not a Claude Code setting cox knows; ignored"
+            )),
+        }
+    }
+    Ok(())
+}
+
+fn strings(value: &Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// serde_json's message without its trailing "at line L column C".
+fn strip_position(message: &str) -> &str {
+    message
+        .rfind(" at line ")
+        .map_or(message, |i| &message[..i])
+}
+
+/// The line (from 1) where `needle` first appears, or 1.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map_or(1, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str, scope: Scope) -> Result<Settings> {
+        parse(Path::new("/p/.claude/settings.json"), text.to_owned(), scope)
+    }
+
+    #[test]
+    fn rules_and_mode_are_read_with_their_lists() {
+        let s = parsed(
+            r#"{
+  "permissions": {
+    "allow": ["Bash(git:*)"],
+    "ask": ["Bash(npm:*)"],
+    "deny": ["Read(./.env)", "Read(./secrets/**)"],
+    "defaultMode": "acceptEdits"
+  }
+}"#,
+            Scope::User,
+        )
+        .unwrap();
+        assert_eq!(s.permissions.allow, ["Bash(git:*)"]);
+        assert_eq!(s.permissions.ask, ["Bash(npm:*)"]);
+        assert_eq!(s.permissions.deny, ["Read(./.env)", "Read(./secrets/**)"]);
+        assert_eq!(s.permissions.mode, Some(PermissionMode::AcceptEdits));
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn bad_input_names_the_file_and_line() {
+        let cases = [
+            ("{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\",]\n  }\n}", ":3: not valid JSON"),
+            ("[1]", ":1: a settings file must hold one JSON object"),
+            ("{\n\"permissions\": {\"deny\": \"Read(./.env)\"}}", ":2: `permissions.deny` must be a list"),
+            ("{\n\n\"permissions\": {\"deny\": [1]}}", ":3: `permissions.deny` must be a list"),
+            ("{\"permissions\": {\n\"defaultMode\": \"yolo\"}}", ":2: "),
+            ("{\"permissions\": []}", ":1: `permissions` must be an object"),
+            (
+                "{\"permissions\": {\"disableBypassPermissionsMode\": true}}",
+                "can only be \"disable\"",
+            ),
+        ];
+        for (text, said) in cases {
+            let err = parsed(text, Scope::Project).unwrap_err().to_string();
+            assert!(err.starts_with("/p/.claude/settings.json:"), "{err}");
+            assert!(err.contains(said), "{text}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+
+    #[test]
+    fn keys_cox_does_not_use_or_know_are_each_named_once_with_their_line() {
+        let s = parsed(
+            "{\n  \"$schema\": \"x\",\n  \"cleanupPeriodDays\": 7,\n  \"permisions\": {},\n  \
+             \"permissions\": {\"additionalDirectories\": [\"../x\"], \"alow\": []}\n}",
+            Scope::User,
+        )
+        .unwrap();
+        let all = s.warnings.join("\n");
+        assert_eq!(s.warnings.len(), 4, "{all}");
+        assert!(all.contains(":3: `cleanupPeriodDays` is a Claude Code setting cox does not use"));
+        assert!(all.contains(":4: `permisions` is not a Claude Code setting cox knows"));
+        assert!(all.contains("`permissions.additionalDirectories` is a Claude Code setting"));
+        assert!(all.contains("`permissions.alow` is not a Claude Code setting cox knows"));
+    }
+
+    #[test]
+    fn an_empty_file_is_no_settings_and_a_missing_one_is_none() {
+        let s = parsed("  \n", Scope::User).unwrap();
+        assert!(s.permissions.deny.is_empty());
+        assert!(
+            read(Path::new("/nonexistent/settings.json"), Scope::User)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_home_folders_own_settings_are_not_read_twice_as_a_projects() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        std::fs::write(
+            home.path().join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Bash(rm:*)"]}}"#,
+        )
+        .unwrap();
+        let all = read_all(
+            Path::new("/nonexistent/managed.json"),
+            Some(home.path()),
+            Some(home.path()),
+        )
+        .unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].scope, Scope::User);
+    }
+}
