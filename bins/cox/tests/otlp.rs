@@ -40,6 +40,12 @@ fn run_hello_with(
         "OTEL_SERVICE_NAME",
         "OTEL_RESOURCE_ATTRIBUTES",
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+        "OTEL_SDK_DISABLED",
+        "OTEL_TRACES_EXPORTER",
+        "OTEL_LOGS_EXPORTER",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
     ] {
         cox.env_remove(var);
     }
@@ -412,6 +418,50 @@ fn a_bad_telemetry_setting_is_refused_with_its_line() {
         .output()
         .unwrap();
     assert_one_line_error(&out, "COX_TELEMETRY_OTEL=perhaps: expected true or false");
+}
+
+/// OpenTelemetry's own switches: the SDK off sends nothing, an exporter
+/// `none` leaves its signal out, and a protocol cox does not speak is
+/// refused before the turn, never ignored.
+#[test]
+fn opentelemetrys_own_switches_take_effect() {
+    let collector = Collector::start(Answer::Ok);
+    let out = run_hello(
+        &Env::new(),
+        &collector.url,
+        &[("OTEL_SDK_DISABLED", "true")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(collector.requests().is_empty());
+
+    let out = run_hello(
+        &Env::new(),
+        &collector.url,
+        &[("OTEL_TRACES_EXPORTER", "none")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(collector.spans().is_empty());
+    assert!(!collector.logs().is_empty(), "the logs still go");
+
+    let collector = Collector::start(Answer::Ok);
+    let out = run_hello(
+        &Env::new(),
+        &collector.url,
+        &[("OTEL_LOGS_EXPORTER", "none")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(collector.logs().is_empty());
+    assert!(!collector.spans().is_empty(), "the spans still go");
+
+    let out = run_hello(
+        &Env::new(),
+        &collector.url,
+        &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+    );
+    assert_one_line_error(
+        &out,
+        "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: cox sends OTLP over http/protobuf only",
+    );
 }
 
 #[test]

@@ -411,7 +411,12 @@ fn read_result(env: &Env, extra: &[&str]) -> (Option<i32>, Value, String) {
 #[test]
 fn claude_code_settings_deny_rules_hold_from_every_scope() {
     let deny = r#"{"permissions": {"deny": ["Read(./.env)"]}}"#;
-    for file in ["managed", "user", ".claude/settings.json", ".claude/settings.local.json"] {
+    for file in [
+        "managed",
+        "user",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+    ] {
         let env = Env::new();
         write(&env.work.path().join(".env"), "SECRET=1\n");
         let path = match file {
@@ -448,7 +453,10 @@ fn a_projects_claude_settings_cannot_allow_or_widen_the_mode() {
     // is the warnings, and that bypass did not come from the project.
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("ignoring allow rule `Read`"), "{err}");
-    assert!(err.contains("ignoring defaultMode `bypassPermissions`"), "{err}");
+    assert!(
+        err.contains("ignoring defaultMode `bypassPermissions`"),
+        "{err}"
+    );
     assert!(result.to_string().contains("SECRET=1"), "{result}");
 }
 
@@ -481,13 +489,22 @@ fn managed_settings_set_the_mode_over_flags_and_can_forbid_bypass() {
 fn a_broken_claude_settings_file_stops_the_session_naming_file_and_line() {
     let env = Env::new();
     let settings = env.work.path().join(".claude/settings.json");
-    write(&settings, "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\",]\n  }\n}\n");
+    write(
+        &settings,
+        "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\",]\n  }\n}\n",
+    );
     let out = env.run("hello", &[]);
     assert_one_line_error(&out, ".claude/settings.json:3: not valid JSON");
 
-    write(&settings, "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env\"]\n  }\n}\n");
+    write(
+        &settings,
+        "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env\"]\n  }\n}\n",
+    );
     let out = env.run("hello", &[]);
-    assert_one_line_error(&out, ".claude/settings.json:3: invalid permission rule `Read(./.env`");
+    assert_one_line_error(
+        &out,
+        ".claude/settings.json:3: invalid permission rule `Read(./.env`",
+    );
 
     std::fs::remove_file(&settings).unwrap();
     std::fs::create_dir_all(env.managed_settings()).unwrap();
@@ -506,5 +523,8 @@ fn settings_cox_does_not_use_are_named_not_dropped() {
         err.contains("`cleanupPeriodDays` is a Claude Code setting cox does not use"),
         "{err}"
     );
-    assert!(err.contains("`colour` is not a Claude Code setting cox knows"), "{err}");
+    assert!(
+        err.contains("`colour` is not a Claude Code setting cox knows"),
+        "{err}"
+    );
 }

@@ -231,9 +231,9 @@ fn read_permissions(
                 let name = value.as_str().ok_or_else(|| {
                     anyhow!("{where_}: `permissions.defaultMode` must be a mode name")
                 })?;
-                let mode: PermissionMode = name.parse().map_err(
-                    |e: cox_protocol::config::UnknownMode| anyhow!("{where_}: {e}"),
-                )?;
+                let mode: PermissionMode = name
+                    .parse()
+                    .map_err(|e: cox_protocol::config::UnknownMode| anyhow!("{where_}: {e}"))?;
                 settings.permissions.mode = Some(mode);
             }
             "disableBypassPermissionsMode" => match value.as_str() {
@@ -283,7 +283,11 @@ mod tests {
     use super::*;
 
     fn parsed(text: &str, scope: Scope) -> Result<Settings> {
-        parse(Path::new("/p/.claude/settings.json"), text.to_owned(), scope)
+        parse(
+            Path::new("/p/.claude/settings.json"),
+            text.to_owned(),
+            scope,
+        )
     }
 
     #[test]
@@ -310,12 +314,24 @@ mod tests {
     #[test]
     fn bad_input_names_the_file_and_line() {
         let cases = [
-            ("{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\",]\n  }\n}", ":3: not valid JSON"),
+            (
+                "{\n  \"permissions\": {\n    \"deny\": [\"Read(./.env)\",]\n  }\n}",
+                ":3: not valid JSON",
+            ),
             ("[1]", ":1: a settings file must hold one JSON object"),
-            ("{\n\"permissions\": {\"deny\": \"Read(./.env)\"}}", ":2: `permissions.deny` must be a list"),
-            ("{\n\n\"permissions\": {\"deny\": [1]}}", ":3: `permissions.deny` must be a list"),
+            (
+                "{\n\"permissions\": {\"deny\": \"Read(./.env)\"}}",
+                ":2: `permissions.deny` must be a list",
+            ),
+            (
+                "{\n\n\"permissions\": {\"deny\": [1]}}",
+                ":3: `permissions.deny` must be a list",
+            ),
             ("{\"permissions\": {\n\"defaultMode\": \"yolo\"}}", ":2: "),
-            ("{\"permissions\": []}", ":1: `permissions` must be an object"),
+            (
+                "{\"permissions\": []}",
+                ":1: `permissions` must be an object",
+            ),
             (
                 "{\"permissions\": {\"disableBypassPermissionsMode\": true}}",
                 "can only be \"disable\"",

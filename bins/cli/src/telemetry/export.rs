@@ -113,6 +113,11 @@ pub fn start(on: bool, endpoint: Option<&str>) -> Result<()> {
     if !on {
         return Ok(());
     }
+    let signals = signals(|name| std::env::var(name).ok())?;
+    if !signals.traces && !signals.logs {
+        tracing::info!("telemetry: OpenTelemetry's variables turn every signal off");
+        return Ok(());
+    }
     let Some(starter) = STARTER.get() else {
         bail!(
             "telemetry: OTLP export is on ([telemetry] otel or {OTEL_VAR}) but this binary was \
@@ -125,11 +130,109 @@ pub fn start(on: bool, endpoint: Option<&str>) -> Result<()> {
     }
     match starter(&endpoints(endpoint, |name| std::env::var(name).ok())) {
         Ok(export) => {
+            let export: Arc<dyn Export> = if signals.traces && signals.logs {
+                export
+            } else {
+                Arc::new(Only {
+                    inner: export,
+                    signals,
+                })
+            };
             *ACTIVE.write().unwrap_or_else(PoisonError::into_inner) = Some(export);
         }
         Err(why) => cannot_start(&why),
     }
     Ok(())
+}
+
+/// Which signals OpenTelemetry's own variables leave on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signals {
+    pub traces: bool,
+    pub logs: bool,
+}
+
+/// OpenTelemetry's switches, as its SDKs read them: `OTEL_SDK_DISABLED`
+/// turns export off whatever else says on; `OTEL_TRACES_EXPORTER` and
+/// `OTEL_LOGS_EXPORTER` are `otlp` (the default) or `none`; the protocol
+/// variables (`OTEL_EXPORTER_OTLP_PROTOCOL`, and the per-signal ones) may
+/// only name `http/protobuf`, the one cox speaks.
+///
+/// # Errors
+/// A value cox cannot honour: one line naming the variable, never ignored.
+pub fn signals(var: impl Fn(&str) -> Option<String>) -> Result<Signals> {
+    let set = |name: &str| {
+        var(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(text) = set("OTEL_SDK_DISABLED") {
+        match parse_switch(&text) {
+            Some(true) => {
+                return Ok(Signals {
+                    traces: false,
+                    logs: false,
+                });
+            }
+            Some(false) => {}
+            None => bail!("OTEL_SDK_DISABLED={text}: expected true or false"),
+        }
+    }
+    let exporter = |name: &str| -> Result<bool> {
+        match set(name).as_deref() {
+            None | Some("otlp") => Ok(true),
+            Some("none") => Ok(false),
+            Some(other) => bail!(
+                "{name}={other}: cox exports over OTLP only; set otlp, or none to send nothing"
+            ),
+        }
+    };
+    let signals = Signals {
+        traces: exporter("OTEL_TRACES_EXPORTER")?,
+        logs: exporter("OTEL_LOGS_EXPORTER")?,
+    };
+    let mut protocols = vec!["OTEL_EXPORTER_OTLP_PROTOCOL"];
+    if signals.traces {
+        protocols.push("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
+    }
+    if signals.logs {
+        protocols.push("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL");
+    }
+    for name in protocols {
+        if let Some(protocol) = set(name)
+            && protocol != "http/protobuf"
+        {
+            bail!(
+                "{name}={protocol}: cox sends OTLP over http/protobuf only; unset it or set \
+                 http/protobuf"
+            );
+        }
+    }
+    Ok(signals)
+}
+
+/// An exporter with one of its signals turned off.
+struct Only {
+    inner: Arc<dyn Export>,
+    signals: Signals,
+}
+
+impl Export for Only {
+    fn span(&self, span: cox_protocol::telemetry::SpanRecord) {
+        if self.signals.traces {
+            self.inner.span(span);
+        }
+    }
+
+    fn log(&self, record: cox_protocol::telemetry::LogRecord) {
+        if self.signals.logs {
+            self.inner.log(record);
+        }
+    }
+
+    fn shutdown(&self, within: std::time::Duration) -> Delivery {
+        self.inner.shutdown(within)
+    }
 }
 
 /// Says that the exporter could not start, and why (an exporter built in
@@ -204,6 +307,14 @@ pub fn finish() -> Option<Delivery> {
 mod tests {
     use super::*;
 
+    fn vars<'a>(set: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + Copy + 'a {
+        move |name: &str| {
+            set.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
     #[test]
     fn the_switch_reads_the_usual_spellings_and_refuses_the_rest() {
         assert_eq!(parse_switch("TRUE"), Some(true));
@@ -215,13 +326,6 @@ mod tests {
 
     #[test]
     fn the_endpoints_follow_the_variables_and_the_config() {
-        let vars = |set: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
-                set.iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| (*v).to_owned())
-            }
-        };
         let none = endpoints(None, vars(&[]));
         assert_eq!(none.traces, "http://localhost:4318/v1/traces");
         assert_eq!(none.logs, "http://localhost:4318/v1/logs");
@@ -243,6 +347,68 @@ mod tests {
         );
         assert_eq!(signal.traces, "http://t.example/x");
         assert_eq!(signal.logs, "http://127.0.0.1:9999/v1/logs");
+    }
+
+    #[test]
+    fn opentelemetrys_switches_turn_signals_off_or_are_refused() {
+        let on = Signals {
+            traces: true,
+            logs: true,
+        };
+        let off = Signals {
+            traces: false,
+            logs: false,
+        };
+        assert_eq!(signals(vars(&[])).unwrap(), on);
+        assert_eq!(
+            signals(vars(&[("OTEL_SDK_DISABLED", "true")])).unwrap(),
+            off
+        );
+        assert_eq!(
+            signals(vars(&[("OTEL_SDK_DISABLED", "false")])).unwrap(),
+            on
+        );
+        assert_eq!(
+            signals(vars(&[("OTEL_TRACES_EXPORTER", "none")])).unwrap(),
+            Signals {
+                traces: false,
+                logs: true
+            }
+        );
+        assert_eq!(
+            signals(vars(&[
+                ("OTEL_LOGS_EXPORTER", "none"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+                ("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc"),
+            ]))
+            .unwrap(),
+            Signals {
+                traces: true,
+                logs: false
+            }
+        );
+        for (name, value, said) in [
+            ("OTEL_SDK_DISABLED", "maybe", "OTEL_SDK_DISABLED=maybe"),
+            (
+                "OTEL_TRACES_EXPORTER",
+                "zipkin",
+                "OTEL_TRACES_EXPORTER=zipkin",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_PROTOCOL",
+                "grpc",
+                "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+                "http/json",
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json",
+            ),
+        ] {
+            let err = signals(vars(&[(name, value)])).unwrap_err().to_string();
+            assert!(err.starts_with(said), "{err}");
+            assert_eq!(err.lines().count(), 1);
+        }
     }
 
     #[test]
