@@ -227,6 +227,7 @@ pub fn run(name: &str, mut options: Options) -> Run {
         context_window: options.context_window,
         parent: None,
         agent_type: None,
+        bypass_refused: None,
     };
     let mut tools = cox_tools::builtin_tools();
     tools.append(&mut options.extra_tools);

@@ -59,6 +59,8 @@ pub struct Permissions {
     pub project_budget: BudgetConfig,
     /// `[sandbox]` of both files (a project's may only narrow it).
     pub sandbox: SandboxSettings,
+    /// Which settings file turned `bypassPermissions` off, if one did.
+    pub bypass_refused: Option<String>,
 }
 
 /// One config file as serde reads it, once [`names::check`] has passed
@@ -713,6 +715,12 @@ pub fn load_permissions_at(
         }
     }
     let sandbox = sandbox_settings(user.as_ref(), project.as_ref(), home_dir, &mut warnings)?;
+    let bypass_refused = claude.iter().find(|c| c.no_bypass).map(|c| {
+        format!(
+            "permissions.disableBypassPermissionsMode in {}",
+            c.path.display()
+        )
+    });
     Ok(Permissions {
         engine,
         mode,
@@ -720,6 +728,7 @@ pub fn load_permissions_at(
         warnings,
         project_budget,
         sandbox,
+        bypass_refused,
     })
 }
 

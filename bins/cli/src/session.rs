@@ -568,6 +568,7 @@ pub(crate) fn build_session<P: Provider>(
     let found = instructions::load(home.root(), &cwd, &plugins);
     // Architect's plan mode is already in `permissions`.
     let mode = permissions.mode;
+    let bypass_refused = permissions.bypass_refused.clone();
     let id = resumed
         .as_ref()
         .map(|r| r.session_id)
@@ -644,6 +645,7 @@ pub(crate) fn build_session<P: Provider>(
         context_window,
         parent: lineage.parent,
         agent_type: lineage.agent_type.clone(),
+        bypass_refused,
     };
     tracing::info!(session = %id, cwd = %cwd_text, provider = provider.name(), "session start");
     let store_catalog = catalog.clone();

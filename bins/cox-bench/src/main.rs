@@ -334,6 +334,7 @@ impl Bench {
             context_window: None,
             parent: None,
             agent_type: None,
+            bypass_refused: None,
         };
         let session = Session::new(
             config,

@@ -1193,3 +1193,29 @@ fn a_worktree_subagent_s_ask_names_the_file_in_its_worktree() {
     );
     assert!(!repo.join("other.txt").exists());
 }
+
+/// A settings file's `disableBypassPermissionsMode` holds against the
+/// SDK's switch too: the mode stays, and the session says why.
+#[test]
+fn a_settings_file_that_turns_bypass_off_holds_against_the_sdk_switch() {
+    let env = Env::new();
+    env.claude_settings(&serde_json::json!({
+        "permissions": {"disableBypassPermissionsMode": "disable"}
+    }));
+    let bypass = r#"{"type":"control_request","request_id":"b1","request":{"subtype":"set_permission_mode","mode":"bypassPermissions"}}"#;
+    let out = sdk(
+        &env,
+        &scenario("hello"),
+        &["--allow-dangerously-skip-permissions"],
+        &[INIT, bypass, HELLO],
+    );
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        !env.work.path().join("hello.txt").exists(),
+        "the write ran in bypass: {all}"
+    );
+    assert!(
+        all.contains("bypassPermissions is turned off here"),
+        "{all}"
+    );
+}

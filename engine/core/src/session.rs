@@ -98,6 +98,11 @@ pub struct SessionConfig {
     /// A subagent's type, as its hooks are told it (its definition's name,
     /// `general-purpose` without one); `None` reads as `general-purpose`.
     pub agent_type: Option<String>,
+    /// Why `bypassPermissions` may not be entered here (a settings file's
+    /// `disableBypassPermissionsMode`), or `None` when it may: a `SetMode`
+    /// to it is refused with a notice, and a resumed session left in it
+    /// goes on in `default`.
+    pub bypass_refused: Option<String>,
 }
 
 /// The session could not start.

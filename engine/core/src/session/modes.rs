@@ -5,7 +5,7 @@
 //! it. Until one, the session's configuration stands.
 
 use cox_protocol::provider::Tier;
-use cox_protocol::types::{Event, PermissionMode, Submission};
+use cox_protocol::types::{Event, NoticeLevel, PermissionMode, Submission};
 use futures::Stream;
 
 use super::Driver;
@@ -19,10 +19,14 @@ where
 {
     /// The permission mode and main tier in force.
     pub(super) fn current_mode(&self) -> (PermissionMode, Tier) {
-        match self.out.history.mode() {
+        let (mode, tier) = match self.out.history.mode() {
             Some((mode, tier, _)) => (*mode, *tier),
             None => (self.fixed.config.permission_mode, self.fixed.config.tier),
+        };
+        if mode == PermissionMode::BypassPermissions && self.fixed.config.bypass_refused.is_some() {
+            return (PermissionMode::Default, tier);
         }
+        (mode, tier)
     }
 
     /// The model main turns were switched to (`/model`), if any.
@@ -41,6 +45,18 @@ where
         model: Option<String>,
     ) {
         let (mode, main) = self.current_mode();
+        let permission_mode = match (permission_mode, &self.fixed.config.bypass_refused) {
+            (Some(PermissionMode::BypassPermissions), Some(why)) => {
+                self.out.emit(Event::Notice {
+                    level: NoticeLevel::Warn,
+                    text: format!(
+                        "bypassPermissions is turned off here ({why}); the mode stays {mode}"
+                    ),
+                });
+                None
+            }
+            (asked, _) => asked,
+        };
         let model = model
             .filter(|m| !m.trim().is_empty())
             .map(|m| m.trim().to_owned())
