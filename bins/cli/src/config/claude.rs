@@ -139,15 +139,17 @@ pub fn read_all(
 /// One file; `None` when it does not exist.
 ///
 /// # Errors
-/// It exists but cannot be read, is not JSON, or holds a permission list
+/// It exists but cannot be read (or is not a regular file, or is over a
+/// MiB), is not JSON, or holds a permission list
 /// that is not a list of strings or a mode cox does not know.
 pub fn read(path: &Path, scope: Scope) -> Result<Option<Settings>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(anyhow!("{}: cannot read: {err}", path.display())),
-    };
-    parse(path, text, scope).map(Some)
+    // Only a regular file of at most a MiB: a link to `/dev/zero` or a
+    // fifo stops the start at once rather than holding it.
+    match cox_hooks::config::read_small(path, cox_hooks::config::SETTINGS_MAX) {
+        Ok(Some(text)) => parse(path, text, scope).map(Some),
+        Ok(None) => Ok(None),
+        Err(why) => Err(anyhow!("{}: {why}", path.display())),
+    }
 }
 
 /// Reads `text` (the file at `path`).
