@@ -263,8 +263,8 @@ mod tests {
         assert!(!line.contains(".git"), "{line}");
         assert!(line.contains(
             "--unshare-net --cap-drop ALL --cap-add CAP_SYS_ADMIN --cap-add CAP_SETUID \
-             --cap-add CAP_SETGID --cap-add CAP_SETFCAP --cap-add CAP_CHOWN --die-with-parent \
-             --new-session"
+             --cap-add CAP_SETGID --cap-add CAP_SETFCAP --cap-add CAP_CHOWN \
+             --cap-add CAP_DAC_READ_SEARCH --die-with-parent --new-session"
         ));
         assert!(
             line.ends_with("/usr/bin/cox __sandbox-exec {} -- true"),

@@ -44,13 +44,19 @@ pub const CONFINED_UID: u32 = 65534;
 /// The capabilities the helper needs for this, which bubblewrap leaves it
 /// when root starts it.
 /// (`CAP_SETFCAP` because a map that names the host's root needs it,
-/// `CAP_CHOWN` to hand a fresh tmpfs over where it cannot be idmapped.)
-pub const CAPABILITIES: [&str; 5] = [
+/// `CAP_CHOWN` to hand a fresh tmpfs over where it cannot be idmapped,
+/// `CAP_DAC_READ_SEARCH` to reach every mount point: once the tree is
+/// idmapped, root's own folders belong to the command's uid, and a mount
+/// may sit below another user's private folder. Looking paths up as the
+/// command afterwards gives this one up, as the kernel drops it with the
+/// file system uid.)
+pub const CAPABILITIES: [&str; 6] = [
     "CAP_SYS_ADMIN",
     "CAP_SETUID",
     "CAP_SETGID",
     "CAP_SETFCAP",
     "CAP_CHOWN",
+    "CAP_DAC_READ_SEARCH",
 ];
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;

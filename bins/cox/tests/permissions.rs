@@ -509,7 +509,7 @@ fn a_broken_claude_settings_file_stops_the_session_naming_file_and_line() {
     std::fs::remove_file(&settings).unwrap();
     std::fs::create_dir_all(env.managed_settings()).unwrap();
     let out = env.run("hello", &[]);
-    assert_one_line_error(&out, "managed-settings.json: cannot read");
+    assert_one_line_error(&out, "managed-settings.json: not a regular file");
 }
 
 #[test]

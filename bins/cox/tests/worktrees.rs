@@ -126,7 +126,13 @@ fn the_main_checkout_is_read_and_never_written() {
             "stream-json",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        String::from_utf8_lossy(&out.stdout)
+    );
     // Without a remote the branch comes from the local main, and it is said.
     assert!(
         stderr(&out).contains("no remote `origin`: branch cut from the local `main`"),
