@@ -132,13 +132,19 @@ fn helper(args: &[OsString]) -> Result<Never, String> {
         // SAFETY: prctl with integer arguments only.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     }
-    // The tree is replaced first: the relay must reach the proxy's socket
-    // through the tree the command has.
     let leaving = if spec.host_root {
         Some(crate::uid::idmap_root()?)
     } else {
         None
     };
+    if !spec.pinned.is_empty() || !spec.read_only.is_empty() || !spec.hidden.is_empty() {
+        crate::mounts::apply(&spec.pinned, &spec.read_only, &spec.hidden)?;
+    }
+    if let Some(leaving) = leaving {
+        leaving.finish()?;
+    }
+    // Last, so that the relay is what the command is: its uid, its tree,
+    // no capability.
     if let Some(socket) = &spec.proxy_socket {
         let url = start_relay(socket)?;
         for var in [
@@ -156,12 +162,6 @@ fn helper(args: &[OsString]) -> Result<Never, String> {
             // SAFETY: as above.
             unsafe { std::env::remove_var(var) };
         }
-    }
-    if !spec.pinned.is_empty() || !spec.read_only.is_empty() || !spec.hidden.is_empty() {
-        crate::mounts::apply(&spec.pinned, &spec.read_only, &spec.hidden)?;
-    }
-    if let Some(leaving) = leaving {
-        leaving.finish()?;
     }
     if let Some(landlock) = &spec.landlock {
         crate::landlock::restrict(landlock)?;

@@ -174,7 +174,7 @@ impl SandboxPolicy {
     /// Keeps `path` read-only even inside a writable root. Paths that do not
     /// exist are left out: there is nothing to protect or to bind.
     pub fn add_read_only(&mut self, path: &Path) {
-        if let Ok(path) = path.canonicalize()
+        if let Some(path) = resolved(path)
             && !self.read_only.contains(&path)
         {
             self.read_only.push(path);
@@ -299,7 +299,7 @@ impl SandboxPolicy {
     /// Hides `path` (a folder becomes an empty tmpfs, a file `/dev/null`).
     /// A path that does not exist is left out.
     pub fn add_hidden(&mut self, path: &Path) {
-        if let Ok(path) = path.canonicalize()
+        if let Some(path) = resolved(path)
             && !self.hidden.contains(&path)
         {
             self.hidden.push(path);
@@ -396,6 +396,20 @@ fn git_paths(root: &Path) -> Vec<PathBuf> {
         out.push(target);
     }
     out
+}
+
+/// `path` with its links resolved, or `None` when nothing is there. A path
+/// that cannot be looked up for another reason (a folder above it a
+/// command made unreadable, in an earlier call) stays as it is: it is
+/// still covered, and a mount that cannot be made on it stops the launch,
+/// where leaving it out would uncover it.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    match path.canonicalize() {
+        Ok(path) => Some(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(_) if path.is_absolute() => Some(path.to_path_buf()),
+        Err(_) => None,
+    }
 }
 
 #[cfg(test)]

@@ -45,11 +45,10 @@ pub const CONFINED_UID: u32 = 65534;
 /// when root starts it.
 /// (`CAP_SETFCAP` because a map that names the host's root needs it,
 /// `CAP_CHOWN` to hand a fresh tmpfs over where it cannot be idmapped,
-/// `CAP_DAC_READ_SEARCH` to reach every mount point: once the tree is
-/// idmapped, root's own folders belong to the command's uid, and a mount
-/// may sit below another user's private folder. Looking paths up as the
-/// command afterwards gives this one up, as the kernel drops it with the
-/// file system uid.)
+/// `CAP_DAC_READ_SEARCH` to reach every path it mounts on: once the tree
+/// is idmapped, root's own folders belong to the command's uid, a mount may
+/// sit below another user's private folder, and a command may have taken
+/// the search bit off a folder above a path to hide, in an earlier call.)
 pub const CAPABILITIES: [&str; 6] = [
     "CAP_SYS_ADMIN",
     "CAP_SETUID",
@@ -310,8 +309,9 @@ fn visible_mount(path: &Path) -> Option<u64> {
 /// then put in place of the old one. A writable mount that cannot be
 /// idmapped is an error (the command could not write there), but for the
 /// fresh tmpfs bubblewrap made, which is handed over by ownership
-/// instead; a read-only one stays as it is (its files read as other
-/// users' do). Every mount is cloned or the whole step fails: a mount left
+/// instead; so is the root's, or one holding `$HOME` (root's private home
+/// would go unreadable); another read-only one stays as it is (its files
+/// read as other users' do). Every mount is cloned or the whole step fails: a mount left
 /// out would uncover what it hid.
 fn idmapped_tree(ns: BorrowedFd<'_>) -> Result<Vec<(PathBuf, OwnedFd)>, String> {
     let text = fs::read_to_string("/proc/self/mountinfo")
@@ -331,15 +331,22 @@ fn idmapped_tree(ns: BorrowedFd<'_>) -> Result<Vec<(PathBuf, OwnedFd)>, String> 
         propagation: libc::MS_PRIVATE,
         userns_fd: u64::try_from(ns.as_raw_fd()).unwrap_or(u64::MAX),
     };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut clones = Vec::with_capacity(mounts.len());
     for mount in mounts {
         let clone = clone_mount(&mount.point)?;
         if !PSEUDO.contains(&mount.fstype.as_str())
-            && let (Err(e), true) = (setattr(&clone, &idmap), mount.writable)
+            && let Err(e) = setattr(&clone, &idmap)
         {
-            if mount.fstype == "tmpfs" && FRESH.iter().any(|f| mount.point == Path::new(f)) {
+            let fresh =
+                mount.fstype == "tmpfs" && FRESH.iter().any(|f| mount.point == Path::new(f));
+            // Root's home would go unreadable (its toolchains with it).
+            let needed = mount.writable
+                || mount.point == Path::new("/")
+                || home.as_ref().is_some_and(|h| h.starts_with(&mount.point));
+            if fresh && mount.writable {
                 hand_over(&mount.point)?;
-            } else {
+            } else if needed {
                 return Err(format!(
                     "cannot idmap {} ({}): {e}",
                     mount.point.display(),
@@ -470,14 +477,6 @@ fn put_in_place(clones: &[(PathBuf, OwnedFd)], cwd: &Path) -> Result<(), String>
         }
     }
     drop(old);
-    // From here on the helper looks paths up as the command will (root's
-    // files are the command's now, no longer the helper's): a path its
-    // later mounts cover is one the command can reach, and the other way.
-    // SAFETY: plain system calls with integer arguments.
-    unsafe {
-        libc::setfsgid(CONFINED_UID);
-        libc::setfsuid(CONFINED_UID);
-    }
     let cwd = c_path(cwd)?;
     // SAFETY: a NUL-terminated path.
     if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {

@@ -1625,3 +1625,104 @@ fn the_helper_run_by_hand_says_what_it_is() {
         "{err}"
     );
 }
+
+/// A command cannot make a path it must not reach unreachable to the
+/// sandbox's setup in one call, and reach it in the next: a folder whose
+/// search bit it took off (`chmod 000`) still gets its secrets hidden (or
+/// the launch stops), never skipped.
+#[test]
+fn a_folder_made_unreadable_in_one_call_does_not_uncover_its_secrets_in_the_next() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        // The home is a writable root here (as when cox runs in it), and
+        // the command's own: root's (idmapped to the command), or nobody's.
+        let home = lab.outside.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY\n").unwrap();
+        std::fs::create_dir_all(home.join(".aws")).unwrap();
+        std::fs::write(home.join(".aws/credentials"), "AWS SECRET\n").unwrap();
+        for path in [
+            home.clone(),
+            home.join(".ssh"),
+            home.join(".ssh/id_ed25519"),
+            home.join(".aws"),
+            home.join(".aws/credentials"),
+        ] {
+            open_to_all(&path);
+            if who == As::Nobody {
+                std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+            }
+        }
+        let run = |script: &str| {
+            lab.cox(who)
+                .env("HOME", &home)
+                .args(["sandbox", "--add-dir"])
+                .arg(&home)
+                .args(["--", "bash", "-c", script])
+                .output()
+                .unwrap()
+        };
+        // The secret folders themselves are hidden, read-only: the folder
+        // above them is what a command can lock.
+        let first = run("chmod 000 \"$HOME\" && echo locked");
+        assert!(text(&first).contains("locked"), "{who:?}: {}", text(&first));
+        let second =
+            run("chmod 755 \"$HOME\"; cat \"$HOME/.ssh/id_ed25519\" \"$HOME/.aws/credentials\"");
+        let all = text(&second);
+        assert!(!all.contains("PRIVATE KEY"), "{who:?}: {all}");
+        assert!(!all.contains("AWS SECRET"), "{who:?}: {all}");
+        // Put the modes back for the temporary folder's removal.
+        open_to_all(&home);
+    }
+}
+
+/// A protected file that did not exist when a concurrent confined process
+/// started cannot be turned, by swapping it with a link while another
+/// command launches, into a read-only bind of a secret: each mount is made
+/// through one descriptor of the path it covers.
+#[test]
+fn swapping_a_protected_name_with_a_link_during_a_launch_shows_no_secret() {
+    if !can_run(As::Root) || which("python3").is_none() {
+        return;
+    }
+    let lab = Lab::new();
+    let secret = lab.key();
+    // The racer runs confined, in the background, for the whole loop.
+    let racer = format!(
+        r#"
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+os.symlink({secret:?}, "lnk")
+end = time.time() + 8
+while time.time() < end:
+    if not os.path.lexists("AGENTS.md"):
+        open("AGENTS.md", "w").write("notes\n")
+    libc.renameat2(-100, b"AGENTS.md", -100, b"lnk", 2)
+"#,
+        secret = secret.display().to_string()
+    );
+    let mut background = lab
+        .cox(As::Root)
+        .args(["sandbox", "--", "python3", "-c", &racer])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut launches = 0;
+    while started.elapsed() < Duration::from_secs(6) {
+        let out = lab.sandbox(As::Root, None, "cat AGENTS.md 2>/dev/null; true");
+        assert!(
+            !text(&out).contains("PRIVATE KEY"),
+            "launch {launches}: {}",
+            text(&out)
+        );
+        launches += 1;
+    }
+    let _ = background.kill();
+    let _ = background.wait();
+    assert!(launches > 10, "only {launches} launches");
+}
