@@ -356,6 +356,7 @@ impl Sandbox for OsSandbox {
             // A link replaced since the last command ended (by a background
             // shell, a hook, a server) is put back before this one starts.
             let earlier = self.policy.restore_links();
+            let absent = self.policy.absent_files();
             let bwrap = matches!(self.mechanism(), Mechanism::Bubblewrap { .. });
             let proxy = match &self.policy.network {
                 Network::Domains(_) if bwrap => Some(Proxy::start(&self.policy).map_err(
@@ -375,6 +376,7 @@ impl Sandbox for OsSandbox {
             // reads it.
             notes.splice(0..0, earlier);
             notes.extend(self.policy.restore_links());
+            notes.extend(self.policy.remove_made(&absent));
             if let Some(proxy) = &proxy {
                 notes.extend(proxy.refused().into_iter().map(|host| {
                     format!("the sandbox refused a connection to {host}: not in [sandbox] allowed_domains")

@@ -128,6 +128,12 @@ pub struct SandboxPolicy {
     /// link itself is checked after every confined command and put back if
     /// a command replaced it ([`SandboxPolicy::restore_links`]).
     pub links: Vec<(PathBuf, PathBuf)>,
+    /// Instruction files and `.mcp.json` at each root: read-only where
+    /// they exist (in `read_only`); where one does not exist when a
+    /// confined command starts and does when it ends, the command made it,
+    /// and it is moved aside ([`SandboxPolicy::absent_files`],
+    /// [`SandboxPolicy::remove_made`]).
+    pub unmade: Vec<PathBuf>,
     pub network: Network,
     /// Hosts refused even when a pattern admits them (`WebFetch(domain:…)`
     /// deny rules).
@@ -151,6 +157,7 @@ impl SandboxPolicy {
             hidden: Vec::new(),
             sockets: Vec::new(),
             links: Vec::new(),
+            unmade: Vec::new(),
             network: Network::Off,
             denied_domains: Vec::new(),
             helper,
@@ -212,6 +219,52 @@ impl SandboxPolicy {
         }
     }
 
+    /// Keeps a command from making `path` (an instruction file the next
+    /// session would load) where it does not exist: see
+    /// [`SandboxPolicy::remove_made`].
+    pub fn guard_absent(&mut self, path: &Path) {
+        if !self.unmade.iter().any(|p| p == path) {
+            self.unmade.push(path.to_path_buf());
+        }
+    }
+
+    /// Which guarded names do not exist now (before a confined command).
+    #[must_use]
+    pub fn absent_files(&self) -> Vec<PathBuf> {
+        self.unmade
+            .iter()
+            .filter(|p| p.symlink_metadata().is_err())
+            .cloned()
+            .collect()
+    }
+
+    /// Moves aside each of `absent` (names that did not exist before the
+    /// command) that exists now, as `NAME.cox-planted-…`, so that no later
+    /// session loads what a command wrote there; one sentence each.
+    #[must_use]
+    pub fn remove_made(&self, absent: &[PathBuf]) -> Vec<String> {
+        let mut notes = Vec::new();
+        for path in absent {
+            if path.symlink_metadata().is_err() {
+                continue;
+            }
+            let aside = planted_name(path);
+            notes.push(match std::fs::rename(path, &aside) {
+                Ok(()) => format!(
+                    "a command made {}, which the next session would load as instructions or \
+                     MCP servers; cox moved it to {} (write it with the file tools, which ask)",
+                    path.display(),
+                    aside.display()
+                ),
+                Err(e) => format!(
+                    "a command made {} and cox could not move it aside: {e}",
+                    path.display()
+                ),
+            });
+        }
+        notes
+    }
+
     /// Puts back every guarded link a command replaced or removed: what
     /// stands in its place is moved aside (`NAME.cox-planted-SECONDS`, so
     /// nothing is lost) and the link made again. Answers one sentence per
@@ -225,14 +278,7 @@ impl SandboxPolicy {
             }
             let mut aside = None;
             if path.symlink_metadata().is_ok() {
-                // Nanoseconds and the process: a name a command cannot
-                // have taken beforehand to make the move fail.
-                let stamp = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos());
-                let mut name = path.as_os_str().to_owned();
-                name.push(format!(".cox-planted-{stamp}-{}", std::process::id()));
-                let moved = PathBuf::from(name);
+                let moved = planted_name(path);
                 if let Err(e) = std::fs::rename(path, &moved) {
                     notes.push(format!(
                         "a command replaced the protected link {} and cox could not move it aside: {e}",
@@ -396,6 +442,18 @@ fn git_paths(root: &Path) -> Vec<PathBuf> {
         out.push(target);
     }
     out
+}
+
+/// Where something a command planted at `path` is moved: nanoseconds and
+/// the process, a name a command cannot have taken beforehand to make the
+/// move fail.
+fn planted_name(path: &Path) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".cox-planted-{stamp}-{}", std::process::id()));
+    PathBuf::from(name)
 }
 
 /// `path` with its links resolved, or `None` when nothing is there. A path

@@ -58,7 +58,8 @@ pub fn policy(
     // (hooks, rules, commands, skills, agents) whether or not they exist
     // yet; and, where they exist, the MCP servers to start and the
     // instruction files. A missing file cannot be kept read-only without
-    // leaving a file behind; the file tools ask before writing one (see
+    // leaving a file behind: one a confined command makes is moved aside
+    // when it ends; the file tools ask before writing one (see
     // cox_permission::protected).
     if policy.writes_roots() {
         let written: Vec<PathBuf> = workspace
@@ -96,6 +97,7 @@ pub fn policy(
         for file in cox_permission::protected::PROTECTED_FILES {
             policy.add_read_only(&root.join(file));
             if policy.writes_roots() {
+                policy.guard_absent(&root.join(file));
                 policy.guard_link(&root.join(file));
             }
         }

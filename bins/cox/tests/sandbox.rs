@@ -1726,3 +1726,47 @@ while time.time() < end:
     let _ = background.wait();
     assert!(launches > 10, "only {launches} launches");
 }
+
+/// An instruction file or `.mcp.json` a confined command makes where none
+/// was is moved aside when the command ends, so the next session loads
+/// nothing planted; one that existed stays read-only.
+#[test]
+fn an_instruction_file_a_command_makes_is_moved_aside() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        std::fs::write(lab.work.path().join("CLAUDE.md"), "real\n").unwrap();
+        let out = lab.sandbox(
+            who,
+            None,
+            "echo planted > AGENTS.md; echo '{}' > .mcp.json; echo x >> CLAUDE.md; ls -a",
+        );
+        let all = text(&out);
+        assert!(all.contains("AGENTS.md"), "the command made it: {all}");
+        let names: Vec<String> = std::fs::read_dir(lab.work.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            !names.iter().any(|n| n == "AGENTS.md"),
+            "{who:?}: {names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n == ".mcp.json"),
+            "{who:?}: {names:?}"
+        );
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with("AGENTS.md.cox-planted-")),
+            "{who:?}: {names:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(lab.work.path().join("CLAUDE.md")).unwrap(),
+            "real\n"
+        );
+        assert!(all.contains("moved it to"), "{who:?}: {all}");
+    }
+}
