@@ -159,7 +159,19 @@ impl Loader {
                 return;
             }
         };
-        let value: Value = match serde_json::from_str(&text) {
+        self.settings_text(&text, path, scope, env);
+    }
+
+    /// Settings given as text (`--settings '{…}'`, or a file already
+    /// read); `path` names where they came from.
+    pub fn settings_text(
+        &mut self,
+        text: &str,
+        path: &Path,
+        scope: &Scope,
+        env: &[(String, String)],
+    ) {
+        let value: Value = match serde_json::from_str(text) {
             Ok(value) => value,
             Err(err) => {
                 self.warnings.push(format!(
@@ -187,11 +199,11 @@ impl Loader {
             Some(_) => self.warnings.push(format!(
                 "{}:{}: disableAllHooks must be true or false; ignored",
                 path.display(),
-                line_of(&text, "\"disableAllHooks\"")
+                line_of(text, "\"disableAllHooks\"")
             )),
         }
         if let Some(hooks) = object.get("hooks") {
-            self.hooks_value(hooks, &text, path, scope, env);
+            self.hooks_value(hooks, text, path, scope, env);
         }
     }
 

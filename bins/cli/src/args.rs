@@ -448,6 +448,7 @@ impl RuleFlags {
             ask: self.ask.clone(),
             deny,
             mode,
+            claude: crate::config::claude::Choice::default(),
         }
     }
 }

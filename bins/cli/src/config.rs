@@ -44,6 +44,8 @@ pub struct PermissionFlags {
     pub ask: Vec<String>,
     pub deny: Vec<String>,
     pub mode: Option<PermissionMode>,
+    /// `--setting-sources` and `--settings`.
+    pub claude: claude::Choice,
 }
 
 /// The effective permissions of a session.
@@ -530,7 +532,12 @@ pub fn load_permissions_at(
         .map(|p| read(&p))
         .transpose()?
         .flatten();
-    let claude = claude::read_all(&managed_settings_path(), home_dir, Some(settings))?;
+    let claude = claude::read_all(
+        &managed_settings_path(),
+        home_dir,
+        Some(settings),
+        &flags.claude,
+    )?;
     let flag_config = PermissionsConfig {
         allow: flags.allow.clone(),
         ask: flags.ask.clone(),
@@ -539,11 +546,14 @@ pub fn load_permissions_at(
     };
     let claude_origin = |c: &claude::Settings| match c.scope {
         claude::Scope::Managed => Origin::Managed(c.path.clone()),
-        claude::Scope::User => Origin::User(c.path.clone()),
+        claude::Scope::User | claude::Scope::Flag => Origin::User(c.path.clone()),
         claude::Scope::Project => Origin::Project(c.path.clone()),
     };
     let mut layers = Vec::new();
-    for c in claude.iter().filter(|c| c.scope != claude::Scope::Project) {
+    for c in claude
+        .iter()
+        .filter(|c| matches!(c.scope, claude::Scope::Managed | claude::Scope::User))
+    {
         layers.push(Layer {
             origin: claude_origin(c),
             config: &c.permissions,
@@ -561,7 +571,10 @@ pub fn load_permissions_at(
             config: &project.permissions,
         });
     }
-    for c in claude.iter().filter(|c| c.scope == claude::Scope::Project) {
+    for c in claude
+        .iter()
+        .filter(|c| matches!(c.scope, claude::Scope::Project | claude::Scope::Flag))
+    {
         layers.push(Layer {
             origin: claude_origin(c),
             config: &c.permissions,
@@ -675,6 +688,7 @@ pub fn load_permissions_at(
                 continue;
             }
             claude::Scope::Project => format!("project settings {}", c.path.display()),
+            claude::Scope::Flag => format!("settings {}", c.path.display()),
         };
         mode = file_mode;
         mode_source = source;

@@ -112,12 +112,16 @@ fn extensions(
     }
     let home_dir = env::home_dir();
     let user_config = home.root().join("config.toml");
+    // A bad --settings stops the session where the permissions load; here
+    // it reads as none.
+    let claude = settings::claude_choice(args).unwrap_or_default();
     let hooks = crate::ext::hooks::find(
         &crate::ext::hooks::Places {
             user_config: &user_config,
             home_dir: home_dir.as_deref(),
             cwd,
             plugins: &plugins.plugins,
+            claude: &claude,
         },
         &home.db_path(),
     );

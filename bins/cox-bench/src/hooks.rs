@@ -149,6 +149,7 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
                 home_dir: Some(&home.0),
                 cwd: &empty.0,
                 plugins: &[],
+                claude: &cox_cli::config::claude::Choice::default(),
             },
             &home.0.join("cox.db"),
         );

@@ -528,3 +528,33 @@ fn settings_cox_does_not_use_are_named_not_dropped() {
         "{err}"
     );
 }
+
+/// `--settings` adds a settings file (or its JSON) for the run, and
+/// `--setting-sources` chooses which of the person's and the project's are
+/// read, as the Agent SDKs pass them.
+#[test]
+fn settings_and_setting_sources_work_as_claude_codes() {
+    let env = Env::new();
+    write(&env.work.path().join(".env"), "SECRET=1\n");
+    let deny = r#"{"permissions": {"deny": ["Read(./.env)"]}}"#;
+    let (_, result, err) = read_result(&env, &["--settings", deny]);
+    assert_eq!(result["denied"], true, "{result} {err}");
+
+    let file = env.home.path().join("run-settings.json");
+    write(&file, deny);
+    let (_, result, err) = read_result(&env, &["--settings", file.to_str().unwrap()]);
+    assert_eq!(result["denied"], true, "{result} {err}");
+
+    // The project's deny is read by default, and not when the run leaves
+    // the project's settings out.
+    write(&env.work.path().join(".claude/settings.json"), deny);
+    let (_, result, _) = read_result(&env, &[]);
+    assert_eq!(result["denied"], true, "{result}");
+    let (_, result, err) = read_result(&env, &["--setting-sources", "user,local"]);
+    assert!(result.to_string().contains("SECRET=1"), "{result} {err}");
+
+    let out = env.run("read_env", &["--setting-sources", "user,policy"]);
+    assert_one_line_error(&out, "--setting-sources: `policy` is not a source");
+    let out = env.run("read_env", &["--settings", "/nonexistent/s.json"]);
+    assert_one_line_error(&out, "--settings /nonexistent/s.json: no such file");
+}

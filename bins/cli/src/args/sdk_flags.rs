@@ -66,11 +66,14 @@ pub struct SdkFlags {
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
 
-    /// Claude Code settings (JSON, or a file holding it) for this session.
+    /// Claude Code settings (JSON, or a file holding it) for this run:
+    /// permissions and hooks as in ~/.claude/settings.json, its mode
+    /// under --permission-mode.
     #[arg(long, value_name = "JSON|FILE")]
     pub settings: Option<String>,
 
-    /// Which settings files are read (user, project, local).
+    /// Which Claude Code settings files are read: a comma list of user,
+    /// project and local (empty: none); the managed file always is.
     #[arg(long, value_name = "LIST")]
     pub setting_sources: Option<String>,
 
@@ -218,21 +221,11 @@ impl SdkFlags {
                  (`stdio`); an MCP tool cannot answer its asks"
             ));
         }
-        let later: [(bool, &str, &str); 7] = [
+        let later: [(bool, &str, &str); 5] = [
             (
                 self.fallback_model.is_some(),
                 "--fallback-model",
                 "cox retries the same model; pick the model with --model",
-            ),
-            (
-                self.settings.is_some(),
-                "--settings",
-                "put the settings in .claude/settings.json, or pass --allowedTools and --permission-mode",
-            ),
-            (
-                self.setting_sources.is_some(),
-                "--setting-sources",
-                "cox reads your settings, the project's and its local ones",
             ),
             (
                 self.thinking.is_some() || self.thinking_display.is_some(),

@@ -284,6 +284,7 @@ fn hooks(home: &CoxHome) -> Row {
             home_dir: home_dir.as_deref(),
             cwd: &cwd,
             plugins: &plugins,
+            claude: &crate::config::claude::Choice::default(),
         },
         &home.db_path(),
     );

@@ -101,6 +101,7 @@ impl Here {
                 home_dir: self.home_dir.as_deref(),
                 cwd: &self.cwd,
                 plugins: &self.plugins.plugins,
+                claude: &crate::config::claude::Choice::default(),
             },
             &self.home.db_path(),
         )
@@ -470,6 +471,7 @@ fn trust(plugin_dir: &[PathBuf], names: &[String], all: bool) -> Result<String> 
             home_dir: here.home_dir.as_deref(),
             cwd: &here.cwd,
             plugins: &here.plugins.plugins,
+            claude: &crate::config::claude::Choice::default(),
         },
         &crate::env::now_rfc3339(),
     )?;

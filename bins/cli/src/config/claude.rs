@@ -40,6 +40,9 @@ pub enum Scope {
     Managed,
     /// The person's own `~/.claude/settings.json`.
     User,
+    /// `--settings FILE|JSON`: this run's, as a flag is; its mode comes
+    /// after the files' and before `--permission-mode`.
+    Flag,
     /// A project's `.claude/settings.json` or `.claude/settings.local.json`:
     /// may deny and ask, not allow, and only narrow the mode.
     Project,
@@ -110,8 +113,79 @@ const USED: &[&str] = &["$schema", "permissions", "hooks", "disableAllHooks"];
 /// Keys of `permissions` cox does not act on (yet).
 const PERMISSIONS_NOT_USED: &[&str] = &["additionalDirectories", "disableAutoMode"];
 
-/// The managed file, the person's own and the project's, in that order;
-/// those that exist.
+/// Which of these files a run reads (`--setting-sources`), and the
+/// settings of `--settings`.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    pub user: bool,
+    pub project: bool,
+    pub local: bool,
+    /// `--settings`: where they came from (the file, or the flag) and
+    /// their text.
+    pub extra: Option<(PathBuf, String)>,
+}
+
+impl Default for Choice {
+    /// Every file, nothing more.
+    fn default() -> Choice {
+        Choice {
+            user: true,
+            project: true,
+            local: true,
+            extra: None,
+        }
+    }
+}
+
+impl Choice {
+    /// From `--settings FILE|JSON` and `--setting-sources LIST` (a comma
+    /// list of `user`, `project` and `local`; empty reads none of them).
+    /// The managed file is always read.
+    ///
+    /// # Errors
+    /// A source cox does not know, or a `--settings` file that cannot be
+    /// read: one line naming it.
+    pub fn from_flags(settings: Option<&str>, sources: Option<&str>) -> Result<Choice> {
+        let mut choice = Choice::default();
+        if let Some(list) = sources {
+            choice.user = false;
+            choice.project = false;
+            choice.local = false;
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                match name {
+                    "user" => choice.user = true,
+                    "project" => choice.project = true,
+                    "local" => choice.local = true,
+                    other => {
+                        return Err(anyhow!(
+                            "--setting-sources: `{other}` is not a source (user, project, local)"
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(given) = settings {
+            choice.extra = Some(if given.trim_start().starts_with('{') {
+                (PathBuf::from("--settings"), given.to_owned())
+            } else {
+                let path = PathBuf::from(given);
+                match cox_hooks::config::read_small(&path, cox_hooks::config::SETTINGS_MAX) {
+                    Ok(Some(text)) => (path, text),
+                    Ok(None) => {
+                        return Err(anyhow!(
+                            "--settings {given}: no such file (or give the JSON itself)"
+                        ));
+                    }
+                    Err(why) => return Err(anyhow!("--settings {given}: {why}")),
+                }
+            });
+        }
+        Ok(choice)
+    }
+}
+
+/// The managed file, the person's own, the project's and `--settings`, in
+/// that order; those that exist and `choice` takes.
 ///
 /// # Errors
 /// A file that exists but does not read or parse (see the module's
@@ -120,18 +194,27 @@ pub fn read_all(
     managed: &Path,
     home: Option<&Path>,
     project: Option<&Path>,
+    choice: &Choice,
 ) -> Result<Vec<Settings>> {
     let mut out = Vec::new();
     out.extend(read(managed, Scope::Managed)?);
-    if let Some(home) = home {
+    if let Some(home) = home.filter(|_| choice.user) {
         out.extend(read(&home.join(".claude/settings.json"), Scope::User)?);
     }
     // In the home folder itself, `.claude/settings.json` is the person's
     // own, read above: not a project's too.
     if let Some(project) = project.filter(|p| Some(*p) != home) {
-        for name in ["settings.json", "settings.local.json"] {
-            out.extend(read(&project.join(".claude").join(name), Scope::Project)?);
+        for (name, taken) in [
+            ("settings.json", choice.project),
+            ("settings.local.json", choice.local),
+        ] {
+            if taken {
+                out.extend(read(&project.join(".claude").join(name), Scope::Project)?);
+            }
         }
+    }
+    if let Some((path, text)) = &choice.extra {
+        out.push(parse(path, text.clone(), Scope::Flag)?);
     }
     Ok(out)
 }
@@ -375,6 +458,80 @@ mod tests {
     }
 
     #[test]
+    fn setting_sources_choose_the_files_and_settings_add_one() {
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let deny = |rule: &str| format!(r#"{{"permissions": {{"deny": ["{rule}"]}}}}"#);
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        std::fs::write(home.path().join(".claude/settings.json"), deny("Bash(u)")).unwrap();
+        std::fs::create_dir(project.path().join(".claude")).unwrap();
+        std::fs::write(
+            project.path().join(".claude/settings.json"),
+            deny("Bash(p)"),
+        )
+        .unwrap();
+        std::fs::write(
+            project.path().join(".claude/settings.local.json"),
+            deny("Bash(l)"),
+        )
+        .unwrap();
+        let denied = |choice: &Choice| -> Vec<String> {
+            read_all(
+                Path::new("/nonexistent/managed.json"),
+                Some(home.path()),
+                Some(project.path()),
+                choice,
+            )
+            .unwrap()
+            .into_iter()
+            .flat_map(|s| s.permissions.deny)
+            .collect()
+        };
+        let table: [(Option<&str>, Option<&str>, &[&str]); 6] = [
+            (None, None, &["Bash(u)", "Bash(p)", "Bash(l)"]),
+            (
+                Some("user,project,local"),
+                None,
+                &["Bash(u)", "Bash(p)", "Bash(l)"],
+            ),
+            (Some("project"), None, &["Bash(p)"]),
+            (Some(" local , user "), None, &["Bash(u)", "Bash(l)"]),
+            (Some(""), None, &[]),
+            (
+                Some(""),
+                Some(r#"{"permissions": {"deny": ["Bash(f)"]}}"#),
+                &["Bash(f)"],
+            ),
+        ];
+        for (sources, settings, expected) in table {
+            let choice = Choice::from_flags(settings, sources).unwrap();
+            assert_eq!(denied(&choice), expected, "{sources:?} {settings:?}");
+        }
+        let err = Choice::from_flags(None, Some("user,policy"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--setting-sources: `policy` is not a source (user, project, local)"
+        );
+        let err = Choice::from_flags(Some("/nonexistent/s.json"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--settings /nonexistent/s.json: no such file"),
+            "{err}"
+        );
+        let bad = Choice::from_flags(Some("{\n  \"permissions\": 3\n}"), None).unwrap();
+        let err = read_all(Path::new("/nonexistent/m.json"), None, None, &bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--settings:2: `permissions` must be an object"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn the_home_folders_own_settings_are_not_read_twice_as_a_projects() {
         let home = tempfile::tempdir().unwrap();
         std::fs::create_dir(home.path().join(".claude")).unwrap();
@@ -387,6 +544,7 @@ mod tests {
             Path::new("/nonexistent/managed.json"),
             Some(home.path()),
             Some(home.path()),
+            &Choice::default(),
         )
         .unwrap();
         assert_eq!(all.len(), 1);

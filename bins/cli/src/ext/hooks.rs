@@ -32,6 +32,9 @@ pub struct Places<'a> {
     /// The session's folder (canonical).
     pub cwd: &'a Path,
     pub plugins: &'a [Plugin],
+    /// Which Claude Code settings files are read (`--setting-sources`),
+    /// and `--settings`.
+    pub claude: &'a crate::config::claude::Choice,
 }
 
 /// Every hook found, where it stands, and what was wrong with the rest.
@@ -55,7 +58,7 @@ impl Found {
 #[must_use]
 pub fn read(places: &Places<'_>) -> cox_hooks::Loaded {
     let mut loader = Loader::new();
-    if let Some(home) = places.home_dir {
+    if let Some(home) = places.home_dir.filter(|_| places.claude.user) {
         loader.settings_file(&home.join(".claude/settings.json"), &Scope::User, &[]);
     }
     match crate::config::load_hooks_table(places.user_config) {
@@ -70,8 +73,16 @@ pub fn read(places: &Places<'_>) -> cox_hooks::Loaded {
     // own, read above: not a project's too.
     if places.home_dir != Some(places.cwd) {
         let project = places.cwd.join(".claude");
-        loader.settings_file(&project.join("settings.json"), &Scope::Project, &[]);
-        loader.settings_file(&project.join("settings.local.json"), &Scope::Project, &[]);
+        if places.claude.project {
+            loader.settings_file(&project.join("settings.json"), &Scope::Project, &[]);
+        }
+        if places.claude.local {
+            loader.settings_file(&project.join("settings.local.json"), &Scope::Project, &[]);
+        }
+    }
+    // `--settings`: the person's own, for this run.
+    if let Some((path, text)) = &places.claude.extra {
+        loader.settings_text(text, path, &Scope::User, &[]);
     }
     if let Some(path) = crate::config::project_config(places.cwd)
         && path != places.user_config
@@ -246,6 +257,11 @@ impl Pending {
                 home_dir: home_dir.as_deref(),
                 cwd: &cwd,
                 plugins: &plugins,
+                claude: &crate::config::claude::Choice::from_flags(
+                    args.sdk.settings.as_deref(),
+                    args.sdk.setting_sources.as_deref(),
+                )
+                .unwrap_or_default(),
             },
             &home.db_path(),
         );
@@ -295,6 +311,7 @@ impl Pending {
             home_dir: self.home_dir.as_deref(),
             cwd: &self.cwd,
             plugins: &self.plugins,
+            claude: &crate::config::claude::Choice::default(),
         };
         let defs: Vec<&HookDef> = self.hooks.iter().collect();
         trust(&db, &defs, &places, &crate::env::now_rfc3339())

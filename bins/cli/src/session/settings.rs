@@ -34,6 +34,17 @@ pub(crate) fn permission_mode(args: &RunArgs) -> Result<Option<PermissionMode>> 
         .transpose()
 }
 
+/// Which Claude Code settings files the run reads, and `--settings`.
+///
+/// # Errors
+/// A bad `--setting-sources` or an unreadable `--settings` file.
+pub(crate) fn claude_choice(args: &RunArgs) -> Result<config::claude::Choice> {
+    config::claude::Choice::from_flags(
+        args.sdk.settings.as_deref(),
+        args.sdk.setting_sources.as_deref(),
+    )
+}
+
 /// The permissions a session with these flags runs under, in `cwd`: the
 /// config files, the rules on the command line, the mode from the flags,
 /// `COX_PERMISSION_MODE` or the files, and architect's plan mode over all
@@ -60,11 +71,13 @@ pub(super) fn session_permissions_at(
     args: &RunArgs,
     consent: Consent,
 ) -> Result<(config::Permissions, config::ModelConfig)> {
+    let mut flags = args.rules.with_mode(permission_mode(args)?);
+    flags.claude = claude_choice(args)?;
     let mut permissions = config::load_permissions_at(
         &home.root().join("config.toml"),
         env::home_dir().as_deref(),
         (settings, cwd, also),
-        &args.rules.with_mode(permission_mode(args)?),
+        &flags,
     )?;
     let models = config::load_models(&home.root().join("config.toml"))?;
     if preset(args, &models, consent)?.plan {
