@@ -28,6 +28,7 @@
 
 pub mod args;
 pub mod attach;
+pub mod classify;
 pub mod commands;
 pub mod config;
 pub mod env;

@@ -558,3 +558,74 @@ fn settings_and_setting_sources_work_as_claude_codes() {
     let out = env.run("read_env", &["--settings", "/nonexistent/s.json"]);
     assert_one_line_error(&out, "--settings /nonexistent/s.json: no such file");
 }
+
+/// `cox permissions check` classifies every tool as a run does: the risk
+/// the run reports for each call of `every_tool` is the check's for the
+/// same call, in auto mode too (where the risk decides).
+#[test]
+fn the_check_classifies_every_tool_as_a_run_does() {
+    let env = Env::new();
+    write(&env.work.path().join("a.txt"), "a\n");
+    let out = env.run(
+        "every_tool",
+        &["--output-format", "stream-json", "--verbose"],
+    );
+    let requested: Vec<Value> = lines(&out)
+        .into_iter()
+        .filter(|l| l["type"] == "tool_call_requested")
+        .map(|l| l["call"].clone())
+        .collect();
+    assert!(requested.len() >= 18, "{}", stderr(&out));
+    for call in &requested {
+        let name = call["name"].as_str().unwrap();
+        let input = call["input"].to_string();
+        for mode in ["default", "auto"] {
+            let check = env
+                .cox()
+                .args([
+                    "permissions",
+                    "check",
+                    "--json",
+                    "--tool",
+                    name,
+                    "--input",
+                    &input,
+                ])
+                .args(["--permission-mode", mode])
+                .output()
+                .unwrap();
+            assert_eq!(check.status.code(), Some(0), "{name}: {}", stderr(&check));
+            let checked: Value = serde_json::from_slice(&check.stdout).unwrap();
+            assert_eq!(checked["risk"], call["risk"], "{name} {input}: {checked}");
+            assert_eq!(
+                checked["subject"], call["subject"],
+                "{name} {input}: {checked}"
+            );
+        }
+    }
+    // The two the check used to get wrong, decided: a worktree subagent is
+    // destructive (auto asks, headless: denied), a fetch runs code's way.
+    let agent = requested
+        .iter()
+        .find(|c| c["input"]["isolation"] == "worktree")
+        .unwrap();
+    assert_eq!(agent["risk"], "destructive");
+    let check = env
+        .cox()
+        .args([
+            "permissions",
+            "check",
+            "--json",
+            "--tool",
+            "agent",
+            "--input",
+        ])
+        .arg(agent["input"].to_string())
+        .args(["--permission-mode", "auto"])
+        .output()
+        .unwrap();
+    let checked: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_ne!(checked["decision"], "allow", "{checked}");
+    let fetch = requested.iter().find(|c| c["name"] == "web_fetch").unwrap();
+    assert_eq!(fetch["risk"], "exec");
+}

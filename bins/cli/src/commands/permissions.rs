@@ -15,7 +15,7 @@ use clap::Args;
 use cox_permission::Outcome;
 use cox_protocol::CallId;
 use cox_protocol::tool::Workspace;
-use cox_protocol::types::{ApprovalPolicy, PermissionMode, Risk, ToolCall};
+use cox_protocol::types::{ApprovalPolicy, PermissionMode, ToolCall};
 use serde_json::{Value, json};
 
 /// `cox permissions check --tool NAME --input JSON`.
@@ -95,7 +95,7 @@ fn check(args: &CheckArgs) -> Result<String> {
         &permissions.engine,
     );
     crate::sandbox::enforce(&mut permissions.engine, &policy);
-    let call = classify(&args.tool, input, &workspace);
+    let call = classify(&args.tool, input, &workspace, &policy);
     let engine = &permissions.engine;
     let outcome = engine.decide(
         &call,
@@ -168,36 +168,27 @@ fn check(args: &CheckArgs) -> Result<String> {
     Ok(out)
 }
 
-/// Classifies with the built-in tool of that name; any other tool (an MCP
-/// tool, a cloud agent) is treated as a write with its name as subject, or
-/// its `repo` for a cloud agent.
-fn classify(tool: &str, input: Value, workspace: &Workspace) -> ToolCall {
-    let name = tool.to_ascii_lowercase();
-    let tools = cox_tools::builtin_tools();
-    if let Some(found) = tools.iter().find(|t| t.name() == name) {
-        let classified = found.classify(&input, workspace);
-        return ToolCall {
-            id: CallId::new(),
-            name,
-            input,
-            risk: classified.risk,
-            subject: classified.subject,
-            segments: classified.segments,
-            writes: Vec::new(),
-        };
-    }
-    let subject = input
-        .get("repo")
-        .and_then(Value::as_str)
-        .map_or_else(|| tool.to_owned(), str::to_owned);
+/// The call as a session here would classify it ([`crate::classify`]).
+fn classify(
+    tool: &str,
+    input: Value,
+    workspace: &Workspace,
+    policy: &cox_sandbox::SandboxPolicy,
+) -> ToolCall {
+    // Claude Code's spelling (`Bash`, `WebFetch`) names cox's tool.
+    let name = crate::ext::agent_tool::CLAUDE_NAMES
+        .iter()
+        .find(|(theirs, _)| *theirs == tool)
+        .map_or_else(|| tool.to_owned(), |(_, ours)| (*ours).to_owned());
+    let classified = crate::classify::classify(&name, &input, workspace, policy);
     ToolCall {
         id: CallId::new(),
-        name: tool.to_owned(),
+        name,
         input,
-        risk: Risk::Write,
-        subject,
-        segments: None,
-        writes: Vec::new(),
+        risk: classified.risk,
+        subject: classified.subject,
+        segments: classified.segments,
+        writes: classified.writes,
     }
 }
 

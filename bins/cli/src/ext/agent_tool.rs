@@ -224,7 +224,7 @@ struct Input {
 }
 
 /// Claude Code's tool names, as cox names its own.
-const CLAUDE_NAMES: &[(&str, &str)] = &[
+pub(crate) const CLAUDE_NAMES: &[(&str, &str)] = &[
     ("Read", "read"),
     ("Write", "write"),
     ("Edit", "edit"),
@@ -484,6 +484,28 @@ struct Ran {
     error: Option<String>,
 }
 
+/// An agent call's risk and subject (see [`AgentTool`]'s `classify`): the
+/// tool's own, and `cox permissions check`'s.
+#[must_use]
+pub fn classify_input(input: &Value) -> Classified {
+    let subject = input
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or(NAME)
+        .to_owned();
+    let isolated = input.get("isolation").and_then(Value::as_str) == Some("worktree");
+    Classified {
+        risk: if isolated {
+            Risk::Destructive
+        } else {
+            Risk::ReadOnly
+        },
+        subject,
+        segments: None,
+        writes: Vec::new(),
+    }
+}
+
 impl Tool for AgentTool {
     fn name(&self) -> &str {
         NAME
@@ -529,22 +551,7 @@ impl Tool for AgentTool {
     /// makes a branch and a folder that outlive it: that asks (and plan
     /// mode refuses it).
     fn classify(&self, input: &Value, _workspace: &Workspace) -> Classified {
-        let subject = input
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or(NAME)
-            .to_owned();
-        let isolated = input.get("isolation").and_then(Value::as_str) == Some("worktree");
-        Classified {
-            risk: if isolated {
-                Risk::Destructive
-            } else {
-                Risk::ReadOnly
-            },
-            subject,
-            segments: None,
-            writes: Vec::new(),
-        }
+        classify_input(input)
     }
 
     fn nests(&self) -> bool {

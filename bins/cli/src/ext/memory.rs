@@ -163,6 +163,22 @@ enum Action {
     Forget(i64),
 }
 
+/// A memory call's risk (reading the notes, or changing them): the tool's
+/// own, and `cox permissions check`'s.
+#[must_use]
+pub fn classify_input(input: &Value) -> Classified {
+    let risk = match action(input) {
+        Ok(Action::List | Action::Search(_)) => Risk::ReadOnly,
+        _ => Risk::Write,
+    };
+    Classified {
+        risk,
+        subject: "memory".into(),
+        segments: None,
+        writes: Vec::new(),
+    }
+}
+
 fn action(input: &Value) -> Result<Action, String> {
     let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_owned);
     match input.get("action").and_then(Value::as_str) {
@@ -209,16 +225,7 @@ impl Tool for MemoryTool {
     }
 
     fn classify(&self, input: &Value, _workspace: &Workspace) -> Classified {
-        let risk = match action(input) {
-            Ok(Action::List | Action::Search(_)) => Risk::ReadOnly,
-            _ => Risk::Write,
-        };
-        Classified {
-            risk,
-            subject: "memory".into(),
-            segments: None,
-            writes: Vec::new(),
-        }
+        classify_input(input)
     }
 
     fn run<'a>(&'a self, input: Value, _cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
