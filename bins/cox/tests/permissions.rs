@@ -559,6 +559,26 @@ fn settings_and_setting_sources_work_as_claude_codes() {
     assert_one_line_error(&out, "--settings /nonexistent/s.json: no such file");
 }
 
+/// `cox permissions check --json` of one call in `mode`.
+fn check_json(env: &Env, tool: &str, input: &str, mode: &str) -> Value {
+    let check = env
+        .cox()
+        .args([
+            "permissions",
+            "check",
+            "--json",
+            "--tool",
+            tool,
+            "--input",
+            input,
+        ])
+        .args(["--permission-mode", mode])
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{tool}: {}", stderr(&check));
+    serde_json::from_slice(&check.stdout).unwrap()
+}
+
 /// `cox permissions check` classifies every tool as a run does: the risk
 /// the run reports for each call of `every_tool` is the check's for the
 /// same call, in auto mode too (where the risk decides).
@@ -580,22 +600,7 @@ fn the_check_classifies_every_tool_as_a_run_does() {
         let name = call["name"].as_str().unwrap();
         let input = call["input"].to_string();
         for mode in ["default", "auto"] {
-            let check = env
-                .cox()
-                .args([
-                    "permissions",
-                    "check",
-                    "--json",
-                    "--tool",
-                    name,
-                    "--input",
-                    &input,
-                ])
-                .args(["--permission-mode", mode])
-                .output()
-                .unwrap();
-            assert_eq!(check.status.code(), Some(0), "{name}: {}", stderr(&check));
-            let checked: Value = serde_json::from_slice(&check.stdout).unwrap();
+            let checked = check_json(&env, name, &input, mode);
             assert_eq!(checked["risk"], call["risk"], "{name} {input}: {checked}");
             assert_eq!(
                 checked["subject"], call["subject"],
@@ -610,21 +615,7 @@ fn the_check_classifies_every_tool_as_a_run_does() {
         .find(|c| c["input"]["isolation"] == "worktree")
         .unwrap();
     assert_eq!(agent["risk"], "destructive");
-    let check = env
-        .cox()
-        .args([
-            "permissions",
-            "check",
-            "--json",
-            "--tool",
-            "agent",
-            "--input",
-        ])
-        .arg(agent["input"].to_string())
-        .args(["--permission-mode", "auto"])
-        .output()
-        .unwrap();
-    let checked: Value = serde_json::from_slice(&check.stdout).unwrap();
+    let checked = check_json(&env, "agent", &agent["input"].to_string(), "auto");
     assert_ne!(checked["decision"], "allow", "{checked}");
     let fetch = requested.iter().find(|c| c["name"] == "web_fetch").unwrap();
     assert_eq!(fetch["risk"], "exec");
