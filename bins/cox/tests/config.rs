@@ -329,3 +329,65 @@ fn config_show_reads_the_permission_mode_variable_and_refuses_garbage() {
         .unwrap();
     common::assert_one_line_error(&out, "COX_EFFORT=garbage: unknown effort");
 }
+
+/// Claude Code's settings files are shown with the rest: each rule with
+/// its file, a project's allow rule as ignored, and the keys cox does not
+/// use named.
+#[test]
+fn config_show_lists_claude_codes_settings_files() {
+    let env = Env::new();
+    env.claude_settings(&serde_json::json!({
+        "permissions": {"deny": ["Read(./.env)"], "defaultMode": "acceptEdits"},
+        "cleanupPeriodDays": 7
+    }));
+    let project = env.work.path().join(".claude/settings.json");
+    std::fs::create_dir_all(project.parent().unwrap()).unwrap();
+    std::fs::write(
+        &project,
+        r#"{"permissions": {"allow": ["Bash"], "ask": ["Bash(git push:*)"]}}"#,
+    )
+    .unwrap();
+    let out = env
+        .cox()
+        .args(["config", "show", "--sources", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let user = env
+        .home
+        .path()
+        .join(".claude/settings.json")
+        .display()
+        .to_string();
+    let project = std::fs::canonicalize(env.work.path())
+        .unwrap()
+        .join(".claude/settings.json")
+        .display()
+        .to_string();
+    assert_eq!(
+        shown["permissions.deny"],
+        serde_json::json!([{"value": "Read(./.env)", "source": user}])
+    );
+    assert_eq!(
+        shown["permissions.ask"],
+        serde_json::json!([{"value": "Bash(git push:*)", "source": project}])
+    );
+    assert_eq!(shown["permissions.mode"]["value"], "acceptEdits");
+    assert_eq!(shown["permissions.mode"]["source"], user.as_str());
+    let ignored = shown["ignored"].to_string();
+    assert!(
+        ignored.contains("permissions.allow \\\"Bash\\\""),
+        "{ignored}"
+    );
+    let text = env
+        .cox()
+        .args(["config", "show", "--sources"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("`cleanupPeriodDays` is a Claude Code setting cox does not use"),
+        "{text}"
+    );
+}

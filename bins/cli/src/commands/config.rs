@@ -2,8 +2,11 @@
 //! came from.
 //!
 //! The layers, weakest first: built-in defaults, `$COX_HOME/config.toml`
-//! (the user's), the project's `.cox/config.toml`, `COX_*` variables (and
-//! the providers' own `*_BASE_URL`), then flags. A later layer replaces a
+//! (the user's), the project's `.cox/config.toml`, Claude Code's settings
+//! files (the managed one, `~/.claude/settings.json`, the project's
+//! `.claude/settings(.local).json`: their rules, and their `defaultMode`
+//! where it is in force), `COX_*` variables (and the providers' own
+//! `*_BASE_URL`), then flags. A later layer replaces a
 //! key; permission rules add up instead, each keeping its own source.
 //!
 //! The rules here are the ones `cox run` applies when it loads the config,
@@ -201,6 +204,7 @@ fn show(args: &ShowArgs) -> Result<String> {
             }
         }
     }
+    claude_settings(&cwd, &permissions, &mut keys, &mut rules, &mut ignored)?;
     for (var, key, value) in variables(args) {
         if let Some(value) = value
             && !value.trim().is_empty()
@@ -430,6 +434,51 @@ fn set(keys: &mut BTreeMap<String, Entry>, key: &str, value: Value, source: &str
             source: source.to_owned(),
         },
     );
+}
+
+/// Claude Code's settings files, in the order `cox run` reads them: their
+/// rules (a project's allow rules under `# ignored`, as `cox run` drops
+/// them), their `defaultMode` where it is the one in force, and the keys
+/// cox does not use, each named.
+fn claude_settings(
+    cwd: &Path,
+    permissions: &crate::config::Permissions,
+    keys: &mut BTreeMap<String, Entry>,
+    rules: &mut Vec<(String, String, String)>,
+    ignored: &mut Vec<String>,
+) -> Result<()> {
+    use crate::config::claude::{self, Scope};
+    let managed =
+        crate::env::managed_settings().unwrap_or_else(|| PathBuf::from(claude::MANAGED_PATH));
+    let home = crate::env::home_dir();
+    let files = claude::read_all(
+        &managed,
+        home.as_deref(),
+        Some(cwd),
+        &claude::Choice::default(),
+    )?;
+    for file in &files {
+        let source = file.path.display().to_string();
+        for (list, texts) in [
+            ("allow", &file.permissions.allow),
+            ("ask", &file.permissions.ask),
+            ("deny", &file.permissions.deny),
+        ] {
+            for rule in texts {
+                if list == "allow" && file.scope == Scope::Project {
+                    ignored.push(format!(
+                        "permissions.allow {rule:?} (from {source}: a project's settings cannot allow)"
+                    ));
+                } else {
+                    rules.push((list.into(), rule.clone(), source.clone()));
+                }
+            }
+        }
+        if permissions.mode_source.ends_with(&source) {
+            set(keys, "permissions.mode", json!(permissions.mode), &source);
+        }
+    }
+    Ok(())
 }
 
 fn rule_list(key: &str) -> Option<&'static str> {
