@@ -14,7 +14,9 @@
 //!   are called (`[providers.X] api_key_env`).
 //!
 //! Invariant: the filter only removes; a name it keeps has the value cox
-//! itself was started with, and the caller's own variables go on top.
+//! itself was started with, and only the variables a person's settings
+//! set (`env` of Claude Code's settings, [`EnvFilter::set`]) and the
+//! caller's own go on top.
 
 use std::ffi::{OsStr, OsString};
 
@@ -62,6 +64,9 @@ pub struct EnvFilter {
     pub allow: Vec<String>,
     /// Names dropped whatever they look like (provider key variables).
     pub deny: Vec<String>,
+    /// Variables set for every child whatever cox's own are (Claude Code
+    /// settings' `env`, which the person wrote): on top of what passes.
+    pub set: Vec<(String, String)>,
 }
 
 impl EnvFilter {
@@ -125,10 +130,16 @@ impl EnvFilter {
         })
     }
 
-    /// This process's environment, filtered: what a child starts with.
+    /// This process's environment, filtered, with [`EnvFilter::set`] on
+    /// top: what a child starts with.
     #[must_use]
     pub fn child_env(&self) -> Vec<(OsString, OsString)> {
-        self.apply(std::env::vars_os())
+        let mut vars = self.apply(std::env::vars_os());
+        for (name, value) in &self.set {
+            vars.retain(|(k, _)| k.as_os_str() != OsStr::new(name));
+            vars.push((name.into(), value.into()));
+        }
+        vars
     }
 
     /// The names of this process's variables the filter drops, sorted, for
@@ -242,6 +253,7 @@ mod tests {
         let filter = EnvFilter {
             allow: vec!["GITHUB_TOKEN".into(), "NPM_*".into()],
             deny: vec!["MY_LLM".into()],
+            set: Vec::new(),
         };
         let kept = filter.apply(os(&[
             ("GITHUB_TOKEN", "ghp"),

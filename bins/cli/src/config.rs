@@ -728,7 +728,21 @@ pub fn load_permissions_at(
             }
         }
     }
-    let sandbox = sandbox_settings(user.as_ref(), project.as_ref(), home_dir, &mut warnings)?;
+    let mut sandbox = sandbox_settings(user.as_ref(), project.as_ref(), home_dir, &mut warnings)?;
+    // Claude Code's `env`: the person's, then this run's, then the
+    // administrator's, a later one winning a name.
+    for scope in [
+        claude::Scope::User,
+        claude::Scope::Flag,
+        claude::Scope::Managed,
+    ] {
+        for c in claude.iter().filter(|c| c.scope == scope) {
+            for (name, value) in &c.env {
+                sandbox.env.set.retain(|(n, _)| n != name);
+                sandbox.env.set.push((name.clone(), value.clone()));
+            }
+        }
+    }
     let bypass_refused = claude.iter().find(|c| c.no_bypass).map(|c| {
         format!(
             "permissions.disableBypassPermissionsMode in {}",

@@ -12,6 +12,9 @@
 //!   file's, above them); a project's may only narrow it (default, plan).
 //! - `permissions.disableBypassPermissionsMode: "disable"` refuses bypass
 //!   mode, from whichever file says it.
+//! - `env` (the managed file's, the person's own and `--settings`') is
+//!   set for every process cox starts: commands, hooks, MCP servers; a
+//!   project's is dropped with a warning;
 //! - `hooks` and `disableAllHooks` are read by the hooks loader.
 //! - every other key Claude Code documents is named once in a warning as
 //!   not used by cox; a key Claude Code does not know is a warning naming
@@ -57,6 +60,9 @@ pub struct Settings {
     pub permissions: PermissionsConfig,
     /// `permissions.disableBypassPermissionsMode` is `"disable"`.
     pub no_bypass: bool,
+    /// `env`: variables for every process cox starts (a project's are
+    /// not set: see the module doc).
+    pub env: Vec<(String, String)>,
     pub warnings: Vec<String>,
 }
 
@@ -84,7 +90,6 @@ const NOT_USED: &[&str] = &[
     "enabledPlugins",
     "extraKnownMarketplaces",
     "strictKnownMarketplaces",
-    "env",
     "effortLevel",
     "fileSuggestion",
     "forceLoginMethod",
@@ -108,7 +113,7 @@ const NOT_USED: &[&str] = &[
 ];
 
 /// Keys cox acts on (here or in the hooks loader).
-const USED: &[&str] = &["$schema", "permissions", "hooks", "disableAllHooks"];
+const USED: &[&str] = &["$schema", "permissions", "hooks", "disableAllHooks", "env"];
 
 /// Keys of `permissions` cox does not act on (yet).
 const PERMISSIONS_NOT_USED: &[&str] = &["additionalDirectories", "disableAutoMode"];
@@ -265,6 +270,7 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
         scope,
         permissions: PermissionsConfig::default(),
         no_bypass: false,
+        env: Vec::new(),
         warnings: Vec::new(),
     };
     for (key, value) in &object {
@@ -281,6 +287,8 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
             ));
         } else if key == "permissions" {
             read_permissions(value, &mut settings, &at)?;
+        } else if key == "env" {
+            read_env(value, &mut settings, &at)?;
         }
     }
     settings.text = text;
@@ -337,6 +345,58 @@ fn read_permissions(
                 "{where_}: `permissions.{other}` is not a Claude Code setting cox knows; ignored"
             )),
         }
+    }
+    Ok(())
+}
+
+/// `env`: names to string values. A project's are dropped with one
+/// warning naming them: set with every command, hook and server, a
+/// repository's variables (`NODE_OPTIONS`, `GIT_SSH_COMMAND`, `LD_PRELOAD`)
+/// would run its code on the person's machine.
+fn read_env(value: &Value, settings: &mut Settings, at: &dyn Fn(&str) -> String) -> Result<()> {
+    let Value::Object(vars) = value else {
+        return Err(anyhow!(
+            "{}: `env` must be an object of names to text",
+            at("\"env\"")
+        ));
+    };
+    let mut env = Vec::new();
+    for (name, value) in vars {
+        let valid_name = !name.is_empty()
+            && !name.contains('=')
+            && !name.contains('\0')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        let text = match value {
+            Value::String(text) if !text.contains('\0') => text.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => {
+                return Err(anyhow!(
+                    "{}: `env.{name}` must be text",
+                    at(&format!("\"{name}\""))
+                ));
+            }
+        };
+        if !valid_name {
+            return Err(anyhow!(
+                "{}: `{name}` is not a variable name",
+                at(&format!("\"{name}\""))
+            ));
+        }
+        env.push((name.clone(), text));
+    }
+    if settings.scope == Scope::Project {
+        if !env.is_empty() {
+            let names: Vec<&str> = env.iter().map(|(n, _)| n.as_str()).collect();
+            settings.warnings.push(format!(
+                "{}: ignoring `env` ({}) of a project's settings: a repository's variables \
+                 would reach every command, hook and server; set them in ~/.claude/settings.json",
+                at("\"env\""),
+                names.join(", ")
+            ));
+        }
+    } else {
+        settings.env = env;
     }
     Ok(())
 }
@@ -444,6 +504,35 @@ mod tests {
         assert!(all.contains(":4: `permisions` is not a Claude Code setting cox knows"));
         assert!(all.contains("`permissions.additionalDirectories` is a Claude Code setting"));
         assert!(all.contains("`permissions.alow` is not a Claude Code setting cox knows"));
+    }
+
+    #[test]
+    fn env_is_read_from_the_persons_files_and_named_not_set_from_a_projects() {
+        let text = r#"{"env": {"A": "1", "N": 2, "B": true}}"#;
+        let mine = parsed(text, Scope::User).unwrap();
+        assert_eq!(
+            mine.env,
+            [
+                ("A".into(), "1".into()),
+                ("N".into(), "2".into()),
+                ("B".into(), "true".into())
+            ]
+        );
+        let theirs = parsed(text, Scope::Project).unwrap();
+        assert!(theirs.env.is_empty());
+        assert!(
+            theirs.warnings[0].contains("ignoring `env` (A, N, B)"),
+            "{:?}",
+            theirs.warnings
+        );
+        for (bad, said) in [
+            (r#"{"env": ["A=1"]}"#, "`env` must be an object"),
+            ("{\n\"env\": {\n\"A\": [1]}}", ":3: `env.A` must be text"),
+            (r#"{"env": {"A=B": "1"}}"#, "`A=B` is not a variable name"),
+        ] {
+            let err = parsed(bad, Scope::User).unwrap_err().to_string();
+            assert!(err.contains(said), "{bad}: {err}");
+        }
     }
 
     #[test]
