@@ -106,9 +106,14 @@ pub fn policy(
         policy.hide_home_secrets(home, &cox_permission::SECRET_PATHS);
     }
     // cox's own tokens (MCP logins kept in files where no keyring answers)
-    // are never readable (a session makes the folder before this, see
-    // `token_folder`, so a login during it is covered too).
-    policy.add_hidden(&cox_home.join(TOKEN_FOLDER));
+    // are never readable, nor what cox keeps of every project: checkpoints
+    // (copies of the files, hidden ones included), archived outputs, the
+    // record and the logs. A session makes the folders before this (see
+    // `token_folder`), so what it writes there later is covered too. The
+    // transcripts stay readable: hooks are given their path.
+    for private in PRIVATE {
+        policy.add_hidden(&cox_home.join(private));
+    }
     let ssh_agent = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from);
     policy.hide_sockets(ssh_agent.as_deref(), &settings.unix_sockets);
     policy.env = settings.env.clone();
@@ -146,17 +151,32 @@ pub fn policy(
     policy
 }
 
-/// Where cox files MCP login tokens when no keyring answers, under
-/// `$COX_HOME`.
-const TOKEN_FOLDER: &str = "mcp-auth";
+/// What under `$COX_HOME` no command reads: MCP login tokens (kept in
+/// files where no keyring answers), checkpoints, archived outputs, the
+/// logs, and the record.
+const PRIVATE: [&str; 7] = [
+    "mcp-auth",
+    "checkpoints",
+    "archive",
+    "logs",
+    "cox.db",
+    "cox.db-wal",
+    "cox.db-shm",
+];
 
-/// Makes `$COX_HOME/mcp-auth` (owner only) when `$COX_HOME` exists and it
-/// does not, so the sandbox can hide it before a login first writes there.
-/// A session calls this before building its policy; `cox doctor` does not.
+/// Makes `$COX_HOME`'s private folders (owner only) when `$COX_HOME`
+/// exists and they do not, so the sandbox can hide them before the
+/// session first writes there. A session calls this before building its
+/// policy; `cox doctor` does not.
 pub fn token_folder(cox_home: &Path) {
-    let tokens = cox_home.join(TOKEN_FOLDER);
-    if !tokens.exists() {
-        let _ = std::fs::DirBuilder::new().mode(0o700).create(&tokens);
+    if !cox_home.is_dir() {
+        return;
+    }
+    for folder in ["mcp-auth", "checkpoints", "archive", "logs"] {
+        let path = cox_home.join(folder);
+        if !path.exists() {
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&path);
+        }
     }
 }
 

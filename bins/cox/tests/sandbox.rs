@@ -1801,3 +1801,58 @@ fn the_persons_settings_env_reaches_commands_and_a_projects_does_not() {
     assert!(all.contains("flag=on token=t0k node=\n"), "{all}");
     assert!(all.contains("ignoring `env` (NODE_OPTIONS)"), "{all}");
 }
+
+/// What cox keeps of every project is out of a command's reach: the
+/// checkpoints (copies of the files, hidden ones included), the archived
+/// outputs, the record, the logs and the login tokens; the transcripts,
+/// whose path hooks are given, stay readable.
+#[test]
+fn cox_homes_private_parts_are_hidden() {
+    for who in BOTH {
+        if !can_run(who) {
+            continue;
+        }
+        let lab = Lab::new();
+        let cox_home = lab.outside.path().join("cox-home");
+        for dir in ["checkpoints/x", "archive", "logs", "sessions", "mcp-auth"] {
+            std::fs::create_dir_all(cox_home.join(dir)).unwrap();
+        }
+        for file in [
+            "checkpoints/x/objects",
+            "archive/out",
+            "logs/cox.log",
+            "cox.db",
+            "mcp-auth/token.json",
+            "sessions/s.jsonl",
+        ] {
+            std::fs::write(cox_home.join(file), format!("PRIVATE {file}\n")).unwrap();
+        }
+        for entry in walk(&cox_home) {
+            open_to_all(&entry);
+        }
+        let out = lab
+            .cox(who)
+            .env("COX_HOME", &cox_home)
+            .args(["sandbox", "--", "bash", "-c"])
+            .arg(format!(
+                "cd {} && cat checkpoints/x/objects archive/out logs/cox.log cox.db \
+                 mcp-auth/token.json sessions/s.jsonl 2>/dev/null",
+                cox_home.display()
+            ))
+            .output()
+            .unwrap();
+        let all = text(&out);
+        assert!(all.contains("PRIVATE sessions/s.jsonl"), "{who:?}: {all}");
+        assert_eq!(all.matches("PRIVATE").count(), 1, "{who:?}: {all}");
+    }
+}
+
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = vec![root.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            out.extend(walk(&entry.path()));
+        }
+    }
+    out
+}
