@@ -41,6 +41,12 @@ pub struct OsSandbox {
     told_limits: AtomicBool,
     /// Where commands start instead of here, when they can.
     host: Host,
+    /// For each confined command still running (or dropped before it
+    /// ended: a background shell killed with the session), the guarded
+    /// instruction files that did not exist when it started: what it makes
+    /// there is moved aside when it ends, or when this sandbox goes.
+    running: std::sync::Mutex<Vec<(u64, Vec<std::path::PathBuf>)>>,
+    started: std::sync::atomic::AtomicU64,
 }
 
 /// The host commands are handed to, if any.
@@ -65,6 +71,8 @@ impl OsSandbox {
             forced: None,
             told_limits: AtomicBool::new(false),
             host: Host::default(),
+            running: std::sync::Mutex::new(Vec::new()),
+            started: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -318,6 +326,18 @@ impl Drop for OsSandbox {
     /// session does not load what was planted.
     fn drop(&mut self) {
         let _ = self.policy.restore_links();
+        // What a command that never ended (a background shell killed with
+        // the session) made where an instruction file was not is moved
+        // aside, so the next session does not load it.
+        let left = std::mem::take(
+            &mut *self
+                .running
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for (_, absent) in left {
+            let _ = self.policy.remove_made(&absent);
+        }
     }
 }
 
@@ -357,6 +377,11 @@ impl Sandbox for OsSandbox {
             // shell, a hook, a server) is put back before this one starts.
             let earlier = self.policy.restore_links();
             let absent = self.policy.absent_files();
+            let ticket = self.started.fetch_add(1, Ordering::Relaxed);
+            self.running
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((ticket, absent.clone()));
             let bwrap = matches!(self.mechanism(), Mechanism::Bubblewrap { .. });
             let proxy = match &self.policy.network {
                 Network::Domains(_) if bwrap => Some(Proxy::start(&self.policy).map_err(
@@ -377,6 +402,10 @@ impl Sandbox for OsSandbox {
             notes.splice(0..0, earlier);
             notes.extend(self.policy.restore_links());
             notes.extend(self.policy.remove_made(&absent));
+            self.running
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .retain(|(t, _)| *t != ticket);
             if let Some(proxy) = &proxy {
                 notes.extend(proxy.refused().into_iter().map(|host| {
                     format!("the sandbox refused a connection to {host}: not in [sandbox] allowed_domains")

@@ -106,3 +106,30 @@ tool_result_contains = "exit=1"
         "a background shell wrote outside the workspace"
     );
 }
+
+/// An instruction file a background shell makes where none was, and that
+/// is still running when the session ends, is moved aside when the
+/// session goes: the next session does not load it.
+#[test]
+fn an_instruction_file_a_background_shell_plants_does_not_outlive_the_session() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: bwrap is not installed");
+        return;
+    }
+    let env = Env::new();
+    let scenario = "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\n\
+        input = { command = \"echo PLANTED > AGENTS.md; sleep 60\", run_in_background = true }\n\n\
+        [[turn]]\n[[turn.tool_call]]\nname = \"bash\"\ninput = { command = \"sleep 0.5\" }\n\n\
+        [[turn]]\ntext = \"done\"\n";
+    let out = run_inline(&env, scenario, "Bash");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !env.work.path().join("AGENTS.md").exists(),
+        "the planted file outlived the session"
+    );
+    let aside = std::fs::read_dir(env.work.path())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("AGENTS.md.cox-planted-"));
+    assert!(aside, "nothing was moved aside");
+}
