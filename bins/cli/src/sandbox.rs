@@ -78,6 +78,12 @@ pub fn policy(
             // reach anyway (outside the root, or read-only at it).
             if !root.ancestors().any(|dir| dir.join(".git").exists()) {
                 policy.add_protected(&root, ".git");
+            } else if !root.join(".git").exists() {
+                // Inside a repository: a `.git` a command makes here (a
+                // `git init` with a configuration of its own, which your
+                // next `git status` here would run) is moved aside when
+                // the command ends.
+                policy.guard_absent(&root.join(".git"));
             }
             // A submodule's `.git` (a file naming its git folder) decides
             // which configuration, and so which programs, git runs there

@@ -1856,3 +1856,24 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A workspace inside a repository (not at its top) has no `.git` of its
+/// own; one a command makes there (`git init` with a configuration that
+/// would run for the person's next `git status`) is moved aside.
+#[test]
+fn a_git_folder_made_in_a_workspace_inside_a_repository_is_moved_aside() {
+    if !can_run(As::Root) || which("git").is_none() {
+        return;
+    }
+    let lab = Lab::new();
+    let sub = lab.work.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let out = lab
+        .cox(As::Root)
+        .current_dir(&sub)
+        .args(["sandbox", "--", "bash", "-c", "git init -q . && echo made"])
+        .output()
+        .unwrap();
+    assert!(text(&out).contains("made"), "{}", text(&out));
+    assert!(!sub.join(".git").exists(), "{}", text(&out));
+}

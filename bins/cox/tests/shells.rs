@@ -130,6 +130,10 @@ fn an_instruction_file_a_background_shell_plants_does_not_outlive_the_session() 
     let aside = std::fs::read_dir(env.work.path())
         .unwrap()
         .flatten()
-        .any(|e| e.file_name().to_string_lossy().starts_with("AGENTS.md.cox-planted-"));
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("AGENTS.md.cox-planted-")
+        });
     assert!(aside, "nothing was moved aside");
 }
