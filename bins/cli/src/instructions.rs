@@ -105,10 +105,20 @@ pub fn gather_with(
     let own = cox_home.join("AGENTS.md");
     let real_base = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
     for (path, label) in candidates {
-        let real = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        // Opened once, and where it really is asked of the open file: a
+        // link swapped in between a check by path and a read by path (by
+        // a confined command still running) would carry a secret in.
+        let (file, real) = match open_regular(&path) {
+            Ok(Some(opened)) => opened,
+            Ok(None) => continue,
+            Err(why) => {
+                warnings.push(format!("{}: {why}; left out", shown(&path)));
+                continue;
+            }
+        };
         // A repository's file that is a link out of it (to a secret, say)
         // is not sent: only the user's own may live anywhere.
-        if path != own && path.exists() && !real.starts_with(&real_base) {
+        if path != own && !real.starts_with(&real_base) {
             warnings.push(format!(
                 "{}: a link to {}, outside the repository; left out",
                 shown(&path),
@@ -120,7 +130,7 @@ pub fn gather_with(
         if !seen.insert(real) {
             continue;
         }
-        match read_capped(&path) {
+        match read_open(file) {
             Ok(Some((text, complete))) => files.push(Found {
                 label,
                 text,
@@ -249,22 +259,52 @@ fn home_label(cox_home: &Path, user_home: Option<&Path>) -> &'static str {
     }
 }
 
+/// `path` opened for reading when it is a regular file (a link to one is
+/// fine), with where the open file really is; `Ok(None)` when there is no
+/// such file or it is something else (a folder, a fifo, a device: opened
+/// without blocking, never read).
+fn open_regular(path: &Path) -> Result<Option<(fs::File, PathBuf)>, String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot read it ({err})")),
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Ok(None),
+        Err(err) => return Err(format!("cannot read it ({err})")),
+    }
+    let real = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .map_err(|err| format!("cannot tell where it is ({err})"))?;
+    Ok(Some((file, real)))
+}
+
+/// Linux's `O_NONBLOCK` (the same on every architecture cox builds for):
+/// opening a fifo must not wait for a writer.
+const O_NONBLOCK: i32 = 0o4000;
+
 /// A file's text, read up to a little more than [`FILE_CAP`] (enough to
 /// know it was cut). `Ok(None)` when there is no such file (or it is a
 /// folder, or empty); `Err` says why it cannot be used.
 fn read_capped(path: &Path) -> Result<Option<(String, bool)>, String> {
-    let meta = match fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("cannot read it ({err})")),
-    };
-    if !meta.is_file() {
-        return Ok(None);
+    match open_regular(path)? {
+        Some((file, _)) => read_open(file),
+        None => Ok(None),
     }
+}
+
+/// [`read_capped`] of a file already open.
+fn read_open(file: fs::File) -> Result<Option<(String, bool)>, String> {
     let limit = FILE_CAP + 4;
     let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(limit as u64).read_to_end(&mut bytes))
+    file.take(limit as u64)
+        .read_to_end(&mut bytes)
         .map_err(|err| format!("cannot read it ({err})"))?;
     let complete = bytes.len() < limit;
     let text = match String::from_utf8(bytes) {

@@ -179,3 +179,52 @@ fn a_huge_agents_md_is_capped() {
     );
     assert!(text.len() < 40 * 1024);
 }
+
+/// An AGENTS.md swapped between a plain file and a link out of the
+/// repository while sessions start (by a confined command still running)
+/// never carries the link's target into a request: the file is opened
+/// once, and where it really is asked of the open file.
+#[test]
+fn an_instruction_file_swapped_with_a_link_never_carries_a_secret_in() {
+    let env = Env::new();
+    let root = env.work.path().to_path_buf();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let secret = env.home.path().join("id_rsa");
+    std::fs::write(&secret, "SECRET-SSH-KEY\n").unwrap();
+    let scenario = env.home.path().join("lacks.toml");
+    std::fs::write(
+        &scenario,
+        "[[turn]]\ntext = \"ok\"\n[turn.expect]\nrequest_lacks = [\"SECRET-SSH-KEY\"]\n",
+    )
+    .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let racer = {
+        let (root, secret, stop) = (root.clone(), secret.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let (file, link, name) = (root.join("decoy"), root.join("lnk"), root.join("AGENTS.md"));
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::write(&file, "Plain notes.\n");
+                let _ = std::fs::rename(&file, &name);
+                let _ = std::os::unix::fs::symlink(&secret, &link);
+                let _ = std::fs::rename(&link, &name);
+            }
+        })
+    };
+    for round in 0..40 {
+        let out = env
+            .cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &scenario)
+            .args(["run", "-p", "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "round {round}: {}",
+            stderr(&out)
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    racer.join().unwrap();
+}
