@@ -110,6 +110,19 @@ pub fn policy(
     }
     if let Some(home) = home_dir {
         policy.hide_home_secrets(home, &cox_permission::SECRET_PATHS);
+        // A secret that is a link inside a writable root (`~/.ssh ->
+        // dotfiles/ssh`, with the home a root) is hidden where it leads; a
+        // command must not point it at a decoy for the next session to
+        // hide instead, so the link is put back after each command.
+        if policy.writes_roots() {
+            for rel in cox_permission::SECRET_PATHS {
+                let path = home.join(rel.trim_start_matches("~/"));
+                let inside = policy.writable_roots.iter().any(|r| path.starts_with(r));
+                if inside && path.is_symlink() {
+                    policy.guard_link(&path);
+                }
+            }
+        }
     }
     // cox's own tokens (MCP logins kept in files where no keyring answers)
     // are never readable, nor what cox keeps of every project: checkpoints

@@ -1877,3 +1877,37 @@ fn a_git_folder_made_in_a_workspace_inside_a_repository_is_moved_aside() {
     assert!(text(&out).contains("made"), "{}", text(&out));
     assert!(!sub.join(".git").exists(), "{}", text(&out));
 }
+
+/// A secret that is a link inside a writable home cannot be pointed at a
+/// decoy by one command so that the next session hides the decoy instead.
+#[test]
+fn a_secret_link_in_a_writable_home_cannot_be_retargeted() {
+    if !can_run(As::Root) {
+        return;
+    }
+    let lab = Lab::new();
+    let home = lab.outside.path().join("home");
+    std::fs::create_dir_all(home.join("dotfiles/ssh")).unwrap();
+    std::fs::write(home.join("dotfiles/ssh/id_ed25519"), "DOTSSH KEY\n").unwrap();
+    std::os::unix::fs::symlink("dotfiles/ssh", home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join("decoy")).unwrap();
+    let run = |script: &str| {
+        lab.cox(As::Root)
+            .env("HOME", &home)
+            .args(["sandbox", "--add-dir"])
+            .arg(&home)
+            .args(["--", "bash", "-c", script])
+            .output()
+            .unwrap()
+    };
+    let first = run("cd ~ && ln -sfn decoy .ssh && readlink .ssh");
+    assert!(text(&first).contains("decoy"), "{}", text(&first));
+    assert_eq!(
+        std::fs::read_link(home.join(".ssh")).unwrap(),
+        Path::new("dotfiles/ssh"),
+        "the link was put back: {}",
+        text(&first)
+    );
+    let second = run("cat ~/.ssh/id_ed25519 ~/dotfiles/ssh/id_ed25519");
+    assert!(!text(&second).contains("DOTSSH KEY"), "{}", text(&second));
+}
