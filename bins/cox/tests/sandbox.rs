@@ -119,6 +119,18 @@ impl Lab {
         open_to_all(&path);
     }
 
+    /// `cox sandbox -- bash -c SCRIPT` with `home` as `$HOME` and a
+    /// writable root (as when cox runs in it).
+    fn in_home(&self, who: As, home: &Path, script: &str) -> Output {
+        self.cox(who)
+            .env("HOME", home)
+            .args(["sandbox", "--add-dir"])
+            .arg(home)
+            .args(["--", "bash", "-c", script])
+            .output()
+            .unwrap()
+    }
+
     fn key(&self) -> PathBuf {
         self.home.path().join(".ssh/id_ed25519")
     }
@@ -1656,15 +1668,7 @@ fn a_folder_made_unreadable_in_one_call_does_not_uncover_its_secrets_in_the_next
                 std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
             }
         }
-        let run = |script: &str| {
-            lab.cox(who)
-                .env("HOME", &home)
-                .args(["sandbox", "--add-dir"])
-                .arg(&home)
-                .args(["--", "bash", "-c", script])
-                .output()
-                .unwrap()
-        };
+        let run = |script: &str| lab.in_home(who, &home, script);
         // The secret folders themselves are hidden, read-only: the folder
         // above them is what a command can lock.
         let first = run("chmod 000 \"$HOME\" && echo locked");
@@ -1891,15 +1895,7 @@ fn a_secret_link_in_a_writable_home_cannot_be_retargeted() {
     std::fs::write(home.join("dotfiles/ssh/id_ed25519"), "DOTSSH KEY\n").unwrap();
     std::os::unix::fs::symlink("dotfiles/ssh", home.join(".ssh")).unwrap();
     std::fs::create_dir_all(home.join("decoy")).unwrap();
-    let run = |script: &str| {
-        lab.cox(As::Root)
-            .env("HOME", &home)
-            .args(["sandbox", "--add-dir"])
-            .arg(&home)
-            .args(["--", "bash", "-c", script])
-            .output()
-            .unwrap()
-    };
+    let run = |script: &str| lab.in_home(As::Root, &home, script);
     let first = run("cd ~ && ln -sfn decoy .ssh && readlink .ssh");
     assert!(text(&first).contains("decoy"), "{}", text(&first));
     assert_eq!(
