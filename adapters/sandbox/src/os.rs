@@ -41,12 +41,27 @@ pub struct OsSandbox {
     told_limits: AtomicBool,
     /// Where commands start instead of here, when they can.
     host: Host,
-    /// For each confined command still running (or dropped before it
-    /// ended: a background shell killed with the session), the guarded
-    /// instruction files that did not exist when it started: what it makes
-    /// there is moved aside when it ends, or when this sandbox goes.
-    running: std::sync::Mutex<Vec<(u64, Vec<std::path::PathBuf>)>>,
-    started: std::sync::atomic::AtomicU64,
+    /// This sandbox's number, for its entries in [`RUNNING`].
+    id: u64,
+}
+
+/// For each confined command still running (or dropped before it ended: a
+/// background shell killed with the session), in every sandbox of this
+/// process (a session's background shells have one of their own): the
+/// sandbox, the command, and the guarded instruction files that did not
+/// exist when it started. What it makes there is moved aside when it ends,
+/// or when its sandbox goes; what the file tools write is taken off
+/// ([`Sandbox::wrote`], told to whichever sandbox the tool has).
+static RUNNING: std::sync::Mutex<Vec<(u64, u64, Vec<std::path::PathBuf>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Numbers for sandboxes and commands.
+static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn running() -> std::sync::MutexGuard<'static, Vec<(u64, u64, Vec<std::path::PathBuf>)>> {
+    RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The host commands are handed to, if any.
@@ -71,8 +86,7 @@ impl OsSandbox {
             forced: None,
             told_limits: AtomicBool::new(false),
             host: Host::default(),
-            running: std::sync::Mutex::new(Vec::new()),
-            started: std::sync::atomic::AtomicU64::new(0),
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -137,7 +151,8 @@ impl OsSandbox {
         cwd: &std::path::Path,
         proxy: Option<&Proxy>,
     ) -> Result<(Launch, Vec<String>), SandboxError> {
-        let policy = &self.policy;
+        let current = self.policy.with_present_files();
+        let policy = current.as_ref().unwrap_or(&self.policy);
         let command = Launch::shell_words(line);
         match self.mechanism() {
             Mechanism::Unavailable { why } => Err(SandboxError::Unavailable { why: why.clone() }),
@@ -329,13 +344,17 @@ impl Drop for OsSandbox {
         // What a command that never ended (a background shell killed with
         // the session) made where an instruction file was not is moved
         // aside, so the next session does not load it.
-        let left = std::mem::take(
-            &mut *self
-                .running
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        for (_, absent) in left {
+        let left: Vec<Vec<std::path::PathBuf>> = {
+            let mut all = running();
+            let mine = all
+                .iter()
+                .filter(|(owner, ..)| *owner == self.id)
+                .map(|(.., absent)| absent.clone())
+                .collect();
+            all.retain(|(owner, ..)| *owner != self.id);
+            mine
+        };
+        for absent in left {
             let _ = self.policy.remove_made(&absent);
         }
     }
@@ -344,6 +363,12 @@ impl Drop for OsSandbox {
 impl Sandbox for OsSandbox {
     fn name(&self) -> &str {
         "os"
+    }
+
+    fn wrote(&self, path: &std::path::Path) {
+        for (.., absent) in running().iter_mut() {
+            absent.retain(|p| p != path);
+        }
     }
 
     fn confinement(&self) -> Confinement {
@@ -377,11 +402,8 @@ impl Sandbox for OsSandbox {
             // shell, a hook, a server) is put back before this one starts.
             let earlier = self.policy.restore_links();
             let absent = self.policy.absent_files();
-            let ticket = self.started.fetch_add(1, Ordering::Relaxed);
-            self.running
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push((ticket, absent.clone()));
+            let ticket = NEXT.fetch_add(1, Ordering::Relaxed);
+            running().push((self.id, ticket, absent.clone()));
             let bwrap = matches!(self.mechanism(), Mechanism::Bubblewrap { .. });
             let proxy = match &self.policy.network {
                 Network::Domains(_) if bwrap => Some(Proxy::start(&self.policy).map_err(
@@ -401,11 +423,18 @@ impl Sandbox for OsSandbox {
             // reads it.
             notes.splice(0..0, earlier);
             notes.extend(self.policy.restore_links());
+            // Taken off first: what the file tools wrote meanwhile is off
+            // the list, and is not moved.
+            let absent = {
+                let mut all = running();
+                let mine = all
+                    .iter()
+                    .find(|(_, t, _)| *t == ticket)
+                    .map_or_else(Vec::new, |(.., absent)| absent.clone());
+                all.retain(|(_, t, _)| *t != ticket);
+                mine
+            };
             notes.extend(self.policy.remove_made(&absent));
-            self.running
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .retain(|(t, _)| *t != ticket);
             if let Some(proxy) = &proxy {
                 notes.extend(proxy.refused().into_iter().map(|host| {
                     format!("the sandbox refused a connection to {host}: not in [sandbox] allowed_domains")

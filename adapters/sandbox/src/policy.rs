@@ -228,6 +228,33 @@ impl SandboxPolicy {
         }
     }
 
+    /// The policy with every guarded instruction file that exists now and
+    /// is not read-only yet (made during the session: by you, or by the
+    /// file tools after asking) read-only too; `None` when there is none.
+    #[must_use]
+    pub fn with_present_files(&self) -> Option<SandboxPolicy> {
+        if !self.writes_roots() {
+            return None;
+        }
+        let fresh: Vec<&PathBuf> = self
+            .unmade
+            .iter()
+            .filter(|p| {
+                p.symlink_metadata()
+                    .is_ok_and(|m| !m.file_type().is_symlink())
+                    && !self.read_only.contains(p)
+            })
+            .collect();
+        if fresh.is_empty() {
+            return None;
+        }
+        let mut policy = self.clone();
+        for path in fresh {
+            policy.add_read_only(path);
+        }
+        Some(policy)
+    }
+
     /// Which guarded names do not exist now (before a confined command).
     #[must_use]
     pub fn absent_files(&self) -> Vec<PathBuf> {

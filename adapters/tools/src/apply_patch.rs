@@ -114,7 +114,14 @@ impl Tool for ApplyPatchTool {
             let workspace = cx.workspace.clone();
             let cancel = cx.cancel.clone();
             let decided = cx.decided.to_vec();
-            common::blocking(move || run(&input.patch, &workspace, &decided, &cancel)).await
+            let result =
+                common::blocking(move || run(&input.patch, &workspace, &decided, &cancel)).await;
+            if result.ok {
+                for path in cx.decided {
+                    cx.sandbox.wrote(std::path::Path::new(path));
+                }
+            }
+            result
         })
     }
 }

@@ -77,6 +77,7 @@ impl Tool for WriteTool {
             if let Err(e) = written {
                 return ToolResult::error(format!("could not write {raw}: {e}"));
             }
+            cx.sandbox.wrote(&path);
             let n = input.content.len();
             ToolResult::ok(format!("wrote {n} bytes to {raw}")).with_bytes(n as u64)
         })

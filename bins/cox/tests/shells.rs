@@ -137,3 +137,48 @@ fn an_instruction_file_a_background_shell_plants_does_not_outlive_the_session() 
         });
     assert!(aside, "nothing was moved aside");
 }
+
+/// An instruction file the file tools write during a session (the person
+/// allowed it) is read-only for the commands that follow.
+#[test]
+fn an_instruction_file_written_during_a_session_is_read_only_for_later_commands() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: bwrap is not installed");
+        return;
+    }
+    let env = Env::new();
+    let scenario = "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\n\
+        input = { path = \"CLAUDE.md\", content = \"mine\\n\" }\n\n\
+        [[turn]]\n[[turn.tool_call]]\nname = \"bash\"\n\
+        input = { command = \"echo injected >> CLAUDE.md || echo refused\" }\n\n\
+        [[turn]]\ntext = \"done\"\n[turn.expect]\ntool_result_contains = \"refused\"\n";
+    let out = run_inline(&env, scenario, "Edit(CLAUDE.md),Bash");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("CLAUDE.md")).unwrap(),
+        "mine\n"
+    );
+}
+
+/// What the file tools write for the person is theirs: a background shell
+/// started before, still running when the session ends, does not have it
+/// taken for its own and moved aside.
+#[test]
+fn a_file_the_file_tools_wrote_is_not_taken_for_a_background_shells() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: bwrap is not installed");
+        return;
+    }
+    let env = Env::new();
+    let scenario = "[[turn]]\n[[turn.tool_call]]\nname = \"bash\"\n\
+        input = { command = \"sleep 60\", run_in_background = true }\n\n\
+        [[turn]]\n[[turn.tool_call]]\nname = \"write\"\n\
+        input = { path = \"CLAUDE.md\", content = \"mine\\n\" }\n\n\
+        [[turn]]\ntext = \"done\"\n";
+    let out = run_inline(&env, scenario, "Edit(CLAUDE.md),Bash");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("CLAUDE.md")).unwrap(),
+        "mine\n"
+    );
+}

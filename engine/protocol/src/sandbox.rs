@@ -117,4 +117,8 @@ pub trait Sandbox: Send + Sync {
         cancel: CancelToken,
         on_output: &'a (dyn Fn(&[u8]) + Send + Sync),
     ) -> BoxFuture<'a, Result<ExecOutput, SandboxError>>;
+    /// A file tool wrote `path` (absolute) for the person, once the call
+    /// was decided: a file a command making it would have had moved aside
+    /// (an instruction file) is theirs now. Nothing by default.
+    fn wrote(&self, _path: &std::path::Path) {}
 }
