@@ -165,13 +165,17 @@ pub struct StatusLineConfig {
 }
 
 /// `[tui]` of the user's config (a project's is ignored with a warning:
-/// its command would run whatever a repository says).
+/// its command would run whatever a repository says); without a
+/// `status_line` there, Claude Code's `statusLine` (the managed file's,
+/// else `~/.claude/settings.json`'s).
 ///
 /// # Errors
 /// The file does not load, or `status_line.command` is empty.
 pub fn load_tui(user_config: &Path) -> Result<TuiConfig> {
     let Some(source) = read(user_config)? else {
-        return Ok(TuiConfig::default());
+        return Ok(TuiConfig {
+            status_line: claude_status_line()?,
+        });
     };
     if let Some(line) = &source.file.tui.status_line
         && line.command.trim().is_empty()
@@ -181,7 +185,29 @@ pub fn load_tui(user_config: &Path) -> Result<TuiConfig> {
             source.path.display()
         ));
     }
-    Ok(source.file.tui)
+    let mut tui = source.file.tui;
+    if tui.status_line.is_none() {
+        tui.status_line = claude_status_line()?;
+    }
+    Ok(tui)
+}
+
+/// Claude Code's `statusLine`: the managed file's, else the person's own
+/// `~/.claude/settings.json`'s.
+fn claude_status_line() -> Result<Option<StatusLineConfig>> {
+    let home = crate::env::home_dir();
+    let mut files = vec![(managed_settings_path(), claude::Scope::Managed)];
+    if let Some(home) = &home {
+        files.push((home.join(".claude/settings.json"), claude::Scope::User));
+    }
+    for (path, scope) in files {
+        if let Some(settings) = claude::read(&path, scope)?
+            && let Some(command) = settings.status_line
+        {
+            return Ok(Some(StatusLineConfig { command }));
+        }
+    }
+    Ok(None)
 }
 
 /// `[sandbox]` as written: how far shell commands reach.

@@ -15,6 +15,8 @@
 //! - `env` (the managed file's, the person's own and `--settings`') is
 //!   set for every process cox starts: commands, hooks, MCP servers; a
 //!   project's is dropped with a warning;
+//! - `statusLine` (a command, not a project's) is the terminal UI's status
+//!   line where cox's `[tui] status_line` sets none;
 //! - `hooks` and `disableAllHooks` are read by the hooks loader.
 //! - every other key Claude Code documents is named once in a warning as
 //!   not used by cox; a key Claude Code does not know is a warning naming
@@ -63,6 +65,9 @@ pub struct Settings {
     /// `env`: variables for every process cox starts (a project's are
     /// not set: see the module doc).
     pub env: Vec<(String, String)>,
+    /// `statusLine.command`: the terminal UI's status line, when cox's
+    /// own config sets none (a project's is not used).
+    pub status_line: Option<String>,
     pub warnings: Vec<String>,
 }
 
@@ -106,14 +111,20 @@ const NOT_USED: &[&str] = &[
     "showTurnDuration",
     "spinnerTipsEnabled",
     "spinnerVerbs",
-    "statusLine",
     "subagentStatusLine",
     "terminalProgressBarEnabled",
     "theme",
 ];
 
 /// Keys cox acts on (here or in the hooks loader).
-const USED: &[&str] = &["$schema", "permissions", "hooks", "disableAllHooks", "env"];
+const USED: &[&str] = &[
+    "$schema",
+    "permissions",
+    "hooks",
+    "disableAllHooks",
+    "env",
+    "statusLine",
+];
 
 /// Keys of `permissions` cox does not act on (yet).
 const PERMISSIONS_NOT_USED: &[&str] = &["additionalDirectories", "disableAutoMode"];
@@ -271,6 +282,7 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
         permissions: PermissionsConfig::default(),
         no_bypass: false,
         env: Vec::new(),
+        status_line: None,
         warnings: Vec::new(),
     };
     for (key, value) in &object {
@@ -289,6 +301,8 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
             read_permissions(value, &mut settings, &at)?;
         } else if key == "env" {
             read_env(value, &mut settings, &at)?;
+        } else if key == "statusLine" {
+            read_status_line(value, &mut settings, &at)?;
         }
     }
     settings.text = text;
@@ -397,6 +411,51 @@ fn read_env(value: &Value, settings: &mut Settings, at: &dyn Fn(&str) -> String)
         }
     } else {
         settings.env = env;
+    }
+    Ok(())
+}
+
+/// `statusLine`: `{"type": "command", "command": "…"}` (`padding` is
+/// named as not used). A project's is not run: its command would run
+/// whatever a repository says.
+fn read_status_line(
+    value: &Value,
+    settings: &mut Settings,
+    at: &dyn Fn(&str) -> String,
+) -> Result<()> {
+    let where_ = at("\"statusLine\"");
+    let Value::Object(line) = value else {
+        return Err(anyhow!("{where_}: `statusLine` must be an object"));
+    };
+    match line.get("type").and_then(Value::as_str) {
+        Some("command") | None => {}
+        Some(other) => {
+            return Err(anyhow!(
+                "{where_}: statusLine type `{other}` is not one cox runs (command)"
+            ));
+        }
+    }
+    let command = line
+        .get("command")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty())
+        .ok_or_else(|| anyhow!("{where_}: `statusLine.command` must be a command"))?;
+    for key in line
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "type" | "command"))
+    {
+        settings.warnings.push(format!(
+            "{where_}: `statusLine.{key}` is a Claude Code setting cox does not use; it has no \
+             effect here"
+        ));
+    }
+    if settings.scope == Scope::Project {
+        settings.warnings.push(format!(
+            "{where_}: ignoring the statusLine of a project's settings: its command would run \
+             whatever a repository says; set it in ~/.claude/settings.json"
+        ));
+    } else {
+        settings.status_line = Some(command.to_owned());
     }
     Ok(())
 }
@@ -532,6 +591,33 @@ mod tests {
         ] {
             let err = parsed(bad, Scope::User).unwrap_err().to_string();
             assert!(err.contains(said), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_status_line_command_is_read_and_a_projects_is_not() {
+        let text = r#"{"statusLine": {"type": "command", "command": "~/line.sh", "padding": 0}}"#;
+        let mine = parsed(text, Scope::User).unwrap();
+        assert_eq!(mine.status_line.as_deref(), Some("~/line.sh"));
+        assert!(
+            mine.warnings[0].contains("`statusLine.padding`"),
+            "{:?}",
+            mine.warnings
+        );
+        let theirs = parsed(text, Scope::Project).unwrap();
+        assert_eq!(theirs.status_line, None);
+        assert!(
+            theirs
+                .warnings
+                .iter()
+                .any(|w| w.contains("ignoring the statusLine"))
+        );
+        for bad in [
+            r#"{"statusLine": "x"}"#,
+            r#"{"statusLine": {"type": "static", "command": "x"}}"#,
+            r#"{"statusLine": {"type": "command"}}"#,
+        ] {
+            assert!(parsed(bad, Scope::User).is_err(), "{bad}");
         }
     }
 
