@@ -147,6 +147,11 @@ impl Loader {
         Self::default()
     }
 
+    /// Says what was wrong with a source read elsewhere.
+    pub fn warn(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
+
     /// A Claude Code settings file (its `hooks`, and `disableAllHooks`);
     /// a missing file is no hooks.
     pub fn settings_file(&mut self, path: &Path, scope: &Scope, env: &[(String, String)]) {

@@ -29,6 +29,7 @@
 pub mod claude;
 pub mod log_filter;
 mod names;
+pub mod once;
 mod permissions;
 
 pub use permissions::{load_permissions, load_permissions_at, managed_settings_path};
@@ -544,10 +545,13 @@ pub fn sandbox_mode_name(mode: SandboxMode) -> &'static str {
 
 /// Reads one config file; `None` when it does not exist.
 fn read(path: &Path) -> Result<Option<Source>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(anyhow!("{}: cannot read: {err}", path.display())),
+    let text = once::read(path, |path| match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(anyhow!("{}: cannot read: {err}", path.display())),
+    })?;
+    let Some(text) = text else {
+        return Ok(None);
     };
     // Names first: serde would read a misspelt table as "not set".
     let mut tables = Vec::new();

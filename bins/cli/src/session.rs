@@ -931,6 +931,8 @@ where
     P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
+    // Every file the session is set up from is read once.
+    let _reads = crate::config::once::scope();
     let prepared = prepare(args, make_provider, Consent::Asked)?;
     let files = editor.files.clone();
     let (session, facts) =

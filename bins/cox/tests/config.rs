@@ -5,6 +5,7 @@
 mod common;
 
 use common::{Env, lines, scenario, stderr};
+use std::process::Command;
 
 #[test]
 fn config_show_names_the_source_of_every_key() {
@@ -390,4 +391,69 @@ fn config_show_lists_claude_codes_settings_files() {
         text.contains("`cleanupPeriodDays` is a Claude Code setting cox does not use"),
         "{text}"
     );
+}
+
+/// One `cox run` reads each file it is set up from once: cox's config
+/// files, Claude Code's settings files, the MCP sources (counted from the
+/// system calls, with strace).
+#[test]
+fn one_run_reads_each_settings_file_once() {
+    let strace = ["/usr/bin/strace", "/bin/strace"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    let Some(strace) = strace else {
+        assert!(std::env::var_os("CI").is_none(), "CI must have strace");
+        eprintln!("skipped: strace is not installed");
+        return;
+    };
+    let env = Env::new();
+    std::fs::write(env.home.path().join("config.toml"), "[core]\n").unwrap();
+    env.claude_settings(&serde_json::json!({"permissions": {"deny": ["Read(./secrets/**)"]}}));
+    let work = env.work.path();
+    std::fs::create_dir_all(work.join(".cox")).unwrap();
+    std::fs::create_dir_all(work.join(".claude")).unwrap();
+    std::fs::create_dir_all(work.join(".git")).unwrap();
+    std::fs::write(
+        work.join(".cox/config.toml"),
+        "[permissions]\ndeny = [\"Bash(rm:*)\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join(".claude/settings.json"),
+        r#"{"permissions": {"ask": ["Bash(git push:*)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(work.join(".claude/settings.local.json"), "{}").unwrap();
+    std::fs::write(work.join(".mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+    let trace = env.home.path().join("trace.txt");
+    let cox = env.cox();
+    let out = Command::new(strace)
+        .args(["-f", "-e", "trace=open,openat,openat2", "-o"])
+        .arg(&trace)
+        .arg(cox.get_program())
+        .args(["run", "-p", "hi"])
+        .envs(cox.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("read_env"))
+        .current_dir(work)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let home = env.home.path();
+    let work = std::fs::canonicalize(work).unwrap();
+    for file in [
+        home.join("config.toml"),
+        home.join(".claude/settings.json"),
+        work.join(".cox/config.toml"),
+        work.join(".claude/settings.json"),
+        work.join(".claude/settings.local.json"),
+        work.join(".mcp.json"),
+    ] {
+        let opened = trace
+            .lines()
+            .filter(|l| l.contains(&format!("\"{}\"", file.display())) && !l.contains("ENOENT"))
+            .count();
+        assert!(opened <= 1, "{} opened {opened} times", file.display());
+    }
 }

@@ -33,6 +33,8 @@ where
     P: Provider,
     M: FnOnce(&ProviderChoice) -> Result<P>,
 {
+    // Every file the session is set up from is read once, here or below.
+    let _reads = crate::config::once::scope();
     if args.sdk.streaming() {
         return crate::commands::sdk::execute(args, make_provider);
     }

@@ -244,11 +244,23 @@ pub fn read_all(
 pub fn read(path: &Path, scope: Scope) -> Result<Option<Settings>> {
     // Only a regular file of at most a MiB: a link to `/dev/zero` or a
     // fifo stops the start at once rather than holding it.
-    match cox_hooks::config::read_small(path, cox_hooks::config::SETTINGS_MAX) {
+    match text(path) {
         Ok(Some(text)) => parse(path, text, scope).map(Some),
         Ok(None) => Ok(None),
         Err(why) => Err(anyhow!("{}: {why}", path.display())),
     }
+}
+
+/// The text of a settings file (a regular file of at most a MiB), read
+/// once while a session is set up ([`super::once`]): what the permissions
+/// and the hooks are made from is the same text.
+///
+/// # Errors
+/// It is not a regular file, is too large, or cannot be read: why.
+pub fn text(path: &Path) -> Result<Option<String>, String> {
+    super::once::read(path, |path| {
+        cox_hooks::config::read_small(path, cox_hooks::config::SETTINGS_MAX)
+    })
 }
 
 /// Reads `text` (the file at `path`).

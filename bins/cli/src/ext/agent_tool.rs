@@ -435,6 +435,7 @@ fn start(
                 Err(err) => return fail(err.to_string()),
             };
             let _inside = runtime.enter();
+            let _reads = crate::config::once::scope();
             let built = crate::session::prepare_in(
                 &args,
                 crate::providers::any_provider,

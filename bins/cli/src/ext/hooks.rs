@@ -59,7 +59,11 @@ impl Found {
 pub fn read(places: &Places<'_>) -> cox_hooks::Loaded {
     let mut loader = Loader::new();
     if let Some(home) = places.home_dir.filter(|_| places.claude.user) {
-        loader.settings_file(&home.join(".claude/settings.json"), &Scope::User, &[]);
+        settings(
+            &mut loader,
+            &home.join(".claude/settings.json"),
+            &Scope::User,
+        );
     }
     match crate::config::load_hooks_table(places.user_config) {
         Ok(Some((path, text, value))) => {
@@ -74,10 +78,14 @@ pub fn read(places: &Places<'_>) -> cox_hooks::Loaded {
     if places.home_dir != Some(places.cwd) {
         let project = places.cwd.join(".claude");
         if places.claude.project {
-            loader.settings_file(&project.join("settings.json"), &Scope::Project, &[]);
+            settings(&mut loader, &project.join("settings.json"), &Scope::Project);
         }
         if places.claude.local {
-            loader.settings_file(&project.join("settings.local.json"), &Scope::Project, &[]);
+            settings(
+                &mut loader,
+                &project.join("settings.local.json"),
+                &Scope::Project,
+            );
         }
     }
     // `--settings`: the person's own, for this run.
@@ -106,6 +114,16 @@ pub fn read(places: &Places<'_>) -> cox_hooks::Loaded {
         }
     }
     loader.finish()
+}
+
+/// A Claude Code settings file's hooks, from the text the permissions
+/// were made from (read once while the session is set up).
+fn settings(loader: &mut Loader, path: &Path, scope: &Scope) {
+    match crate::config::claude::text(path) {
+        Ok(Some(text)) => loader.settings_text(&text, path, scope, &[]),
+        Ok(None) => {}
+        Err(why) => loader.warn(format!("{}: {why}; its hooks are left out", path.display())),
+    }
 }
 
 /// The trust scope of a hook: the project's folder, or the plugin.
