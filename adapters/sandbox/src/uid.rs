@@ -2,16 +2,19 @@
 //! user namespace of its own, where it still looks like root.
 //!
 //! bubblewrap started by root gives the helper the host's user namespace
-//! (with `CAP_SYS_ADMIN`, `CAP_SETUID` and `CAP_SETGID` only). The helper
-//! then, before anything of the command runs:
+//! (with the [`CAPABILITIES`] only). The helper then, before anything of
+//! the command runs:
 //! 1. makes a user namespace whose uid and gid 0 stand for
 //!    [`CONFINED_UID`] outside (and every other id below it for itself), by
 //!    a short-lived child whose maps it writes;
-//! 2. clones the whole sandboxed tree detached and idmaps each real file
-//!    system in it through that namespace, so that a file owned by root on
-//!    disk belongs to the command: it writes the workspace as before, and
-//!    what it creates is owned by root on disk;
-//! 3. puts the clone in place of the tree (`pivot_root`);
+//! 2. clones each visible mount of the sandboxed tree on its own (the
+//!    kernel idmaps only the root of a detached clone) and idmaps each real
+//!    file system among them through that namespace, so that a file owned
+//!    by root on disk belongs to the command: it writes the workspace as
+//!    before, and what it creates is owned by root on disk;
+//! 3. puts the clones together in place of the tree (`pivot_root`);
+//!    the helper's own read-only and hidden mounts follow
+//!    ([`crate::mounts`]);
 //! 4. makes `/proc` read-only (bubblewrap cannot: the maps are written
 //!    through it first);
 //! 5. enters the namespace as its uid and gid 0.
