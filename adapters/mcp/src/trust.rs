@@ -126,7 +126,9 @@ pub fn canonical(value: &Value) -> String {
 #[must_use]
 pub fn scope(server: &McpServer) -> String {
     let place = match server.origin.kind {
-        OriginKind::Project => format!("project:{}", server.origin.file.display()),
+        OriginKind::Project | OriginKind::ProjectApproved => {
+            format!("project:{}", server.origin.file.display())
+        }
         OriginKind::Plugin => format!("plugin:{}", server.origin.file.display()),
         _ => "user".to_owned(),
     };

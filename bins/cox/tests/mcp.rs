@@ -964,3 +964,63 @@ fn an_image_result_reaches_the_model_as_an_image() {
         .unwrap();
     assert_eq!(done["result"]["images"][0]["media_type"], "image/png");
 }
+
+/// The person's own Claude Code settings answer for a project's servers:
+/// `enabledMcpjsonServers` (or `enableAllProjectMcpServers`) starts one
+/// without `cox mcp trust`, `disabledMcpjsonServers` keeps one from
+/// starting; the project's own settings cannot approve its servers.
+#[test]
+fn the_persons_settings_approve_or_turn_off_a_projects_servers() {
+    let env = Env::new();
+    let w = env.work.path();
+    write(
+        &w.join(".mcp.json"),
+        &servers_json(&[("fake", fake(&[])), ("other", fake(&[]))]),
+    );
+    let scenario = calls(
+        &env,
+        &[("mcp__fake__echo", serde_json::json!({"message": "one"}))],
+    );
+    // The project approving itself: nothing starts.
+    std::fs::create_dir_all(w.join(".claude")).unwrap();
+    write(
+        &w.join(".claude/settings.json"),
+        r#"{"enableAllProjectMcpServers": true}"#,
+    );
+    let out = run(&env, &scenario, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !tools(&out).iter().any(|t| t.starts_with("mcp__fake__")),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("ignoring `enableAllProjectMcpServers`"),
+        "{}",
+        text(&out)
+    );
+    // The person's own: `fake` starts, `other` does not.
+    env.claude_settings(&serde_json::json!({
+        "enabledMcpjsonServers": ["fake"],
+        "disabledMcpjsonServers": ["other"]
+    }));
+    let out = run(&env, &scenario, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let tools = tools(&out);
+    assert!(
+        tools.iter().any(|t| t == "mcp__fake__echo"),
+        "{tools:?}: {}",
+        text(&out)
+    );
+    assert!(
+        !tools.iter().any(|t| t.starts_with("mcp__other__")),
+        "{tools:?}"
+    );
+    assert!(
+        notices(&out)
+            .iter()
+            .any(|n| n.contains("'other'") && n.contains("disabledMcpjsonServers")),
+        "{:?}",
+        notices(&out)
+    );
+}

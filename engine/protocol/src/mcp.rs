@@ -69,6 +69,10 @@ pub enum OriginKind {
     ClaudeProject,
     /// The project's `.mcp.json`.
     Project,
+    /// The project's `.mcp.json`, a server the person's own settings
+    /// approve (Claude Code's `enabledMcpjsonServers`, or
+    /// `enableAllProjectMcpServers`): trusted as it connects.
+    ProjectApproved,
     /// `--mcp-config FILE`.
     Flag,
     /// A plugin's `.mcp.json` (or its manifest's `mcpServers`); the server
@@ -93,6 +97,7 @@ impl OriginKind {
             OriginKind::ClaudeUser => "~/.claude.json",
             OriginKind::ClaudeProject => "~/.claude.json (project)",
             OriginKind::Project => "project",
+            OriginKind::ProjectApproved => "project (approved in your settings)",
             OriginKind::Flag => "--mcp-config",
             OriginKind::Plugin => "plugin",
         }

@@ -328,6 +328,11 @@ fn mcp_servers(home: &CoxHome) -> Vec<Row> {
             flags: &[],
             strict: false,
             plugins: &plugins,
+            approvals: &crate::config::claude::mcp_choice(
+                home_dir.as_deref(),
+                &cwd,
+                &crate::config::claude::Choice::default(),
+            ),
         },
         &|name| std::env::var(name).ok(),
     );

@@ -262,6 +262,11 @@ fn mcp_rows(here: &Here, warnings: &mut Vec<String>) -> Vec<Value> {
             flags: &[],
             strict: false,
             plugins: &here.plugins.plugins,
+            approvals: &crate::config::claude::mcp_choice(
+                here.home_dir.as_deref(),
+                &here.cwd,
+                &crate::config::claude::Choice::default(),
+            ),
         },
         &|name| std::env::var(name).ok(),
     );

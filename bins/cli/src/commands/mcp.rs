@@ -665,7 +665,7 @@ fn remove(args: &RunArgs, name: &str, scope: Option<Scope>) -> Result<String> {
     let scope = match (scope, defined.map(|s| s.origin.kind)) {
         (Some(scope), _) => scope,
         (None, Some(OriginKind::User)) => Scope::User,
-        (None, Some(OriginKind::Project)) => Scope::Project,
+        (None, Some(OriginKind::Project | OriginKind::ProjectApproved)) => Scope::Project,
         (None, Some(_)) => bail!(
             "MCP server '{name}' is defined in {}, which cox does not edit",
             defined.map(origin_line).unwrap_or_default()

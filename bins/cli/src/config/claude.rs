@@ -15,6 +15,9 @@
 //! - `env` (the managed file's, the person's own and `--settings`') is
 //!   set for every process cox starts: commands, hooks, MCP servers; a
 //!   project's is dropped with a warning;
+//! - `enableAllProjectMcpServers`, `enabledMcpjsonServers` and
+//!   `disabledMcpjsonServers` (not a project's own) approve the project's
+//!   `.mcp.json` servers, or keep them from starting;
 //! - `statusLine` (a command, not a project's) is the terminal UI's status
 //!   line where cox's `[tui] status_line` sets none;
 //! - `hooks` and `disableAllHooks` are read by the hooks loader.
@@ -68,6 +71,9 @@ pub struct Settings {
     /// `statusLine.command`: the terminal UI's status line, when cox's
     /// own config sets none (a project's is not used).
     pub status_line: Option<String>,
+    /// Which of the project's `.mcp.json` servers the person approves
+    /// or turns off (not read from a project's own file).
+    pub mcp: McpChoice,
     pub warnings: Vec<String>,
 }
 
@@ -89,9 +95,6 @@ const NOT_USED: &[&str] = &[
     "deniedMcpServers",
     "cleanupPeriodDays",
     "companyAnnouncements",
-    "enableAllProjectMcpServers",
-    "enabledMcpjsonServers",
-    "disabledMcpjsonServers",
     "enabledPlugins",
     "extraKnownMarketplaces",
     "strictKnownMarketplaces",
@@ -124,6 +127,9 @@ const USED: &[&str] = &[
     "disableAllHooks",
     "env",
     "statusLine",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
 ];
 
 /// Keys of `permissions` cox does not act on (yet).
@@ -295,6 +301,7 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
         no_bypass: false,
         env: Vec::new(),
         status_line: None,
+        mcp: McpChoice::default(),
         warnings: Vec::new(),
     };
     for (key, value) in &object {
@@ -315,6 +322,8 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
             read_env(value, &mut settings, &at)?;
         } else if key == "statusLine" {
             read_status_line(value, &mut settings, &at)?;
+        } else if MCP_KEYS.contains(&key) {
+            read_mcp_choice(key, value, &mut settings, &at)?;
         }
     }
     settings.text = text;
@@ -468,6 +477,82 @@ fn read_status_line(
         ));
     } else {
         settings.status_line = Some(command.to_owned());
+    }
+    Ok(())
+}
+
+/// The MCP answers of the person's own files (the managed one, theirs,
+/// `--settings`) for a session in `project`; none where a file does not
+/// read (the permissions stop the session on it first).
+#[must_use]
+pub fn mcp_choice(home: Option<&Path>, project: &Path, choice: &Choice) -> McpChoice {
+    let managed = crate::env::managed_settings().unwrap_or_else(|| PathBuf::from(MANAGED_PATH));
+    let mut out = McpChoice::default();
+    for file in read_all(&managed, home, Some(project), choice).unwrap_or_default() {
+        out.merge(&file.mcp);
+    }
+    out
+}
+
+/// The keys of [`McpChoice`].
+const MCP_KEYS: [&str; 3] = [
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+];
+
+/// The person's answer about a project's `.mcp.json` servers: Claude
+/// Code's `enableAllProjectMcpServers`, `enabledMcpjsonServers` and
+/// `disabledMcpjsonServers`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpChoice {
+    pub all: bool,
+    pub enabled: Vec<String>,
+    pub disabled: Vec<String>,
+}
+
+impl McpChoice {
+    /// `later` on top of this one: lists add up, `all` holds if either.
+    pub fn merge(&mut self, later: &McpChoice) {
+        self.all |= later.all;
+        self.enabled.extend(later.enabled.iter().cloned());
+        self.disabled.extend(later.disabled.iter().cloned());
+    }
+}
+
+/// One of the three MCP keys. A project's own settings cannot approve its
+/// servers (that would run its code the moment a session opens): named in
+/// a warning and not used.
+fn read_mcp_choice(
+    key: &str,
+    value: &Value,
+    settings: &mut Settings,
+    at: &dyn Fn(&str) -> String,
+) -> Result<()> {
+    let where_ = at(&format!("\"{key}\""));
+    if settings.scope == Scope::Project {
+        settings.warnings.push(format!(
+            "{where_}: ignoring `{key}` of a project's settings: a repository cannot approve its \
+             own MCP servers; approve them with `cox mcp trust` or in ~/.claude/settings.json"
+        ));
+        return Ok(());
+    }
+    match key {
+        "enableAllProjectMcpServers" => {
+            settings.mcp.all = value
+                .as_bool()
+                .ok_or_else(|| anyhow!("{where_}: `{key}` must be true or false"))?;
+        }
+        "enabledMcpjsonServers" | "disabledMcpjsonServers" => {
+            let names = strings(value)
+                .ok_or_else(|| anyhow!("{where_}: `{key}` must be a list of server names"))?;
+            if key == "enabledMcpjsonServers" {
+                settings.mcp.enabled = names;
+            } else {
+                settings.mcp.disabled = names;
+            }
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -628,6 +713,30 @@ mod tests {
             r#"{"statusLine": "x"}"#,
             r#"{"statusLine": {"type": "static", "command": "x"}}"#,
             r#"{"statusLine": {"type": "command"}}"#,
+        ] {
+            assert!(parsed(bad, Scope::User).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mcp_answers_are_read_from_the_persons_files_only() {
+        let text = r#"{"enableAllProjectMcpServers": false, "enabledMcpjsonServers": ["a"],
+            "disabledMcpjsonServers": ["b"]}"#;
+        let mine = parsed(text, Scope::User).unwrap();
+        assert_eq!(
+            mine.mcp,
+            McpChoice {
+                all: false,
+                enabled: vec!["a".into()],
+                disabled: vec!["b".into()]
+            }
+        );
+        let theirs = parsed(text, Scope::Project).unwrap();
+        assert_eq!(theirs.mcp, McpChoice::default());
+        assert_eq!(theirs.warnings.len(), 3, "{:?}", theirs.warnings);
+        for bad in [
+            r#"{"enableAllProjectMcpServers": "yes"}"#,
+            r#"{"enabledMcpjsonServers": "a"}"#,
         ] {
             assert!(parsed(bad, Scope::User).is_err(), "{bad}");
         }

@@ -31,6 +31,9 @@ pub struct Sources<'a> {
     pub strict: bool,
     /// The plugins found: each one's servers, as `plugin_<plugin>_<server>`.
     pub plugins: &'a [crate::ext::plugins::Plugin],
+    /// The person's answer about the project's `.mcp.json` servers (their
+    /// Claude Code settings' `enabledMcpjsonServers` and the like).
+    pub approvals: &'a crate::config::claude::McpChoice,
 }
 
 /// One server as a file writes it: Claude Code's fields, and cox's
@@ -131,7 +134,35 @@ pub fn load(sources: &Sources<'_>, var: &dyn Fn(&str) -> Option<String>) -> Resu
             Err(why) => notices.push(why),
         }
     }
+    approve(&mut servers, sources.approvals, &mut notices);
     Ok(Loaded { servers, notices })
+}
+
+/// The person's answer about the project's servers: one their settings
+/// turn off is not started; one they approve is trusted as it connects.
+fn approve(
+    servers: &mut Vec<McpServer>,
+    approvals: &crate::config::claude::McpChoice,
+    notices: &mut Vec<String>,
+) {
+    servers.retain(|server| {
+        let off =
+            server.origin.kind == OriginKind::Project && approvals.disabled.contains(&server.name);
+        if off {
+            notices.push(format!(
+                "MCP server '{}' is not started: your settings' disabledMcpjsonServers names it",
+                server.name
+            ));
+        }
+        !off
+    });
+    for server in servers.iter_mut() {
+        if server.origin.kind == OriginKind::Project
+            && (approvals.all || approvals.enabled.contains(&server.name))
+        {
+            server.origin.kind = OriginKind::ProjectApproved;
+        }
+    }
 }
 
 /// A plugin's servers, named `plugin_<plugin>_<server>` (as Claude Code

@@ -95,6 +95,15 @@ pub(super) fn mcp_servers(
         return Ok(crate::mcp::Loaded::default());
     }
     let home_dir = env::home_dir();
+    let approvals = crate::config::claude::mcp_choice(
+        home_dir.as_deref(),
+        cwd,
+        &crate::config::claude::Choice::from_flags(
+            args.sdk.settings.as_deref(),
+            args.sdk.setting_sources.as_deref(),
+        )
+        .unwrap_or_default(),
+    );
     let mut loaded = crate::mcp::load(
         &crate::mcp::Sources {
             user_config: &home.root().join("config.toml"),
@@ -103,6 +112,7 @@ pub(super) fn mcp_servers(
             flags: &args.mcp_config,
             strict: args.strict_mcp_config,
             plugins,
+            approvals: &approvals,
         },
         &|name| std::env::var(name).ok(),
     )?;
