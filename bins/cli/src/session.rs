@@ -259,6 +259,17 @@ where
             roots.push(root);
         }
     }
+    // Claude Code's `permissions.additionalDirectories`, from the person's
+    // own settings: as --add-dir.
+    for root in crate::config::claude::additional_dirs(
+        env::home_dir().as_deref(),
+        &cwd,
+        &settings::claude_choice(args)?,
+    )? {
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
     // Where the project's settings are read: a subagent's are its
     // parent's, even in a worktree of its own (whose checkout may lack the
     // parent's uncommitted rules and trusted hooks).

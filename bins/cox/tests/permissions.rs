@@ -620,3 +620,56 @@ fn the_check_classifies_every_tool_as_a_run_does() {
     let fetch = requested.iter().find(|c| c["name"] == "web_fetch").unwrap();
     assert_eq!(fetch["risk"], "exec");
 }
+
+/// `permissions.additionalDirectories` in the person's own settings works
+/// as `--add-dir`; in a project's it is named and not used; a folder that
+/// does not exist stops the session naming the file and line.
+#[test]
+fn additional_directories_from_the_persons_settings_are_workspace_roots() {
+    let env = Env::new();
+    let extra = tempfile::tempdir().unwrap();
+    let target = extra.path().join("out.txt");
+    let scenario = env.home.path().join("write_extra.toml");
+    write(
+        &scenario,
+        &format!(
+            "[[turn]]\n[[turn.tool_call]]\nname = \"write\"\ninput = {{ path = {:?}, content = \"x\\n\" }}\n\n[[turn]]\ntext = \"done\"\n",
+            target.display().to_string()
+        ),
+    );
+    let run = || {
+        env.cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &scenario)
+            .args(["run", "-p", "go", "--permission-mode", "acceptEdits"])
+            .output()
+            .unwrap()
+    };
+    let dirs = serde_json::json!({"permissions": {"additionalDirectories": [extra.path()]}});
+    // A project's is not used.
+    write(
+        &env.work.path().join(".claude/settings.json"),
+        &dirs.to_string(),
+    );
+    let out = run();
+    assert!(!target.exists(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ignoring `permissions.additionalDirectories`"),
+        "{}",
+        stderr(&out)
+    );
+    // The person's own is a root.
+    env.claude_settings(&dirs);
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+    // A folder that is not there.
+    env.claude_settings(&serde_json::json!({
+        "permissions": {"additionalDirectories": ["/nonexistent/dir"]}
+    }));
+    let out = run();
+    assert_one_line_error(
+        &out,
+        ".claude/settings.json:1: permissions.additionalDirectories",
+    );
+}

@@ -11,7 +11,9 @@
 //! - `permissions.defaultMode` sets the mode below the flags (the managed
 //!   file's, above them); a project's may only narrow it (default, plan).
 //! - `permissions.disableBypassPermissionsMode: "disable"` refuses bypass
-//!   mode, from whichever file says it.
+//!   mode, from whichever file says it;
+//! - `permissions.additionalDirectories` (not a project's) adds workspace
+//!   roots, as `--add-dir` does.
 //! - `env` (the managed file's, the person's own and `--settings`') is
 //!   set for every process cox starts: commands, hooks, MCP servers; a
 //!   project's is dropped with a warning;
@@ -74,6 +76,9 @@ pub struct Settings {
     /// Which of the project's `.mcp.json` servers the person approves
     /// or turns off (not read from a project's own file).
     pub mcp: McpChoice,
+    /// `permissions.additionalDirectories`, as written, each with its
+    /// line: more workspace roots (not read from a project's own file).
+    pub additional_dirs: Vec<(String, usize)>,
     pub warnings: Vec<String>,
 }
 
@@ -133,7 +138,7 @@ const USED: &[&str] = &[
 ];
 
 /// Keys of `permissions` cox does not act on (yet).
-const PERMISSIONS_NOT_USED: &[&str] = &["additionalDirectories", "disableAutoMode"];
+const PERMISSIONS_NOT_USED: &[&str] = &["disableAutoMode"];
 
 /// Which of these files a run reads (`--setting-sources`), and the
 /// settings of `--settings`.
@@ -302,6 +307,7 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
         env: Vec::new(),
         status_line: None,
         mcp: McpChoice::default(),
+        additional_dirs: Vec::new(),
         warnings: Vec::new(),
     };
     for (key, value) in &object {
@@ -363,6 +369,30 @@ fn read_permissions(
                     .parse()
                     .map_err(|e: cox_protocol::config::UnknownMode| anyhow!("{where_}: {e}"))?;
                 settings.permissions.mode = Some(mode);
+            }
+            "additionalDirectories" => {
+                let dirs = strings(value).ok_or_else(|| {
+                    anyhow!(
+                        "{where_}: `permissions.additionalDirectories` must be a list of folders"
+                    )
+                })?;
+                if settings.scope == Scope::Project {
+                    settings.warnings.push(format!(
+                        "{where_}: ignoring `permissions.additionalDirectories` of a project's \
+                         settings: a repository cannot widen what a session may reach; give \
+                         --add-dir, or set it in ~/.claude/settings.json"
+                    ));
+                } else {
+                    let line = |dir: &str| at(&format!("\"{dir}\""));
+                    settings.additional_dirs = dirs
+                        .into_iter()
+                        .map(|dir| {
+                            let at = line(&dir);
+                            let line = at.rsplit(':').next().and_then(|l| l.parse().ok());
+                            (dir, line.unwrap_or(1))
+                        })
+                        .collect();
+                }
             }
             "disableBypassPermissionsMode" => match value.as_str() {
                 Some("disable") => settings.no_bypass = true,
@@ -492,6 +522,38 @@ pub fn mcp_choice(home: Option<&Path>, project: &Path, choice: &Choice) -> McpCh
         out.merge(&file.mcp);
     }
     out
+}
+
+/// More workspace roots from the person's own files (the managed one,
+/// theirs, `--settings`): each folder resolved (`~/` is the home, a
+/// relative one the session's folder's).
+///
+/// # Errors
+/// A folder that does not exist: its file and line.
+pub fn additional_dirs(home: Option<&Path>, cwd: &Path, choice: &Choice) -> Result<Vec<PathBuf>> {
+    let managed = crate::env::managed_settings().unwrap_or_else(|| PathBuf::from(MANAGED_PATH));
+    let mut out = Vec::new();
+    for file in read_all(&managed, home, Some(cwd), choice)? {
+        for (dir, line) in &file.additional_dirs {
+            let written = match (dir.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => cwd.join(dir),
+            };
+            let root = std::fs::canonicalize(&written)
+                .ok()
+                .filter(|p| p.is_dir())
+                .ok_or_else(|| {
+                    anyhow!(
+                        "{}:{line}: permissions.additionalDirectories: {dir} is not a folder",
+                        file.path.display()
+                    )
+                })?;
+            if !out.contains(&root) {
+                out.push(root);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The keys of [`McpChoice`].
@@ -650,7 +712,7 @@ mod tests {
     fn keys_cox_does_not_use_or_know_are_each_named_once_with_their_line() {
         let s = parsed(
             "{\n  \"$schema\": \"x\",\n  \"cleanupPeriodDays\": 7,\n  \"permisions\": {},\n  \
-             \"permissions\": {\"additionalDirectories\": [\"../x\"], \"alow\": []}\n}",
+             \"permissions\": {\"disableAutoMode\": \"disable\", \"alow\": []}\n}",
             Scope::User,
         )
         .unwrap();
@@ -658,7 +720,7 @@ mod tests {
         assert_eq!(s.warnings.len(), 4, "{all}");
         assert!(all.contains(":3: `cleanupPeriodDays` is a Claude Code setting cox does not use"));
         assert!(all.contains(":4: `permisions` is not a Claude Code setting cox knows"));
-        assert!(all.contains("`permissions.additionalDirectories` is a Claude Code setting"));
+        assert!(all.contains("`permissions.disableAutoMode` is a Claude Code setting"));
         assert!(all.contains("`permissions.alow` is not a Claude Code setting cox knows"));
     }
 
