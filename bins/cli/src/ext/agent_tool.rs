@@ -37,6 +37,10 @@ use crate::config::AgentsConfig;
 use crate::ext::agents::Agent;
 use crate::given::Given;
 
+mod names;
+
+pub(crate) use names::{CLAUDE_NAMES, tool_names};
+
 /// The tool's name, as the model calls it.
 pub const NAME: &str = "agent";
 
@@ -221,78 +225,6 @@ struct Input {
     subagent_type: Option<String>,
     #[serde(default)]
     isolation: Option<String>,
-}
-
-/// Claude Code's tool names, as cox names its own.
-pub(crate) const CLAUDE_NAMES: &[(&str, &str)] = &[
-    ("Read", "read"),
-    ("Write", "write"),
-    ("Edit", "edit"),
-    ("MultiEdit", "edit"),
-    ("Bash", "bash"),
-    ("Grep", "grep"),
-    ("Glob", "glob"),
-    ("LS", "glob"),
-    ("Task", "agent"),
-    ("Agent", "agent"),
-    ("Skill", "skill"),
-    ("NotebookEdit", "notebook_edit"),
-    ("NotebookRead", "read"),
-    ("TodoWrite", "todo"),
-    ("WebFetch", "web_fetch"),
-    ("WebSearch", "web_search"),
-    ("BashOutput", "bash_output"),
-    ("KillShell", "kill_shell"),
-    ("KillBash", "kill_shell"),
-];
-
-/// cox's names for a definition's `tools`, or the first name it has no
-/// tool for.
-pub(crate) fn tool_names(written: &[String]) -> Result<Vec<String>, String> {
-    let ours = [
-        "read",
-        "write",
-        "edit",
-        "apply_patch",
-        "bash",
-        "grep",
-        "glob",
-        "memory",
-        "skill",
-        "notebook_edit",
-        "todo",
-        "web_fetch",
-        "web_search",
-        "bash_output",
-        "kill_shell",
-        NAME,
-    ];
-    let mut names = Vec::new();
-    for name in written {
-        let mapped = CLAUDE_NAMES
-            .iter()
-            .find(|(claude, _)| claude == name)
-            .map(|(_, cox)| (*cox).to_owned())
-            .or_else(|| ours.contains(&name.as_str()).then(|| name.clone()))
-            .or_else(|| name.starts_with("mcp__").then(|| name.clone()));
-        match mapped {
-            Some(mapped) => {
-                if !names.contains(&mapped) {
-                    names.push(mapped);
-                }
-            }
-            None => return Err(name.clone()),
-        }
-    }
-    // A child that may start background shells may read and stop them.
-    if names.iter().any(|n| n == "bash") {
-        for shell_tool in ["bash_output", "kill_shell"] {
-            if !names.iter().any(|n| n == shell_tool) {
-                names.push(shell_tool.to_owned());
-            }
-        }
-    }
-    Ok(names)
 }
 
 /// What a child is: its command line and its place among subagents.
@@ -802,121 +734,4 @@ fn result(ran: Ran) -> ToolResult {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn claude_code_tool_names_map_to_cox_s_and_others_are_refused() {
-        let written = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
-        assert_eq!(
-            tool_names(&written(&[
-                "Read",
-                "Grep",
-                "bash",
-                "MultiEdit",
-                "Edit",
-                "mcp__fs__read"
-            ]))
-            .unwrap(),
-            [
-                "read",
-                "grep",
-                "bash",
-                "edit",
-                "mcp__fs__read",
-                "bash_output",
-                "kill_shell"
-            ]
-        );
-        assert_eq!(
-            tool_names(&written(&[
-                "WebFetch",
-                "WebSearch",
-                "NotebookEdit",
-                "TodoWrite"
-            ]))
-            .unwrap(),
-            ["web_fetch", "web_search", "notebook_edit", "todo"]
-        );
-        assert_eq!(tool_names(&written(&["Teleport"])).unwrap_err(), "Teleport");
-    }
-
-    #[test]
-    fn a_worktree_name_is_held_by_one_running_subagent_at_a_time() {
-        let first = Claimed::new("task-claim-test".into());
-        let second = Claimed::new("task-claim-test".into());
-        let third = Claimed::new("task-claim-test".into());
-        assert_eq!(first.0, "task-claim-test");
-        assert_eq!(second.0, "task-claim-test-2");
-        assert_eq!(third.0, "task-claim-test-3");
-        drop(second);
-        assert_eq!(
-            Claimed::new("task-claim-test".into()).0,
-            "task-claim-test-2"
-        );
-        drop(first);
-        assert_eq!(Claimed::new("task-claim-test".into()).0, "task-claim-test");
-    }
-
-    #[test]
-    fn a_child_runs_in_its_parent_s_mode_and_never_wider() {
-        let recipe = Recipe {
-            args: RunArgs {
-                dangerously_skip_permissions: true,
-                resume: Some("01OLD".into()),
-                ..RunArgs::default()
-            },
-            cwd: "/w".into(),
-            settings_from: "/w".into(),
-            parent: SessionId::generate(),
-            top: SessionId::generate(),
-            depth: 0,
-            approval: ApprovalPolicy::OnRequest,
-            max_turns: None,
-            config: AgentsConfig::default(),
-            files: None,
-            hooks: SurfaceHooks::default(),
-        };
-        let input = Input {
-            description: "look".into(),
-            prompt: "go".into(),
-            subagent_type: None,
-            isolation: None,
-        };
-        let (args, lineage) = child_of(&recipe, &input, None, PermissionMode::Plan).unwrap();
-        assert!(!args.dangerously_skip_permissions);
-        assert!(matches!(
-            args.permission_mode,
-            Some(Given::Flag(PermissionMode::Plan))
-        ));
-        assert!(args.resume.is_none());
-        assert_eq!(lineage.depth, 1);
-        assert_eq!(lineage.parent, Some(recipe.parent));
-        assert_eq!(lineage.top, Some(recipe.top));
-        assert_eq!(lineage.agent_type.as_deref(), Some("general-purpose"));
-        assert_eq!(lineage.script.as_deref(), Some("look"));
-    }
-
-    #[test]
-    fn nesting_ends_at_the_configured_depth() {
-        let recipe = |depth, max_depth| Recipe {
-            args: RunArgs::default(),
-            cwd: "/w".into(),
-            settings_from: "/w".into(),
-            parent: SessionId::generate(),
-            top: SessionId::generate(),
-            depth,
-            approval: ApprovalPolicy::Never,
-            max_turns: None,
-            config: AgentsConfig {
-                max_depth,
-                parallel: None,
-            },
-            files: None,
-            hooks: SurfaceHooks::default(),
-        };
-        assert!(AgentTool::for_session(recipe(1, None), Vec::new).is_some());
-        assert!(AgentTool::for_session(recipe(2, None), Vec::new).is_none());
-        assert!(AgentTool::for_session(recipe(0, Some(0)), Vec::new).is_none());
-    }
-}
+mod tests;
