@@ -32,7 +32,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+pub(crate) const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
@@ -45,14 +45,14 @@ const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
 
 /// `struct mount_attr`, as `mount_setattr` reads it.
 #[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
+pub(crate) struct MountAttr {
+    pub(crate) attr_set: u64,
+    pub(crate) attr_clr: u64,
+    pub(crate) propagation: u64,
+    pub(crate) userns_fd: u64,
 }
 
-fn c_path(path: &Path) -> Result<CString, String> {
+pub(crate) fn c_path(path: &Path) -> Result<CString, String> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| format!("{} holds a NUL byte", path.display()))
 }
@@ -76,7 +76,7 @@ fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
 
 /// `path` opened as a place (`O_PATH`), following links: the one lookup
 /// every mount on it goes through.
-fn place(path: &Path) -> Result<OwnedFd, String> {
+pub(crate) fn place(path: &Path) -> Result<OwnedFd, String> {
     let c = c_path(path)?;
     // SAFETY: a NUL-terminated path.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
@@ -85,7 +85,7 @@ fn place(path: &Path) -> Result<OwnedFd, String> {
 
 /// A detached clone of the mount at `fd` (its sub-mounts too when
 /// `recursive`).
-fn clone_of(fd: &OwnedFd, recursive: bool) -> io::Result<OwnedFd> {
+pub(crate) fn clone_of(fd: &OwnedFd, recursive: bool) -> io::Result<OwnedFd> {
     let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
     flags |= libc::AT_EMPTY_PATH as libc::c_uint;
     if recursive {
@@ -95,14 +95,21 @@ fn clone_of(fd: &OwnedFd, recursive: bool) -> io::Result<OwnedFd> {
     owned(unsafe { libc::syscall(libc::SYS_open_tree, fd.as_raw_fd(), c"".as_ptr(), flags) })
 }
 
-/// Sets `attr` on the detached clone `mount`.
+/// Sets the flags `attr` on the detached clone `mount`.
 fn set(mount: &OwnedFd, attr: u64) -> io::Result<()> {
-    let attr = MountAttr {
-        attr_set: attr,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
+    set_attr(
+        mount,
+        &MountAttr {
+            attr_set: attr,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        },
+    )
+}
+
+/// `mount_setattr` on the detached clone `mount` itself.
+pub(crate) fn set_attr(mount: &OwnedFd, attr: &MountAttr) -> io::Result<()> {
     // SAFETY: an empty path on a descriptor, a mount_attr of the size given.
     let done = unsafe {
         libc::syscall(
@@ -110,7 +117,7 @@ fn set(mount: &OwnedFd, attr: u64) -> io::Result<()> {
             mount.as_raw_fd(),
             c"".as_ptr(),
             libc::AT_EMPTY_PATH,
-            std::ptr::from_ref(&attr),
+            std::ptr::from_ref(attr),
             std::mem::size_of::<MountAttr>(),
         )
     };

@@ -33,12 +33,13 @@
 //! - nothing here widens access: a clone keeps every mount's flags
 //!   (read-only stays read-only), and the idmapping only renames owners.
 
-use std::ffi::CString;
 use std::fs;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
+
+use crate::mounts::c_path;
 
 /// The uid (and gid) a root-started command has outside its namespace:
 /// `nobody`, which every system (and every container's id map) has.
@@ -61,18 +62,7 @@ pub const CAPABILITIES: [&str; 6] = [
     "CAP_DAC_READ_SEARCH",
 ];
 
-const OPEN_TREE_CLONE: libc::c_uint = 1;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
-
-/// `struct mount_attr`, as `mount_setattr` reads it.
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
 
 /// File systems that are not files on a disk: never idmapped, and never
 /// a reason to give up the uid (none of them is written by ownership).
@@ -102,11 +92,6 @@ const PSEUDO: &[&str] = &[
 
 fn os_error(what: &str) -> String {
     format!("{what}: {}", io::Error::last_os_error())
-}
-
-fn c_path(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{} holds a NUL byte", path.display()))
 }
 
 /// What steps 1 to 3 left for the last two.
@@ -328,7 +313,7 @@ fn idmapped_tree(ns: BorrowedFd<'_>) -> Result<Vec<(PathBuf, OwnedFd)>, String> 
     if mounts.first().is_none_or(|m| m.point != Path::new("/")) {
         return Err("the root is not a visible mount".to_owned());
     }
-    let idmap = MountAttr {
+    let idmap = crate::mounts::MountAttr {
         attr_set: MOUNT_ATTR_IDMAP,
         attr_clr: 0,
         propagation: libc::MS_PRIVATE,
@@ -339,7 +324,7 @@ fn idmapped_tree(ns: BorrowedFd<'_>) -> Result<Vec<(PathBuf, OwnedFd)>, String> 
     for mount in mounts {
         let clone = clone_mount(&mount.point)?;
         if !PSEUDO.contains(&mount.fstype.as_str())
-            && let Err(e) = setattr(&clone, &idmap)
+            && let Err(e) = crate::mounts::set_attr(&clone, &idmap)
         {
             let fresh =
                 mount.fstype == "tmpfs" && FRESH.iter().any(|f| mount.point == Path::new(f));
@@ -364,22 +349,8 @@ fn idmapped_tree(ns: BorrowedFd<'_>) -> Result<Vec<(PathBuf, OwnedFd)>, String> 
 
 /// A detached clone of the mount at `point` alone.
 fn clone_mount(point: &Path) -> Result<OwnedFd, String> {
-    let path = c_path(point)?;
-    // SAFETY: a NUL-terminated path; flags as open_tree(2) documents.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint,
-        )
-    };
-    let fd = i32::try_from(fd)
-        .ok()
-        .filter(|fd| *fd >= 0)
-        .ok_or_else(|| os_error(&format!("cannot clone {}", point.display())))?;
-    // SAFETY: a descriptor just opened and owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    crate::mounts::clone_of(&crate::mounts::place(point)?, false)
+        .map_err(|e| format!("cannot clone {}: {e}", point.display()))
 }
 
 /// The tmpfs bubblewrap makes for this command alone, which a kernel
@@ -401,27 +372,6 @@ fn hand_over(point: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `mount_setattr` on the detached clone `mount` itself.
-fn setattr(mount: &OwnedFd, attr: &MountAttr) -> io::Result<()> {
-    // SAFETY: an empty path on a descriptor, and a mount_attr of the size
-    // given.
-    let done = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            mount.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
-            std::ptr::from_ref(attr),
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if done == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// `move_mount` of the detached `mount` onto `path` (relative to `dir`).
 fn attach(mount: &OwnedFd, dir: libc::c_int, path: &Path) -> Result<(), String> {
     let target = c_path(path)?;
@@ -434,7 +384,7 @@ fn attach(mount: &OwnedFd, dir: libc::c_int, path: &Path) -> Result<(), String> 
             c"".as_ptr(),
             dir,
             target.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
+            crate::mounts::MOVE_MOUNT_F_EMPTY_PATH,
         )
     };
     if moved == 0 {
