@@ -10,9 +10,10 @@
 //! every source add up; deny wins whatever its source.
 //!
 //! A project config is written by whoever wrote the repository, so it is
-//! trusted less: its `allow` rules are dropped (with a warning naming each)
-//! and its `mode` may only narrow (`default`, `plan`), never widen. Its
-//! `deny` and `ask` rules apply.
+//! trusted less: its `allow` rules wait until the person trusts each as
+//! written ([`trust`]; one warning names those waiting) and its `mode` may
+//! only narrow (`default`, `plan`), never widen. Its `deny` and `ask` rules
+//! apply from the first session.
 //!
 //! Both files go through one reader, and every name in them must take
 //! effect: an unknown table or key (`[permision]`, `[core] modle`, a
@@ -31,6 +32,7 @@ pub mod log_filter;
 mod names;
 pub mod once;
 mod permissions;
+pub mod trust;
 
 pub use permissions::{load_permissions, load_permissions_at, managed_settings_path};
 
@@ -71,6 +73,8 @@ pub struct Permissions {
     pub sandbox: SandboxSettings,
     /// Which settings file turned `bypassPermissions` off, if one did.
     pub bypass_refused: Option<String>,
+    /// A project's allow rules the person has not trusted: not used.
+    pub pending_allow: Vec<trust::PendingAllow>,
 }
 
 /// One config file as serde reads it, once [`names::check`] has passed

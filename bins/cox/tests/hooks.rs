@@ -488,7 +488,7 @@ fn a_projects_hooks_wait_for_trust_and_a_changed_one_waits_again() {
         .output()
         .unwrap();
     assert!(
-        String::from_utf8_lossy(&trusted.stdout).contains("trusted 1 hook"),
+        String::from_utf8_lossy(&trusted.stdout).contains("trusted as they are now: 1 hook(s)"),
         "{}",
         stderr(&trusted)
     );

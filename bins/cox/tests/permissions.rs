@@ -99,7 +99,11 @@ fn a_project_config_denies_but_cannot_allow() {
         "the project's allow and mode were ignored"
     );
     let err = stderr(&out);
-    assert!(err.contains("ignoring allow rule `Bash`"), "{err}");
+    assert!(
+        err.contains("ignoring 1 allow rule(s) of this project until you trust them"),
+        "{err}"
+    );
+    assert!(err.contains("`Bash` ("), "{err}");
     assert!(err.contains("ignoring mode `bypassPermissions`"), "{err}");
     assert!(env.work.path().join("victim.txt").exists());
 
@@ -440,6 +444,86 @@ fn claude_code_settings_deny_rules_hold_from_every_scope() {
     assert!(result.to_string().contains("SECRET=1"), "{result} {err}");
 }
 
+/// A project's allow rules take effect once the person trusts each as it
+/// is written (`cox ext trust --all`); a changed rule waits again, and the
+/// project's deny rules hold over its trusted allows.
+#[test]
+fn a_project_allow_rule_counts_once_trusted_and_waits_again_when_changed() {
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    let config = env.work.path().join(".cox/config.toml");
+    write(
+        &config,
+        "[permissions]\nallow = [\"Bash(echo:*)\", \"Bash(rm:*)\"]\n",
+    );
+    // Untrusted: the line asks, so headless it is denied.
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(env.work.path().join("victim.txt").exists());
+    let err = stderr(&out);
+    assert!(err.contains("ignoring 2 allow rule(s)"), "{err}");
+    assert!(err.contains("`Bash(rm:*)` ("), "{err}");
+    assert!(err.contains("config.toml:2)"), "{err}");
+
+    // `cox ext trust` lists them; `--all` trusts them.
+    let list = env.cox().args(["ext", "trust"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout).to_string();
+    assert!(
+        listed.contains("2 allow rule(s) wait for trust"),
+        "{listed}"
+    );
+    assert!(listed.contains("allow Bash(rm:*)"), "{listed}");
+    let trusted = env.cox().args(["ext", "trust", "--all"]).output().unwrap();
+    assert_eq!(trusted.status.code(), Some(0), "{}", stderr(&trusted));
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!env.work.path().join("victim.txt").exists());
+    assert!(!stderr(&out).contains("allow rule(s)"), "{}", stderr(&out));
+
+    // A rule changed after the trust waits again.
+    write(&env.work.path().join("victim.txt"), "x");
+    write(
+        &config,
+        "[permissions]\nallow = [\"Bash(echo:*)\", \"Bash(rm *)\"]\n",
+    );
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(env.work.path().join("victim.txt").exists());
+    assert!(
+        stderr(&out).contains("ignoring 1 allow rule(s)"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A trusted allow never lifts a deny, the project's own included.
+    write(
+        &config,
+        "[permissions]\nallow = [\"Bash(echo:*)\", \"Bash(rm:*)\"]\ndeny = [\"Bash(rm:*)\"]\n",
+    );
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(env.work.path().join("victim.txt").exists());
+
+    // The same trust holds for a Claude Code project file.
+    let env = Env::new();
+    write(&env.work.path().join("victim.txt"), "x");
+    write(
+        &env.work.path().join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(echo:*)", "Bash(rm:*)"]}}"#,
+    );
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let trusted = env
+        .cox()
+        .args(["ext", "trust", "project"])
+        .output()
+        .unwrap();
+    assert_eq!(trusted.status.code(), Some(0), "{}", stderr(&trusted));
+    let out = env.run("rm_line", &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!env.work.path().join("victim.txt").exists());
+}
+
 #[test]
 fn a_projects_claude_settings_cannot_allow_or_widen_the_mode() {
     let env = Env::new();
@@ -452,7 +536,8 @@ fn a_projects_claude_settings_cannot_allow_or_widen_the_mode() {
     // The read tool reads without asking in the default mode; the point
     // is the warnings, and that bypass did not come from the project.
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("ignoring allow rule `Read`"), "{err}");
+    assert!(err.contains("`Read` ("), "{err}");
+    assert!(err.contains(".claude/settings.json:1)"), "{err}");
     assert!(
         err.contains("ignoring defaultMode `bypassPermissions`"),
         "{err}"

@@ -515,7 +515,7 @@ fn a_projects_hooks_are_asked_about_once_before_the_session() {
     std::fs::write(
         env.work.path().join(".claude/settings.json"),
         format!(
-            r#"{{"hooks": {{"SessionStart": [{{"hooks": [{{"type": "command", "command": "echo yes >> {}"}}]}}]}}}}"#,
+            r#"{{"permissions": {{"allow": ["Bash(make:*)"]}}, "hooks": {{"SessionStart": [{{"hooks": [{{"type": "command", "command": "echo yes >> {}"}}]}}]}}}}"#,
             marker.display()
         ),
     )
@@ -523,11 +523,13 @@ fn a_projects_hooks_are_asked_about_once_before_the_session() {
     let Some(tmux) = Tmux::start(&env, &args("hello", "")) else {
         return;
     };
-    let screen = tmux.wait_for("Trust this folder's hooks?");
+    let screen = tmux.wait_for("Trust this folder's hooks and rules?");
     assert!(screen.contains("project:SessionStart:1"), "{screen}");
+    assert!(screen.contains("allow rule Bash(make:*)"), "{screen}");
+    assert!(screen.contains("inside the session's sandbox"), "{screen}");
     assert!(!marker.exists(), "a hook ran before it was trusted");
     tmux.keys(&["y"]);
-    tmux.wait_for("trusted 1 hook(s) of this folder");
+    tmux.wait_for("trusted 1 hook(s) and 1 allow rule(s) of this folder");
     tmux.wait_for("/ commands");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !marker.exists() && Instant::now() < deadline {
@@ -540,7 +542,7 @@ fn a_projects_hooks_are_asked_about_once_before_the_session() {
         return;
     };
     let screen = tmux.wait_for("/ commands");
-    assert!(!screen.contains("Trust this folder's hooks?"), "{screen}");
+    assert!(!screen.contains("Trust this folder's"), "{screen}");
 }
 
 /// `core.mode = architect` from the config alone: the UI starts (where

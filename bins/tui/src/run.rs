@@ -160,19 +160,19 @@ where
     };
     let mut answer: Option<(NoticeLevel, String)> = None;
     if let Some(question) = question {
-        let count = question.hooks.len();
+        let count = crate::trust::counted(&question.hooks);
         answer = Some(match crate::trust::ask(&mut terminal, &question) {
             Ok(true) => match (question.trust)() {
                 Ok(()) => (
                     NoticeLevel::Info,
-                    format!("trusted {count} hook(s) of this folder; they run from now on"),
+                    format!("trusted {count} of this folder; they take effect from now on"),
                 ),
                 Err(err) => (NoticeLevel::Error, err),
             },
             Ok(false) => (
                 NoticeLevel::Warn,
                 format!(
-                    "{count} hook(s) of this folder are not trusted and do not run; \
+                    "{count} of this folder are not trusted and take no effect; \
                      `cox ext trust` trusts them"
                 ),
             ),

@@ -1,5 +1,6 @@
-//! The one question a project's hooks get before they may run: the
-//! terminal UI's counterpart of Claude Code's workspace-trust question.
+//! The one question a project's hooks and allow rules get before they
+//! take effect: the terminal UI's counterpart of Claude Code's
+//! workspace-trust question.
 //!
 //! Asked once, as the UI opens, before the session starts (so a trusted
 //! `SessionStart` hook runs for it): the hooks are listed as they are
@@ -26,8 +27,8 @@ use crate::sanitize::sanitize;
 pub struct TrustQuestion {
     /// The folder whose hooks they are.
     pub project: String,
-    /// One entry per hook: its name and event, then its command and where
-    /// it is written.
+    /// One entry per hook (its name and event, then its command and where
+    /// it is written) and per allow rule (`allow rule <rule>`, then where).
     pub hooks: Vec<(String, String)>,
     /// Records the trust; a line saying why it could not.
     pub trust: Box<dyn FnOnce() -> Result<(), String>>,
@@ -48,14 +49,15 @@ pub fn body(question: &TrustQuestion) -> Text<'static> {
     let bold = Style::new().add_modifier(Modifier::BOLD);
     let dim = Style::new().add_modifier(Modifier::DIM);
     let mut lines = vec![
-        Line::styled("Trust this folder's hooks?", bold),
+        Line::styled("Trust this folder's hooks and rules?", bold),
         Line::raw(""),
         Line::raw(format!(
-            "{} defines {} hook(s): commands that run on this machine, outside the sandbox, at \
-             points of every session (before and after tool calls, at each prompt). A repository \
-             could use them to run anything, so they run only once you trust them.",
+            "{} defines {}: hooks are commands that run at points of every session (before and \
+             after tool calls, at each prompt), inside the session's sandbox; allow rules let the \
+             model make those calls without asking you. A repository could use them against you, \
+             so they take effect only once you trust them.",
             sanitize(&question.project),
-            question.hooks.len()
+            counted(&question.hooks)
         )),
         Line::raw(""),
     ];
@@ -64,6 +66,20 @@ pub fn body(question: &TrustQuestion) -> Text<'static> {
         lines.push(Line::styled(format!("    {}", sanitize(detail)), dim));
     }
     Text::from(lines)
+}
+
+/// "2 hook(s) and 1 allow rule(s)", as the entries' heads say.
+pub(crate) fn counted(entries: &[(String, String)]) -> String {
+    let rules = entries
+        .iter()
+        .filter(|(head, _)| head.starts_with("allow rule "))
+        .count();
+    let hooks = entries.len() - rules;
+    match (hooks, rules) {
+        (_, 0) => format!("{hooks} hook(s)"),
+        (0, _) => format!("{rules} allow rule(s)"),
+        _ => format!("{hooks} hook(s) and {rules} allow rule(s)"),
+    }
 }
 
 /// Where the person is in the question: how far the list is scrolled, and
@@ -114,8 +130,8 @@ pub fn draw(frame: &mut ratatui::Frame<'_>, question: &TrustQuestion, scroll: us
     let paragraph = Paragraph::new(shown);
     let title = if max_scroll > 0 {
         format!(
-            " cox · {} hook(s) · ↑ ↓ PgUp PgDn to scroll · {} more line(s) below ",
-            question.hooks.len(),
+            " cox · {} · ↑ ↓ PgUp PgDn to scroll · {} more line(s) below ",
+            counted(&question.hooks),
             max_scroll - scroll
         )
     } else {

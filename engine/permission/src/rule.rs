@@ -36,8 +36,11 @@ pub enum Origin {
     /// The user's own config (`$COX_HOME/config.toml`), with its path.
     User(PathBuf),
     /// A repository's `.cox/config.toml` or Claude Code settings file,
-    /// with its path.
+    /// with its path: its allow rules are not taken.
     Project(PathBuf),
+    /// The allow rules of a project file that the person trusted as they
+    /// are now (`cox ext trust`), with the file's path.
+    TrustedProject(PathBuf),
     /// The settings file an administrator installed (Claude Code's
     /// managed settings), with its path.
     Managed(PathBuf),
@@ -54,6 +57,9 @@ impl fmt::Display for Origin {
             Origin::BuiltIn => f.write_str("built in"),
             Origin::User(path) => write!(f, "user config {}", path.display()),
             Origin::Project(path) => write!(f, "project config {}", path.display()),
+            Origin::TrustedProject(path) => {
+                write!(f, "project config {}, trusted", path.display())
+            }
             Origin::Managed(path) => write!(f, "managed settings {}", path.display()),
             Origin::Flag => f.write_str("command line"),
             Origin::Command(path) => write!(f, "allowed-tools of command {}", path.display()),

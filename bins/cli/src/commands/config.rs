@@ -136,6 +136,7 @@ fn show(args: &ShowArgs) -> Result<String> {
         crate::env::home_dir().as_deref(),
         &cwd,
         &args.rules.with_mode(asked_mode),
+        crate::config::trust::Trust::Db(&home.db_path()),
     )?;
     crate::config::load_models(&user_path)?;
 
@@ -171,6 +172,11 @@ fn show(args: &ShowArgs) -> Result<String> {
                     let list = rule_list(&key).unwrap_or_default();
                     for rule in value.as_array().into_iter().flatten() {
                         rules.push((list.into(), text(rule), source.clone()));
+                    }
+                }
+                "permissions.allow" => {
+                    for rule in value.as_array().into_iter().flatten() {
+                        project_allow(&permissions, &path, &text(rule), &mut rules, &mut ignored);
                     }
                 }
                 "permissions.mode" if matches!(value.as_str(), Some("default" | "plan")) => {
@@ -436,9 +442,37 @@ fn set(keys: &mut BTreeMap<String, Entry>, key: &str, value: Value, source: &str
     );
 }
 
+/// A project file's allow rule: in force once trusted, else under
+/// `# ignored` with what it waits for.
+fn project_allow(
+    permissions: &crate::config::Permissions,
+    file: &Path,
+    rule: &str,
+    rules: &mut Vec<(String, String, String)>,
+    ignored: &mut Vec<String>,
+) {
+    let source = file.display().to_string();
+    if permissions
+        .pending_allow
+        .iter()
+        .any(|p| p.file == file && p.rule == rule)
+    {
+        ignored.push(format!(
+            "permissions.allow {rule:?} (from {source}: a project's allow rule waits for your \
+             trust: `cox ext trust`)"
+        ));
+    } else {
+        rules.push((
+            "allow".into(),
+            rule.to_owned(),
+            format!("{source}, trusted"),
+        ));
+    }
+}
+
 /// Claude Code's settings files, in the order `cox run` reads them: their
-/// rules (a project's allow rules under `# ignored`, as `cox run` drops
-/// them), their `defaultMode` where it is the one in force, and the keys
+/// rules (a project's allow rules under `# ignored` until trusted, as
+/// `cox run` leaves them), their `defaultMode` where it is the one in force, and the keys
 /// cox does not use, each named.
 fn claude_settings(
     cwd: &Path,
@@ -466,9 +500,7 @@ fn claude_settings(
         ] {
             for rule in texts {
                 if list == "allow" && file.scope == Scope::Project {
-                    ignored.push(format!(
-                        "permissions.allow {rule:?} (from {source}: a project's settings cannot allow)"
-                    ));
+                    project_allow(permissions, &file.path, rule, rules, ignored);
                 } else {
                     rules.push((list.into(), rule.clone(), source.clone()));
                 }

@@ -436,7 +436,14 @@ fn config(home: &CoxHome) -> (Row, ModelConfig) {
         }
     };
     let flags = PermissionFlags::default();
-    let row = match load_permissions(&path, crate::env::home_dir().as_deref(), &cwd, &flags) {
+    let trust = crate::config::trust::Trust::Db(&home.db_path());
+    let row = match load_permissions(
+        &path,
+        crate::env::home_dir().as_deref(),
+        &cwd,
+        &flags,
+        trust,
+    ) {
         Err(err) => Row::new(Status::Fail, NAME, crate::one_line(&err)),
         Ok(perms) if !perms.warnings.is_empty() => {
             Row::new(Status::Warn, NAME, perms.warnings.join("; "))

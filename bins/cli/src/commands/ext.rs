@@ -6,8 +6,9 @@
 //! the instruction files, the skills, the custom commands, the plugins,
 //! the agent definitions, the hooks and the MCP servers. Nothing is started or run to list them.
 //!
-//! `trust` with no name lists the hooks that wait for trust; with names
-//! (a hook's, `project`, or a plugin's name for all of its hooks) or
+//! `trust` with no name lists the hooks and the project's allow rules that
+//! wait for trust; with names (a hook's, a rule as written, `project` for
+//! all of the project's, or a plugin's name for all of its hooks) or
 //! `--all`, it trusts them as they are now, so a later change to one is
 //! pending again.
 //!
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use crate::config::trust::PendingAllow;
 use crate::ext::commands::{Commands, Entry};
 use crate::ext::hooks::{self, Places};
 use crate::ext::plugins::{self, Found as PluginFound};
@@ -39,11 +41,12 @@ pub enum ExtCommand {
         #[arg(long = "plugin-dir", value_name = "DIR")]
         plugin_dir: Vec<PathBuf>,
     },
-    /// With no name: the hooks that wait for trust. With names (a hook's,
-    /// `project`, or a plugin's) or --all: trust them as they are now.
+    /// With no name: the hooks and allow rules that wait for trust. With
+    /// names (a hook's, a rule, `project`, or a plugin's) or --all: trust
+    /// them as they are now.
     Trust {
         names: Vec<String>,
-        /// Every pending hook.
+        /// Every pending hook and allow rule.
         #[arg(long, conflicts_with = "names")]
         all: bool,
         /// A plugin to include, as `--plugin-dir` gives it to a session.
@@ -91,6 +94,19 @@ impl Here {
 
     fn user_config(&self) -> PathBuf {
         self.home.root().join("config.toml")
+    }
+
+    /// The project's allow rules no one trusted as they are now; the
+    /// config must load, as a session's would.
+    fn pending_allow(&self) -> Result<Vec<PendingAllow>> {
+        Ok(crate::config::load_permissions(
+            &self.user_config(),
+            self.home_dir.as_deref(),
+            &self.cwd,
+            &crate::config::PermissionFlags::default(),
+            crate::config::trust::Trust::Db(&self.home.db_path()),
+        )?
+        .pending_allow)
     }
 
     fn hooks(&self) -> hooks::Found {
@@ -417,11 +433,15 @@ fn table(report: &Value) -> String {
 fn trust(plugin_dir: &[PathBuf], names: &[String], all: bool) -> Result<String> {
     let here = Here::read(plugin_dir)?;
     let found = here.hooks();
+    let rules = here.pending_allow()?;
     if names.is_empty() && !all {
-        if found.pending.is_empty() {
-            return Ok("no hook waits for trust here".to_owned());
+        if found.pending.is_empty() && rules.is_empty() {
+            return Ok("nothing waits for trust here".to_owned());
         }
-        let mut out = format!("{} hook(s) wait for trust:\n", found.pending.len());
+        let mut out = String::new();
+        if !found.pending.is_empty() {
+            let _ = writeln!(out, "{} hook(s) wait for trust:", found.pending.len());
+        }
         for def in &found.pending {
             let _ = writeln!(
                 out,
@@ -432,22 +452,46 @@ fn trust(plugin_dir: &[PathBuf], names: &[String], all: bool) -> Result<String> 
                 hooks::place(def, here.home_dir.as_deref())
             );
         }
-        out.push_str("trust them with `cox ext trust --all`, or one with `cox ext trust NAME`");
+        if !rules.is_empty() {
+            let _ = writeln!(out, "{} allow rule(s) wait for trust:", rules.len());
+        }
+        for rule in &rules {
+            let _ = writeln!(
+                out,
+                "  allow {}  ({}:{})",
+                printable(&rule.rule),
+                here.shown(&rule.file),
+                rule.line
+            );
+        }
+        out.push_str(
+            "trust them with `cox ext trust --all`, or some with `cox ext trust NAME` (a hook's \
+             name, a rule as written, `project`, or a plugin's name)",
+        );
         return Ok(out);
     }
-    let chosen: Vec<&cox_hooks::HookDef> = if all {
-        found.pending.iter().collect()
+    let (chosen, chosen_rules): (Vec<&cox_hooks::HookDef>, Vec<&PendingAllow>) = if all {
+        (found.pending.iter().collect(), rules.iter().collect())
     } else {
         let mut chosen = Vec::new();
+        let mut chosen_rules = Vec::new();
         for name in names {
             let matching: Vec<&cox_hooks::HookDef> = found
                 .all()
                 .filter(|d| d.name == *name || d.origin.scope.label() == name)
                 .collect();
-            if matching.is_empty() {
-                let known: Vec<&str> = found.all().map(|d| d.name.as_str()).collect();
+            let matching_rules: Vec<&PendingAllow> = rules
+                .iter()
+                .filter(|r| r.rule == *name || name == "project")
+                .collect();
+            if matching.is_empty() && matching_rules.is_empty() {
+                let known: Vec<&str> = found
+                    .all()
+                    .map(|d| d.name.as_str())
+                    .chain(rules.iter().map(|r| r.rule.as_str()))
+                    .collect();
                 bail!(
-                    "no hook or plugin here is called {name:?} (hooks: {})",
+                    "no hook, allow rule or plugin here is called {name:?} (waiting or known: {})",
                     if known.is_empty() {
                         "none".to_owned()
                     } else {
@@ -460,30 +504,41 @@ fn trust(plugin_dir: &[PathBuf], names: &[String], all: bool) -> Result<String> 
                     .into_iter()
                     .filter(|d| !d.origin.scope.trusted_as_written()),
             );
+            chosen_rules.extend(matching_rules);
         }
-        chosen
+        (chosen, chosen_rules)
     };
-    if chosen.is_empty() {
+    if chosen.is_empty() && chosen_rules.is_empty() {
         return Ok("nothing to trust: those hooks are your own, trusted as written".to_owned());
     }
     let db = cox_store::Db::open(&here.home.db_path())?;
     let user_config = here.user_config();
-    hooks::trust(
-        &db,
-        &chosen,
-        &Places {
-            user_config: &user_config,
-            home_dir: here.home_dir.as_deref(),
-            cwd: &here.cwd,
-            plugins: &here.plugins.plugins,
-            claude: &crate::config::claude::Choice::default(),
-        },
-        &crate::env::now_rfc3339(),
-    )?;
-    let names: Vec<&str> = chosen.iter().map(|d| d.name.as_str()).collect();
-    Ok(format!(
-        "trusted {} hook(s) as they are now: {}",
-        chosen.len(),
-        names.join(", ")
-    ))
+    let now = crate::env::now_rfc3339();
+    let mut said = Vec::new();
+    if !chosen.is_empty() {
+        hooks::trust(
+            &db,
+            &chosen,
+            &Places {
+                user_config: &user_config,
+                home_dir: here.home_dir.as_deref(),
+                cwd: &here.cwd,
+                plugins: &here.plugins.plugins,
+                claude: &crate::config::claude::Choice::default(),
+            },
+            &now,
+        )?;
+        let names: Vec<&str> = chosen.iter().map(|d| d.name.as_str()).collect();
+        said.push(format!("{} hook(s): {}", chosen.len(), names.join(", ")));
+    }
+    if !chosen_rules.is_empty() {
+        crate::config::trust::trust(&db, &here.cwd, &chosen_rules, &now)?;
+        let rules: Vec<&str> = chosen_rules.iter().map(|r| r.rule.as_str()).collect();
+        said.push(format!(
+            "{} allow rule(s): {}",
+            chosen_rules.len(),
+            rules.join(", ")
+        ));
+    }
+    Ok(format!("trusted as they are now: {}", said.join("; ")))
 }

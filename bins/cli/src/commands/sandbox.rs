@@ -70,6 +70,7 @@ fn execute(args: &SandboxArgs) -> Result<i32> {
         home_dir.as_deref(),
         &cwd,
         &PermissionFlags::default(),
+        crate::config::trust::Trust::Db(&home.db_path()),
     )?;
     for warning in &permissions.warnings {
         eprintln!("cox: warning: {warning}");

@@ -5,7 +5,8 @@
 //! them) and Claude Code's `env`.
 //!
 //! Invariants: rules from every source add up, a deny anywhere winning; a
-//! project may deny and ask, never allow, and only narrow the mode; every
+//! project may deny and ask, allow only with each rule trusted by the
+//! person ([`super::trust`]), and only narrow the mode; every
 //! file's fault is one line naming the file and line, and nothing starts.
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use cox_permission::{Engine, Layer, Origin};
 use cox_protocol::config::PermissionsConfig;
 use cox_protocol::types::{PermissionMode, SandboxMode};
 
+use super::trust::{PendingAllow, Trust};
 use super::{
     PermissionFlags, Permissions, SandboxSettings, Source, claude, line_of, project_config, read,
     sandbox_mode_name,
@@ -30,8 +32,9 @@ pub fn load_permissions(
     home_dir: Option<&Path>,
     cwd: &Path,
     flags: &PermissionFlags,
+    trust: Trust<'_>,
 ) -> Result<Permissions> {
-    load_permissions_at(user_config, home_dir, (cwd, cwd, &[]), flags)
+    load_permissions_at(user_config, home_dir, (cwd, cwd, &[]), flags, trust)
 }
 
 /// [`load_permissions`] with the project's config read from `settings`,
@@ -46,6 +49,7 @@ pub fn load_permissions_at(
     home_dir: Option<&Path>,
     (settings, cwd, also): (&Path, &Path, &[PathBuf]),
     flags: &PermissionFlags,
+    trust: Trust<'_>,
 ) -> Result<Permissions> {
     let user = read(user_config)?;
     let project = project_config(settings)
@@ -70,6 +74,51 @@ pub fn load_permissions_at(
         claude::Scope::User | claude::Scope::Flag => Origin::User(c.path.clone()),
         claude::Scope::Project => Origin::Project(c.path.clone()),
     };
+    // A project file's allow rules: those the person trusted as written
+    // go in a layer of their own; the rest wait (and are said, once).
+    let mut warnings: Vec<String> = Vec::new();
+    let project_files: Vec<(&Path, &str, &PermissionsConfig)> = project
+        .iter()
+        .map(|p| (p.path.as_path(), p.text.as_str(), &p.permissions))
+        .chain(
+            claude
+                .iter()
+                .filter(|c| c.scope == claude::Scope::Project)
+                .map(|c| (c.path.as_path(), c.text.as_str(), &c.permissions)),
+        )
+        .collect();
+    let trusted_hashes = if project_files.iter().any(|(.., p)| !p.allow.is_empty()) {
+        trust
+            .hashes(&super::trust::scope(settings))
+            .unwrap_or_else(|why| {
+                warnings.push(format!(
+                    "cannot read which of this project's allow rules you trusted ({why}): none of \
+                 them is used"
+                ));
+                Vec::new()
+            })
+    } else {
+        Vec::new()
+    };
+    let mut pending_allow = Vec::new();
+    let mut trusted_layers: Vec<(PathBuf, PermissionsConfig)> = Vec::new();
+    for (path, text, permissions) in &project_files {
+        let mut trusted = PermissionsConfig::default();
+        for rule in &permissions.allow {
+            if trusted_hashes.contains(&super::trust::fingerprint(path, rule)) {
+                trusted.allow.push(rule.clone());
+            } else {
+                pending_allow.push(PendingAllow {
+                    file: path.to_path_buf(),
+                    line: line_of(text, rule),
+                    rule: rule.clone(),
+                });
+            }
+        }
+        if !trusted.allow.is_empty() {
+            trusted_layers.push((path.to_path_buf(), trusted));
+        }
+    }
     let mut layers = Vec::new();
     for c in claude
         .iter()
@@ -101,6 +150,12 @@ pub fn load_permissions_at(
             config: &c.permissions,
         });
     }
+    for (path, config) in &trusted_layers {
+        layers.push(Layer {
+            origin: Origin::TrustedProject(path.clone()),
+            config,
+        });
+    }
     layers.push(Layer {
         origin: Origin::Flag,
         config: &flag_config,
@@ -120,7 +175,10 @@ pub fn load_permissions_at(
                 })
         };
         match &err.origin {
-            Origin::User(path) | Origin::Project(path) | Origin::Managed(path) => {
+            Origin::User(path)
+            | Origin::Project(path)
+            | Origin::TrustedProject(path)
+            | Origin::Managed(path) => {
                 let line = text_of(path).map_or(1, |text| line_of(text, &err.source.rule));
                 anyhow!("{}:{line}: {}", path.display(), err.source)
             }
@@ -128,17 +186,8 @@ pub fn load_permissions_at(
         }
     })?;
 
-    let mut warnings: Vec<String> = claude
-        .iter()
-        .flat_map(|c| c.warnings.iter().cloned())
-        .collect();
-    for rule in engine.ignored() {
-        warnings.push(format!(
-            "ignoring allow rule `{}` from the {}: a project config cannot allow; \
-             put it in your own config to trust it",
-            rule.text, rule.origin
-        ));
-    }
+    warnings.splice(0..0, claude.iter().flat_map(|c| c.warnings.iter().cloned()));
+    warnings.extend(super::trust::pending_line(&pending_allow));
     if let Some(project) = &project {
         let f = &project.file;
         if !f.tiers.is_empty() || !f.providers.is_empty() || !f.models.is_empty() {
@@ -278,6 +327,7 @@ pub fn load_permissions_at(
         project_budget,
         sandbox,
         bypass_refused,
+        pending_allow,
     })
 }
 

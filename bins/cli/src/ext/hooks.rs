@@ -246,6 +246,8 @@ pub struct Pending {
     /// The session's folder.
     pub cwd: PathBuf,
     pub hooks: Vec<HookDef>,
+    /// The project's allow rules that wait for trust too.
+    pub allow: Vec<crate::config::trust::PendingAllow>,
     home: cox_store::CoxHome,
     home_dir: Option<PathBuf>,
     plugins: Vec<Plugin>,
@@ -269,23 +271,38 @@ impl Pending {
         let plugins = super::plugins::discover(home.root(), &args.plugin_dir).plugins;
         let home_dir = crate::env::home_dir();
         let user_config = home.root().join("config.toml");
+        let claude = crate::config::claude::Choice::from_flags(
+            args.sdk.settings.as_deref(),
+            args.sdk.setting_sources.as_deref(),
+        )
+        .unwrap_or_default();
         let found = find(
             &Places {
                 user_config: &user_config,
                 home_dir: home_dir.as_deref(),
                 cwd: &cwd,
                 plugins: &plugins,
-                claude: &crate::config::claude::Choice::from_flags(
-                    args.sdk.settings.as_deref(),
-                    args.sdk.setting_sources.as_deref(),
-                )
-                .unwrap_or_default(),
+                claude: &claude,
             },
             &home.db_path(),
         );
-        (!found.pending.is_empty()).then_some(Pending {
+        // A config that does not load: the session says why when it starts.
+        let allow = crate::config::load_permissions(
+            &user_config,
+            home_dir.as_deref(),
+            &cwd,
+            &crate::config::PermissionFlags {
+                claude: claude.clone(),
+                ..crate::config::PermissionFlags::default()
+            },
+            crate::config::trust::Trust::Db(&home.db_path()),
+        )
+        .map(|p| p.pending_allow)
+        .unwrap_or_default();
+        (!found.pending.is_empty() || !allow.is_empty()).then_some(Pending {
             cwd,
             hooks: found.pending,
+            allow,
             home,
             home_dir,
             plugins,
@@ -314,6 +331,16 @@ impl Pending {
                     ),
                 )
             })
+            .chain(self.allow.iter().map(|rule| {
+                (
+                    format!("allow rule {}", rule.rule),
+                    format!(
+                        "lets the model do this unasked   ({}:{})",
+                        rule.file.display(),
+                        rule.line
+                    ),
+                )
+            }))
             .collect()
     }
 
@@ -332,6 +359,10 @@ impl Pending {
             claude: &crate::config::claude::Choice::default(),
         };
         let defs: Vec<&HookDef> = self.hooks.iter().collect();
-        trust(&db, &defs, &places, &crate::env::now_rfc3339())
+        let now = crate::env::now_rfc3339();
+        trust(&db, &defs, &places, &now)?;
+        let rules: Vec<&crate::config::trust::PendingAllow> = self.allow.iter().collect();
+        crate::config::trust::trust(&db, &self.cwd, &rules, &now)?;
+        Ok(())
     }
 }

@@ -78,6 +78,7 @@ pub(super) fn session_permissions_at(
         env::home_dir().as_deref(),
         (settings, cwd, also),
         &flags,
+        config::trust::Trust::Db(&home.db_path()),
     )?;
     let models = config::load_models(&home.root().join("config.toml"))?;
     if preset(args, &models, consent)?.plan {

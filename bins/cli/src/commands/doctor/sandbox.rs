@@ -53,6 +53,7 @@ pub(super) fn sandbox(home: Option<&CoxHome>) -> Vec<Row> {
                 crate::env::home_dir().as_deref(),
                 &cwd,
                 &PermissionFlags::default(),
+                crate::config::trust::Trust::Db(&home.db_path()),
             )
             .ok()
         })
