@@ -34,7 +34,10 @@ pub mod once;
 mod permissions;
 pub mod trust;
 
-pub use permissions::{load_permissions, load_permissions_at, managed_settings_path};
+pub use permissions::{
+    DirChecks, Files, check_dirs, load_permissions, load_permissions_at, managed_settings_path,
+    permissions_of,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,6 +78,9 @@ pub struct Permissions {
     pub bypass_refused: Option<String>,
     /// A project's allow rules the person has not trusted: not used.
     pub pending_allow: Vec<trust::PendingAllow>,
+    /// Folders the files name that must exist (checked where the disk is
+    /// read, see [`permissions::check_dirs`]).
+    pub dirs: permissions::DirChecks,
 }
 
 /// One config file as serde reads it, once [`names::check`] has passed
@@ -177,9 +183,37 @@ pub struct StatusLineConfig {
 /// # Errors
 /// The file does not load, or `status_line.command` is empty.
 pub fn load_tui(user_config: &Path) -> Result<TuiConfig> {
-    let Some(source) = read(user_config)? else {
+    let home = crate::env::home_dir();
+    let claude = claude::read_all(
+        &managed_settings_path(),
+        home.as_deref(),
+        None,
+        &claude::Choice::default(),
+    )?;
+    tui_of(read(user_config)?.as_ref(), &claude)
+}
+
+/// `[tui]` of the user's config `source`, with Claude Code's `statusLine`
+/// from `claude` (the managed file's, else the person's own) where it sets
+/// no `status_line`.
+///
+/// # Errors
+/// `status_line.command` is empty.
+pub fn tui_of(source: Option<&Source>, claude: &[claude::Settings]) -> Result<TuiConfig> {
+    let claude_line = || {
+        [claude::Scope::Managed, claude::Scope::User]
+            .into_iter()
+            .find_map(|scope| {
+                claude
+                    .iter()
+                    .filter(|c| c.scope == scope)
+                    .find_map(|c| c.status_line.clone())
+            })
+            .map(|command| StatusLineConfig { command })
+    };
+    let Some(source) = source else {
         return Ok(TuiConfig {
-            status_line: claude_status_line()?,
+            status_line: claude_line(),
         });
     };
     if let Some(line) = &source.file.tui.status_line
@@ -190,29 +224,11 @@ pub fn load_tui(user_config: &Path) -> Result<TuiConfig> {
             source.path.display()
         ));
     }
-    let mut tui = source.file.tui;
+    let mut tui = source.file.tui.clone();
     if tui.status_line.is_none() {
-        tui.status_line = claude_status_line()?;
+        tui.status_line = claude_line();
     }
     Ok(tui)
-}
-
-/// Claude Code's `statusLine`: the managed file's, else the person's own
-/// `~/.claude/settings.json`'s.
-fn claude_status_line() -> Result<Option<StatusLineConfig>> {
-    let home = crate::env::home_dir();
-    let mut files = vec![(managed_settings_path(), claude::Scope::Managed)];
-    if let Some(home) = &home {
-        files.push((home.join(".claude/settings.json"), claude::Scope::User));
-    }
-    for (path, scope) in files {
-        if let Some(settings) = claude::read(&path, scope)?
-            && let Some(command) = settings.status_line
-        {
-            return Ok(Some(StatusLineConfig { command }));
-        }
-    }
-    Ok(None)
 }
 
 /// `[sandbox]` as written: how far shell commands reach.
@@ -366,7 +382,15 @@ pub struct ModelConfig {
 /// # Errors
 /// The file cannot be read or parsed: one line naming it.
 pub fn load_models(user_config: &Path) -> Result<ModelConfig> {
-    let Some(source) = read(user_config)? else {
+    models_of(read(user_config)?)
+}
+
+/// What the user's config `source` says about models and providers.
+///
+/// # Errors
+/// A value that cannot be one: its file and line.
+pub fn models_of(source: Option<Source>) -> Result<ModelConfig> {
+    let Some(source) = source else {
         return Ok(ModelConfig::default());
     };
     for (key, value) in [
@@ -527,8 +551,8 @@ pub fn log_filter_for(user_config: &Path) -> Result<tracing_subscriber::EnvFilte
     log_filter::choose(configured.as_deref(), cox_log.as_deref())
 }
 
-/// A config file read from disk.
-struct Source {
+/// A config file, read.
+pub struct Source {
     path: PathBuf,
     text: String,
     permissions: PermissionsConfig,
@@ -549,41 +573,59 @@ pub fn sandbox_mode_name(mode: SandboxMode) -> &'static str {
 
 /// Reads one config file; `None` when it does not exist.
 fn read(path: &Path) -> Result<Option<Source>> {
-    let text = once::read(path, |path| match std::fs::read_to_string(path) {
+    text(path)
+        .map_err(|why| anyhow!("{}: {why}", path.display()))?
+        .map(|text| Source::parse(path, text))
+        .transpose()
+}
+
+/// The text of a config file (`None`: there is none), read once while a
+/// session is set up ([`once`]).
+///
+/// # Errors
+/// It exists but cannot be read: why.
+pub fn text(path: &Path) -> std::result::Result<Option<String>, String> {
+    once::read(path, |path| match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(anyhow!("{}: cannot read: {err}", path.display())),
-    })?;
-    let Some(text) = text else {
-        return Ok(None);
-    };
-    // Names first: serde would read a misspelt table as "not set".
-    let mut tables = Vec::new();
-    if let Ok(doc) = toml::de::DeTable::parse(&text) {
-        if let Some(refusal) = names::check(doc.get_ref()) {
-            let line = line_at(&text, refusal.at);
-            return Err(anyhow!("{}:{line}: {}", path.display(), refusal.message));
+        Err(err) => Err(format!("cannot read: {err}")),
+    })
+}
+
+impl Source {
+    /// Reads `text`, the config file at `path`.
+    ///
+    /// # Errors
+    /// A name no table or key has, or what is not TOML: its line.
+    pub fn parse(path: &Path, text: String) -> Result<Source> {
+        // Names first: serde would read a misspelt table as "not set".
+        let mut tables = Vec::new();
+        if let Ok(doc) = toml::de::DeTable::parse(&text) {
+            if let Some(refusal) = names::check(doc.get_ref()) {
+                let line = line_at(&text, refusal.at);
+                return Err(anyhow!("{}:{line}: {}", path.display(), refusal.message));
+            }
+            tables = doc
+                .get_ref()
+                .keys()
+                .map(|k| k.get_ref().to_string())
+                .collect();
         }
-        tables = doc
-            .get_ref()
-            .keys()
-            .map(|k| k.get_ref().to_string())
-            .collect();
+        let file: ConfigFile = toml::from_str(&text).map_err(|err| {
+            let line = err.span().map_or(1, |span| line_at(&text, span.start));
+            let message = err.message().lines().collect::<Vec<_>>().join(" ");
+            anyhow!("{}:{line}: {message}", path.display())
+        })?;
+        tracing::debug!(path = %path.display(), ?tables, "config read");
+        let permissions = file.permissions.clone();
+        Ok(Source {
+            path: path.to_owned(),
+            text,
+            permissions,
+            file,
+            tables,
+        })
     }
-    let file: ConfigFile = toml::from_str(&text).map_err(|err| {
-        let line = err.span().map_or(1, |span| line_at(&text, span.start));
-        let message = err.message().lines().collect::<Vec<_>>().join(" ");
-        anyhow!("{}:{line}: {message}", path.display())
-    })?;
-    tracing::debug!(path = %path.display(), ?tables, "config read");
-    let permissions = file.permissions.clone();
-    Ok(Some(Source {
-        path: path.to_owned(),
-        text,
-        permissions,
-        file,
-        tables,
-    }))
 }
 
 /// The line (from 1) of a byte offset.

@@ -38,6 +38,7 @@ pub mod instructions;
 pub mod log_file;
 pub mod mcp;
 pub mod output;
+pub mod plan;
 pub mod presence;
 pub mod providers;
 mod report;

@@ -42,8 +42,12 @@ pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5";
 pub struct ProviderChoice {
     /// `--provider`, else `COX_PROVIDER`.
     pub provider: Option<String>,
-    /// `--model`, else `COX_MODEL`: the main tier's model.
+    /// `--model`, else `COX_MODEL`, else the managed settings' or
+    /// `--settings`' `model`: the main tier's model, over `[tiers]`.
     pub model: Option<String>,
+    /// `model` of the person's own Claude Code settings: the main tier's
+    /// model where `[tiers]` names none.
+    pub settings_model: Option<String>,
     /// `--scenario`, else `COX_SCENARIO`.
     pub scenario: Option<PathBuf>,
     /// `--record`: where the cassette goes.
@@ -184,9 +188,19 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
                 .clone()
                 .unwrap_or_else(|| main.to_owned()),
         };
-        let flag_model = (tier == choice.main_tier)
-            .then(|| choice.model.clone())
-            .flatten();
+        let main_tier = tier == choice.main_tier;
+        let flag_model = main_tier.then(|| choice.model.clone()).flatten();
+        let settings_model = main_tier.then(|| choice.settings_model.clone()).flatten();
+        // Claude Code's aliases name a tier's model, as cox routes it.
+        let alias = |model: String| match alias_tier(&model) {
+            Some(aliased) => config
+                .tiers
+                .get(&TierName::from_tier(aliased))
+                .and_then(|t| t.model.clone())
+                .or_else(|| catalog::default_model(&provider_name, aliased).map(str::to_owned))
+                .unwrap_or(model),
+            None => model,
+        };
         let local = provider_name == "openai" && is_local_openai(config);
         let fallback = if local {
             None
@@ -195,7 +209,9 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         };
         let model = match flag_model
             .or(tier_config.model.clone())
+            .or(settings_model)
             .filter(|m| !m.trim().is_empty())
+            .map(alias)
             .or(fallback)
             .or_else(|| {
                 (provider_name == main)
@@ -251,6 +267,18 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
     .with_catalog(catalog))
 }
 
+/// The tier one of Claude Code's model aliases names (`sonnet`,
+/// `opus`, `haiku`, with or without a `[1m]` mark).
+#[must_use]
+pub fn alias_tier(model: &str) -> Option<Tier> {
+    match model.trim().trim_end_matches("[1m]") {
+        "sonnet" => Some(Tier::Code),
+        "opus" => Some(Tier::Think),
+        "haiku" => Some(Tier::Cheap),
+        _ => None,
+    }
+}
+
 /// The shipped catalog with the user's `[models]` rows over it.
 #[must_use]
 pub fn full_catalog(config: &ModelConfig) -> Catalog {
@@ -262,7 +290,7 @@ pub fn full_catalog(config: &ModelConfig) -> Catalog {
 }
 
 impl TierName {
-    fn from_tier(tier: Tier) -> Self {
+    pub(crate) fn from_tier(tier: Tier) -> Self {
         match tier {
             Tier::Cheap => TierName::Cheap,
             Tier::Code => TierName::Code,

@@ -1,26 +1,28 @@
 //! The session every surface runs, built from the command line.
 //!
-//! `cox run`, the terminal UI and `cox permissions check` start here, so
-//! they cannot disagree about what a command line means: `prepare` checks
-//! the flags, prepares `COX_HOME`, opens the log, finds the session to
-//! resume, loads the permissions and the models, and builds the provider;
-//! `build_session` then opens the record and assembles the session with
-//! the approval policy of the surface (`never` headless, `on-request` where
-//! a person can answer). Anything that fails here fails before the session
-//! starts, as one error the surface prints on one line.
+//! `cox run`, the terminal UI, an editor's server and a subagent start
+//! here, so they cannot disagree about what a command line means. Setting
+//! a session up is four steps, each small:
 //!
-//! The layers, weakest first: built-in defaults, the user's config, the
-//! project's (which may only narrow), Claude Code's settings files, the
-//! `COX_*` variables, then the flags. What they make of the mode, the
-//! permissions, the budget and the preset is [`settings`]; the sandbox
-//! policy, the MCP servers and the log are [`wiring`]; `build_session`
-//! itself is [`build`].
+//! 1. [`locate`]: where it works (the folder, a resumed session's, a
+//!    worktree) and the folders it reaches;
+//! 2. [`crate::plan::Inputs::read`] then [`crate::plan::resolve`]: every
+//!    settings source read once, and turned by one pure function into the
+//!    plan (mode, rules, sandbox settings, models, budget, telemetry…);
+//! 3. [`prepare_in`]'s wiring: the log and the exporter, the workspace and
+//!    the sandbox policy, the provider, the MCP servers, plugins and hooks,
+//!    the session to resume;
+//! 4. [`build_session`]: the record, the tools and the hooks, assembled
+//!    into one `Session` with the approval policy of the surface (`never`
+//!    headless, `on-request` where a person can answer).
+//!
+//! Anything that fails here fails before the session starts, as one error
+//! the surface prints on one line.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use cox_core::{Adapters, Session, SessionConfig};
-use cox_protocol::config::{BudgetConfig, ContextConfig};
 use cox_protocol::provider::{SystemParts, Tier};
 use cox_protocol::tool::Workspace;
 use cox_protocol::types::{ApprovalPolicy, Event, PermissionMode, SandboxMode};
@@ -32,28 +34,29 @@ pub use cox_tools::shells::Shells;
 
 use crate::args::RunArgs;
 use crate::given::Given;
+use crate::plan::Plan;
 use crate::providers::ProviderChoice;
-use crate::{config, env, instructions, providers, resume};
+use crate::{config, env, instructions, providers};
 
 mod build;
-mod settings;
+mod locate;
 mod wiring;
 
+pub use crate::plan::Consent;
+pub(crate) use crate::plan::permission_mode;
 pub(crate) use build::build_session;
-pub(crate) use settings::permission_mode;
-pub use settings::{Consent, session_permissions};
-use settings::{Preset, budget, preset, session_permissions_at};
+use locate::{Place, locate};
 pub(crate) use wiring::mcp_outside_a_session;
 use wiring::{connect_context, host_gate, init_log, mcp_servers, sandbox_policy, with_mcp};
 
-/// What [`prepare`] found out: everything a session needs but its record.
+/// What [`prepare`] found out: the plan, and everything the session needs
+/// besides its record.
 pub(crate) struct Prepared<P> {
     provider: P,
     home: CoxHome,
     cwd: PathBuf,
     /// The working folder and every `--add-dir`.
     workspace: Workspace,
-    append_system_prompt: Option<String>,
     /// `--session-id`: the new session's id.
     new_id: Option<SessionId>,
     /// `--system-prompt` (or its file), in place of cox's own.
@@ -61,32 +64,24 @@ pub(crate) struct Prepared<P> {
     /// `--tools`: the only tools of the session besides MCP servers'
     /// (cox's names).
     only_tools: Option<Vec<String>>,
-    permissions: config::Permissions,
-    preset: Preset,
+    /// The session's settings, resolved (its rules in `engine`).
+    plan: Plan,
+    engine: cox_permission::Engine,
+    tier: Tier,
     resumed: Option<cox_core::Resumed>,
     /// The resumed session's events so far.
     past: Vec<cox_protocol::types::Event>,
     pub(crate) catalog: cox_protocol::catalog::Catalog,
-    /// Models the config names in `[tiers]`, priced or not.
-    tier_models: Vec<String>,
-    budget: BudgetConfig,
-    context: ContextConfig,
     /// What shell commands may reach.
     sandbox: SandboxPolicy,
     /// The MCP servers to connect, and what was wrong with the others.
     mcp: crate::mcp::Loaded,
-    /// `[tui] status_line.command`.
-    status_line: Option<String>,
     /// The plugins found (`$COX_HOME/plugins`, `--plugin-dir`).
     plugins: Vec<crate::ext::plugins::Plugin>,
     /// The hooks found, trusted or pending (none with `--no-hooks`).
     hooks: crate::ext::hooks::Found,
     /// The command line it was prepared from (a subagent starts from it).
     args: RunArgs,
-    /// `[agents]` of the user's config.
-    agents: config::AgentsConfig,
-    /// `[tools]` of the user's config.
-    web: config::ToolsConfig,
     /// Where it stands among subagents.
     lineage: crate::ext::agent_tool::Lineage,
 }
@@ -105,6 +100,7 @@ fn extensions(
     args: &RunArgs,
     home: &CoxHome,
     cwd: &std::path::Path,
+    claude: &config::claude::Choice,
     quiet: bool,
 ) -> (Vec<crate::ext::plugins::Plugin>, crate::ext::hooks::Found) {
     let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir);
@@ -116,16 +112,13 @@ fn extensions(
     }
     let home_dir = env::home_dir();
     let user_config = home.root().join("config.toml");
-    // A bad --settings stops the session where the permissions load; here
-    // it reads as none.
-    let claude = settings::claude_choice(args).unwrap_or_default();
     let hooks = crate::ext::hooks::find(
         &crate::ext::hooks::Places {
             user_config: &user_config,
             home_dir: home_dir.as_deref(),
             cwd,
             plugins: &plugins.plugins,
-            claude: &claude,
+            claude,
         },
         &home.db_path(),
     );
@@ -165,161 +158,48 @@ where
 {
     let home = CoxHome::resolve(None)?;
     home.prepare()?;
-    let user_config = home.root().join("config.toml");
-    if lineage.parent.is_none() {
-        let telemetry = config::load_models(&user_config)?.telemetry;
+    let place = locate(args, &home, &lineage)?;
+    let inputs = crate::plan::Inputs::read(
+        args,
+        consent,
+        &home,
+        (&place.settings_from, &place.cwd, &place.also),
+    )?;
+    let mut plan = crate::plan::resolve(&inputs)?;
+    config::check_dirs(&plan.permissions.dirs)?;
+    let workspace = place.workspace(&plan)?;
+    // A subagent's log and exporter are its parent's, and so are the
+    // warnings about its settings (said once, by the parent).
+    let quiet = lineage.parent.is_some();
+    if !quiet {
+        let telemetry = &mut plan.telemetry;
         init_log(
             home.logs_dir(),
-            config::log_filter_for(&user_config)?,
+            std::mem::take(&mut telemetry.log_filter),
             telemetry.log_days,
         );
-        crate::telemetry::export::start(
-            crate::telemetry::export::wanted(telemetry.otel)?,
-            telemetry.endpoint.as_deref(),
-        )?;
-    }
-    let pick = match (&args.resume, args.continue_) {
-        (Some(id), _) => Some(resume::Pick::Id(id.clone())),
-        (None, true) => Some(resume::Pick::Latest),
-        (None, false) => None,
-    };
-    let here = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
-    let found = match &pick {
-        Some(pick) => {
-            let at = std::fs::canonicalize(&here).unwrap_or_else(|_| here.clone());
-            Some(resume::find(&home, pick, &at)?)
+        if let Some(signals) = telemetry.export {
+            crate::telemetry::export::start_with(
+                signals,
+                telemetry.endpoint.as_deref(),
+                &|name| inputs.var(name),
+            )?;
         }
-        None => None,
-    };
-    // A resumed session runs where it ran, unless --cwd says otherwise.
-    // `--worktree`: the session works there, whatever it resumes.
-    let worktree = match &args.worktree {
-        Some(name) => {
-            let at = std::fs::canonicalize(&here).unwrap_or_else(|_| here.clone());
-            let opened =
-                crate::worktree::open(&at, name, std::process::id(), &env::now_rfc3339()[..10])?;
-            for note in opened.notes.iter().filter(|_| lineage.parent.is_none()) {
-                eprintln!("cox: {note}");
-                tracing::info!(%note, "worktree");
-            }
-            Some(opened)
-        }
-        None => None,
-    };
-    let cwd = match (&found, &args.cwd, &worktree) {
-        (_, _, Some(worktree)) => worktree.path.clone(),
-        (Some(found), None, None) => PathBuf::from(&found.resumed.cwd),
-        _ => here,
-    };
-    let cwd = std::fs::canonicalize(&cwd).with_context(|| match (&found, &args.cwd) {
-        (Some(found), None) if found.resumed.cwd.contains("/_worktrees/") => format!(
-            "session {id} worked in the worktree {}, which is gone: see `git worktree list`, \
-             or run `cox --worktree <name> --resume {id}` to make it again",
-            cwd.display(),
-            id = found.resumed.session_id,
-        ),
-        (Some(found), None) => format!(
-            "session {} ran in {}, which cannot be opened now: pass --cwd to resume it elsewhere",
-            found.resumed.session_id,
-            cwd.display()
-        ),
-        _ => format!("--cwd {}: cannot open the folder", cwd.display()),
-    })?;
-    if !cwd.is_dir() {
-        bail!("--cwd {}: not a folder", cwd.display());
+        place.say();
+        warn_all(&plan.warnings, "settings");
     }
-    // A worktree session (this one, or one resumed in its worktree) reads
-    // its main checkout as a second root, and never writes it.
-    let main_checkout = match &worktree {
-        Some(worktree) => Some(worktree.main.clone()),
-        // Any linked worktree, made by cox or not: its main checkout is
-        // read, never written.
-        None => crate::worktree::linked(&cwd),
+    let mut tier = plan.preset.tier;
+    if let Some(lineage_tier) = lineage.tier {
+        tier = lineage_tier;
     }
-    // A worktree inside its main checkout (`<repo>/.worktrees/x`) works as
-    // a folder of it: the checkout is no second root there.
-    .filter(|main| !cwd.starts_with(main));
-    if let Some(found) = &found {
-        for warning in &found.warnings {
-            eprintln!("cox: warning: {warning}");
-            tracing::warn!(%warning, "resume");
-        }
-        tracing::info!(session = %found.resumed.session_id, rollout = %found.rollout.display(), turns = found.resumed.turns(), "resume");
-    }
-    let mut roots = vec![cwd.clone()];
-    if let Some(main) = &main_checkout {
-        roots.push(main.clone());
-    }
-    for dir in &args.add_dir {
-        let root = std::fs::canonicalize(dir)
-            .with_context(|| format!("--add-dir {}: cannot open the folder", dir.display()))?;
-        if !root.is_dir() {
-            bail!("--add-dir {}: not a folder", dir.display());
-        }
-        if !roots.contains(&root) {
-            roots.push(root);
-        }
-    }
-    // Claude Code's `permissions.additionalDirectories`, from the person's
-    // own settings: as --add-dir.
-    for root in crate::config::claude::additional_dirs(
-        env::home_dir().as_deref(),
-        &cwd,
-        &settings::claude_choice(args)?,
-    )? {
-        if !roots.contains(&root) {
-            roots.push(root);
-        }
-    }
-    // Where the project's settings are read: a subagent's are its
-    // parent's, even in a worktree of its own (whose checkout may lack the
-    // parent's uncommitted rules and trusted hooks).
-    let settings_from = lineage.settings_from.clone().unwrap_or_else(|| cwd.clone());
-    // A project's deny and ask rules about relative paths hold in every
-    // checkout the session reaches: its parent's folder, its main checkout.
-    let also: Vec<PathBuf> = [Some(settings_from.clone()), main_checkout.clone()]
-        .into_iter()
-        .flatten()
-        .filter(|anchor| *anchor != cwd)
-        .collect();
-    let (mut permissions, models) =
-        session_permissions_at(&home, (&settings_from, &cwd, &also), args, consent)?;
-    // A subagent's config is its parent's, whose warnings were said.
-    let quiet = lineage.parent.is_some();
-    for warning in permissions.warnings.iter().filter(|_| !quiet) {
-        eprintln!("cox: warning: {warning}");
-        tracing::warn!(%warning, "permissions");
-    }
-    let mut preset = preset(args, &models, consent)?;
-    if let Some(tier) = lineage.tier {
-        preset.tier = tier;
-    }
-    let budget = budget(&models, permissions.project_budget, args.max_budget_usd)?;
-    // The main checkout is read-only, and so is any other root inside it
-    // (`--add-dir <main>/docs`): only the working folder is written.
-    let read_only = match &main_checkout {
-        Some(main) => roots
-            .iter()
-            .filter(|root| **root != cwd && root.starts_with(main))
-            .cloned()
-            .collect(),
-        None => Vec::new(),
-    };
-    let workspace = Workspace {
-        cwd: cwd.clone(),
-        roots,
-        read_only,
-    };
-    let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
+    let mut engine = std::mem::take(&mut plan.permissions.engine);
+    let sandbox = sandbox_policy(&plan.permissions, args, &workspace, &engine, &home);
     // What the sandbox enforces itself, a line cox cannot follow runs
     // under confined rather than asking.
-    crate::sandbox::enforce(&mut permissions.engine, &sandbox);
+    crate::sandbox::enforce(&mut engine, &sandbox);
     // Where protected names that are links lead is protected for the file
     // tools too.
-    permissions.engine.protect_targets(
+    engine.protect_targets(
         sandbox
             .links
             .iter()
@@ -327,75 +207,13 @@ where
             .map(|target| target.display().to_string())
             .collect(),
     );
-    let catalog = providers::full_catalog(&models);
-    let tier_models = models
-        .tiers
-        .values()
-        .filter_map(|tier| tier.model.clone())
-        .collect();
-    let context = models.context;
-    let choice = ProviderChoice {
-        provider: args
-            .provider
-            .as_ref()
-            .and_then(Given::text)
-            .map(str::to_owned),
-        model: args.model.as_ref().and_then(Given::text).map(str::to_owned),
-        scenario: match &args.scenario {
-            Some(Given::Flag(path)) => Some(path.clone()),
-            Some(env) => env.env().map(PathBuf::from),
-            None => None,
-        },
-        record: args.record.clone(),
-        main_tier: preset.tier,
-        agent: lineage.script.clone(),
-        // A subagent whose definition names its tools searches only if
-        // they include web_search.
-        web_search: web_search(&models, &permissions.engine, quiet)
-            && lineage
-                .tools
-                .as_ref()
-                .is_none_or(|names| names.iter().any(|n| n == "web_search")),
-        models,
-    };
-    let agents = choice.models.agents.clone();
-    let web = choice.models.tools.clone();
-    let (plugins, hooks) = extensions(args, &home, &settings_from, quiet);
-    let mcp = mcp_servers(args, &home, &settings_from, &plugins)?;
-    let status_line = config::load_tui(&home.root().join("config.toml"))?
-        .status_line
-        .map(|s| s.command);
+    let catalog = providers::full_catalog(&plan.models);
+    let choice = provider_choice(args, &plan, tier, &engine, &lineage);
+    let (plugins, hooks) = extensions(args, &home, &place.settings_from, &inputs.choice, quiet);
+    let mcp = mcp_servers(args, &home, &place.settings_from, &plugins, &plan.mcp)?;
     let system_prompt = flag_system_prompt(&args.sdk)?;
-    let only_tools = match args.sdk.tools.as_deref().map(str::trim) {
-        None | Some("default") => None,
-        Some("") => Some(Vec::new()),
-        Some(list) => {
-            let written: Vec<String> = list.split(',').map(|t| t.trim().to_owned()).collect();
-            Some(crate::ext::agent_tool::tool_names(&written).map_err(|name| {
-                anyhow::anyhow!("--tools: cox has no tool `{name}` (its tools go by Claude Code's names or its own)")
-            })?)
-        }
-    };
-    // `--session-id`: the new session's id (a UUID, as the SDKs give it,
-    // or cox's own spelling); a new session, or the fork of a resumed one.
-    let new_id = match &args.sdk.session_id {
-        None => None,
-        Some(text) => {
-            let id = SessionId::from_either(text).ok_or_else(|| {
-                anyhow::anyhow!("--session-id {text}: not a session id (a UUID, or cox's own id)")
-            })?;
-            if found.is_some() && !args.fork_session {
-                bail!(
-                    "--session-id names a new session: with --resume or --continue, add \
-                     --fork-session"
-                );
-            }
-            if home.rollout_path(id).exists() {
-                bail!("--session-id {text}: that session exists; pick it up with --resume {text}");
-            }
-            Some(id)
-        }
-    };
+    let only_tools = only_tools(args)?;
+    let new_id = new_id(args, &home, place.found.is_some())?;
     let provider = make_provider(&choice)?;
     if choice.web_search && !catalog.get(provider.model()).is_some_and(|m| m.web_search) {
         let line = format!(
@@ -409,30 +227,10 @@ where
         }
         tracing::warn!(%line, "web search");
     }
+    let Place { cwd, found, .. } = place;
     let past = found.as_ref().map(|f| f.events.clone()).unwrap_or_default();
     let resumed = match found {
-        Some(f) => {
-            // A resumed session goes on in the mode and model it was
-            // switched to, unless this command line says otherwise (a
-            // variable does not).
-            let mut resumed = f.resumed;
-            let flags_mode = args.permission_mode.as_ref().is_some_and(Given::is_flag)
-                || args.dangerously_skip_permissions
-                || args.mode.is_some()
-                || args.deep;
-            if args.model.as_ref().is_some_and(Given::is_flag) {
-                resumed.history.forget_model();
-            }
-            if flags_mode {
-                resumed.history.forget_mode();
-            }
-            // Last, once everything else is known to work: a failed start
-            // leaves no fork behind.
-            if args.fork_session {
-                fork(&home, &mut resumed, &f.events, new_id)?;
-            }
-            Some(resumed)
-        }
+        Some(f) => Some(resume(args, &home, f, new_id)?),
         None => None,
     };
     Ok(Prepared {
@@ -440,28 +238,135 @@ where
         home,
         new_id: new_id.filter(|_| resumed.is_none()),
         workspace,
-        append_system_prompt: args.append_system_prompt.clone(),
         system_prompt,
         only_tools,
         cwd,
-        permissions,
-        preset,
+        plan,
+        engine,
+        tier,
         past,
         resumed,
         catalog,
-        tier_models,
-        budget,
-        context,
         sandbox,
         mcp,
-        status_line,
         plugins,
         hooks,
         args: args.clone(),
-        agents,
-        web,
         lineage,
     })
+}
+
+/// What the provider is chosen from: the flags, the plan's models, the
+/// main model Claude Code's settings name, and a subagent's script.
+fn provider_choice(
+    args: &RunArgs,
+    plan: &Plan,
+    tier: Tier,
+    engine: &cox_permission::Engine,
+    lineage: &crate::ext::agent_tool::Lineage,
+) -> ProviderChoice {
+    let flag_model = args.model.as_ref().and_then(Given::text).map(str::to_owned);
+    let settings = plan.model.as_ref().filter(|_| flag_model.is_none());
+    if let Some(named) = settings {
+        tracing::info!(model = %named.model, source = %named.source, "model from settings");
+    }
+    ProviderChoice {
+        provider: args
+            .provider
+            .as_ref()
+            .and_then(Given::text)
+            .map(str::to_owned),
+        model: flag_model.or_else(|| {
+            settings
+                .filter(|named| named.over_config)
+                .map(|named| named.model.clone())
+        }),
+        settings_model: settings
+            .filter(|named| !named.over_config)
+            .map(|named| named.model.clone()),
+        scenario: match &args.scenario {
+            Some(Given::Flag(path)) => Some(path.clone()),
+            Some(env) => env.env().map(PathBuf::from),
+            None => None,
+        },
+        record: args.record.clone(),
+        main_tier: tier,
+        agent: lineage.script.clone(),
+        // A subagent whose definition names its tools searches only if
+        // they include web_search.
+        web_search: web_search(&plan.models, engine, lineage.parent.is_some())
+            && lineage
+                .tools
+                .as_ref()
+                .is_none_or(|names| names.iter().any(|n| n == "web_search")),
+        models: plan.models.clone(),
+    }
+}
+
+/// `--tools`: the only tools of the session (cox's names), or `None` for
+/// all of them.
+fn only_tools(args: &RunArgs) -> Result<Option<Vec<String>>> {
+    Ok(match args.sdk.tools.as_deref().map(str::trim) {
+        None | Some("default") => None,
+        Some("") => Some(Vec::new()),
+        Some(list) => {
+            let written: Vec<String> = list.split(',').map(|t| t.trim().to_owned()).collect();
+            Some(
+                crate::ext::agent_tool::tool_names(&written).map_err(|name| {
+                    anyhow::anyhow!(
+                        "--tools: cox has no tool `{name}` (its tools go by Claude Code's names or \
+                     its own)"
+                    )
+                })?,
+            )
+        }
+    })
+}
+
+/// `--session-id`: the new session's id (a UUID, as the SDKs give it, or
+/// cox's own spelling); a new session, or the fork of a resumed one.
+fn new_id(args: &RunArgs, home: &CoxHome, resuming: bool) -> Result<Option<SessionId>> {
+    let Some(text) = &args.sdk.session_id else {
+        return Ok(None);
+    };
+    let id = SessionId::from_either(text).ok_or_else(|| {
+        anyhow::anyhow!("--session-id {text}: not a session id (a UUID, or cox's own id)")
+    })?;
+    if resuming && !args.fork_session {
+        bail!("--session-id names a new session: with --resume or --continue, add --fork-session");
+    }
+    if home.rollout_path(id).exists() {
+        bail!("--session-id {text}: that session exists; pick it up with --resume {text}");
+    }
+    Ok(Some(id))
+}
+
+/// The session `found` as this command line picks it up: in the mode and
+/// model it was switched to unless a flag says otherwise (a variable does
+/// not), forked under `new_id` with `--fork-session`.
+fn resume(
+    args: &RunArgs,
+    home: &CoxHome,
+    found: crate::resume::Found,
+    new_id: Option<SessionId>,
+) -> Result<cox_core::Resumed> {
+    let mut resumed = found.resumed;
+    let flags_mode = args.permission_mode.as_ref().is_some_and(Given::is_flag)
+        || args.dangerously_skip_permissions
+        || args.mode.is_some()
+        || args.deep;
+    if args.model.as_ref().is_some_and(Given::is_flag) {
+        resumed.history.forget_model();
+    }
+    if flags_mode {
+        resumed.history.forget_mode();
+    }
+    // Last, once everything else is known to work: a failed start leaves
+    // no fork behind.
+    if args.fork_session {
+        fork(home, &mut resumed, &found.events, new_id)?;
+    }
+    Ok(resumed)
 }
 
 /// The session every surface runs: cox's own store, archive, sandbox and

@@ -82,8 +82,8 @@ fn check(args: &CheckArgs) -> Result<String> {
         rules: args.rules.clone(),
         ..crate::RunArgs::default()
     };
-    let (mut permissions, _) =
-        crate::session::session_permissions(&home, &cwd, &run, crate::session::Consent::Flag)?;
+    let mut permissions =
+        crate::plan::for_folder(&home, &cwd, &run, crate::session::Consent::Flag)?.permissions;
     let workspace = Workspace::single(cwd);
     // As `cox run` decides: with what the sandbox enforces by itself.
     let policy = crate::sandbox::policy(

@@ -5,9 +5,9 @@
 //! What they mean to cox:
 //! - `permissions.allow`, `ask` and `deny` join the session's rules, each
 //!   rule remembering its file; as in Claude Code, a deny anywhere beats an
-//!   ask, an ask beats an allow. A project's allow rules are dropped (named
-//!   in a warning), as they are from `.cox/config.toml`: a repository may
-//!   narrow what runs, never widen it.
+//!   ask, an ask beats an allow. A project's allow rules wait for the
+//!   person's trust, as those of `.cox/config.toml` do: a repository may
+//!   narrow what runs, and widen it only with the person's word.
 //! - `permissions.defaultMode` sets the mode below the flags (the managed
 //!   file's, above them); a project's may only narrow it (default, plan).
 //! - `permissions.disableBypassPermissionsMode: "disable"` refuses bypass
@@ -22,6 +22,9 @@
 //!   `.mcp.json` servers, or keep them from starting;
 //! - `statusLine` (a command, not a project's) is the terminal UI's status
 //!   line where cox's `[tui] status_line` sets none;
+//! - `model` (not a project's) is the main model where no flag, variable
+//!   or `[tiers]` table of cox's own config names one; Claude Code's
+//!   aliases (`sonnet`, `opus`, `haiku`) name the tier's model;
 //! - `hooks` and `disableAllHooks` are read by the hooks loader.
 //! - every other key Claude Code documents is named once in a warning as
 //!   not used by cox; a key Claude Code does not know is a warning naming
@@ -79,6 +82,10 @@ pub struct Settings {
     /// `permissions.additionalDirectories`, as written, each with its
     /// line: more workspace roots (not read from a project's own file).
     pub additional_dirs: Vec<(String, usize)>,
+    /// `model`, with its line: the main model where no flag, variable or
+    /// `[tiers]` of cox's own config names one (not read from a
+    /// project's own file).
+    pub model: Option<(String, usize)>,
     pub warnings: Vec<String>,
 }
 
@@ -110,7 +117,6 @@ const NOT_USED: &[&str] = &[
     "includeCoAuthoredBy",
     "includeGitInstructions",
     "language",
-    "model",
     "otelHeadersHelper",
     "outputStyle",
     "plansDirectory",
@@ -135,6 +141,7 @@ const USED: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
+    "model",
 ];
 
 /// Keys of `permissions` cox does not act on (yet).
@@ -223,10 +230,21 @@ pub fn read_all(
     project: Option<&Path>,
     choice: &Choice,
 ) -> Result<Vec<Settings>> {
-    let mut out = Vec::new();
-    out.extend(read(managed, Scope::Managed)?);
+    read_all_with(&|path: &Path| text(path), managed, home, project, choice)
+}
+
+/// The paths [`read_all`] reads, with the scope of each (`--settings`
+/// comes with its text).
+#[must_use]
+pub fn paths(
+    managed: &Path,
+    home: Option<&Path>,
+    project: Option<&Path>,
+    choice: &Choice,
+) -> Vec<(PathBuf, Scope)> {
+    let mut out = vec![(managed.to_path_buf(), Scope::Managed)];
     if let Some(home) = home.filter(|_| choice.user) {
-        out.extend(read(&home.join(".claude/settings.json"), Scope::User)?);
+        out.push((home.join(".claude/settings.json"), Scope::User));
     }
     // In the home folder itself, `.claude/settings.json` is the person's
     // own, read above: not a project's too.
@@ -236,8 +254,31 @@ pub fn read_all(
             ("settings.local.json", choice.local),
         ] {
             if taken {
-                out.extend(read(&project.join(".claude").join(name), Scope::Project)?);
+                out.push((project.join(".claude").join(name), Scope::Project));
             }
+        }
+    }
+    out
+}
+
+/// [`read_all`] with each file's text from `texts` (`Ok(None)`: no such
+/// file; `Err`: why it cannot be read).
+///
+/// # Errors
+/// As [`read_all`].
+pub fn read_all_with(
+    texts: &dyn Fn(&Path) -> Result<Option<String>, String>,
+    managed: &Path,
+    home: Option<&Path>,
+    project: Option<&Path>,
+    choice: &Choice,
+) -> Result<Vec<Settings>> {
+    let mut out = Vec::new();
+    for (path, scope) in paths(managed, home, project, choice) {
+        match texts(&path) {
+            Ok(Some(text)) => out.push(parse(&path, text, scope)?),
+            Ok(None) => {}
+            Err(why) => return Err(anyhow!("{}: {why}", path.display())),
         }
     }
     if let Some((path, text)) = &choice.extra {
@@ -308,6 +349,7 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
         status_line: None,
         mcp: McpChoice::default(),
         additional_dirs: Vec::new(),
+        model: None,
         warnings: Vec::new(),
     };
     for (key, value) in &object {
@@ -330,6 +372,8 @@ pub fn parse(path: &Path, text: String, scope: Scope) -> Result<Settings> {
             read_status_line(value, &mut settings, &at)?;
         } else if MCP_KEYS.contains(&key) {
             read_mcp_choice(key, value, &mut settings, &at)?;
+        } else if key == "model" {
+            read_model(value, &mut settings, &text)?;
         }
     }
     settings.text = text;
@@ -507,6 +551,27 @@ fn read_status_line(
         ));
     } else {
         settings.status_line = Some(command.to_owned());
+    }
+    Ok(())
+}
+
+/// `model`: a model id or one of Claude Code's aliases. A project's own
+/// file cannot choose what the person pays for: named in a warning.
+fn read_model(value: &Value, settings: &mut Settings, text: &str) -> Result<()> {
+    let line = line_of(text, "\"model\"");
+    let where_ = format!("{}:{line}", settings.path.display());
+    let model = value
+        .as_str()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| anyhow!("{where_}: `model` must be a model's name"))?;
+    if settings.scope == Scope::Project {
+        settings.warnings.push(format!(
+            "{where_}: ignoring the model of a project's settings: only your own settings choose \
+             the model you pay for (set it in ~/.claude/settings.json or pass --model)"
+        ));
+    } else {
+        settings.model = Some((model.to_owned(), line));
     }
     Ok(())
 }

@@ -63,6 +63,81 @@ pub fn load_permissions_at(
         Some(settings),
         &flags.claude,
     )?;
+    let files = Files {
+        user: user.as_ref(),
+        project: project.as_ref(),
+        claude: &claude,
+    };
+    let trusted = if files.project_allows() {
+        trust.hashes(&super::trust::scope(settings))
+    } else {
+        Ok(Vec::new())
+    };
+    let permissions = permissions_of(&files, home_dir, (cwd, also), flags, &trusted)?;
+    check_dirs(&permissions.dirs)?;
+    Ok(permissions)
+}
+
+/// The files the permissions are made from, read.
+#[derive(Clone, Copy)]
+pub struct Files<'a> {
+    /// `$COX_HOME/config.toml`.
+    pub user: Option<&'a Source>,
+    /// The project's `.cox/config.toml`.
+    pub project: Option<&'a Source>,
+    /// Claude Code's settings files, in [`claude::read_all`]'s order.
+    pub claude: &'a [claude::Settings],
+}
+
+impl Files<'_> {
+    /// Whether a project file has an allow rule (whose trust must be read).
+    #[must_use]
+    pub fn project_allows(&self) -> bool {
+        self.project
+            .is_some_and(|p| !p.permissions.allow.is_empty())
+            || self
+                .claude
+                .iter()
+                .any(|c| c.scope == claude::Scope::Project && !c.permissions.allow.is_empty())
+    }
+}
+
+/// Folders the config names that must exist: each with the line to stop
+/// on when it does not.
+pub type DirChecks = Vec<(PathBuf, String)>;
+
+/// Stops on the first folder of `checks` that is not one.
+///
+/// # Errors
+/// That folder's line.
+pub fn check_dirs(checks: &DirChecks) -> Result<()> {
+    match checks.iter().find(|(path, _)| !path.is_dir()) {
+        Some((_, line)) => Err(anyhow!("{line}")),
+        None => Ok(()),
+    }
+}
+
+/// The permissions `files` and `flags` make, relative rules anchored at
+/// `cwd` (and, for deny and ask rules, at each of `also`), a project's
+/// allow rules taken where `trusted` holds their fingerprint (or why the
+/// trust could not be read). Reads nothing: the folders it names are in
+/// [`Permissions::dirs`], to check.
+///
+/// # Errors
+/// A rule that does not parse, a mode a file may not set, a value that
+/// cannot be one: its file and line.
+pub fn permissions_of(
+    files: &Files<'_>,
+    home_dir: Option<&Path>,
+    (cwd, also): (&Path, &[PathBuf]),
+    flags: &PermissionFlags,
+    trusted: &std::result::Result<Vec<String>, String>,
+) -> Result<Permissions> {
+    let Files {
+        user,
+        project,
+        claude,
+    } = *files;
     let flag_config = PermissionsConfig {
         allow: flags.allow.clone(),
         ask: flags.ask.clone(),
@@ -87,18 +162,17 @@ pub fn load_permissions_at(
                 .map(|c| (c.path.as_path(), c.text.as_str(), &c.permissions)),
         )
         .collect();
-    let trusted_hashes = if project_files.iter().any(|(.., p)| !p.allow.is_empty()) {
-        trust
-            .hashes(&super::trust::scope(settings))
-            .unwrap_or_else(|why| {
+    let trusted_hashes: &[String] = match trusted {
+        Ok(hashes) => hashes,
+        Err(why) => {
+            if files.project_allows() {
                 warnings.push(format!(
-                    "cannot read which of this project's allow rules you trusted ({why}): none of \
-                 them is used"
+                    "cannot read which of this project's allow rules you trusted ({why}): none \
+                     of them is used"
                 ));
-                Vec::new()
-            })
-    } else {
-        Vec::new()
+            }
+            &[]
+        }
     };
     let mut pending_allow = Vec::new();
     let mut trusted_layers: Vec<(PathBuf, PermissionsConfig)> = Vec::new();
@@ -162,7 +236,7 @@ pub fn load_permissions_at(
     });
     let engine = Engine::compile_layers_at(&layers, home_dir, cwd, also).map_err(|err| {
         let text_of = |path: &Path| {
-            [&user, &project]
+            [user, project]
                 .into_iter()
                 .flatten()
                 .find(|s| s.path == path)
@@ -220,7 +294,10 @@ pub fn load_permissions_at(
     let (mut mode, mut mode_source) = (PermissionMode::Default, "the default".to_owned());
     if let Some(user_mode) = user.as_ref().and_then(|u| u.permissions.mode) {
         mode = user_mode;
-        mode_source = format!("user config {}", user_config.display());
+        mode_source = format!(
+            "user config {}",
+            user.map_or_else(String::new, |u| u.path.display().to_string())
+        );
     }
     if let Some(project) = &project
         && let Some(project_mode) = project.permissions.mode
@@ -236,7 +313,7 @@ pub fn load_permissions_at(
             ));
         }
     }
-    for c in &claude {
+    for c in claude {
         let Some(file_mode) = c.permissions.mode else {
             continue;
         };
@@ -298,7 +375,8 @@ pub fn load_permissions_at(
             }
         }
     }
-    let mut sandbox = sandbox_settings(user.as_ref(), project.as_ref(), home_dir, &mut warnings)?;
+    let mut dirs = DirChecks::new();
+    let mut sandbox = sandbox_settings(user, project, home_dir, &mut warnings, &mut dirs)?;
     // Claude Code's `env`: the person's, then this run's, then the
     // administrator's, a later one winning a name.
     for scope in [
@@ -328,6 +406,7 @@ pub fn load_permissions_at(
         sandbox,
         bypass_refused,
         pending_allow,
+        dirs,
     })
 }
 
@@ -350,13 +429,14 @@ fn sandbox_settings(
     project: Option<&Source>,
     home_dir: Option<&Path>,
     warnings: &mut Vec<String>,
+    dirs: &mut DirChecks,
 ) -> Result<SandboxSettings> {
     let mut out = SandboxSettings {
         mode_source: "the default".into(),
         ..SandboxSettings::default()
     };
     for source in [user, project].into_iter().flatten() {
-        check_sandbox(source, home_dir)?;
+        check_sandbox(source, home_dir, dirs)?;
     }
     if let Some(user) = user {
         let cfg = &user.file.sandbox;
@@ -443,7 +523,7 @@ fn sandbox_settings(
 }
 
 /// Refuses a `[sandbox]` entry that cannot take effect.
-fn check_sandbox(source: &Source, home_dir: Option<&Path>) -> Result<()> {
+fn check_sandbox(source: &Source, home_dir: Option<&Path>, dirs: &mut DirChecks) -> Result<()> {
     let cfg = &source.file.sandbox;
     for root in &cfg.writable_roots {
         let line = line_of(&source.text, root);
@@ -453,12 +533,13 @@ fn check_sandbox(source: &Source, home_dir: Option<&Path>) -> Result<()> {
                 source.path.display()
             ));
         };
-        if !path.is_dir() {
-            return Err(anyhow!(
+        dirs.push((
+            path,
+            format!(
                 "{}:{line}: [sandbox] writable_roots: `{root}` is not a folder that exists",
                 source.path.display()
-            ));
-        }
+            ),
+        ));
     }
     for name in &cfg.env {
         if !cox_sandbox::env::valid_pattern(name) {

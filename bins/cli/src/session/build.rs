@@ -23,28 +23,36 @@ pub(crate) fn build_session<P: Provider>(
         home,
         cwd,
         workspace,
-        append_system_prompt,
         new_id,
         system_prompt,
         only_tools,
-        permissions,
-        preset,
+        plan,
+        engine,
+        tier,
         resumed,
         past,
         catalog,
-        tier_models,
-        budget,
-        context,
         sandbox,
         mcp,
-        status_line,
         plugins,
         hooks,
         args,
-        agents,
-        web,
         lineage,
     } = prepared;
+    let Plan {
+        permissions,
+        models: model_config,
+        preset,
+        budget,
+        status_line,
+        ..
+    } = plan;
+    let tier_models: Vec<String> = model_config
+        .tiers
+        .values()
+        .filter_map(|tier| tier.model.clone())
+        .collect();
+    let append_system_prompt = args.append_system_prompt.clone();
     // The project's hooks and MCP servers run where their settings were
     // read and trusted (a subagent's: its parent's folder), so what runs
     // is what was trusted, not a copy in another checkout.
@@ -106,7 +114,7 @@ pub(crate) fn build_session<P: Provider>(
             notes: Vec::new(),
         });
     // `@path` in a person's prompt, read as the read tool would.
-    let engine = std::sync::Arc::new(permissions.engine);
+    let engine = std::sync::Arc::new(engine);
     let mentions = crate::attach::Mentions::new(
         workspace.clone(),
         std::sync::Arc::clone(&engine),
@@ -142,10 +150,10 @@ pub(crate) fn build_session<P: Provider>(
         },
         started_at,
         max_output_tokens: 32_000,
-        tier: preset.tier,
+        tier,
         effort: preset.effort,
         budget,
-        context,
+        context: model_config.context,
         context_window,
         parent: lineage.parent,
         agent_type: lineage.agent_type.clone(),
@@ -236,7 +244,7 @@ pub(crate) fn build_session<P: Provider>(
     if provider.name() == "anthropic" {
         tools.retain(|t| t.name() != "apply_patch");
     }
-    if web.web_fetch != Some(false) {
+    if model_config.tools.web_fetch != Some(false) {
         tools.push(std::sync::Arc::new(cox_tools::WebFetchTool::new(
             host_gate(&sandbox),
             cox_tools::FetchLimits::default(),
@@ -261,7 +269,7 @@ pub(crate) fn build_session<P: Provider>(
             depth: lineage.depth,
             approval,
             max_turns,
-            config: agents,
+            config: model_config.agents.clone(),
             files: editor.files.clone(),
             hooks: lineage.hooks.clone(),
         },
@@ -377,7 +385,7 @@ pub(crate) fn build_session<P: Provider>(
         models,
         status_line,
         memory,
-        tier: preset.tier,
+        tier,
         think,
         catalog: store_catalog,
         worktree: worktree_facts,

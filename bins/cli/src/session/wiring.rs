@@ -10,7 +10,7 @@ use cox_protocol::tool::Workspace;
 use cox_sandbox::SandboxPolicy;
 use cox_store::CoxHome;
 
-use super::{Consent, session_permissions};
+use super::Consent;
 use crate::args::RunArgs;
 use crate::{config, env};
 
@@ -42,6 +42,7 @@ pub(super) fn sandbox_policy(
     permissions: &config::Permissions,
     args: &RunArgs,
     workspace: &Workspace,
+    engine: &cox_permission::Engine,
     home: &CoxHome,
 ) -> SandboxPolicy {
     crate::sandbox::token_folder(home.root());
@@ -51,7 +52,7 @@ pub(super) fn sandbox_policy(
         workspace,
         env::home_dir().as_deref(),
         home.root(),
-        &permissions.engine,
+        engine,
     )
 }
 
@@ -90,20 +91,12 @@ pub(super) fn mcp_servers(
     home: &CoxHome,
     cwd: &std::path::Path,
     plugins: &[crate::ext::plugins::Plugin],
+    approvals: &config::claude::McpChoice,
 ) -> Result<crate::mcp::Loaded> {
     if args.no_mcp {
         return Ok(crate::mcp::Loaded::default());
     }
     let home_dir = env::home_dir();
-    let approvals = crate::config::claude::mcp_choice(
-        home_dir.as_deref(),
-        cwd,
-        &crate::config::claude::Choice::from_flags(
-            args.sdk.settings.as_deref(),
-            args.sdk.setting_sources.as_deref(),
-        )
-        .unwrap_or_default(),
-    );
     let mut loaded = crate::mcp::load(
         &crate::mcp::Sources {
             user_config: &home.root().join("config.toml"),
@@ -112,7 +105,7 @@ pub(super) fn mcp_servers(
             flags: &args.mcp_config,
             strict: args.strict_mcp_config,
             plugins,
-            approvals: &approvals,
+            approvals,
         },
         &|name| std::env::var(name).ok(),
     )?;
@@ -150,11 +143,17 @@ pub(crate) fn mcp_outside_a_session(
     };
     let cwd = std::fs::canonicalize(&here)
         .with_context(|| format!("{}: cannot open the folder", here.display()))?;
-    let (permissions, _) = session_permissions(&home, &cwd, args, Consent::Flag)?;
+    let plan = crate::plan::for_folder(&home, &cwd, args, Consent::Flag)?;
     let workspace = Workspace::single(cwd.clone());
-    let sandbox = sandbox_policy(&permissions, args, &workspace, &home);
+    let sandbox = sandbox_policy(
+        &plan.permissions,
+        args,
+        &workspace,
+        &plan.permissions.engine,
+        &home,
+    );
     let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir).plugins;
-    let loaded = mcp_servers(args, &home, &cwd, &plugins)?;
+    let loaded = mcp_servers(args, &home, &cwd, &plugins, &plan.mcp)?;
     Ok((loaded, connect_context(&home, &cwd, &sandbox)?))
 }
 

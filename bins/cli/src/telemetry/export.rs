@@ -88,10 +88,18 @@ pub fn active() -> Option<Arc<dyn Export>> {
 /// # Errors
 /// The variable is neither true nor false: one line naming it.
 pub fn wanted(configured: Option<bool>) -> Result<bool> {
-    match std::env::var(OTEL_VAR) {
-        Ok(text) => parse_switch(&text)
+    wanted_from(&|name| std::env::var(name).ok(), configured)
+}
+
+/// [`wanted`] with the variables of `var`.
+///
+/// # Errors
+/// As [`wanted`].
+pub fn wanted_from(var: &dyn Fn(&str) -> Option<String>, configured: Option<bool>) -> Result<bool> {
+    match var(OTEL_VAR) {
+        Some(text) => parse_switch(&text)
             .ok_or_else(|| anyhow::anyhow!("{OTEL_VAR}={text}: expected true or false")),
-        Err(_) => Ok(configured.unwrap_or(false)),
+        None => Ok(configured.unwrap_or(false)),
     }
 }
 
@@ -113,7 +121,20 @@ pub fn start(on: bool, endpoint: Option<&str>) -> Result<()> {
     if !on {
         return Ok(());
     }
-    let signals = signals(|name| std::env::var(name).ok())?;
+    let var = |name: &str| std::env::var(name).ok();
+    start_with(signals(&var)?, endpoint, &var)
+}
+
+/// Starts export of `signals` (as [`signals`] resolved them), with the
+/// endpoint and headers of `var`'s variables.
+///
+/// # Errors
+/// As [`start`].
+pub fn start_with(
+    signals: Signals,
+    endpoint: Option<&str>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<()> {
     if !signals.traces && !signals.logs {
         tracing::info!("telemetry: OpenTelemetry's variables turn every signal off");
         return Ok(());
@@ -125,10 +146,10 @@ pub fn start(on: bool, endpoint: Option<&str>) -> Result<()> {
              turn export off"
         );
     };
-    for warning in header_warnings(std::env::var("OTEL_EXPORTER_OTLP_HEADERS").ok().as_deref()) {
+    for warning in header_warnings(var("OTEL_EXPORTER_OTLP_HEADERS").as_deref()) {
         warn(&warning);
     }
-    match starter(&endpoints(endpoint, |name| std::env::var(name).ok())) {
+    match starter(&endpoints(endpoint, var)) {
         Ok(export) => {
             let export: Arc<dyn Export> = if signals.traces && signals.logs {
                 export
@@ -160,7 +181,7 @@ pub struct Signals {
 ///
 /// # Errors
 /// A value cox cannot honour: one line naming the variable, never ignored.
-pub fn signals(var: impl Fn(&str) -> Option<String>) -> Result<Signals> {
+pub fn signals(var: &dyn Fn(&str) -> Option<String>) -> Result<Signals> {
     let set = |name: &str| {
         var(name)
             .map(|v| v.trim().to_owned())
@@ -359,24 +380,24 @@ mod tests {
             traces: false,
             logs: false,
         };
-        assert_eq!(signals(vars(&[])).unwrap(), on);
+        assert_eq!(signals(&vars(&[])).unwrap(), on);
         assert_eq!(
-            signals(vars(&[("OTEL_SDK_DISABLED", "true")])).unwrap(),
+            signals(&vars(&[("OTEL_SDK_DISABLED", "true")])).unwrap(),
             off
         );
         assert_eq!(
-            signals(vars(&[("OTEL_SDK_DISABLED", "false")])).unwrap(),
+            signals(&vars(&[("OTEL_SDK_DISABLED", "false")])).unwrap(),
             on
         );
         assert_eq!(
-            signals(vars(&[("OTEL_TRACES_EXPORTER", "none")])).unwrap(),
+            signals(&vars(&[("OTEL_TRACES_EXPORTER", "none")])).unwrap(),
             Signals {
                 traces: false,
                 logs: true
             }
         );
         assert_eq!(
-            signals(vars(&[
+            signals(&vars(&[
                 ("OTEL_LOGS_EXPORTER", "none"),
                 ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
                 ("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc"),
@@ -405,7 +426,7 @@ mod tests {
                 "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json",
             ),
         ] {
-            let err = signals(vars(&[(name, value)])).unwrap_err().to_string();
+            let err = signals(&vars(&[(name, value)])).unwrap_err().to_string();
             assert!(err.starts_with(said), "{err}");
             assert_eq!(err.lines().count(), 1);
         }
