@@ -21,6 +21,5 @@ pub mod permissions;
 pub mod rewind;
 pub mod run;
 pub mod sandbox;
-pub mod sdk;
 pub mod sessions;
 pub mod stats;

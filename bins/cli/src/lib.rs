@@ -44,6 +44,7 @@ pub mod providers;
 mod report;
 pub mod resume;
 pub mod sandbox;
+pub mod sdk;
 pub mod session;
 pub mod structured;
 mod table;

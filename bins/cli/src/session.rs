@@ -211,7 +211,7 @@ where
     let choice = provider_choice(args, &plan, tier, &engine, &lineage);
     let (plugins, hooks) = extensions(args, &home, &place.settings_from, &inputs.choice, quiet);
     let mcp = mcp_servers(args, &home, &place.settings_from, &plugins, &plan.mcp)?;
-    let system_prompt = flag_system_prompt(&args.sdk)?;
+    let system_prompt = args.sdk.system_prompt()?;
     let only_tools = only_tools(args)?;
     let new_id = new_id(args, &home, place.found.is_some())?;
     let provider = make_provider(&choice)?;
@@ -253,6 +253,38 @@ where
         hooks,
         args: args.clone(),
         lineage,
+    })
+}
+
+/// How this binary builds and runs a subagent's session: as any session
+/// (prepared at its lineage, built with its parent's approval policy), its
+/// spans a trace of their own naming its parent.
+pub(crate) fn subagents() -> crate::ext::agent_tool::Spawn {
+    std::sync::Arc::new(|child, runtime, submissions, each| {
+        // Every file the child is set up from is read once.
+        let _reads = config::once::scope();
+        let parent = child.lineage.parent.unwrap_or_else(SessionId::generate);
+        let prepared = prepare_in(
+            &child.args,
+            providers::any_provider,
+            Consent::Flag,
+            child.lineage,
+        )
+        .map_err(|err| crate::error_chain(&err))?;
+        let (session, facts) =
+            build_session(prepared, child.max_turns, child.approval, Editor::default())
+                .map_err(|err| crate::error_chain(&err))?;
+        let session = match child.files {
+            Some(files) => session.with_files(files),
+            None => session,
+        };
+        let mut watch = crate::telemetry::Watch::subagent(facts.catalog, parent.to_string());
+        let outcome = runtime.block_on(session.run(submissions, |event| {
+            watch.event(event);
+            each(event);
+        }));
+        drop(watch);
+        outcome.map(drop).map_err(|err| err.to_string())
     })
 }
 
@@ -545,19 +577,4 @@ fn web_search(models: &config::ModelConfig, engine: &cox_permission::Engine, qui
             false
         }
     }
-}
-
-/// The system prompt `--system-prompt` or `--system-prompt-file` sets, if
-/// any: the SDKs pass "" when none was set, and cox's own stays then.
-pub(crate) fn flag_system_prompt(sdk: &crate::args::SdkFlags) -> Result<Option<String>> {
-    Ok(match (&sdk.system_prompt, &sdk.system_prompt_file) {
-        (Some(text), _) if text.trim().is_empty() => None,
-        (Some(text), _) => Some(text.clone()),
-        (None, Some(file)) => {
-            Some(std::fs::read_to_string(file).with_context(|| {
-                format!("--system-prompt-file {}: cannot read it", file.display())
-            })?)
-        }
-        (None, None) => None,
-    })
 }

@@ -118,6 +118,24 @@ pub struct SdkFlags {
 }
 
 impl SdkFlags {
+    /// The system prompt `--system-prompt` or `--system-prompt-file` sets,
+    /// if any: the SDKs pass "" when none was set, and cox's own stays
+    /// then.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn system_prompt(&self) -> anyhow::Result<Option<String>> {
+        use anyhow::Context as _;
+        Ok(match (&self.system_prompt, &self.system_prompt_file) {
+            (Some(text), _) if text.trim().is_empty() => None,
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(file)) => Some(std::fs::read_to_string(file).with_context(|| {
+                format!("--system-prompt-file {}: cannot read it", file.display())
+            })?),
+            (None, None) => None,
+        })
+    }
+
     /// These flags over `outer`, the same given before the subcommand: a
     /// value given in both places must agree.
     ///

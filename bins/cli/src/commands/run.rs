@@ -36,14 +36,24 @@ where
     // Every file the session is set up from is read once, here or below.
     let _reads = crate::config::once::scope();
     if args.sdk.streaming() {
-        return crate::commands::sdk::execute(args, make_provider);
+        return crate::sdk::execute(args, |args, approval| {
+            let prepared = prepare(args, make_provider, crate::session::Consent::Flag)?;
+            let catalog = prepared.catalog.clone();
+            let (session, facts) = build_session(
+                prepared,
+                args.max_turns,
+                approval,
+                crate::session::Editor::default(),
+            )?;
+            Ok((session, facts, catalog))
+        });
     }
     let started = Instant::now();
     let stream_json = args.output_format == Some(OutputFormat::StreamJson);
     let refused = args
         .sdk
         .refusal(stream_json)
-        .or_else(|| crate::commands::sdk::sdk_server_refusal(&args.mcp_config));
+        .or_else(|| crate::sdk::sdk_server_refusal(&args.mcp_config));
     if let Some(line) = refused {
         eprintln!("cox: error: {line}");
         return 1;

@@ -139,7 +139,35 @@ pub struct Recipe {
     pub files: Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
     /// The surface's hooks, which children run too.
     pub hooks: SurfaceHooks,
+    /// What builds and runs a child session.
+    pub spawn: Spawn,
 }
+
+/// A child session to start: its command line and place among subagents,
+/// its parent's approval policy and turn cap, and the editor's buffers.
+pub struct Child {
+    pub args: RunArgs,
+    pub lineage: Lineage,
+    pub approval: ApprovalPolicy,
+    pub max_turns: Option<u32>,
+    pub files: Option<Arc<dyn cox_protocol::tool::TextFiles>>,
+}
+
+/// Builds a child session as any session is built, and runs it on the
+/// calling thread (inside `runtime`) until `submissions` end, each of its
+/// events given to the callback; why it could not, as one line. Given by
+/// whoever assembles sessions (see `crate::session`), so this tool never
+/// reaches into session assembly itself.
+pub type Spawn = Arc<
+    dyn Fn(
+            Child,
+            &tokio::runtime::Runtime,
+            mpsc::UnboundedReceiver<Submission>,
+            &mut dyn FnMut(&Event),
+        ) -> Result<(), String>
+        + Send
+        + Sync,
+>;
 
 /// The agent definitions a session's agent tool offers: those found on
 /// disk, and any a surface adds later (the Claude Agent SDK's, from its
@@ -343,16 +371,11 @@ enum Said {
 /// Starts the child on a thread of its own; it runs until `submissions`
 /// end.
 fn start(
-    args: RunArgs,
-    lineage: Lineage,
-    (approval, max_turns): (ApprovalPolicy, Option<u32>),
-    (submissions, files): (
-        mpsc::UnboundedReceiver<Submission>,
-        Option<std::sync::Arc<dyn cox_protocol::tool::TextFiles>>,
-    ),
+    spawn: Spawn,
+    child: Child,
+    submissions: mpsc::UnboundedReceiver<Submission>,
     said: mpsc::UnboundedSender<Said>,
 ) -> Result<(), String> {
-    let parent = lineage.parent.unwrap_or_else(SessionId::generate);
     std::thread::Builder::new()
         .name("cox-subagent".into())
         .spawn(move || {
@@ -367,38 +390,11 @@ fn start(
                 Err(err) => return fail(err.to_string()),
             };
             let _inside = runtime.enter();
-            let _reads = crate::config::once::scope();
-            let built = crate::session::prepare_in(
-                &args,
-                crate::providers::any_provider,
-                crate::session::Consent::Flag,
-                lineage,
-            )
-            .and_then(|prepared| {
-                crate::session::build_session(
-                    prepared,
-                    max_turns,
-                    approval,
-                    crate::session::Editor::default(),
-                )
-            });
-            let (session, facts) = match built {
-                Ok(built) => built,
-                Err(err) => return fail(crate::error_chain(&err)),
-            };
-            let session = match files {
-                Some(files) => session.with_files(files),
-                None => session,
-            };
-            // Its spans are a trace of its own, naming its parent.
-            let mut watch = crate::telemetry::Watch::subagent(facts.catalog, parent.to_string());
-            let outcome = runtime.block_on(session.run(submissions, |event| {
-                watch.event(event);
+            let mut each = |event: &Event| {
                 let _ = said.unbounded_send(Said::Event(event.clone()));
-            }));
-            drop(watch);
-            if let Err(err) = outcome {
-                fail(err.to_string());
+            };
+            if let Err(why) = spawn(child, &runtime, submissions, &mut each) {
+                fail(why);
             }
         })
         .map(drop)
@@ -565,13 +561,14 @@ impl Tool for AgentTool {
                 text: input.prompt.clone(),
                 images: Vec::new(),
             });
-            if let Err(why) = start(
+            let child = Child {
                 args,
                 lineage,
-                (self.recipe.approval, self.recipe.max_turns),
-                (submissions, self.recipe.files.clone()),
-                said_tx,
-            ) {
+                approval: self.recipe.approval,
+                max_turns: self.recipe.max_turns,
+                files: self.recipe.files.clone(),
+            };
+            if let Err(why) = start(Arc::clone(&self.recipe.spawn), child, submissions, said_tx) {
                 return ToolResult::error(format!("agent: {why}"));
             }
             let mut answers = cx.nested.answers();

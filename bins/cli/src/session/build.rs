@@ -272,6 +272,7 @@ pub(crate) fn build_session<P: Provider>(
             config: model_config.agents.clone(),
             files: editor.files.clone(),
             hooks: lineage.hooks.clone(),
+            spawn: super::subagents(),
         },
         || {
             let (defs, warnings) =

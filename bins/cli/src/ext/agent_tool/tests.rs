@@ -55,6 +55,11 @@ fn a_worktree_name_is_held_by_one_running_subagent_at_a_time() {
     assert_eq!(Claimed::new("task-claim-test".into()).0, "task-claim-test");
 }
 
+/// A session builder for tests that start no child.
+fn no_children() -> Spawn {
+    Arc::new(|_, _, _, _| Err("this test starts no child".into()))
+}
+
 #[test]
 fn a_child_runs_in_its_parent_s_mode_and_never_wider() {
     let recipe = Recipe {
@@ -73,6 +78,7 @@ fn a_child_runs_in_its_parent_s_mode_and_never_wider() {
         config: AgentsConfig::default(),
         files: None,
         hooks: SurfaceHooks::default(),
+        spawn: no_children(),
     };
     let input = Input {
         description: "look".into(),
@@ -111,6 +117,7 @@ fn nesting_ends_at_the_configured_depth() {
         },
         files: None,
         hooks: SurfaceHooks::default(),
+        spawn: no_children(),
     };
     assert!(AgentTool::for_session(recipe(1, None), Vec::new).is_some());
     assert!(AgentTool::for_session(recipe(2, None), Vec::new).is_none());
