@@ -580,27 +580,6 @@ impl HeadlessCli {
     }
 }
 
-/// Runs a headless binary's command line with `make_provider`.
-pub fn headless_main<P, M>(make_provider: M) -> i32
-where
-    P: cox_protocol::Provider,
-    M: FnOnce(&crate::providers::ProviderChoice) -> anyhow::Result<P>,
-{
-    crate::sandbox::run_helper_if_asked();
-    let code = match parse::<HeadlessCli>(std::env::args_os()) {
-        Parsed::Exit(code) => code,
-        Parsed::Args(cli) => match cli.into_run() {
-            Ok(args) => crate::commands::run::execute(args, make_provider),
-            Err(err) => {
-                eprintln!("cox: error: {err}");
-                1
-            }
-        },
-    };
-    crate::telemetry::export::finish();
-    code
-}
-
 /// What parsing a command line came to.
 pub enum Parsed<T> {
     /// Go on with these arguments.

@@ -72,6 +72,7 @@ pub fn load(cox_home: &Path, cwd: &Path, plugins: &[crate::ext::plugins::Plugin]
 }
 
 /// [`gather_with`] without plugins.
+#[cfg(test)]
 #[must_use]
 pub fn gather(cox_home: &Path, user_home: Option<&Path>, cwd: &Path) -> Instructions {
     gather_with(cox_home, user_home, cwd, &[])

@@ -6,21 +6,29 @@
 //! each. The map:
 //!
 //! - [`commands`]: one module per subcommand (`run`, `sessions`, `stats`,
-//!   `expand`, `config`, `permissions`, `doctor`), each with its clap
+//!   `expand`, `config`, `permissions`, `doctor`, …), each with its clap
 //!   arguments and a `run` that returns the exit code;
+//! - `plan`: a session's settings, every source read once (`Inputs`) and
+//!   resolved by one pure function into the `Plan`;
 //! - [`session`]: the session every surface runs, built from a command
-//!   line (`cox run`, the terminal UI and `cox permissions check` share it);
+//!   line and its plan (`cox run`, the terminal UI, editors, subagents);
+//! - `sdk`: the Claude Agent SDKs' stream-json surface, handed a builder
+//!   of the session by `cox run`;
 //! - [`args`]: the session flags and the two-stage parse; [`given`]: a
-//!   flag's value told apart from its `COX_*` variable's;
-//!   [`env`](mod@env): what is read from the machine (the clock, the git
-//!   branch, the home folder, the variables no flag stands for);
+//!   flag's value told apart from its `COX_*` variable's; `env`: what is
+//!   read from the machine (the clock, the git branch, the home folder,
+//!   the variables no flag stands for);
 //! - [`config`]: the config files, checked and layered; [`providers`]: the
-//!   provider and its tier routes; [`instructions`]: `AGENTS.md` and the
-//!   skills; [`ext`]: hooks, plugins and commands; [`resume`]: the
-//!   session to pick up;
+//!   provider and its tier routes; `instructions`: `AGENTS.md` and the
+//!   skills; [`ext`]: hooks, plugins, commands and the subagent tool;
+//!   [`resume`]: the session to pick up;
 //! - [`output`]: a session's events as text, json or stream-json;
 //!   `report` and `table`: the record read back, and its tables, for the
 //!   commands that only read.
+//!
+//! Only what another crate uses is public here (the binaries, the
+//! terminal UI's and editors' servers, the benchmarks); the rest is the
+//! crate's own.
 //!
 //! Invariants: an error before a session starts is one line on stderr
 //! (secrets scrubbed, control characters escaped) and exit 1, never a
@@ -28,25 +36,25 @@
 
 pub mod args;
 pub mod attach;
-pub mod classify;
+mod classify;
 pub mod commands;
 pub mod config;
-pub mod env;
+mod env;
 pub mod ext;
 pub mod given;
-pub mod instructions;
-pub mod log_file;
+mod instructions;
+mod log_file;
 pub mod mcp;
 pub mod output;
-pub mod plan;
-pub mod presence;
+mod plan;
+mod presence;
 pub mod providers;
 mod report;
 pub mod resume;
 pub mod sandbox;
-pub mod sdk;
+mod sdk;
 pub mod session;
-pub mod structured;
+mod structured;
 mod table;
 pub mod telemetry;
 pub mod worktree;
@@ -56,6 +64,27 @@ use std::io::Write;
 use anyhow::Result;
 
 pub use args::{HeadlessCli, HeadlessCommand, OutputFormat, Parsed, RunArgs, parse};
+
+/// Runs a headless binary's command line with `make_provider`.
+pub fn headless_main<P, M>(make_provider: M) -> i32
+where
+    P: cox_protocol::Provider,
+    M: FnOnce(&crate::providers::ProviderChoice) -> anyhow::Result<P>,
+{
+    crate::sandbox::run_helper_if_asked();
+    let code = match args::parse::<HeadlessCli>(std::env::args_os()) {
+        Parsed::Exit(code) => code,
+        Parsed::Args(cli) => match cli.into_run() {
+            Ok(args) => crate::commands::run::execute(args, make_provider),
+            Err(err) => {
+                eprintln!("cox: error: {err}");
+                1
+            }
+        },
+    };
+    crate::telemetry::export::finish();
+    code
+}
 
 /// Prints a command's text, or its error as one line; returns the exit
 /// code (0, or 1 on an error).

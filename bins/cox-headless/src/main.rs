@@ -5,7 +5,5 @@
 fn main() {
     // A confined command's last step runs before anything else starts.
     cox_cli::sandbox::run_helper_if_asked();
-    std::process::exit(cox_cli::args::headless_main(
-        cox_cli::providers::any_provider,
-    ));
+    std::process::exit(cox_cli::headless_main(cox_cli::providers::any_provider));
 }

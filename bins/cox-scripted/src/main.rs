@@ -3,7 +3,7 @@
 //! through the real session, tools and rollout.
 
 fn main() {
-    std::process::exit(cox_cli::args::headless_main(
+    std::process::exit(cox_cli::headless_main(
         cox_cli::providers::scripted_provider,
     ));
 }
