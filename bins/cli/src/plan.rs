@@ -65,10 +65,23 @@ pub fn for_folder(
     args: &RunArgs,
     consent: Consent,
 ) -> Result<Plan> {
+    Ok(read_in(home, cwd, args, consent)?.1)
+}
+
+/// [`for_folder`], with what was read.
+///
+/// # Errors
+/// As [`for_folder`].
+pub fn read_in(
+    home: &cox_store::CoxHome,
+    cwd: &Path,
+    args: &RunArgs,
+    consent: Consent,
+) -> Result<(Inputs, Plan)> {
     let inputs = Inputs::read(args, consent, home, (cwd, cwd, &[]))?;
     let plan = resolve(&inputs)?;
     config::check_dirs(&plan.permissions.dirs)?;
-    Ok(plan)
+    Ok((inputs, plan))
 }
 
 /// Where a session's settings are read.

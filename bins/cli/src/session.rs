@@ -43,7 +43,6 @@ mod locate;
 mod wiring;
 
 pub use crate::plan::Consent;
-pub(crate) use crate::plan::permission_mode;
 pub(crate) use build::build_session;
 use locate::{Place, locate};
 pub(crate) use wiring::mcp_outside_a_session;

@@ -45,21 +45,21 @@ fn config_show_names_the_source_of_every_key() {
     let at = |key: &str| (shown[key]["value"].clone(), shown[key]["source"].clone());
     assert_eq!(
         at("permissions.mode"),
-        ("acceptEdits".into(), user.clone().into())
+        ("acceptEdits".into(), format!("{user}:3").into())
     );
     assert_eq!(
         at("budget.session_usd"),
-        (2.0.into(), project.clone().into()),
+        (2.0.into(), format!("{project}:5").into()),
         "a project may lower a cap"
     );
     assert_eq!(at("core.effort"), ("high".into(), "COX_EFFORT".into()));
     assert_eq!(
         at("tiers.code.model"),
-        ("claude-opus-4-5".into(), user.clone().into())
+        ("claude-opus-4-5".into(), format!("{user}:9").into())
     );
     assert_eq!(at("core.mode"), ("editor".into(), "default".into()));
     let deny = shown["permissions.deny"].as_array().unwrap();
-    assert_eq!(deny[0]["source"], project.as_str());
+    assert_eq!(deny[0]["source"], format!("{project}:2"));
     assert_eq!(
         deny[1],
         serde_json::json!({"value": "Read(/x)", "source": "--deny"})
@@ -339,7 +339,9 @@ fn config_show_lists_claude_codes_settings_files() {
     let env = Env::new();
     env.claude_settings(&serde_json::json!({
         "permissions": {"deny": ["Read(./.env)"], "defaultMode": "acceptEdits"},
-        "cleanupPeriodDays": 7
+        "cleanupPeriodDays": 7,
+        "model": "opus",
+        "env": {"SHOWN_NOT_ITS_VALUE": "hunter2"}
     }));
     let project = env.work.path().join(".claude/settings.json");
     std::fs::create_dir_all(project.parent().unwrap()).unwrap();
@@ -368,14 +370,23 @@ fn config_show_lists_claude_codes_settings_files() {
         .to_string();
     assert_eq!(
         shown["permissions.deny"],
-        serde_json::json!([{"value": "Read(./.env)", "source": user}])
+        serde_json::json!([{"value": "Read(./.env)", "source": format!("{user}:1")}])
     );
     assert_eq!(
         shown["permissions.ask"],
-        serde_json::json!([{"value": "Bash(git push:*)", "source": project}])
+        serde_json::json!([{"value": "Bash(git push:*)", "source": format!("{project}:1")}])
     );
     assert_eq!(shown["permissions.mode"]["value"], "acceptEdits");
-    assert_eq!(shown["permissions.mode"]["source"], user.as_str());
+    assert_eq!(shown["permissions.mode"]["source"], format!("{user}:1"));
+    // The main model and the variables are shown as the plan has them; a
+    // variable's value never is.
+    assert_eq!(
+        shown["tiers.code.model"]["value"],
+        "opus (the think tier's model)"
+    );
+    assert_eq!(shown["tiers.code.model"]["source"], format!("{user}:1"));
+    assert_eq!(shown["env.SHOWN_NOT_ITS_VALUE"]["value"], "(set)");
+    assert!(!shown.to_string().contains("hunter2"));
     let ignored = shown["ignored"].to_string();
     assert!(
         ignored.contains("permissions.allow \\\"Bash\\\""),

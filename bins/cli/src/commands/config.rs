@@ -1,26 +1,23 @@
 //! `cox config show [--sources]`: the effective config, and where each key
 //! came from.
 //!
-//! The layers, weakest first: built-in defaults, `$COX_HOME/config.toml`
-//! (the user's), the project's `.cox/config.toml`, Claude Code's settings
-//! files (the managed one, `~/.claude/settings.json`, the project's
-//! `.claude/settings(.local).json`: their rules, and their `defaultMode`
-//! where it is in force), `COX_*` variables (and the providers' own
-//! `*_BASE_URL`), then flags. A later layer replaces a
-//! key; permission rules add up instead, each keeping its own source.
-//!
-//! The rules here are the ones `cox run` applies when it loads the config,
-//! restated for display: a project config may deny and ask, narrow the mode
-//! to `default` or `plan`, lower a `[budget]` cap, narrow `[sandbox] mode` and
-//! turn its network off, and nothing else (its
-//! other keys are listed as ignored). The values are read with the same
-//! loaders `cox run` uses, so a file that `cox run` refuses is refused here
-//! with the same line.
+//! It reads and resolves the session's plan as `cox run` does
+//! ([`crate::plan`]), so a file `cox run` refuses is refused here with the
+//! same line, and the permission mode, the rules, the sandbox mode, the
+//! budget caps and the main model shown are the ones a session here decides
+//! with. Each value is listed with the file and line (or the variable, or
+//! the flag) it came from: the TOML keys of `$COX_HOME/config.toml` and
+//! the project's `.cox/config.toml` (a project's only where it may set
+//! them: deny and ask, a narrower mode or sandbox, a lower cap); every rule
+//! the plan holds, Claude Code's files' included; their `defaultMode`,
+//! `model`, `statusLine` and `env` (names only, never values); then the
+//! `COX_*` variables (and the providers' own `*_BASE_URL`) and the flags.
 //!
 //! Invariant: no key is listed that has no effect. A file's unknown or
 //! not-yet-supported names are refused before anything is shown (see
-//! `config`), and a project's keys that `cox run` drops are listed under
-//! `# ignored`, never as values.
+//! `config`); a project's keys that `cox run` drops, and allow rules that
+//! wait for the person's trust, are listed under `# ignored`, never as
+//! values; the plan's warnings (Claude Code keys cox does not use) follow.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -108,13 +105,15 @@ fn show(args: &ShowArgs) -> Result<String> {
     };
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("--cwd {}: cannot open the folder", cwd.display()))?;
-    // Load as `cox run` does, so what it refuses is refused here too.
-    // The same variables `cox run` reads, refused the same way.
-    // The mode from the flags or COX_PERMISSION_MODE, as `cox run` reads it.
-    let asked_mode = crate::session::permission_mode(&crate::RunArgs {
+    // Read and resolved as `cox run` does (one plan), so what it refuses is
+    // refused here too, and the mode and rules are the ones it decides in.
+    let run = crate::RunArgs {
+        cwd: Some(cwd.clone()),
         permission_mode: args.permission_mode.clone(),
+        rules: args.rules.clone(),
+        mode: args.mode,
         ..crate::RunArgs::default()
-    })?;
+    };
     let effort = match &args.effort {
         Some(Given::Flag(value)) => Some(("--effort", value.as_str())),
         Some(variable) => variable.env().map(|value| ("COX_EFFORT", value)),
@@ -125,20 +124,11 @@ fn show(args: &ShowArgs) -> Result<String> {
     {
         anyhow::bail!("{name}={value}: unknown effort (low, medium, high, xhigh)");
     }
-    if let Some(filter) = crate::env::cox_log()
-        && !filter.is_empty()
-        && let Err(why) = crate::config::log_filter::check(&filter)
-    {
-        anyhow::bail!("COX_LOG={filter}: {why}");
-    }
-    let permissions = crate::config::load_permissions(
-        &user_path,
-        crate::env::home_dir().as_deref(),
-        &cwd,
-        &args.rules.with_mode(asked_mode),
-        crate::config::trust::Trust::Db(&home.db_path()),
-    )?;
-    crate::config::load_models(&user_path)?;
+    let (inputs, plan) = crate::plan::read_in(&home, &cwd, &run, crate::plan::Consent::Asked)?;
+    let permissions = &plan.permissions;
+    // Each file's text as the plan read it, to say on which line a value
+    // is written.
+    let texts = Texts(&inputs);
 
     let mut keys: BTreeMap<String, Entry> = BTreeMap::new();
     let mut rules: Vec<(String, String, String)> = Vec::new();
@@ -146,39 +136,26 @@ fn show(args: &ShowArgs) -> Result<String> {
     for (key, value) in defaults() {
         set(&mut keys, key, value, "default");
     }
-    if let Some(table) = read_table(&user_path)? {
-        let source = user_path.display().to_string();
+    if let Some(table) = read_table(&texts, &user_path)? {
         let mut flat = Vec::new();
         flatten("", &Value::Object(toml_to_json(&table)), &mut flat);
         for (key, value) in flat {
-            if let Some(list) = rule_list(&key) {
-                for rule in value.as_array().into_iter().flatten() {
-                    rules.push((list.into(), text(rule), source.clone()));
-                }
-            } else {
+            if rule_list(&key).is_none() {
+                let source = texts.at(&user_path, &key);
                 set(&mut keys, &key, value, &source);
             }
         }
     }
     if let Some(path) = crate::config::project_config(&cwd).filter(|p| *p != user_path)
-        && let Some(table) = read_table(&path)?
+        && let Some(table) = read_table(&texts, &path)?
     {
-        let source = path.display().to_string();
         let mut flat = Vec::new();
         flatten("", &Value::Object(toml_to_json(&table)), &mut flat);
         for (key, value) in flat {
+            let source = texts.at(&path, &key);
             match key.as_str() {
-                "permissions.deny" | "permissions.ask" => {
-                    let list = rule_list(&key).unwrap_or_default();
-                    for rule in value.as_array().into_iter().flatten() {
-                        rules.push((list.into(), text(rule), source.clone()));
-                    }
-                }
-                "permissions.allow" => {
-                    for rule in value.as_array().into_iter().flatten() {
-                        project_allow(&permissions, &path, &text(rule), &mut rules, &mut ignored);
-                    }
-                }
+                // The rules are the plan's, below.
+                "permissions.deny" | "permissions.ask" | "permissions.allow" => {}
                 "permissions.mode" if matches!(value.as_str(), Some("default" | "plan")) => {
                     set(&mut keys, &key, value, &source);
                 }
@@ -210,7 +187,8 @@ fn show(args: &ShowArgs) -> Result<String> {
             }
         }
     }
-    claude_settings(&cwd, &permissions, &mut keys, &mut rules, &mut ignored)?;
+    plan_rules(&plan, &texts, &mut rules, &mut ignored);
+    claude_keys(&plan, &texts, &mut keys);
     for (var, key, value) in variables(args) {
         if let Some(value) = value
             && !value.trim().is_empty()
@@ -259,17 +237,6 @@ fn show(args: &ShowArgs) -> Result<String> {
             set(&mut keys, &key, json!(value), flag);
         }
     }
-    // --allowedTools and --disallowedTools count as --allow and --deny.
-    let flag_rules = args.rules.with_mode(None);
-    for (list, flag_rules) in [
-        ("allow", &flag_rules.allow),
-        ("ask", &flag_rules.ask),
-        ("deny", &flag_rules.deny),
-    ] {
-        for rule in flag_rules {
-            rules.push((list.into(), rule.clone(), format!("--{list}")));
-        }
-    }
     // What `cox run` would actually decide in, with its own explanation;
     // architect decides in plan mode, whatever else says.
     if let Some(entry) = keys.get_mut("permissions.mode") {
@@ -283,6 +250,15 @@ fn show(args: &ShowArgs) -> Result<String> {
 
     if let Some(entry) = keys.get_mut("sandbox.mode") {
         entry.value = json!(crate::config::sandbox_mode_name(permissions.sandbox.mode));
+    }
+    // The effective caps, whatever lowered them.
+    for (key, usd) in [
+        ("budget.session_usd", plan.budget.session_usd),
+        ("budget.monthly_usd", plan.budget.monthly_usd),
+    ] {
+        if let (Some(entry), Some(usd)) = (keys.get_mut(key), usd) {
+            entry.value = json!(usd);
+        }
     }
 
     if args.json {
@@ -329,7 +305,7 @@ fn show(args: &ShowArgs) -> Result<String> {
         lines.push(format!("# ignored: {note}"));
     }
     // Dropped project tables are listed above, key by key; say the rest.
-    for warning in permissions
+    for warning in plan
         .warnings
         .iter()
         .filter(|w| !w.starts_with("ignoring ["))
@@ -442,75 +418,149 @@ fn set(keys: &mut BTreeMap<String, Entry>, key: &str, value: Value, source: &str
     );
 }
 
-/// A project file's allow rule: in force once trusted, else under
-/// `# ignored` with what it waits for.
-fn project_allow(
-    permissions: &crate::config::Permissions,
-    file: &Path,
-    rule: &str,
+/// The rules the plan decides with, each with the file and line (or the
+/// flag) it came from; a project's allow rules that wait for trust under
+/// `# ignored`.
+fn plan_rules(
+    plan: &crate::plan::Plan,
+    texts: &Texts<'_>,
     rules: &mut Vec<(String, String, String)>,
     ignored: &mut Vec<String>,
 ) {
-    let source = file.display().to_string();
-    if permissions
-        .pending_allow
-        .iter()
-        .any(|p| p.file == file && p.rule == rule)
-    {
+    use cox_permission::Origin;
+    for (list, rule) in plan.permissions.engine.rules() {
+        let source = match &rule.origin {
+            Origin::BuiltIn => continue,
+            Origin::Flag => format!("--{list}"),
+            Origin::TrustedProject(path) => format!("{}, trusted", texts.rule_at(path, &rule.text)),
+            Origin::User(path) | Origin::Project(path) | Origin::Managed(path) => {
+                texts.rule_at(path, &rule.text)
+            }
+            Origin::Command(path) => path.display().to_string(),
+        };
+        rules.push((list.to_owned(), rule.text.clone(), source));
+    }
+    for pending in &plan.permissions.pending_allow {
         ignored.push(format!(
-            "permissions.allow {rule:?} (from {source}: a project's allow rule waits for your \
-             trust: `cox ext trust`)"
-        ));
-    } else {
-        rules.push((
-            "allow".into(),
-            rule.to_owned(),
-            format!("{source}, trusted"),
+            "permissions.allow {:?} (from {}:{}: a project's allow rule waits for your trust: \
+             `cox ext trust`)",
+            pending.rule,
+            pending.file.display(),
+            pending.line
         ));
     }
 }
 
-/// Claude Code's settings files, in the order `cox run` reads them: their
-/// rules (a project's allow rules under `# ignored` until trusted, as
-/// `cox run` leaves them), their `defaultMode` where it is the one in force, and the keys
-/// cox does not use, each named.
-fn claude_settings(
-    cwd: &Path,
-    permissions: &crate::config::Permissions,
-    keys: &mut BTreeMap<String, Entry>,
-    rules: &mut Vec<(String, String, String)>,
-    ignored: &mut Vec<String>,
-) -> Result<()> {
-    use crate::config::claude::{self, Scope};
-    let managed =
-        crate::env::managed_settings().unwrap_or_else(|| PathBuf::from(claude::MANAGED_PATH));
-    let home = crate::env::home_dir();
-    let files = claude::read_all(
-        &managed,
-        home.as_deref(),
-        Some(cwd),
-        &claude::Choice::default(),
-    )?;
-    for file in &files {
-        let source = file.path.display().to_string();
-        for (list, texts) in [
-            ("allow", &file.permissions.allow),
-            ("ask", &file.permissions.ask),
-            ("deny", &file.permissions.deny),
-        ] {
-            for rule in texts {
-                if list == "allow" && file.scope == Scope::Project {
-                    project_allow(permissions, &file.path, rule, rules, ignored);
-                } else {
-                    rules.push((list.into(), rule.clone(), source.clone()));
-                }
-            }
-        }
-        if permissions.mode_source.ends_with(&source) {
-            set(keys, "permissions.mode", json!(permissions.mode), &source);
+/// What Claude Code's settings set besides rules: the mode where it is in
+/// force, the main model, the status line, the variables processes get.
+fn claude_keys(plan: &crate::plan::Plan, texts: &Texts<'_>, keys: &mut BTreeMap<String, Entry>) {
+    let permissions = &plan.permissions;
+    for path in texts.files() {
+        let source = path.display().to_string();
+        if permissions.mode_source.ends_with(&source) && source.ends_with(".json") {
+            let at = texts.needle_at(path, "defaultMode");
+            set(keys, "permissions.mode", json!(permissions.mode), &at);
         }
     }
-    Ok(())
+    if let Some(model) = &plan.model {
+        let key = if plan.preset.tier == cox_protocol::provider::Tier::Think {
+            "tiers.think.model"
+        } else {
+            "tiers.code.model"
+        };
+        let shown = match crate::providers::alias_tier(&model.model) {
+            Some(tier) => format!("{} (the {} tier's model)", model.model, tier.as_str()),
+            None => model.model.clone(),
+        };
+        set(keys, key, json!(shown), &model.source);
+    }
+    if let Some(command) = &plan.status_line
+        && !keys.contains_key("tui.status_line.command")
+    {
+        set(
+            keys,
+            "tui.status_line.command",
+            json!(command),
+            "statusLine of Claude Code's settings",
+        );
+    }
+    for (name, _) in &permissions.sandbox.env.set {
+        // The value may be a secret: only that it is set.
+        set(
+            keys,
+            &format!("env.{name}"),
+            json!("(set)"),
+            "env of Claude Code's settings",
+        );
+    }
+}
+
+/// The settings files as the plan read them, to find the line a value is
+/// written on.
+struct Texts<'a>(&'a crate::plan::Inputs);
+
+impl Texts<'_> {
+    fn text(&self, path: &Path) -> String {
+        match self.0.files.get(path) {
+            Some(Ok(Some(text))) => text.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// `path:line` where the dotted `key` is set: its last part, in its
+    /// table (`[sandbox]` for `sandbox.mode`) when the file has that header.
+    fn at(&self, path: &Path, key: &str) -> String {
+        let (table, last) = key.rsplit_once('.').unwrap_or(("", key));
+        let last = last.trim_matches('"');
+        let text = self.text(path);
+        let lines: Vec<&str> = text.lines().collect();
+        let header = format!("[{table}]");
+        let from = lines
+            .iter()
+            .position(|l| l.trim() == header)
+            .map_or(0, |i| i + 1);
+        let line = lines
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, l)| {
+                l.trim_start()
+                    .strip_prefix(last)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
+            })
+            .map_or(from.max(1), |(i, _)| i + 1);
+        format!("{}:{line}", path.display())
+    }
+
+    /// `path:line` where `needle` first appears.
+    fn needle_at(&self, path: &Path, needle: &str) -> String {
+        let line = self
+            .text(path)
+            .lines()
+            .position(|l| l.contains(needle))
+            .map_or(1, |i| i + 1);
+        format!("{}:{line}", path.display())
+    }
+
+    /// `path:line` where `rule` is written, quoted.
+    fn rule_at(&self, path: &Path, rule: &str) -> String {
+        let text = self.text(path);
+        let quoted = [format!("\"{rule}\""), format!("'{rule}'")];
+        let line = text
+            .lines()
+            .position(|l| quoted.iter().any(|q| l.contains(q.as_str())))
+            .map_or(1, |i| i + 1);
+        format!("{}:{line}", path.display())
+    }
+
+    /// The settings files the plan read that exist.
+    fn files(&self) -> impl Iterator<Item = &PathBuf> {
+        self.0
+            .files
+            .iter()
+            .filter(|(_, text)| matches!(text, Ok(Some(_))))
+            .map(|(path, _)| path)
+    }
 }
 
 fn rule_list(key: &str) -> Option<&'static str> {
@@ -522,14 +572,16 @@ fn rule_list(key: &str) -> Option<&'static str> {
     }
 }
 
-fn read_table(path: &Path) -> Result<Option<Table>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(toml::from_str(&text).map_err(|e| {
-            anyhow::anyhow!("{}: {}", path.display(), e.message().replace('\n', " "))
-        })?)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(anyhow::anyhow!("{}: cannot read: {e}", path.display())),
+/// A config file's table, from the text the plan read (which parsed it
+/// already).
+fn read_table(texts: &Texts<'_>, path: &Path) -> Result<Option<Table>> {
+    let text = texts.text(path);
+    if text.is_empty() {
+        return Ok(None);
     }
+    Ok(Some(toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!("{}: {}", path.display(), e.message().replace('\n', " "))
+    })?))
 }
 
 fn toml_to_json(table: &Table) -> serde_json::Map<String, Value> {
