@@ -272,7 +272,13 @@ fn sdk_servers(configs: &[String]) -> (Vec<String>, Vec<String>) {
         let text = if config.trim_start().starts_with('{') {
             config.clone()
         } else {
-            std::fs::read_to_string(config).unwrap_or_default()
+            // Through the session's reads: the MCP loader reads it again.
+            crate::config::once::read(std::path::Path::new(config), |path| {
+                std::fs::read_to_string(path).map(Some)
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_default()
         };
         let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
             rest.push(config.clone());

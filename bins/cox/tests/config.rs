@@ -436,13 +436,21 @@ fn one_run_reads_each_settings_file_once() {
     .unwrap();
     std::fs::write(work.join(".claude/settings.local.json"), "{}").unwrap();
     std::fs::write(work.join(".mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+    std::fs::write(
+        env.home.path().join(".claude.json"),
+        r#"{"mcpServers": {}}"#,
+    )
+    .unwrap();
+    let flag_config = env.home.path().join("flag-mcp.json");
+    std::fs::write(&flag_config, r#"{"mcpServers": {}}"#).unwrap();
     let trace = env.home.path().join("trace.txt");
     let cox = env.cox();
     let out = Command::new(strace)
         .args(["-f", "-e", "trace=open,openat,openat2", "-o"])
         .arg(&trace)
         .arg(cox.get_program())
-        .args(["run", "-p", "hi"])
+        .args(["run", "-p", "hi", "--mcp-config"])
+        .arg(&flag_config)
         .envs(cox.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
         .env("COX_PROVIDER", "scripted")
         .env("COX_SCENARIO", scenario("read_env"))
@@ -460,6 +468,8 @@ fn one_run_reads_each_settings_file_once() {
         work.join(".claude/settings.json"),
         work.join(".claude/settings.local.json"),
         work.join(".mcp.json"),
+        home.join(".claude.json"),
+        flag_config.clone(),
     ] {
         let opened = trace
             .lines()

@@ -121,8 +121,13 @@ pub fn load(sources: &Sources<'_>, var: &dyn Fn(&str) -> Option<String>) -> Resu
             (flag.clone(), PathBuf::from("--mcp-config"))
         } else {
             let path = PathBuf::from(flag);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| anyhow!("--mcp-config {}: cannot read: {e}", path.display()))?;
+            // Read once: the SDK's check for in-process servers read it too.
+            let text = crate::config::once::read(&path, |path| {
+                std::fs::read_to_string(path)
+                    .map(Some)
+                    .map_err(|e| anyhow!("--mcp-config {}: cannot read: {e}", path.display()))
+            })?
+            .unwrap_or_default();
             (text, path)
         };
         take(server_file(&text, &path, OriginKind::Flag, var).map_err(|why| anyhow!(why))?);
