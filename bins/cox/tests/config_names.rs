@@ -215,14 +215,14 @@ fn config_show_refuses_a_typo_and_lists_no_key_without_effect() {
     };
     let log_level = value("core.log_level");
     assert!(
-        log_level.contains("= warn") && log_level.ends_with(&format!("# {}", user.display())),
+        log_level.contains("= warn") && log_level.ends_with(&format!("# {}:2", user.display())),
         "{log_level}"
     );
     assert!(value("context.keep_turns").contains("= 3"));
-    for key in ["core.log_level", "context.keep_turns"] {
+    for (key, line) in [("core.log_level", 2), ("context.keep_turns", 4)] {
         assert!(
             text.contains(&format!(
-                "# ignored: {key} (from {}: a project config cannot set it)",
+                "# ignored: {key} (from {}:{line}: a project config cannot set it)",
                 project.display()
             )),
             "{text}"
