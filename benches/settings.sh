@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p cox -p cox-bench
-after=$PWD/target/release
+repo=$PWD
+after=$repo/target/release
 before=${1:-}
 rounds=${ROUNDS:-3}
 scratch=$(mktemp -d)
@@ -31,7 +32,7 @@ run() { # BIN_DIR, then cox run's own flags
   local bin=$1
   shift
   HOME=$home COX_HOME=$home COX_MANAGED_SETTINGS=$scratch/managed.json COX_PROVIDER=scripted \
-    COX_SCENARIO="$PWD/tests/scenarios/hello.toml" "$@"
+    COX_SCENARIO="$repo/tests/scenarios/hello.toml" "$@"
 }
 
 opens() { # BIN_DIR
