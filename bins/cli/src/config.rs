@@ -105,7 +105,7 @@ struct ConfigFile {
     sandbox: SandboxConfig,
     /// `[mcp_servers.<name>]`: read by [`load_mcp_servers`].
     #[serde(default)]
-    mcp_servers: BTreeMap<String, crate::mcp::Entry>,
+    mcp_servers: BTreeMap<String, McpEntry>,
     #[serde(default)]
     tui: TuiConfig,
     #[serde(default)]
@@ -118,6 +118,28 @@ struct ConfigFile {
     /// it, warning per entry).
     #[serde(default)]
     hooks: Option<serde_json::Value>,
+}
+
+/// One server as a file writes it: Claude Code's fields, and cox's
+/// `sandbox`, `network` and `cwd`.
+#[derive(Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct McpEntry {
+    /// `stdio`, `http` (also `streamable-http`) or `sse`; when left out,
+    /// `stdio` with a `command`, `http` with a `url`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub sandbox: Option<bool>,
+    pub network: Option<bool>,
 }
 
 /// `[tools]`: the tools that reach beyond the machine, each on or off.
@@ -512,7 +534,7 @@ pub fn load_hooks_table(path: &Path) -> Result<Option<(PathBuf, String, serde_js
 }
 
 /// A config's path, its text and its `[mcp_servers]`.
-pub type McpEntries = (PathBuf, String, BTreeMap<String, crate::mcp::Entry>);
+pub type McpEntries = (PathBuf, String, BTreeMap<String, McpEntry>);
 
 /// The `[mcp_servers]` of the user's config: its path, its text (for the
 /// lines) and the entries, or `None` when there is no config.

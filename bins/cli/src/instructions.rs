@@ -62,7 +62,7 @@ pub struct Instructions {
 /// [`gather_with`] for a session: prints each warning as `cox: warning:
 /// …`.
 #[must_use]
-pub fn load(cox_home: &Path, cwd: &Path, plugins: &[crate::ext::plugins::Plugin]) -> Instructions {
+pub fn load(cox_home: &Path, cwd: &Path, plugins: &[skills::SkillDir]) -> Instructions {
     let found = gather_with(cox_home, crate::env::home_dir().as_deref(), cwd, plugins);
     for warning in &found.warnings {
         eprintln!("cox: warning: {warning}");
@@ -78,7 +78,8 @@ pub fn gather(cox_home: &Path, user_home: Option<&Path>, cwd: &Path) -> Instruct
     gather_with(cox_home, user_home, cwd, &[])
 }
 
-/// Reads the instruction files and the skills (the plugins' too) for a
+/// Reads the instruction files and the skills (the plugins' too: their
+/// skill folders, see `Plugin::skill_dir`) for a
 /// session working in `cwd` (canonical). `user_home` is `$HOME`, used to
 /// spell cox's home as `~/.cox` when that is where it is, and for Claude
 /// Code's `~/.claude/skills`.
@@ -87,7 +88,7 @@ pub fn gather_with(
     cox_home: &Path,
     user_home: Option<&Path>,
     cwd: &Path,
-    plugins: &[crate::ext::plugins::Plugin],
+    plugins: &[skills::SkillDir],
 ) -> Instructions {
     let root = repo_root(cwd);
     // Where paths are relative to: the repository root, else the cwd.
@@ -167,14 +168,7 @@ pub fn gather_with(
             None,
         ));
     }
-    for plugin in plugins {
-        skill_dirs.push(skills::SkillDir {
-            dir: plugin.skills.clone(),
-            label: format!("plugin {}/skills", plugin.name),
-            prefix: Some(plugin.name.clone()),
-            within: Some(fs::canonicalize(&plugin.root).unwrap_or_else(|_| plugin.root.clone())),
-        });
-    }
+    skill_dirs.extend(plugins.iter().cloned());
     let found_skills = skills::scan(&skill_dirs, &mut warnings);
     let at = match root {
         Some(_) => Place::Repository {

@@ -29,7 +29,8 @@ pub use cox_protocol::mcp::{
 };
 use cox_protocol::provider::BoxFuture;
 
-pub use sources::{Entry, Sources, load};
+pub use crate::config::McpEntry as Entry;
+pub use sources::{Sources, load};
 
 /// What connecting needs from the session.
 #[derive(Clone, Debug)]

@@ -145,7 +145,7 @@ fn list(plugin_dir: &[PathBuf], as_json: bool) -> Result<String> {
         here.home.root(),
         here.home_dir.as_deref(),
         &here.cwd,
-        &here.plugins.plugins,
+        &crate::ext::plugins::Plugin::skill_dirs(&here.plugins.plugins),
     );
     warnings.extend(instructions.warnings.iter().cloned());
     let base = crate::instructions::repo_root(&here.cwd).unwrap_or_else(|| here.cwd.clone());

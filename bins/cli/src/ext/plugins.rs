@@ -77,6 +77,24 @@ pub struct Plugin {
 }
 
 impl Plugin {
+    /// Its skills' folder, as the instructions loader reads it: names
+    /// prefixed with the plugin's, nothing resolving outside the plugin.
+    #[must_use]
+    pub fn skill_dir(&self) -> crate::instructions::skills::SkillDir {
+        crate::instructions::skills::SkillDir {
+            dir: self.skills.clone(),
+            label: format!("plugin {}/skills", self.name),
+            prefix: Some(self.name.clone()),
+            within: Some(std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone())),
+        }
+    }
+
+    /// The skill folders of `plugins`.
+    #[must_use]
+    pub fn skill_dirs(plugins: &[Plugin]) -> Vec<crate::instructions::skills::SkillDir> {
+        plugins.iter().map(Plugin::skill_dir).collect()
+    }
+
     /// The scope its hooks are trusted in: the plugin, and where it lives.
     #[must_use]
     pub fn trust_scope(&self) -> String {

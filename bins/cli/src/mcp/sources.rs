@@ -7,7 +7,7 @@ use anyhow::{Result, anyhow};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Loaded, McpServer, Origin, OriginKind, Transport};
+use super::{Entry, Loaded, McpServer, Origin, OriginKind, Transport};
 
 /// The most of a project's or a plugin's server file that is read.
 const FILE_MAX: u64 = 1 << 20;
@@ -34,28 +34,6 @@ pub struct Sources<'a> {
     /// The person's answer about the project's `.mcp.json` servers (their
     /// Claude Code settings' `enabledMcpjsonServers` and the like).
     pub approvals: &'a crate::config::claude::McpChoice,
-}
-
-/// One server as a file writes it: Claude Code's fields, and cox's
-/// `sandbox`, `network` and `cwd`.
-#[derive(Deserialize, Debug, Clone, Default, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct Entry {
-    /// `stdio`, `http` (also `streamable-http`) or `sse`; when left out,
-    /// `stdio` with a `command`, `http` with a `url`.
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub command: Option<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    pub cwd: Option<String>,
-    pub url: Option<String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    pub sandbox: Option<bool>,
-    pub network: Option<bool>,
 }
 
 /// The servers every source defines, later sources winning by name.

@@ -77,7 +77,11 @@ pub(crate) fn build_session<P: Provider>(
         let prices = catalog.get(model).and_then(|m| m.prices);
         (model.to_owned(), prices)
     });
-    let found = instructions::load(home.root(), &cwd, &plugins);
+    let found = instructions::load(
+        home.root(),
+        &cwd,
+        &crate::ext::plugins::Plugin::skill_dirs(&plugins),
+    );
     // Architect's plan mode is already in `permissions`.
     let mode = permissions.mode;
     let bypass_refused = permissions.bypass_refused.clone();
