@@ -2,8 +2,12 @@
 
 `py-server.py http PORT LOG` serves streamable HTTP on 127.0.0.1:PORT and
 appends each JSON-RPC method it receives, with the protocol version the
-request names, to LOG (so a test can see whether cox spoke the stateless
-2026-07-28 revision: no `initialize`); `py-server.py stdio` serves stdio.
+request names and the client's name, to LOG (so a test can see whether cox
+spoke the stateless 2026-07-28 revision: no `initialize`);
+`py-server.py http-old PORT LOG` is the same server answering
+`server/discover` with an empty result, as servers of older revisions do
+(the MCP conformance suite's `initialize` scenario); `py-server.py stdio`
+serves stdio.
 """
 
 import json
@@ -20,7 +24,7 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def logged(inner, log_path):
+def logged(inner, log_path, old=False):
     async def asgi(scope, receive, send):
         if scope["type"] != "http" or scope.get("method") != "POST":
             return await inner(scope, receive, send)
@@ -32,14 +36,23 @@ def logged(inner, log_path):
                 break
         body = b"".join(chunks)
         try:
-            method = json.loads(body).get("method")
+            request = json.loads(body)
         except ValueError:
-            method = None
+            request = {}
+        method = request.get("method") if isinstance(request, dict) else None
+        client = ((request.get("params") or {}).get("clientInfo") or {}).get("name") \
+            if isinstance(request, dict) else None
         headers = {k.decode(): v.decode() for k, v in scope.get("headers", [])}
         with open(log_path, "a") as log:
             log.write(json.dumps({"method": method,
                                   "version": headers.get("mcp-protocol-version"),
-                                  "session": headers.get("mcp-session-id")}) + "\n")
+                                  "session": headers.get("mcp-session-id"),
+                                  "client": client}) + "\n")
+        if old and method == "server/discover":
+            answer = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "result": {}})
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json")]})
+            return await send({"type": "http.response.body", "body": answer.encode()})
         sent = False
 
         async def replay():
@@ -62,4 +75,6 @@ if __name__ == "__main__":
 
         port, log_path = int(sys.argv[2]), sys.argv[3]
         inner = app.streamable_http_app()
-        uvicorn.run(logged(inner, log_path), host="127.0.0.1", port=port, log_level="warning")
+        old = sys.argv[1] == "http-old"
+        uvicorn.run(logged(inner, log_path, old), host="127.0.0.1", port=port,
+                    log_level="warning")

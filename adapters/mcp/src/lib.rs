@@ -65,7 +65,7 @@ pub struct Options {
 /// one ends the server.
 pub(crate) struct Server {
     pub name: String,
-    pub service: RunningService<rmcp::RoleClient, ()>,
+    pub service: RunningService<rmcp::RoleClient, rmcp::model::ClientConfig>,
     /// The server's process, for a stdio one: killed (with its group) on
     /// drop, and its last words on stderr for the errors.
     pub process: Option<process::Child>,
@@ -351,7 +351,7 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
             let mut child = process::spawn(&launch, &cwd)
                 .map_err(|e| format!("cannot start {command}: {e}"))?;
             let (stdout, stdin) = child.pipes()?;
-            match ().serve((stdout, stdin)).await {
+            match client().serve((stdout, stdin)).await {
                 Ok(service) => (service, Some(child)),
                 Err(e) => {
                     // Give its stderr a moment to say why it left.
@@ -382,21 +382,49 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                 .custom_headers(map);
             // The stateless 2026-07-28 revision where the server has it
             // (`server/discover`), else the handshake it knows.
-            let lifecycle = rmcp::ClientLifecycleMode::Auto {
+            let auto = rmcp::ClientLifecycleMode::Auto {
                 preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
                 legacy_version: None,
             };
-            let served = match auth::authorized(options.home.root(), &server.name, url).await? {
-                Some(client) => {
-                    let transport =
-                        rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
-                    rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await
+            let authorized = auth::authorized(options.home.root(), &server.name, url).await?;
+            let serve = |lifecycle: rmcp::ClientLifecycleMode| {
+                let (authorized, config) = (authorized.clone(), config.clone());
+                async move {
+                    match authorized {
+                        Some(http) => {
+                            let transport =
+                                rmcp::transport::StreamableHttpClientTransport::with_client(
+                                    http, config,
+                                );
+                            rmcp::ClientServiceExt::serve_with_lifecycle(
+                                client(),
+                                transport,
+                                lifecycle,
+                            )
+                            .await
+                        }
+                        None => {
+                            let transport =
+                                rmcp::transport::StreamableHttpClientTransport::from_config(config);
+                            rmcp::ClientServiceExt::serve_with_lifecycle(
+                                client(),
+                                transport,
+                                lifecycle,
+                            )
+                            .await
+                        }
+                    }
                 }
-                None => {
-                    let transport =
-                        rmcp::transport::StreamableHttpClientTransport::from_config(config);
-                    rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await
+            };
+            let served = match serve(auto).await {
+                // A server that answers discovery with something that is
+                // not a discovery result (`{}`, an error of its own) is
+                // asked the older handshake, on a fresh connection.
+                Err(e) if !auth::wants_login(&e) => {
+                    tracing::debug!(server = %server.name, error = %e, "no discovery; initialize");
+                    serve(rmcp::ClientLifecycleMode::Initialize).await
                 }
+                other => other,
             };
             let service = served.map_err(|e| {
                 if auth::wants_login(&e) {
@@ -453,6 +481,14 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
         prompts,
         resources: offers.1,
     })
+}
+
+/// What cox tells a server about itself: its name and version, and no
+/// client capabilities beyond the defaults.
+fn client() -> rmcp::model::ClientConfig {
+    let mut config = rmcp::model::ClientConfig::default();
+    config.client_info = rmcp::model::Implementation::new("cox", env!("CARGO_PKG_VERSION"));
+    config
 }
 
 /// How a failure begins when the server wants a login first.

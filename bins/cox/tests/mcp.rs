@@ -733,6 +733,62 @@ fn a_python_sdk_server_is_reached_on_the_stateless_revision() {
     assert!(call["session"].is_null(), "stateless: {requests:?}");
 }
 
+/// A server of an older revision answers `server/discover` with an empty
+/// result (not a discovery result, not an error): cox asks it the
+/// `initialize` handshake instead, and names itself in it.
+#[test]
+fn a_server_that_does_not_discover_is_asked_to_initialize() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let env = Env::new();
+    let log = env.home.path().join("requests.log");
+    let port = free_port();
+    let mut server = python_server(
+        &python,
+        "py-server.py",
+        &[
+            "http-old".as_ref(),
+            port.to_string().as_ref(),
+            log.as_os_str(),
+        ],
+        port,
+    );
+    let config = servers_json(&[(
+        "old",
+        serde_json::json!({"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}),
+    )]);
+    let scenario = calls(
+        &env,
+        &[("mcp__old__add", serde_json::json!({"a": 40, "b": 2}))],
+    );
+    let out = run(&env, &scenario, &["--mcp-config", &config]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(results(&out)[0], (true, "42".to_owned()), "{}", text(&out));
+    let requests: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let methods: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["method"].as_str())
+        .collect();
+    let discover = methods.iter().position(|m| *m == "server/discover");
+    let initialize = methods.iter().position(|m| *m == "initialize");
+    assert!(
+        matches!((discover, initialize), (Some(d), Some(i)) if d < i),
+        "discover, then initialize: {methods:?}"
+    );
+    let hello = requests
+        .iter()
+        .find(|r| r["method"] == "initialize")
+        .unwrap();
+    assert_eq!(hello["client"], "cox", "{requests:?}");
+}
+
 /// Past `[context] max_tools`, MCP tools wait behind `tool_search`: the
 /// model finds one by its words, and then calls it.
 #[test]
