@@ -189,7 +189,12 @@ impl CommandHooks {
         };
         let launch = confinement
             .sandbox
-            .server_launch(&argv, &self.session.cwd, &env, confinement.network)
+            .server_launch(
+                &argv,
+                &self.session.cwd,
+                &env,
+                &cox_sandbox::ServerReach::network(confinement.network),
+            )
             .map_err(|err| {
                 format!("it cannot run inside the sandbox here ({err}), and a project's hooks run only there")
             })?;

@@ -22,6 +22,7 @@
 //! pick a tool's risk on its own; no error of a server ends a session.
 
 pub mod auth;
+pub mod launcher;
 mod process;
 pub mod prompts;
 pub mod render;
@@ -341,8 +342,10 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
             argv.extend(args.iter().map(OsString::from));
             let cwd = cwd.clone().unwrap_or_else(|| options.cwd.clone());
             let launch = if server.sandbox {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                let reach = launcher::reach(&argv, home.as_deref(), server.network);
                 OsSandbox::new(options.sandbox.clone())
-                    .server_launch(&argv, &cwd, env, server.network)
+                    .server_launch(&argv, &cwd, env, &reach)
                     .map_err(|e| format!("{e} (or set sandbox = false for this server)"))?
             } else {
                 cox_sandbox::ServerLaunch::unconfined(&argv, env, &options.sandbox.env)
@@ -357,12 +360,13 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                     // Give its stderr a moment to say why it left.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     let words = child.last_words();
+                    let hint = hint(&words, server);
                     let words = if words.is_empty() {
                         String::new()
                     } else {
                         format!("; it said: {words}")
                     };
-                    return Err(format!("the handshake failed: {e}{words}"));
+                    return Err(format!("the handshake failed: {e}{words}{hint}"));
                 }
             }
         }
@@ -481,6 +485,39 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
         prompts,
         resources: offers.1,
     })
+}
+
+/// How to lift the confinement a failed stdio server's last words point
+/// at, if they point at one.
+fn hint(words: &str, server: &McpServer) -> String {
+    let lower = words.to_ascii_lowercase();
+    let offline = [
+        "enotfound",
+        "eai_again",
+        "getaddrinfo",
+        "could not resolve",
+        "network is unreachable",
+        "temporary failure in name resolution",
+        "failed to fetch",
+    ];
+    if server.sandbox && !server.network && offline.iter().any(|w| lower.contains(w)) {
+        return format!(
+            " (no network in the sandbox: set network = true for {}, or leave network out)",
+            server.name
+        );
+    }
+    if server.sandbox
+        && (lower.contains("eacces")
+            || lower.contains("read-only file system")
+            || lower.contains("permission denied"))
+    {
+        return format!(
+            " (the sandbox lets a server write only the workspace and its launcher's cache: set \
+             sandbox = false for {} if it must write elsewhere)",
+            server.name
+        );
+    }
+    String::new()
 }
 
 /// What cox tells a server about itself: its name and version, and no

@@ -56,8 +56,10 @@ pub fn args(
     for root in &policy.writable_roots {
         push(&[&roots_flag, root, root]);
     }
-    // Things under /tmp the command still needs: its cwd, the helper.
-    for needed in [cwd, policy.helper.as_path()] {
+    // Things under /tmp the command still needs: its cwd, the helper, a
+    // server's script.
+    let visible = policy.visible.iter().map(PathBuf::as_path);
+    for needed in [cwd, policy.helper.as_path()].into_iter().chain(visible) {
         if needed.starts_with("/tmp")
             && !policy.writable_roots.iter().any(|r| needed.starts_with(r))
         {

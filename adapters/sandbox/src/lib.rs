@@ -46,7 +46,7 @@ pub mod uid;
 pub use env::EnvFilter;
 pub use group::ProcessGroup;
 pub use host::{CommandHost, Handoff};
-pub use os::{OsSandbox, ServerLaunch};
+pub use os::{OsSandbox, ServerLaunch, ServerReach};
 pub use policy::{DomainPattern, Network, SandboxPolicy};
 
 use std::ffi::OsString;

@@ -269,12 +269,36 @@ impl ServerLaunch {
     }
 }
 
+/// What a long-lived process launched in the sandbox reaches beyond what
+/// a command does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerReach {
+    /// The network, whole (a server gets no domain proxy: on or off).
+    pub network: bool,
+    /// Folders it may write besides the workspace (a package launcher's
+    /// cache); each must exist.
+    pub writable: Vec<std::path::PathBuf>,
+    /// Paths under `/tmp` it reads (its script), bound read-only.
+    pub visible: Vec<std::path::PathBuf>,
+}
+
+impl ServerReach {
+    /// The network on or off, and nothing more.
+    #[must_use]
+    pub fn network(on: bool) -> ServerReach {
+        ServerReach {
+            network: on,
+            ..ServerReach::default()
+        }
+    }
+}
+
 impl OsSandbox {
     /// How a long-lived process (an MCP server speaking on its stdin and
     /// stdout) starts, confined as this sandbox confines commands, with
-    /// `env` set inside, and the network when `network` is set (none
-    /// otherwise: a server gets no domain proxy). `danger-full-access`
-    /// runs it as it is.
+    /// `env` set inside, and what `reach` adds: the network, folders it
+    /// writes, paths under `/tmp` it reads. `danger-full-access` runs it as
+    /// it is.
     ///
     /// # Errors
     /// No mechanism confines here, or only Landlock does: a server is not a
@@ -285,8 +309,9 @@ impl OsSandbox {
         program: &[OsString],
         cwd: &std::path::Path,
         env: &[(String, String)],
-        network: bool,
+        reach: &ServerReach,
     ) -> Result<ServerLaunch, SandboxError> {
+        let network = reach.network;
         let Some(unconfined) = ServerLaunch::unconfined(program, env, &self.policy.env) else {
             return Err(SandboxError::Unavailable {
                 why: "no program to run".into(),
@@ -306,6 +331,12 @@ impl OsSandbox {
                     .map_err(|why| SandboxError::Unavailable { why })?;
                 let mut policy = self.policy.clone();
                 policy.network = if network { Network::On } else { Network::Off };
+                for dir in reach.writable.iter().filter(|d| d.is_dir()) {
+                    if !policy.writable_roots.contains(dir) {
+                        policy.writable_roots.push(dir.clone());
+                    }
+                }
+                policy.visible.extend(reach.visible.iter().cloned());
                 let (pinned, read_only, hidden) = crate::bwrap::helper_mounts(&policy);
                 let spec = HelperSpec {
                     network_off: !network,

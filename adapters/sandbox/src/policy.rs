@@ -143,6 +143,9 @@ pub struct SandboxPolicy {
     pub helper: PathBuf,
     /// Which of cox's variables a confined process sees.
     pub env: crate::EnvFilter,
+    /// Paths under `/tmp` (which is private inside) that a launched
+    /// program needs, bound read-only: an MCP server's script there.
+    pub visible: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -162,6 +165,7 @@ impl SandboxPolicy {
             denied_domains: Vec::new(),
             helper,
             env: crate::EnvFilter::default(),
+            visible: Vec::new(),
         }
     }
 

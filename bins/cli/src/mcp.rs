@@ -48,8 +48,9 @@ pub struct ConnectContext {
     pub call_timeout: Duration,
 }
 
-/// The handshakes' bound when `MCP_TIMEOUT` does not set one.
-pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(1000);
+/// The handshakes' bound when `MCP_TIMEOUT` does not set one: 30 s, as in
+/// Claude Code, so a launcher fetching its package (`npx -y`) has the time.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
 
 /// A tool call's bound when `MCP_TOOL_TIMEOUT` does not set one.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);

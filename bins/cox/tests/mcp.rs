@@ -631,6 +631,13 @@ fn cox_mcp_adds_lists_and_removes_servers() {
     let get = cox(&env).args(["mcp", "get", "mine"]).output().unwrap();
     let got = String::from_utf8_lossy(&get.stdout);
     assert!(got.contains("mcp__mine__echo  trusted  Mine."), "{got}");
+    // What the sandbox leaves it is said.
+    assert!(got.contains("(sandboxed, network)"), "{got}");
+    assert!(
+        got.contains("confined: reads the file system but cox's secret folders")
+            && got.contains("network = false cuts it off"),
+        "{got}"
+    );
 
     for name in ["mine", "theirs"] {
         let removed = cox(&env).args(["mcp", "remove", name]).output().unwrap();
@@ -787,6 +794,106 @@ fn a_server_that_does_not_discover_is_asked_to_initialize() {
         .find(|r| r["method"] == "initialize")
         .unwrap();
     assert_eq!(hello["client"], "cox", "{requests:?}");
+}
+
+/// The recipe people paste: `npx -y PKG`, with the defaults (no
+/// `network`, no `MCP_TIMEOUT`): inside the sandbox it reaches the npm
+/// registry and writes only its cache, and its tools work. Reaches the
+/// public registry, so it runs where `COX_TEST_NPX` is set (`.ci/run` sets
+/// it: its machines install from npm).
+#[test]
+fn npx_dash_y_starts_with_the_defaults() {
+    if std::env::var_os("COX_TEST_NPX").is_none() || !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: COX_TEST_NPX is not set, or no bwrap");
+        return;
+    }
+    let env = Env::new();
+    // The person's home, apart from cox's own (which commands and servers
+    // only read).
+    let home = tempfile::tempdir().unwrap();
+    write(
+        &env.home.path().join("config.toml"),
+        "[mcp_servers.everything]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-everything\"]\n",
+    );
+    let scenario = calls(
+        &env,
+        &[(
+            "mcp__everything__echo",
+            serde_json::json!({"message": "from npx"}),
+        )],
+    );
+    let out = env
+        .cox()
+        .env("HOME", home.path())
+        .env_remove("MCP_TIMEOUT")
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "use the tools", "--permission-mode"])
+        .args(["bypassPermissions", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let results = results(&out);
+    assert!(
+        results[0].0 && results[0].1.contains("from npx"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        home.path().join(".npm").is_dir(),
+        "npm's cache was written where it lives"
+    );
+}
+
+/// A server installed under `/tmp` (the sandbox's own `/tmp` is private)
+/// starts sandboxed: the top folder of a path its command names there is
+/// bound in, read-only.
+#[test]
+fn a_server_installed_under_tmp_starts_in_the_sandbox() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let install = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&modules)
+        .arg(install.path().join("node_modules"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::write(env.work.path().join("seen.txt"), "from the workspace").unwrap();
+    let work = env.work.path().canonicalize().unwrap();
+    let server = install
+        .path()
+        .join("node_modules/.bin/mcp-server-filesystem");
+    let config = servers_json(&[(
+        "fs",
+        serde_json::json!({"command": "node", "args": [server, work]}),
+    )]);
+    let scenario = calls(
+        &env,
+        &[(
+            "mcp__fs__read_text_file",
+            serde_json::json!({"path": work.join("seen.txt").display().to_string()}),
+        )],
+    );
+    let out = run(
+        &env,
+        &scenario,
+        &["--sandbox", "workspace-write", "--mcp-config", &config],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let results = results(&out);
+    assert!(
+        results[0].0 && results[0].1.contains("from the workspace"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// Past `[context] max_tools`, MCP tools wait behind `tool_search`: the

@@ -125,12 +125,33 @@ fn transport_line(server: &McpServer) -> String {
                 line.push_str(" (unsandboxed)");
             } else if server.network {
                 line.push_str(" (sandboxed, network)");
+            } else {
+                line.push_str(" (sandboxed, no network)");
             }
             format!("stdio: {line}")
         }
         Transport::Http { url, .. } => format!("http: {url}"),
         Transport::Sse { url, .. } => format!("sse: {url}"),
     }
+}
+
+/// What the sandbox leaves a stdio server (see docs/mcp.md), or `None`
+/// for one that runs unconfined or over HTTP.
+fn confinement(server: &McpServer) -> Option<String> {
+    if !server.sandbox || !matches!(server.transport, Transport::Stdio { .. }) {
+        return None;
+    }
+    Some(format!(
+        "reads the file system but cox's secret folders; writes only the workspace and a \
+         package launcher's cache (npx, uvx, pipx, bunx); a private /tmp, with the folders \
+         its command names there read-only; {} (set sandbox = false in its entry to lift all \
+         of it)",
+        if server.network {
+            "the network (network = false cuts it off)"
+        } else {
+            "no network (network = true, or leave it out, to give it)"
+        }
+    ))
 }
 
 /// `text` cut to `max` characters, with `…` when it was longer (`get`
@@ -226,6 +247,9 @@ fn get(args: &RunArgs, name: &str) -> Result<String> {
     let _ = writeln!(out, "{}", server.name);
     let _ = writeln!(out, "  defined in: {}", printable(&origin_line(server)));
     let _ = writeln!(out, "  runs as: {}", printable(&transport_line(server)));
+    if let Some(confined) = confinement(server) {
+        let _ = writeln!(out, "  confined: {confined}");
+    }
     let _ = writeln!(out, "  state: {}", printable(&state_line(report)));
     if let Some(protocol) = &report.protocol {
         let _ = writeln!(out, "  protocol: {}", printable(protocol));

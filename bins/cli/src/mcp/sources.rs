@@ -451,7 +451,10 @@ pub(crate) fn resolve(
         origin,
         transport,
         sandbox,
-        network: entry.network.unwrap_or(false),
+        // A server the person configured reaches the network (a launcher
+        // its registry, a server its API) unless its entry says false; its
+        // file system stays confined.
+        network: entry.network.unwrap_or(sandbox),
     })
 }
 
@@ -547,7 +550,8 @@ mod tests {
                 cwd: None
             }
         );
-        assert!(good.sandbox && !good.network);
+        // Sandboxed, with the network unless the entry says otherwise.
+        assert!(good.sandbox && good.network);
         let typo = map["typo"].as_ref().unwrap_err();
         assert!(
             typo.starts_with(".mcp.json:6: MCP server 'typo': unknown field `argz`"),
