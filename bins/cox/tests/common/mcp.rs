@@ -31,6 +31,17 @@ pub fn node_modules() -> Option<PathBuf> {
     installed("COX_TEST_MCP_NODE_MODULES", "the MCP servers")
 }
 
+/// The reference servers, where bubblewrap can confine them too (`None`,
+/// said on stderr, where either is missing).
+pub fn sandboxed_node_modules() -> Option<PathBuf> {
+    let modules = node_modules()?;
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return None;
+    }
+    Some(modules)
+}
+
 /// The fake server's source, run as `node -e SOURCE`: no file to find, so
 /// it runs inside the sandbox (which has a private /tmp) wherever the
 /// repository is checked out.
