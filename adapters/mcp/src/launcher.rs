@@ -2,9 +2,14 @@
 //! people write it: `npx -y PKG`, `uvx PKG`, `pipx run PKG`, `bunx PKG`,
 //! or a script anywhere they can read.
 //!
-//! - A package launcher fetches the package into its cache on the first
-//!   run: that cache (made when missing) is writable for the server, and
-//!   nothing else of the home is.
+//! - A package launcher fetches the package into a cache on the first run.
+//!   It gets a cache of cox's own, `~/.cache/cox-mcp/<launcher>`, made
+//!   when missing, writable, and named to it by its variable
+//!   (`npm_config_cache`, `UV_CACHE_DIR`, `PIPX_HOME`,
+//!   `BUN_INSTALL_CACHE_DIR`): never the person's own cache, which a
+//!   server could otherwise fill with a package that the person's next
+//!   `npx` outside cox would run unconfined. Nothing else of the home is
+//!   writable.
 //! - The sandbox's `/tmp` is private; a program or an argument that names
 //!   an existing path under `/tmp` has that path's top folder there
 //!   (`/tmp/x` for `/tmp/x/node_modules/.bin/server`), read-only, so the
@@ -17,22 +22,36 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The caches `program` (a launcher, by its file name) writes under
-/// `home`; empty for any other program.
+/// The cache `program` (a launcher, by its file name) gets under `home`,
+/// with the variables that point it there; `None` for any other program.
 #[must_use]
-pub fn caches(program: &Path, home: &Path) -> Vec<PathBuf> {
+pub fn cache(program: &Path, home: &Path) -> Option<(PathBuf, Vec<(String, String)>)> {
     let name = program
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
-    let under = |parts: &[&str]| parts.iter().map(|p| home.join(p)).collect();
-    match name {
-        "npx" | "npm" | "pnpm" | "pnpx" => under(&[".npm", ".cache/pnpm", ".local/share/pnpm"]),
-        "uvx" | "uv" => under(&[".cache/uv", ".local/share/uv"]),
-        "pipx" => under(&[".local/pipx", ".local/share/pipx", ".cache/pipx"]),
-        "bunx" | "bun" => under(&[".bun/install/cache"]),
-        _ => Vec::new(),
+    let (launcher, vars): (&str, &[&str]) = match name {
+        "npx" | "npm" => ("npm", &["npm_config_cache"]),
+        "pnpm" | "pnpx" => ("pnpm", &["npm_config_store_dir", "npm_config_cache"]),
+        "uvx" | "uv" => ("uv", &["UV_CACHE_DIR"]),
+        "pipx" => ("pipx", &["PIPX_HOME"]),
+        "bunx" | "bun" => ("bun", &["BUN_INSTALL_CACHE_DIR"]),
+        _ => return None,
+    };
+    let dir = home.join(".cache/cox-mcp").join(launcher);
+    let text = dir.display().to_string();
+    let mut set: Vec<(String, String)> = vars
+        .iter()
+        .map(|var| ((*var).to_owned(), text.clone()))
+        .collect();
+    if launcher == "uv" {
+        // A Python uv downloads for the tool goes beside its cache.
+        set.push((
+            "UV_PYTHON_INSTALL_DIR".to_owned(),
+            dir.join("python").display().to_string(),
+        ));
     }
+    Some((dir, set))
 }
 
 /// The top folders under `/tmp` of the paths `argv` names that exist.
@@ -56,22 +75,34 @@ pub fn visible_in_tmp(argv: &[OsString]) -> Vec<PathBuf> {
 }
 
 /// What the server `argv` reaches in the sandbox: the network when
-/// `network`, the launcher's caches under `home` (each made if missing),
-/// and its paths under `/tmp`.
+/// `network`, its launcher's cache under `home` (made if missing), and its
+/// paths under `/tmp`; with the variables that name the cache, for those
+/// `env` (the entry's own) does not set.
 #[must_use]
-pub fn reach(argv: &[OsString], home: Option<&Path>, network: bool) -> cox_sandbox::ServerReach {
-    let writable = match (argv.first(), home) {
-        (Some(program), Some(home)) => caches(Path::new(program), home)
-            .into_iter()
-            .filter(|dir| std::fs::create_dir_all(dir).is_ok())
-            .collect(),
-        _ => Vec::new(),
-    };
-    cox_sandbox::ServerReach {
+pub fn reach(
+    argv: &[OsString],
+    home: Option<&Path>,
+    network: bool,
+    env: &[(String, String)],
+) -> (cox_sandbox::ServerReach, Vec<(String, String)>) {
+    let mut writable = Vec::new();
+    let mut vars = Vec::new();
+    if let (Some(program), Some(home)) = (argv.first(), home)
+        && let Some((dir, set)) = cache(Path::new(program), home)
+        && std::fs::create_dir_all(&dir).is_ok()
+    {
+        writable.push(dir);
+        vars.extend(
+            set.into_iter()
+                .filter(|(name, _)| !env.iter().any(|(n, _)| n == name)),
+        );
+    }
+    let reach = cox_sandbox::ServerReach {
         network,
         writable,
         visible: visible_in_tmp(argv),
-    }
+    };
+    (reach, vars)
 }
 
 #[cfg(test)]
@@ -79,20 +110,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_launcher_has_its_caches_and_other_programs_none() {
+    fn each_launcher_has_a_cache_of_coxs_own_and_other_programs_none() {
         let home = Path::new("/home/a");
+        let (dir, vars) = cache(Path::new("/usr/bin/npx"), home).unwrap_or_default();
+        assert_eq!(dir, home.join(".cache/cox-mcp/npm"));
         assert_eq!(
-            caches(Path::new("/usr/bin/npx"), home),
-            [
-                home.join(".npm"),
-                home.join(".cache/pnpm"),
-                home.join(".local/share/pnpm")
-            ]
+            vars,
+            [(
+                "npm_config_cache".to_owned(),
+                "/home/a/.cache/cox-mcp/npm".to_owned()
+            )]
         );
-        assert!(caches(Path::new("uvx"), home).contains(&home.join(".cache/uv")));
-        assert!(caches(Path::new("pipx"), home).contains(&home.join(".local/pipx")));
-        assert!(caches(Path::new("node"), home).is_empty());
-        assert!(caches(Path::new("/tmp/npx-lookalike/server"), home).is_empty());
+        let (dir, vars) = cache(Path::new("uvx"), home).unwrap_or_default();
+        assert_eq!(dir, home.join(".cache/cox-mcp/uv"));
+        assert!(vars.iter().any(|(n, _)| n == "UV_CACHE_DIR"));
+        assert!(cache(Path::new("pipx"), home).is_some());
+        assert!(cache(Path::new("node"), home).is_none());
+        assert!(cache(Path::new("/tmp/npx-lookalike/server"), home).is_none());
+    }
+
+    #[test]
+    fn the_entrys_own_variable_wins_over_the_cache() {
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let argv: Vec<OsString> = vec!["npx".into(), "-y".into(), "pkg".into()];
+        let own = [("npm_config_cache".to_owned(), "/elsewhere".to_owned())];
+        let (reach, vars) = reach(&argv, Some(home.path()), true, &own);
+        assert_eq!(reach.writable, [home.path().join(".cache/cox-mcp/npm")]);
+        assert!(reach.writable[0].is_dir());
+        assert!(vars.is_empty(), "{vars:?}");
+        let (_, vars) = reach_default(&argv, home.path());
+        assert_eq!(vars[0].0, "npm_config_cache");
+    }
+
+    fn reach_default(
+        argv: &[OsString],
+        home: &Path,
+    ) -> (cox_sandbox::ServerReach, Vec<(String, String)>) {
+        reach(argv, Some(home), true, &[])
     }
 
     #[test]

@@ -343,9 +343,11 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
             let cwd = cwd.clone().unwrap_or_else(|| options.cwd.clone());
             let launch = if server.sandbox {
                 let home = std::env::var_os("HOME").map(PathBuf::from);
-                let reach = launcher::reach(&argv, home.as_deref(), server.network);
+                let (reach, cache_vars) =
+                    launcher::reach(&argv, home.as_deref(), server.network, env);
+                let env: Vec<(String, String)> = env.iter().cloned().chain(cache_vars).collect();
                 OsSandbox::new(options.sandbox.clone())
-                    .server_launch(&argv, &cwd, env, &reach)
+                    .server_launch(&argv, &cwd, &env, &reach)
                     .map_err(|e| format!("{e} (or set sandbox = false for this server)"))?
             } else {
                 cox_sandbox::ServerLaunch::unconfined(&argv, env, &options.sandbox.env)

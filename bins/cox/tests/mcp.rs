@@ -794,7 +794,7 @@ fn a_server_that_does_not_discover_is_asked_to_initialize() {
 
 /// The recipe people paste: `npx -y PKG`, with the defaults (no
 /// `network`, no `MCP_TIMEOUT`): inside the sandbox it reaches the npm
-/// registry and writes only its cache, and its tools work. Reaches the
+/// registry and writes only a cache of cox's own, and its tools work. Reaches the
 /// public registry, so it runs where `COX_TEST_NPX` is set (`.ci/run` sets
 /// it: its machines install from npm).
 #[test]
@@ -835,10 +835,13 @@ fn npx_dash_y_starts_with_the_defaults() {
         "{}",
         text(&out)
     );
+    // Its own cache, never the person's (a package planted there would run
+    // unconfined at their next npx).
     assert!(
-        home.path().join(".npm").is_dir(),
-        "npm's cache was written where it lives"
+        home.path().join(".cache/cox-mcp/npm/_cacache").is_dir(),
+        "npm's cache for servers was written"
     );
+    assert!(!home.path().join(".npm/_cacache").exists());
 }
 
 /// A server installed under `/tmp` (the sandbox's own `/tmp` is private)

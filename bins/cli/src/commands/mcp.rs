@@ -142,8 +142,8 @@ fn confinement(server: &McpServer) -> Option<String> {
         return None;
     }
     Some(format!(
-        "reads the file system but cox's secret folders; writes only the workspace and a \
-         package launcher's cache (npx, uvx, pipx, bunx); a private /tmp, with the folders \
+        "reads the file system but cox's secret folders; writes only the workspace and, for \
+         a package launcher (npx, uvx, pipx, bunx), a cache of cox's own in ~/.cache/cox-mcp; a private /tmp, with the folders \
          its command names there read-only; {} (set sandbox = false in its entry to lift all \
          of it)",
         if server.network {
