@@ -32,6 +32,11 @@ use cox_protocol::provider::BoxFuture;
 pub use crate::config::McpEntry as Entry;
 pub use sources::{Sources, load};
 
+/// The MCP servers of a session as Claude Code's `system/init` lists them
+/// (`{"name", "status"}`: connected, failed, pending, needs-auth), filled
+/// once they have connected, before the session starts.
+pub type Statuses = std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
+
 /// What connecting needs from the session.
 #[derive(Clone, Debug)]
 pub struct ConnectContext {

@@ -63,6 +63,8 @@ pub struct Renderer<W: Write> {
     terminal: bool,
     last_error: Option<String>,
     write_failed: bool,
+    /// The MCP servers and their states, for `system/init`.
+    mcp_servers: crate::mcp::Statuses,
     /// Reused for every line, so printing allocates nothing per event.
     buf: Vec<u8>,
     /// `--json-schema`: the answer's JSON, or why it never validated.
@@ -91,6 +93,7 @@ impl<W: Write> Renderer<W> {
             terminal: false,
             last_error: None,
             write_failed: false,
+            mcp_servers: crate::mcp::Statuses::default(),
             buf: Vec::with_capacity(256),
             structured: None,
         }
@@ -120,6 +123,13 @@ impl<W: Write> Renderer<W> {
     #[must_use]
     pub fn verbose(mut self, verbose: bool) -> Self {
         self.verbose = verbose;
+        self
+    }
+
+    /// The session's MCP servers and their states, for `system/init`.
+    #[must_use]
+    pub fn with_servers(mut self, servers: crate::mcp::Statuses) -> Self {
+        self.mcp_servers = servers;
         self
     }
 
@@ -153,6 +163,10 @@ impl<W: Write> Renderer<W> {
                         "model": model,
                         "provider": provider,
                         "tools": tools,
+                        "mcp_servers": *self
+                            .mcp_servers
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner),
                         "permissionMode": permission_mode,
                     });
                     self.line(&init);

@@ -148,7 +148,9 @@ where
     // system prompt is the session's): the session waits for it, or for
     // the first prompt or stdin's end from a client that sends none.
     let (ready_tx, ready_rx) = futures::channel::oneshot::channel::<Init>();
-    let statuses = Arc::new(Mutex::new(Vec::new()));
+    // The configured servers' states (filled as they connect), then the
+    // SDK's own.
+    let statuses = Arc::clone(&facts.mcp_servers);
     let session = {
         let requester = Arc::clone(&requester);
         let statuses = Arc::clone(&statuses);
@@ -163,7 +165,10 @@ where
                 }
             }
             let (mut late, connected) = mcp::connect(requester, servers).await;
-            *statuses.lock().unwrap_or_else(PoisonError::into_inner) = connected;
+            statuses
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .extend(connected);
             late.system_prompt = match (init.system_prompt, init.append) {
                 (None, None) => None,
                 (prompt, append) => Some(

@@ -454,6 +454,9 @@ pub struct SessionFacts {
     /// Hooks a surface adds (see [`crate::ext::agent_tool::SurfaceHooks`]):
     /// set here, its subagents run them too.
     pub surface_hooks: crate::ext::agent_tool::SurfaceHooks,
+    /// The MCP servers and where each stands, once connected (for
+    /// `system/init`).
+    pub mcp_servers: crate::mcp::Statuses,
 }
 
 /// Prepares a session for an interactive surface (the TUI): the same

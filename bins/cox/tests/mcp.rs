@@ -314,6 +314,7 @@ fn broken_servers_are_notices_and_absences_and_the_session_goes_on() {
             ("mcp__schema__echo", serde_json::json!({"message": "fine"})),
             ("mcp__crashes__echo", serde_json::json!({"message": "bye"})),
             ("mcp__big__big", serde_json::json!({})),
+            ("mcp__hangs__anything", serde_json::json!({})),
         ],
     );
     let started = std::time::Instant::now();
@@ -376,6 +377,31 @@ fn broken_servers_are_notices_and_absences_and_the_session_goes_on() {
         big["result"]["visible"].as_str().unwrap().len() < 100_000,
         "the model sees a view of it, not 10 MB"
     );
+    // A tool of a server that did not connect: the model is told why.
+    assert!(!results[3].0, "{:?}", results[3]);
+    assert!(
+        results[3]
+            .1
+            .contains("its MCP server 'hangs' is not connected (it did not answer within 1500 ms"),
+        "{:?}",
+        results[3]
+    );
+    // And system/init lists every server with where it stands.
+    let init = lines(&out)
+        .into_iter()
+        .find(|e| e["type"] == "system" && e["subtype"] == "init")
+        .unwrap();
+    let status = |name: &str| {
+        init["mcp_servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["status"].clone())
+    };
+    assert_eq!(status("hangs"), Some("failed".into()), "{init}");
+    assert_eq!(status("exits"), Some("failed".into()), "{init}");
+    assert_eq!(status("schema"), Some("connected".into()), "{init}");
 }
 
 /// A stdio server, confined or not, starts without cox's credentials; what

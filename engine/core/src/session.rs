@@ -119,6 +119,8 @@ struct Fixed<W> {
     /// The tools the session was made with, for the set to be built again
     /// once `late` tools join it.
     base_tools: Vec<Arc<dyn Tool>>,
+    /// Tool name prefixes that are not there, and why ([`LateTools`]).
+    unavailable: Vec<(String, String)>,
     /// Tools that are still connecting (MCP servers): awaited once, as the
     /// run starts, before the first request.
     late: Option<LateSource>,
@@ -199,6 +201,10 @@ pub struct LateTools {
     /// The session's title, when the client named it: said once the
     /// session has started, and no title job runs.
     pub title: Option<String>,
+    /// Tool name prefixes whose tools are not there, and why (an MCP
+    /// server that did not connect: `mcp__<server>__` and what it said): a
+    /// call to one is told why, not only that the tool is unknown.
+    pub unavailable: Vec<(String, String)>,
 }
 
 /// Where late tools come from: awaited once, before the first request.
@@ -251,6 +257,7 @@ impl<W: World> Session<W> {
             world,
             tools: ToolSet::new(tools.clone(), max_tools),
             base_tools: tools,
+            unavailable: Vec::new(),
             late: None,
             expanders: Vec::new(),
             memory: None,
@@ -309,6 +316,7 @@ impl<W: World> Session<W> {
                 joined.expander = joined.expander.or(second.expander);
                 joined.system_prompt = joined.system_prompt.or(second.system_prompt);
                 joined.title = joined.title.or(second.title);
+                joined.unavailable.extend(second.unavailable);
                 joined
             }),
         });
@@ -398,6 +406,7 @@ impl<W: World> Session<W> {
                 find_again(&fixed.tools, &history, &mut state);
             }
             late_notices = late.notices;
+            fixed.unavailable = late.unavailable;
             fixed.expanders.extend(late.expander);
             if let Some(prompt) = late.system_prompt {
                 fixed.config.system.prompt = prompt;

@@ -119,7 +119,7 @@ fn run_session<P: Provider>(
     let catalog = prepared.catalog.clone();
     let mut watch = crate::telemetry::Watch::new(catalog.clone());
     let approval = args::Approve::policy(args.approve);
-    let (session, _) = match build_session(
+    let (session, facts) = match build_session(
         prepared,
         args.max_turns,
         approval,
@@ -137,6 +137,7 @@ fn run_session<P: Provider>(
     let format = args.output_format.unwrap_or(OutputFormat::Text);
     let mut renderer = output::Renderer::new(stdout, format, started)
         .with_catalog(catalog)
+        .with_servers(facts.mcp_servers)
         .verbose(args.verbose)
         .terminal(terminal);
     let outcome = runtime.block_on(async {

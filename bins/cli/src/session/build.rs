@@ -345,7 +345,14 @@ pub(crate) fn build_session<P: Provider>(
     } else {
         session.with_expander(std::sync::Arc::new(mentions))
     };
-    let session = with_mcp(session, mcp, connect, (lineage.tools.clone(), !child));
+    let mcp_servers = crate::mcp::Statuses::default();
+    let session = with_mcp(
+        session,
+        mcp,
+        connect,
+        (lineage.tools.clone(), !child),
+        std::sync::Arc::clone(&mcp_servers),
+    );
     if let Some(line) = crate::ext::hooks::pending_line(&hooks.pending) {
         warn_all(&[line], "hooks");
     }
@@ -397,6 +404,7 @@ pub(crate) fn build_session<P: Provider>(
         shells,
         agents: agent_definitions,
         surface_hooks,
+        mcp_servers,
     };
     Ok((session, facts))
 }

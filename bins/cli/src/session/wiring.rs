@@ -12,6 +12,7 @@ use cox_store::CoxHome;
 
 use super::Consent;
 use crate::args::RunArgs;
+use crate::mcp::ServerState;
 use crate::{config, env};
 
 /// What shell commands (and stdio MCP servers) may reach in `workspace`.
@@ -165,6 +166,7 @@ pub(super) fn with_mcp<W: cox_core::World>(
     loaded: crate::mcp::Loaded,
     cx: crate::mcp::ConnectContext,
     (only, expand): (Option<Vec<String>>, bool),
+    statuses: crate::mcp::Statuses,
 ) -> Session<W> {
     let crate::mcp::Loaded { servers, notices } = loaded;
     if servers.is_empty() && notices.is_empty() {
@@ -181,9 +183,33 @@ pub(super) fn with_mcp<W: cox_core::World>(
             && !servers.is_empty()
         {
             let connected = client.connect(servers, cx).await;
+            let mut shown = Vec::new();
             for (name, state) in &connected.states {
                 tracing::info!(server = %name, ?state, "mcp server");
+                let (status, why) = match state {
+                    ServerState::Connected { .. } => ("connected", None),
+                    ServerState::Failed(why) => ("failed", Some(why.clone())),
+                    ServerState::NotTrusted => (
+                        "pending",
+                        Some(format!(
+                            "not started until you trust it: cox mcp trust {name}"
+                        )),
+                    ),
+                    ServerState::NeedsLogin => (
+                        "needs-auth",
+                        Some(format!("it needs a login: cox mcp login {name}")),
+                    ),
+                };
+                shown.push(serde_json::json!({"name": name, "status": status}));
+                if let Some(why) = why {
+                    late.unavailable.push((format!("mcp__{name}__"), why));
+                }
             }
+            // Beside any a surface adds (the Agent SDK's own servers).
+            statuses
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(shown);
             late.tools = connected.tools;
             // A subagent's definition may narrow its tools.
             if let Some(names) = &only {

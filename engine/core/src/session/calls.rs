@@ -333,6 +333,20 @@ where
         loop {
             let call = &running.calls()[index];
             if fixed.tools.get(&call.name).is_none() {
+                if let Some((prefix, why)) = fixed
+                    .unavailable
+                    .iter()
+                    .find(|(prefix, _)| call.name.starts_with(prefix.as_str()))
+                {
+                    let server = prefix
+                        .strip_prefix("mcp__")
+                        .and_then(|p| p.strip_suffix("__"))
+                        .unwrap_or(prefix);
+                    return Decided::Result(ToolResult::error(format!(
+                        "`{}` is unavailable: its MCP server '{server}' is not connected ({why})",
+                        call.name
+                    )));
+                }
                 let known: Vec<&str> = fixed.tools.names().collect();
                 return Decided::Result(ToolResult::error(format!(
                     "unknown tool `{}`; the tools are: {}",
