@@ -7,6 +7,8 @@
 // input schema is not an object schema), "big" (a 10 MB result), "net"
 // (a `connect` tool that dials 127.0.0.1:FAKE_PORT), "slow" (a `sleep` tool
 // that never answers).
+// FAKE_START_MS, when set, delays the answer to the handshake by that
+// many milliseconds (a server that starts slowly).
 // FAKE_DESCRIPTION is the echo tool's description, or FAKE_DESCRIPTION_FILE
 // names a file holding it (so a test can change the definition and not the
 // server's configuration); FAKE_LOG, when set, is a file each call is
@@ -67,7 +69,7 @@ function handle(request) {
   if (id === undefined) return; // a notification
   if (method === 'initialize') {
     if (mode === 'hang') return;
-    send({
+    const answer = () => send({
       jsonrpc: '2.0',
       id,
       result: {
@@ -76,6 +78,9 @@ function handle(request) {
         serverInfo: { name: 'fake', version: '1.0.0' },
       },
     });
+    const delay = Number(process.env.FAKE_START_MS || 0);
+    if (delay > 0) setTimeout(answer, delay);
+    else answer();
   } else if (method === 'tools/list') {
     send({ jsonrpc: '2.0', id, result: { tools } });
   } else if (method === 'tools/call') {
