@@ -37,6 +37,26 @@ pub use sources::{Sources, load};
 /// once they have connected, before the session starts.
 pub type Statuses = std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
 
+/// What the sandbox leaves a stdio server (see docs/mcp.md), or `None`
+/// for one that runs unconfined or over HTTP.
+#[must_use]
+pub fn confinement(server: &McpServer) -> Option<String> {
+    if !server.sandbox || !matches!(server.transport, Transport::Stdio { .. }) {
+        return None;
+    }
+    Some(format!(
+        "reads the file system but cox's secret folders; writes only the workspace and, for \
+         a package launcher (npx, uvx, pipx, bunx), a cache of cox's own in ~/.cache/cox-mcp; a private /tmp, with the folders \
+         its command names there read-only; {} (set sandbox = false in its entry to lift all \
+         of it)",
+        if server.network {
+            "the network (network = false cuts it off)"
+        } else {
+            "no network (network = true, or leave it out, to give it)"
+        }
+    ))
+}
+
 /// What connecting needs from the session.
 #[derive(Clone, Debug)]
 pub struct ConnectContext {

@@ -271,7 +271,7 @@ fn the_mcp_servers_row_names_each_server_and_a_broken_entry() {
     assert_eq!(row(&before, "mcp servers")["detail"], "none configured");
     std::fs::write(
         env.home.path().join("config.toml"),
-        "[mcp_servers.mine]\ncommand = \"node\"\n",
+        "[mcp_servers.mine]\ncommand = \"node\"\nnetwork = false\n",
     )
     .unwrap();
     std::fs::write(
@@ -286,6 +286,13 @@ fn the_mcp_servers_row_names_each_server_and_a_broken_entry() {
     assert!(
         detail.starts_with("2: mine (user), theirs (project); ") && detail.contains(".mcp.json:2:"),
         "{detail}"
+    );
+    // What the sandbox leaves them is said.
+    let sandbox = row(&after, "mcp sandbox");
+    let said = sandbox["detail"].as_str().unwrap();
+    assert!(
+        said.contains("writes only the workspace") && said.contains("no network for mine"),
+        "{said}"
     );
 }
 

@@ -371,6 +371,42 @@ fn mcp_servers(home: &CoxHome) -> Vec<Row> {
         Row::new(Status::Ok, "mcp servers", crate::output::printable(&listed))
     };
     let mut rows = vec![first];
+    // What the sandbox leaves the stdio servers, said once.
+    let stdio: Vec<&crate::mcp::McpServer> = loaded
+        .servers
+        .iter()
+        .filter(|s| matches!(s.transport, crate::mcp::Transport::Stdio { .. }))
+        .collect();
+    if let Some(example) = stdio.iter().find(|s| s.sandbox) {
+        let free: Vec<&str> = stdio
+            .iter()
+            .filter(|s| !s.sandbox)
+            .map(|s| s.name.as_str())
+            .collect();
+        let offline: Vec<&str> = stdio
+            .iter()
+            .filter(|s| s.sandbox && !s.network)
+            .map(|s| s.name.as_str())
+            .collect();
+        let mut line = crate::mcp::confinement(example)
+            .unwrap_or_default()
+            .replace("the network (network = false cuts it off)", "the network");
+        line = format!("sandboxed stdio servers: {line}");
+        if !offline.is_empty() {
+            line.push_str(&format!("; no network for {}", offline.join(", ")));
+        }
+        if !free.is_empty() {
+            line.push_str(&format!(
+                "; unsandboxed (sandbox = false): {}",
+                free.join(", ")
+            ));
+        }
+        rows.push(Row::new(
+            Status::Ok,
+            "mcp sandbox",
+            crate::output::printable(&line),
+        ));
+    }
     // One row per HTTP server: where its login stands.
     let http: Vec<&crate::mcp::McpServer> = loaded
         .servers

@@ -135,25 +135,6 @@ fn transport_line(server: &McpServer) -> String {
     }
 }
 
-/// What the sandbox leaves a stdio server (see docs/mcp.md), or `None`
-/// for one that runs unconfined or over HTTP.
-fn confinement(server: &McpServer) -> Option<String> {
-    if !server.sandbox || !matches!(server.transport, Transport::Stdio { .. }) {
-        return None;
-    }
-    Some(format!(
-        "reads the file system but cox's secret folders; writes only the workspace and, for \
-         a package launcher (npx, uvx, pipx, bunx), a cache of cox's own in ~/.cache/cox-mcp; a private /tmp, with the folders \
-         its command names there read-only; {} (set sandbox = false in its entry to lift all \
-         of it)",
-        if server.network {
-            "the network (network = false cuts it off)"
-        } else {
-            "no network (network = true, or leave it out, to give it)"
-        }
-    ))
-}
-
 /// `text` cut to `max` characters, with `…` when it was longer (`get`
 /// shows it whole).
 fn shortened(text: &str, max: usize) -> String {
@@ -247,7 +228,7 @@ fn get(args: &RunArgs, name: &str) -> Result<String> {
     let _ = writeln!(out, "{}", server.name);
     let _ = writeln!(out, "  defined in: {}", printable(&origin_line(server)));
     let _ = writeln!(out, "  runs as: {}", printable(&transport_line(server)));
-    if let Some(confined) = confinement(server) {
+    if let Some(confined) = crate::mcp::confinement(server) {
         let _ = writeln!(out, "  confined: {confined}");
     }
     let _ = writeln!(out, "  state: {}", printable(&state_line(report)));
