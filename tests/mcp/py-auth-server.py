@@ -1,10 +1,13 @@
 """An MCP server that wants a login, on the official MCP Python SDK, for
 cox's OAuth tests.
 
-`py-auth-server.py PORT LOG LIFETIME` serves streamable HTTP at
+`py-auth-server.py PORT LOG LIFETIME [CLIENT_ID]` serves streamable HTTP at
 http://127.0.0.1:PORT/mcp and is its own authorization server (metadata,
 dynamic client registration, authorization code with PKCE, refresh,
 revocation), all from the SDK; this file only keeps the codes and tokens.
+With CLIENT_ID it has no dynamic registration and knows that one public
+client, registered out of band (any loopback redirect URI), as
+authorization servers of companies often do.
 The authorize step approves at once (no person in a test) by redirecting
 to the client's redirect URI. Access tokens live LIFETIME seconds.
 
@@ -25,10 +28,11 @@ from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, AuthorizationCode, RefreshToken, construct_redirect_uri
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.shared.auth import OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.responses import PlainTextResponse
 
 PORT, LOG, LIFETIME = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+PRE_CLIENT = sys.argv[4] if len(sys.argv) > 4 else None
 BASE = f"http://127.0.0.1:{PORT}"
 
 
@@ -37,9 +41,24 @@ def log(event, **fields):
         out.write(json.dumps({"event": event, **fields}) + "\n")
 
 
+class LoopbackClient(OAuthClientInformationFull):
+    """A client registered out of band: any 127.0.0.1 redirect URI (a
+    native app's port changes with each login)."""
+
+    def validate_redirect_uri(self, redirect_uri):
+        if redirect_uri is not None and str(redirect_uri).startswith("http://127.0.0.1:"):
+            return redirect_uri
+        return super().validate_redirect_uri(redirect_uri)
+
+
 class Provider:
     def __init__(self):
         self.clients = {}
+        if PRE_CLIENT:
+            self.clients[PRE_CLIENT] = LoopbackClient(
+                client_id=PRE_CLIENT, redirect_uris=["http://127.0.0.1:1/callback"],
+                token_endpoint_auth_method="none",
+                grant_types=["authorization_code", "refresh_token"], response_types=["code"])
         self.codes = {}
         self.access = {}
         self.refresh = {}
@@ -107,7 +126,7 @@ app = MCPServer(
         issuer_url=BASE,
         resource_server_url=f"{BASE}/mcp",
         validate_token_resource=True,
-        client_registration_options=ClientRegistrationOptions(enabled=True),
+        client_registration_options=ClientRegistrationOptions(enabled=PRE_CLIENT is None),
         revocation_options=RevocationOptions(enabled=True),
     ),
 )

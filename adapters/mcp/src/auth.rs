@@ -344,7 +344,9 @@ pub struct Login<'a> {
 }
 
 /// Runs the authorization code flow for server `name` at `url` and files
-/// its tokens. Returns the issuer the login was made with.
+/// its tokens, as `client` when the server's entry names a pre-registered
+/// one (else with dynamic client registration). Returns the issuer the
+/// login was made with.
 ///
 /// # Errors
 /// The server does not ask for a login, discovery or registration fails,
@@ -352,8 +354,8 @@ pub struct Login<'a> {
 /// error, or the token exchange fails.
 pub async fn login(
     name: &str,
-    url: &str,
-    headers: &[(String, String)],
+    (url, headers): (&str, &[(String, String)]),
+    client: Option<&cox_protocol::mcp::OAuthClient>,
     how: &Login<'_>,
 ) -> Result<String, String> {
     let challenge = probe(url, headers).await?;
@@ -379,9 +381,16 @@ pub async fn login(
         .map_err(|e| format!("cannot listen on 127.0.0.1 for the redirect: {e}"))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let request = AuthorizationRequest::new(redirect.clone())
+    let mut request = AuthorizationRequest::new(redirect.clone())
         .with_client_name("cox")
         .with_challenge(challenge);
+    // A client registered out of band: no dynamic registration is tried.
+    if let Some(client) = client {
+        request = request.with_preregistered_client(client.client_id.clone());
+        if let Some(secret) = &client.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
+    }
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| format!("starting the login failed: {e}"))?;

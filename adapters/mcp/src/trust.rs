@@ -150,7 +150,13 @@ pub fn scope(server: &McpServer) -> String {
             "cwd": cwd.as_ref().map(|c| c.display().to_string()),
         }),
         Transport::Http { url, headers } => {
-            serde_json::json!({"http": url, "headers": pairs(headers)})
+            let mut how = serde_json::json!({"http": url, "headers": pairs(headers)});
+            // Whom it logs in as is part of what was trusted (the secret
+            // is not kept, even hashed).
+            if let Some(client) = &server.oauth {
+                how["client_id"] = Value::from(client.client_id.clone());
+            }
+            how
         }
         Transport::Sse { url, headers } => {
             serde_json::json!({"sse": url, "headers": pairs(headers)})
@@ -291,6 +297,7 @@ mod tests {
             },
             sandbox: true,
             network: false,
+            oauth: None,
         }
     }
 

@@ -140,6 +140,20 @@ pub struct McpEntry {
     pub headers: BTreeMap<String, String>,
     pub sandbox: Option<bool>,
     pub network: Option<bool>,
+    /// An HTTP server's pre-registered OAuth client.
+    pub oauth: Option<McpOAuth>,
+}
+
+/// `oauth` of an HTTP server's entry: a client the authorization server
+/// registered out of band (Claude Code's `clientId`, `clientSecret` are
+/// read too). A secret belongs in a variable: `"${VAR}"`.
+#[derive(Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct McpOAuth {
+    #[serde(alias = "clientId")]
+    pub client_id: String,
+    #[serde(alias = "clientSecret")]
+    pub client_secret: Option<String>,
 }
 
 /// `[tools]`: the tools that reach beyond the machine, each on or off.

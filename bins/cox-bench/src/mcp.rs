@@ -44,6 +44,7 @@ fn server(name: &str, mode: &str) -> McpServer {
         },
         sandbox: true,
         network: false,
+        oauth: None,
     }
 }
 

@@ -76,8 +76,8 @@ impl McpClient for Client {
             };
             cox_mcp::auth::login(
                 &server.name,
-                url,
-                headers,
+                (url, headers),
+                server.oauth.as_ref(),
                 &cox_mcp::auth::Login {
                     home: cx.home.root(),
                     show,

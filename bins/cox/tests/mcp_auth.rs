@@ -381,3 +381,68 @@ fn a_login_goes_to_the_os_keyring_where_one_answers() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// An authorization server without dynamic registration: the server's
+/// entry names the client registered out of band (`oauth.client_id`), and
+/// `cox mcp login` logs in as it, registering nothing; calls carry its
+/// token.
+#[test]
+fn a_preregistered_client_logs_in_where_registration_is_off() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let env = Env::new();
+    let log = env.home.path().join("auth.log");
+    let port = free_port();
+    let mut server = python_server(
+        &python,
+        "py-auth-server.py",
+        &[
+            port.to_string().as_ref(),
+            log.as_os_str(),
+            "300".as_ref(),
+            "cox-by-hand".as_ref(),
+        ],
+        port,
+    );
+    write(
+        &env.home.path().join("config.toml"),
+        &format!(
+            "[mcp_servers.corp]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n\
+             oauth = {{ client_id = \"${{CORP_CLIENT:-cox-by-hand}}\" }}\n"
+        ),
+    );
+    let browser = write(
+        &env.home.path().join("browser.py"),
+        "import sys, urllib.request\nurllib.request.urlopen(sys.argv[1]).read()\n",
+    );
+    let out = cox(&env)
+        .env(
+            "BROWSER",
+            format!("{} {}", python.display(), browser.display()),
+        )
+        .args(["mcp", "login", "corp"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let events = auth_events(&log);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["authorize", "code"], "no registration: {events:?}");
+    assert_eq!(events[0]["client"], "cox-by-hand", "{events:?}");
+    let scenario = calls(&env, &[("mcp__corp__whoami", serde_json::json!({}))]);
+    let out = run(&env, &scenario, &[]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(
+        results(&out)[0],
+        (true, "client cox-by-hand".to_owned()),
+        "{}",
+        text(&out)
+    );
+}

@@ -146,8 +146,34 @@ pub struct McpServer {
     /// A stdio server runs inside the session's sandbox unless this is
     /// false (`sandbox = false` in its config).
     pub sandbox: bool,
-    /// A sandboxed stdio server may reach the network (`network = true`).
+    /// A sandboxed stdio server may reach the network (unless `network =
+    /// false`).
     pub network: bool,
+    /// An HTTP server's pre-registered OAuth client, for an authorization
+    /// server without dynamic client registration (`oauth = { client_id
+    /// = …, client_secret = "${VAR}" }`).
+    pub oauth: Option<OAuthClient>,
+}
+
+/// A client registered with a server's authorization server out of band.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OAuthClient {
+    pub client_id: String,
+    /// For a confidential client; never shown (`Debug` says only whether
+    /// there is one).
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<hidden>"),
+            )
+            .finish()
+    }
 }
 
 /// The servers the sources define, and what was wrong with the ones they

@@ -79,6 +79,10 @@ const MCP_SERVER: Shape = Table(&[
     ("headers", Value),
     ("sandbox", Value),
     ("network", Value),
+    (
+        "oauth",
+        Table(&[("client_id", Value), ("client_secret", Value)]),
+    ),
 ]);
 
 /// Every name this version reads, and the ones a later one will.

@@ -439,6 +439,16 @@ pub(crate) fn resolve(
             Transport::Http { url, headers }
         }
     };
+    if entry.oauth.is_some() && kind == "stdio" {
+        return Err(fail("oauth is for an http server".into()));
+    }
+    let oauth = match &entry.oauth {
+        Some(o) => Some(cox_protocol::mcp::OAuthClient {
+            client_id: x(&o.client_id)?,
+            client_secret: o.client_secret.as_deref().map(x).transpose()?,
+        }),
+        None => None,
+    };
     let sandbox = entry.sandbox.unwrap_or(true);
     if !sandbox && entry.network.is_some() {
         return Err(fail(
@@ -455,6 +465,7 @@ pub(crate) fn resolve(
         // its registry, a server its API) unless its entry says false; its
         // file system stays confined.
         network: entry.network.unwrap_or(sandbox),
+        oauth,
     })
 }
 
