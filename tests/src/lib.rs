@@ -100,6 +100,10 @@ pub struct Options {
     /// tools) instead of starting a new one; its rollout (the path) is
     /// copied into the run's home first.
     pub resume: Option<(cox_core::Resumed, PathBuf)>,
+    /// Tools that join after the session started (see
+    /// `Session::with_tool_updates`): what is sent here joins at the next
+    /// turn.
+    pub tool_updates: Option<mpsc::UnboundedReceiver<cox_core::LateTools>>,
 }
 
 impl Default for Options {
@@ -121,6 +125,7 @@ impl Default for Options {
             cheap_tier: false,
             title_grace: None,
             resume: None,
+            tool_updates: None,
         }
     }
 }
@@ -245,6 +250,10 @@ pub fn run(name: &str, mut options: Options) -> Run {
     );
     let session = match options.hooks.take() {
         Some(settings) => session.with_hooks(Arc::new(command_hooks(&settings, &cwd, id))),
+        None => session,
+    };
+    let session = match options.tool_updates.take() {
+        Some(updates) => session.with_tool_updates(updates),
         None => session,
     };
     let session = match options.title_grace {

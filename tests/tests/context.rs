@@ -492,3 +492,71 @@ fn an_interrupt_stops_a_compaction_and_keeps_the_history() {
     assert!(run.end.history.compaction().is_none());
     check_invariants(&run);
 }
+
+/// A tool that joins after the session started (an MCP server that
+/// connected late) is offered from the next turn on, with a notice that
+/// the tool block changed; the turn that was running keeps its tools.
+#[test]
+fn a_tool_that_joins_late_is_offered_from_the_next_turn() {
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let mut sent = false;
+    let run = run(
+        "two_turns",
+        Options {
+            more_prompts: vec!["and now the second".into()],
+            tool_updates: Some(rx),
+            trigger: Some(Box::new(move |events: &[Event]| {
+                let done = events
+                    .iter()
+                    .filter(|e| matches!(e, Event::TurnDone { .. }))
+                    .count();
+                if done == 1 && !sent {
+                    sent = true;
+                    let _ = tx.unbounded_send(cox_core::LateTools {
+                        tools: vec![Arc::new(NamedTool {
+                            name: "mcp__late__probe".into(),
+                            description: "Joined after the start.".into(),
+                        })],
+                        notices: vec!["MCP server 'late' connected after the first prompt".into()],
+                        ..cox_core::LateTools::default()
+                    });
+                }
+                None
+            })),
+            ..Options::default()
+        },
+    );
+    cox_tests::assert_nothing_after_turn_done(&run.events);
+    assert_eq!(run.requests.len(), 2, "two turns, one request each");
+    let offered = |i: usize| -> Vec<String> {
+        run.requests[i]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    assert!(!offered(0).contains(&"mcp__late__probe".to_owned()));
+    assert!(
+        offered(1).contains(&"mcp__late__probe".to_owned()),
+        "{:?}",
+        offered(1)
+    );
+    let said: Vec<&str> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        said.iter()
+            .any(|t| t.contains("1 tool(s) joined: mcp__late__probe")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|t| t.contains("connected after the first prompt")),
+        "{said:?}"
+    );
+}

@@ -115,12 +115,20 @@ pub enum SessionError {
 /// The parts that do not change while a session runs.
 struct Fixed<W> {
     world: W,
-    tools: ToolSet,
+    /// The tools offered now: swapped whole when late tools join (between
+    /// turns), so a turn keeps the set it started with.
+    tools: std::sync::RwLock<Arc<ToolSet>>,
     /// The tools the session was made with, for the set to be built again
     /// once `late` tools join it.
     base_tools: Vec<Arc<dyn Tool>>,
+    /// The late tools joined so far, for the set to be built again when
+    /// more join.
+    joined: std::sync::Mutex<Vec<Arc<dyn Tool>>>,
+    /// Where tools that join after the session started come from (a
+    /// server that connected late): looked at as each turn starts.
+    updates: std::sync::Mutex<Option<futures::channel::mpsc::UnboundedReceiver<LateTools>>>,
     /// Tool name prefixes that are not there, and why ([`LateTools`]).
-    unavailable: Vec<(String, String)>,
+    unavailable: std::sync::Mutex<Vec<(String, String)>>,
     /// Tools that are still connecting (MCP servers): awaited once, as the
     /// run starts, before the first request.
     late: Option<LateSource>,
@@ -255,9 +263,11 @@ impl<W: World> Session<W> {
         let max_tools = usize::try_from(config.context.max_tools).unwrap_or(usize::MAX);
         let fixed = Fixed {
             world,
-            tools: ToolSet::new(tools.clone(), max_tools),
+            tools: std::sync::RwLock::new(Arc::new(ToolSet::new(tools.clone(), max_tools))),
             base_tools: tools,
-            unavailable: Vec::new(),
+            joined: std::sync::Mutex::default(),
+            updates: std::sync::Mutex::default(),
+            unavailable: std::sync::Mutex::default(),
             late: None,
             expanders: Vec::new(),
             memory: None,
@@ -323,6 +333,23 @@ impl<W: World> Session<W> {
         self
     }
 
+    /// Tools that join after the session started: each [`LateTools`]
+    /// sent on `updates` joins as the next turn starts (its notices said
+    /// then, and that the tool block changed), so a server that connects
+    /// late is there for the next prompt, and no prompt waits for it.
+    #[must_use]
+    pub fn with_tool_updates(
+        self,
+        updates: futures::channel::mpsc::UnboundedReceiver<LateTools>,
+    ) -> Self {
+        *self
+            .fixed
+            .updates
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(updates);
+        self
+    }
+
     /// Lets prompts name what `expander` offers (custom commands, skills),
     /// asked before the MCP servers' own.
     #[must_use]
@@ -364,7 +391,7 @@ impl<W: World> Session<W> {
     #[must_use]
     pub fn resume(mut self, resumed: Resumed) -> Self {
         self.history = resumed.history;
-        find_again(&self.fixed.tools, &self.history, &mut self.state);
+        find_again(&self.fixed.tools(), &self.history, &mut self.state);
         self.state.resumed = true;
         self.state.titled = true;
         self
@@ -378,7 +405,7 @@ impl<W: World> Session<W> {
 
     /// The tool names the model is offered, sorted.
     pub fn tool_names(&self) -> Vec<String> {
-        self.fixed.tools.names().map(str::to_owned).collect()
+        self.fixed.tools().names().map(str::to_owned).collect()
     }
 
     /// Runs until `Shutdown` or until `submissions` ends, sending every event
@@ -398,15 +425,12 @@ impl<W: World> Session<W> {
         let mut late_title = None;
         if let Some(source) = fixed.late.take() {
             let late = source.await;
-            let mut tools = fixed.base_tools.clone();
-            tools.extend(late.tools);
-            let max_tools = usize::try_from(fixed.config.context.max_tools).unwrap_or(usize::MAX);
-            fixed.tools = ToolSet::new(tools, max_tools);
+            fixed.join(late.tools, None);
             if state.resumed {
-                find_again(&fixed.tools, &history, &mut state);
+                find_again(&fixed.tools(), &history, &mut state);
             }
             late_notices = late.notices;
-            fixed.unavailable = late.unavailable;
+            fixed.set_unavailable(late.unavailable);
             fixed.expanders.extend(late.expander);
             if let Some(prompt) = late.system_prompt {
                 fixed.config.system.prompt = prompt;
@@ -471,6 +495,76 @@ impl<W: World> Session<W> {
     }
 }
 
+impl<W: World> Fixed<W> {
+    /// The tools offered now.
+    pub(crate) fn tools(&self) -> Arc<ToolSet> {
+        Arc::clone(
+            &self
+                .tools
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// `late` joins the tools (those of prefix `replacing` leave first):
+    /// the set is built again with every tool joined so far.
+    fn join(&self, late: Vec<Arc<dyn Tool>>, replacing: Option<&str>) {
+        let mut joined = self
+            .joined
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(prefix) = replacing {
+            joined.retain(|t| !t.name().starts_with(prefix));
+        }
+        joined.extend(late);
+        let mut tools = self.base_tools.clone();
+        tools.extend(joined.iter().cloned());
+        let max_tools = usize::try_from(self.config.context.max_tools).unwrap_or(usize::MAX);
+        *self
+            .tools
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Arc::new(ToolSet::new(tools, max_tools));
+    }
+
+    /// Why a call to `name` finds no tool, when its prefix is one that is
+    /// not there (an MCP server that did not connect).
+    pub(crate) fn unavailable(&self, name: &str) -> Option<(String, String)> {
+        self.unavailable
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find(|(prefix, _)| name.starts_with(prefix.as_str()))
+            .cloned()
+    }
+
+    /// These prefixes are not there (more of them), and those of `joined`
+    /// tools are there again.
+    fn set_unavailable(&self, missing: Vec<(String, String)>) {
+        let mut unavailable = self
+            .unavailable
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        unavailable.retain(|(prefix, _)| !missing.iter().any(|(p, _)| p == prefix));
+        unavailable.extend(missing);
+    }
+
+    /// The updates waiting, taken (none when there is no channel).
+    fn waiting_updates(&self) -> Vec<LateTools> {
+        let mut out = Vec::new();
+        let mut updates = self
+            .updates
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(rx) = updates.as_mut() {
+            while let Ok(update) = rx.try_recv() {
+                out.push(update);
+            }
+        }
+        out
+    }
+}
+
 /// Marks the deferred tools a resumed conversation's `tool_search` calls
 /// found as found again.
 fn find_again(tools: &ToolSet, history: &History, state: &mut State) {
@@ -497,6 +591,40 @@ where
     I: Stream<Item = Submission> + Unpin,
     F: FnMut(&Event),
 {
+    /// Tools that joined since the last turn (a server that connected
+    /// late) join now, each update's notices said, and that the tool block
+    /// changed.
+    pub(super) fn join_waiting(&mut self) {
+        for update in self.fixed.waiting_updates() {
+            for notice in &update.notices {
+                self.out.notice(NoticeLevel::Warn, notice.clone());
+            }
+            if !update.unavailable.is_empty() {
+                self.fixed.set_unavailable(update.unavailable);
+            }
+            if update.tools.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = update.tools.iter().map(|t| t.name().to_owned()).collect();
+            // Joined: no longer unavailable.
+            self.fixed
+                .unavailable
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .retain(|(prefix, _)| !names.iter().any(|n| n.starts_with(prefix.as_str())));
+            self.fixed.join(update.tools, None);
+            self.out.notice(
+                NoticeLevel::Info,
+                format!(
+                    "{} tool(s) joined: {}; the tool block changed, so the prompt cache starts \
+                     again once",
+                    names.len(),
+                    names.join(", ")
+                ),
+            );
+        }
+    }
+
     /// Says the session started.
     fn start(&mut self) {
         let fixed = self.fixed;
@@ -510,7 +638,7 @@ where
                 .switched_model()
                 .unwrap_or_else(|| provider.model().to_owned()),
             provider: provider.name().to_owned(),
-            tools: fixed.tools.names().map(str::to_owned).collect(),
+            tools: fixed.tools().names().map(str::to_owned).collect(),
             permission_mode,
             at: cfg.started_at.clone(),
             resumed: self.state.resumed,
@@ -559,13 +687,13 @@ where
     /// The person interrupted: the tools stop what they keep running past
     /// their calls.
     fn interrupt_tools(&self) {
-        for tool in self.fixed.tools.tools() {
+        for tool in self.fixed.tools().tools() {
             tool.interrupted();
         }
     }
 
     async fn end(mut self) -> SessionEnd {
-        for tool in self.fixed.tools.tools() {
+        for tool in self.fixed.tools().tools() {
             tool.session_ended();
         }
         let ended = if self.out.broken {

@@ -100,7 +100,8 @@ where
         }
 
         // Run: a stretch of read-only and nesting calls at once, anything
-        // else alone, in order.
+        // else alone, in order, with the tools the turn started with.
+        let tools = fixed.tools();
         let calls = running.calls();
         // What each call was decided on, for the tools to hold it to.
         let decided: Vec<Vec<String>> = calls
@@ -113,7 +114,7 @@ where
             .collect();
         let together = |slot: usize| {
             calls[slot].risk == Risk::ReadOnly
-                || matches!(fixed.tools.get(&calls[slot].name), Some(Entry::Tool(t)) if t.nests())
+                || matches!(tools.get(&calls[slot].name), Some(Entry::Tool(t)) if t.nests())
         };
         let mut emitted = 0;
         let mut index = 0;
@@ -145,7 +146,7 @@ where
             let group = FuturesUnordered::new();
             for slot in index..end {
                 let call = &calls[slot];
-                let run: BoxFuture<'_, (ToolResult, Kept)> = match fixed.tools.get(&call.name) {
+                let run: BoxFuture<'_, (ToolResult, Kept)> = match tools.get(&call.name) {
                     None => continue,
                     Some(Entry::Own(own)) => Box::pin(std::future::ready((
                         self.run_own(*own, call),
@@ -295,7 +296,8 @@ where
             OwnTool::Expand => own_tools::expand(fixed.world.archive(), &call.input),
             OwnTool::ToolSearch => {
                 let query = call.input["query"].as_str().unwrap_or_default();
-                let hits = own_tools::search(fixed.tools.deferred(), query);
+                let tools = fixed.tools();
+                let hits = own_tools::search(tools.deferred(), query);
                 if let Some(hits) = &hits {
                     self.state
                         .found
@@ -332,22 +334,19 @@ where
         let mut answered: Option<(String, Value)> = None;
         loop {
             let call = &running.calls()[index];
-            if fixed.tools.get(&call.name).is_none() {
-                if let Some((prefix, why)) = fixed
-                    .unavailable
-                    .iter()
-                    .find(|(prefix, _)| call.name.starts_with(prefix.as_str()))
-                {
+            if fixed.tools().get(&call.name).is_none() {
+                if let Some((prefix, why)) = fixed.unavailable(&call.name) {
                     let server = prefix
                         .strip_prefix("mcp__")
                         .and_then(|p| p.strip_suffix("__"))
-                        .unwrap_or(prefix);
+                        .unwrap_or(&prefix);
                     return Decided::Result(ToolResult::error(format!(
                         "`{}` is unavailable: its MCP server '{server}' is not connected ({why})",
                         call.name
                     )));
                 }
-                let known: Vec<&str> = fixed.tools.names().collect();
+                let tools = fixed.tools();
+                let known: Vec<&str> = tools.names().collect();
                 return Decided::Result(ToolResult::error(format!(
                     "unknown tool `{}`; the tools are: {}",
                     call.name,
@@ -675,7 +674,7 @@ where
     fn replace_input(&mut self, running: &mut Turn<RunningTools>, index: usize, input: Value) {
         let fixed = self.fixed;
         let call = &running.calls()[index];
-        let edited = fixed.tools.classify(
+        let edited = fixed.tools().classify(
             call.id.clone(),
             call.name.clone(),
             input,

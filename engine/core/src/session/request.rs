@@ -58,7 +58,7 @@ where
                 format!(
                     "tool_search found {found} of the {} deferred tools: their schemas are sent from now on, \
                      so the tool block changed and the prompt cache starts again once",
-                    self.fixed.tools.deferred().len()
+                    self.fixed.tools().deferred().len()
                 ),
             );
         }

@@ -33,7 +33,7 @@ where
         let fixed = self.fixed;
         notices.append(&mut result.notices);
         let expand = matches!(
-            fixed.tools.get(&call.name),
+            fixed.tools().get(&call.name),
             Some(Entry::Own(OwnTool::Expand))
         );
         if result.denied || expand {

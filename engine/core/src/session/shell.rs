@@ -32,7 +32,8 @@ where
     /// Runs the person's `command` and says how it went.
     pub(super) async fn user_shell(&mut self, command: String) {
         let fixed = self.fixed;
-        let Some(Entry::Tool(bash)) = fixed.tools.get("bash") else {
+        let tools = fixed.tools();
+        let Some(Entry::Tool(bash)) = tools.get("bash") else {
             self.out.notice(
                 NoticeLevel::Error,
                 "this session has no bash tool: the command was not run".to_owned(),
@@ -42,7 +43,7 @@ where
         self.state.user_shells += 1;
         let id = CallId(format!("user-shell-{}", self.state.user_shells));
         let input = json!({ "command": command });
-        let call = fixed.tools.classify(
+        let call = fixed.tools().classify(
             id.clone(),
             "bash".to_owned(),
             input.clone(),

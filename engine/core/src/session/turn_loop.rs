@@ -179,13 +179,18 @@ where
             with_notes = system;
             &with_notes
         };
+        // The tools of this turn: those that joined since the last one
+        // first (a server that connected late), then one snapshot for all
+        // its rounds.
+        self.join_waiting();
+        let tools = fixed.tools();
         let prefix = Prefix {
             provider: provider.name(),
             model: provider.model(),
             tier: self.current_mode().1,
             effort: cfg.effort,
             system,
-            tools: &fixed.tools,
+            tools: &tools,
             workspace: &cfg.workspace,
             max_output_tokens: cfg.max_output_tokens,
         };
