@@ -485,7 +485,11 @@ impl Server {
                 .spawn(move || {
                     SessionThread {
                         args,
-                        editor: cox_cli::session::Editor { files, terminal },
+                        editor: cox_cli::session::Editor {
+                            files,
+                            terminal,
+                            interactive: true,
+                        },
                         terminals,
                         wait,
                         incoming,

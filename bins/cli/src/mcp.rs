@@ -77,6 +77,11 @@ pub struct ConnectContext {
 /// Claude Code, so a launcher fetching its package (`npx -y`) has the time.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(30);
 
+/// How long a session where a person types waits for its MCP servers
+/// before its first request: those still connecting then join at a later
+/// prompt.
+pub const FIRST_WAIT: Duration = Duration::from_millis(1000);
+
 /// A tool call's bound when `MCP_TOOL_TIMEOUT` does not set one.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 

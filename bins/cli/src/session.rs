@@ -485,6 +485,11 @@ pub struct Editor {
     /// Where shell commands start, launched as the sandbox launches them
     /// (see [`cox_sandbox::host`]).
     pub terminal: Option<std::sync::Arc<dyn cox_sandbox::CommandHost>>,
+    /// A person types here (the terminal UI, an editor): MCP servers still
+    /// connecting after [`crate::mcp::FIRST_WAIT`] join at a later prompt
+    /// instead of holding the first. Elsewhere (`cox run`, the SDK, a
+    /// subagent) the session waits for them, up to `MCP_TIMEOUT`.
+    pub interactive: bool,
 }
 
 /// [`interactive_session`] in an editor: the file tools go through its
@@ -506,6 +511,10 @@ where
     let _reads = crate::config::once::scope();
     let prepared = prepare(args, make_provider, Consent::Asked)?;
     let files = editor.files.clone();
+    let editor = Editor {
+        interactive: true,
+        ..editor
+    };
     let (session, facts) =
         build_session(prepared, args.max_turns, ApprovalPolicy::OnRequest, editor)?;
     Ok(match files {

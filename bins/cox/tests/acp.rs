@@ -790,3 +790,58 @@ fn the_model_s_plan_is_a_plan_update() {
     assert_eq!(entries[1]["content"], "Write the parser");
     assert_eq!(acp.finish(), 0);
 }
+
+/// Where a person types, a slow MCP server never holds a prompt: the
+/// first request goes after at most a second, without the server's tools
+/// (a notice says it is still connecting), and once it has connected its
+/// tools are in the next request.
+#[test]
+fn a_server_that_connects_late_joins_at_the_next_prompt() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "mcp_late", &[]);
+    acp.initialize();
+    let cwd = env.work.path().canonicalize().unwrap();
+    let server =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fake-server.js");
+    let answer = acp.call(
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": [{
+            "name": "late",
+            "command": "node",
+            "args": [server],
+            "env": [{"name": "FAKE_START_MS", "value": "2500"}]
+        }]}),
+    );
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    let prompt = |acp: &mut Acp, text: &str| {
+        let id = acp.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        );
+        let (answer, seen) = acp.response(id, |r| panic!("unexpected request {r}"));
+        let said: String = updates(&seen, "agent_message_chunk")
+            .iter()
+            .filter_map(|u| u["content"]["text"].as_str())
+            .collect();
+        (answer, said)
+    };
+    let (answer, said) = prompt(&mut acp, "one");
+    assert!(
+        started.elapsed() < Duration::from_millis(2400),
+        "the first prompt waited for the server: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(said.contains("First, without it."), "{said}");
+    // Past the server's 2.5 s, its tools join the next prompt.
+    std::thread::sleep(Duration::from_millis(3000).saturating_sub(started.elapsed()));
+    let (answer, said) = prompt(&mut acp, "two");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(said.contains("Second, with it."), "{said}");
+    assert_eq!(acp.finish(), 0);
+}

@@ -352,6 +352,7 @@ pub(crate) fn build_session<P: Provider>(
         connect,
         (lineage.tools.clone(), !child),
         std::sync::Arc::clone(&mcp_servers),
+        editor.interactive && !child,
     );
     if let Some(line) = crate::ext::hooks::pending_line(&hooks.pending) {
         warn_all(&[line], "hooks");

@@ -160,66 +160,118 @@ pub(crate) fn mcp_outside_a_session(
 
 /// `session` with the MCP servers of `loaded` connecting as its run starts
 /// (their tools join it before the first request), and every notice about
-/// them said then.
+/// them said then. Where a person types (`late`), the first request waits
+/// at most [`crate::mcp::FIRST_WAIT`]: servers still connecting then join
+/// at a later turn, with a notice.
 pub(super) fn with_mcp<W: cox_core::World>(
     session: Session<W>,
     loaded: crate::mcp::Loaded,
     cx: crate::mcp::ConnectContext,
     (only, expand): (Option<Vec<String>>, bool),
     statuses: crate::mcp::Statuses,
+    late: bool,
 ) -> Session<W> {
     let crate::mcp::Loaded { servers, notices } = loaded;
     if servers.is_empty() && notices.is_empty() {
         return session;
     }
     let client = crate::mcp::installed();
+    let (updates, joined) = futures::channel::mpsc::unbounded();
+    let session = if late {
+        session.with_tool_updates(joined)
+    } else {
+        session
+    };
     session.with_late_tools(Box::pin(async move {
-        let mut late = cox_core::LateTools {
+        let mut first = cox_core::LateTools {
             tools: Vec::new(),
             notices,
             ..Default::default()
         };
-        if let Some(client) = client
-            && !servers.is_empty()
-        {
-            let connected = client.connect(servers, cx).await;
-            let mut shown = Vec::new();
-            for (name, state) in &connected.states {
-                tracing::info!(server = %name, ?state, "mcp server");
-                let (status, why) = match state {
-                    ServerState::Connected { .. } => ("connected", None),
-                    ServerState::Failed(why) => ("failed", Some(why.clone())),
-                    ServerState::NotTrusted => (
-                        "pending",
-                        Some(format!(
-                            "not started until you trust it: cox mcp trust {name}"
-                        )),
-                    ),
-                    ServerState::NeedsLogin => (
-                        "needs-auth",
-                        Some(format!("it needs a login: cox mcp login {name}")),
-                    ),
-                };
-                shown.push(serde_json::json!({"name": name, "status": status}));
-                if let Some(why) = why {
-                    late.unavailable.push((format!("mcp__{name}__"), why));
-                }
-            }
-            // Beside any a surface adds (the Agent SDK's own servers).
-            statuses
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend(shown);
-            late.tools = connected.tools;
-            // A subagent's definition may narrow its tools.
-            if let Some(names) = &only {
-                late.tools.retain(|t| names.iter().any(|n| n == t.name()));
-            }
-            late.expander = connected.expander.filter(|_| expand);
-            late.notices.extend(connected.notices);
+        let Some(client) = client.filter(|_| !servers.is_empty()) else {
+            return first;
+        };
+        let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+        let connecting = client.connect(servers, cx);
+        if !late {
+            let connected = connecting.await;
+            absorb(&mut first, connected, (&only, expand), &statuses);
+            return first;
         }
-        late
+        // Connected on a task of its own: the first request goes at the
+        // latest after FIRST_WAIT, the servers go on connecting.
+        let (done, arrived) = futures::channel::oneshot::channel();
+        tokio::spawn(async move {
+            let _ = done.send(connecting.await);
+        });
+        let mut arrived = arrived;
+        match tokio::time::timeout(crate::mcp::FIRST_WAIT, &mut arrived).await {
+            Ok(Ok(connected)) => absorb(&mut first, connected, (&only, expand), &statuses),
+            Ok(Err(_)) => {}
+            Err(_) => {
+                first.notices.push(format!(
+                    "MCP servers {} are still connecting: their tools join at your next prompt",
+                    names.join(", ")
+                ));
+                tokio::spawn(async move {
+                    if let Ok(connected) = arrived.await {
+                        let mut update = cox_core::LateTools::default();
+                        // The servers' prompts are for sessions that
+                        // waited for them: an expander cannot join late.
+                        absorb(&mut update, connected, (&only, false), &statuses);
+                        let _ = updates.unbounded_send(update);
+                    }
+                });
+            }
+        }
+        first
     }))
+}
+
+/// What `connected` brings into `late`: its tools (a subagent's narrowed
+/// to `only`), its notices, why the servers that did not connect are not
+/// there, its prompts where `expand`; and each server's state in
+/// `statuses`.
+fn absorb(
+    late: &mut cox_core::LateTools,
+    connected: crate::mcp::Connected,
+    (only, expand): (&Option<Vec<String>>, bool),
+    statuses: &crate::mcp::Statuses,
+) {
+    let mut shown = Vec::new();
+    for (name, state) in &connected.states {
+        tracing::info!(server = %name, ?state, "mcp server");
+        let (status, why) = match state {
+            ServerState::Connected { .. } => ("connected", None),
+            ServerState::Failed(why) => ("failed", Some(why.clone())),
+            ServerState::NotTrusted => (
+                "pending",
+                Some(format!(
+                    "not started until you trust it: cox mcp trust {name}"
+                )),
+            ),
+            ServerState::NeedsLogin => (
+                "needs-auth",
+                Some(format!("it needs a login: cox mcp login {name}")),
+            ),
+        };
+        shown.push(serde_json::json!({"name": name, "status": status}));
+        if let Some(why) = why {
+            late.unavailable.push((format!("mcp__{name}__"), why));
+        }
+    }
+    // Beside any a surface adds (the Agent SDK's own servers).
+    statuses
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .extend(shown);
+    late.tools = connected.tools;
+    // A subagent's definition may narrow its tools.
+    if let Some(names) = only {
+        late.tools.retain(|t| names.iter().any(|n| n == t.name()));
+    }
+    late.expander = connected.expander.filter(|_| expand);
+    late.notices.extend(connected.notices);
 }
 
 /// JSON lines to today's `logs/cox.log.<date>` through `filter` (see
