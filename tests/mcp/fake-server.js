@@ -6,7 +6,8 @@
 // "crash-on-call" (dies in the middle of a call), "bad-schema" (one tool's
 // input schema is not an object schema), "big" (a 10 MB result), "net"
 // (a `connect` tool that dials 127.0.0.1:FAKE_PORT), "slow" (a `sleep` tool
-// that never answers).
+// that never answers), "grows" (after its first call it adds a `grown`
+// tool and says so: notifications/tools/list_changed).
 // FAKE_START_MS, when set, delays the answer to the handshake by that
 // many milliseconds (a server that starts slowly).
 // FAKE_DESCRIPTION is the echo tool's description, or FAKE_DESCRIPTION_FILE
@@ -74,7 +75,7 @@ function handle(request) {
       id,
       result: {
         protocolVersion: params.protocolVersion,
-        capabilities: { tools: {} },
+        capabilities: { tools: mode === 'grows' ? { listChanged: true } : {} },
         serverInfo: { name: 'fake', version: '1.0.0' },
       },
     });
@@ -95,6 +96,14 @@ function handle(request) {
     let result;
     if (params.name === 'echo') {
       result = { content: [{ type: 'text', text: 'echo: ' + message }] };
+      if (mode === 'grows' && !tools.some((t) => t.name === 'grown')) {
+        tools.push({ name: 'grown', description: 'Added after the start.', inputSchema: { type: 'object' } });
+        send({ jsonrpc: '2.0', id, result });
+        send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+        return;
+      }
+    } else if (params.name === 'grown') {
+      result = { content: [{ type: 'text', text: 'grown here' }] };
     } else if (params.name === 'shout') {
       result = { content: [{ type: 'text', text: message.toUpperCase() }], isError: true };
     } else if (params.name === 'connect') {

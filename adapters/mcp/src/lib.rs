@@ -22,6 +22,7 @@
 //! pick a tool's risk on its own; no error of a server ends a session.
 
 pub mod auth;
+mod client;
 pub mod launcher;
 mod process;
 pub mod prompts;
@@ -66,7 +67,7 @@ pub struct Options {
 /// one ends the server.
 pub(crate) struct Server {
     pub name: String,
-    pub service: RunningService<rmcp::RoleClient, rmcp::model::ClientConfig>,
+    pub service: RunningService<rmcp::RoleClient, client::CoxClient>,
     /// The server's process, for a stdio one: killed (with its group) on
     /// drop, and its last words on stderr for the errors.
     pub process: Option<process::Child>,
@@ -141,8 +142,23 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
             }
         }
     }
-    let results =
-        futures::future::join_all(startable.iter().map(|server| started(server, &options))).await;
+    // Each server's later tool changes come here, for the session.
+    let (changed, changes) = futures::channel::mpsc::unbounded();
+    out.changes = Some(changes);
+    let handler = |server: &McpServer| client::CoxClient {
+        changes: Some(Arc::new(client::Changes {
+            config: server.clone(),
+            home: options.home.clone(),
+            server: std::sync::OnceLock::new(),
+            to: changed.clone(),
+        })),
+    };
+    let results = futures::future::join_all(
+        startable
+            .iter()
+            .map(|server| started(server, &options, handler(server))),
+    )
+    .await;
     let mut names = std::collections::BTreeSet::new();
     let mut offers = Vec::new();
     for (server, result) in startable.iter().zip(results) {
@@ -252,7 +268,7 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
                     };
                 }
             }
-            let outcome = match started(server, options).await {
+            let outcome = match started(server, options, client::CoxClient::default()).await {
                 Err(why) => Err(why),
                 Ok(live) => {
                     protocol = live
@@ -310,7 +326,7 @@ pub async fn trust_server(
     server: &McpServer,
     options: &Options,
 ) -> Result<Vec<Definition>, String> {
-    let live = started(server, options).await?;
+    let live = started(server, options, client::CoxClient::default()).await?;
     let (usable, _) = tool::usable(server, live.tools);
     let definitions: Vec<Definition> = usable.iter().map(|u| Definition::of(&u.tool)).collect();
     let db = Db::open(&options.home.db_path()).map_err(|e| e.to_string())?;
@@ -319,8 +335,12 @@ pub async fn trust_server(
 }
 
 /// [`start`] within the deadline.
-async fn started(server: &McpServer, options: &Options) -> Result<Live, String> {
-    match tokio::time::timeout(options.deadline, start(server, options)).await {
+async fn started(
+    server: &McpServer,
+    options: &Options,
+    handler: client::CoxClient,
+) -> Result<Live, String> {
+    match tokio::time::timeout(options.deadline, start(server, options, handler)).await {
         Ok(result) => result,
         Err(_) => Err(format!(
             "it did not answer within {} ms (MCP_TIMEOUT sets the bound)",
@@ -329,8 +349,13 @@ async fn started(server: &McpServer, options: &Options) -> Result<Live, String> 
     }
 }
 
-/// Starts one server and lists its tools.
-async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
+/// Starts one server and lists its tools; `handler` answers what the
+/// server sends later (its tools changing).
+async fn start(
+    server: &McpServer,
+    options: &Options,
+    handler: client::CoxClient,
+) -> Result<Live, String> {
     let (service, process) = match &server.transport {
         Transport::Stdio {
             command,
@@ -356,7 +381,7 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
             let mut child = process::spawn(&launch, &cwd)
                 .map_err(|e| format!("cannot start {command}: {e}"))?;
             let (stdout, stdin) = child.pipes()?;
-            match client().serve((stdout, stdin)).await {
+            match handler.clone().serve((stdout, stdin)).await {
                 Ok(service) => (service, Some(child)),
                 Err(e) => {
                     // Give its stderr a moment to say why it left.
@@ -395,6 +420,7 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
             let authorized = auth::authorized(options.home.root(), &server.name, url).await?;
             let serve = |lifecycle: rmcp::ClientLifecycleMode| {
                 let (authorized, config) = (authorized.clone(), config.clone());
+                let handler = handler.clone();
                 async move {
                     match authorized {
                         Some(http) => {
@@ -403,9 +429,7 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                                     http, config,
                                 );
                             rmcp::ClientServiceExt::serve_with_lifecycle(
-                                client(),
-                                transport,
-                                lifecycle,
+                                handler, transport, lifecycle,
                             )
                             .await
                         }
@@ -413,9 +437,7 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
                             let transport =
                                 rmcp::transport::StreamableHttpClientTransport::from_config(config);
                             rmcp::ClientServiceExt::serve_with_lifecycle(
-                                client(),
-                                transport,
-                                lifecycle,
+                                handler, transport, lifecycle,
                             )
                             .await
                         }
@@ -454,6 +476,9 @@ async fn start(server: &McpServer, options: &Options) -> Result<Live, String> {
         process,
         call_timeout: options.call_timeout,
     });
+    if let Some(changes) = &handler.changes {
+        let _ = changes.server.set(Arc::downgrade(&server));
+    }
     let tools = server
         .service
         .peer()
@@ -520,14 +545,6 @@ fn hint(words: &str, server: &McpServer) -> String {
         );
     }
     String::new()
-}
-
-/// What cox tells a server about itself: its name and version, and no
-/// client capabilities beyond the defaults.
-fn client() -> rmcp::model::ClientConfig {
-    let mut config = rmcp::model::ClientConfig::default();
-    config.client_info = rmcp::model::Implementation::new("cox", env!("CARGO_PKG_VERSION"));
-    config
 }
 
 /// How a failure begins when the server wants a login first.

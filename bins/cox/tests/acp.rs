@@ -845,3 +845,52 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
     assert!(said.contains("Second, with it."), "{said}");
     assert_eq!(acp.finish(), 0);
 }
+
+/// A server that adds a tool mid-session and says so
+/// (`notifications/tools/list_changed`): from the next prompt the tool is
+/// offered, through trust again, and a call to it is answered.
+#[test]
+fn a_tool_a_server_adds_mid_session_is_offered_from_the_next_prompt() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "mcp_grows", &[]);
+    acp.initialize();
+    let cwd = env.work.path().canonicalize().unwrap();
+    let server =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fake-server.js");
+    let answer = acp.call(
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": [{
+            "name": "g",
+            "command": "node",
+            "args": [server],
+            "env": [{"name": "FAKE_MODE", "value": "grows"}]
+        }]}),
+    );
+    let session = answer["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt = |acp: &mut Acp, text: &str| {
+        let id = acp.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        );
+        let (answer, seen) = acp.response(id, choose("allow_once"));
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        seen
+    };
+    let first = prompt(&mut acp, "one");
+    assert!(!updates(&first, "tool_call_update").is_empty(), "{first:?}");
+    // The change reaches the session while it waits for the next prompt.
+    std::thread::sleep(Duration::from_millis(300));
+    let second = prompt(&mut acp, "two");
+    let done = updates(&second, "tool_call_update");
+    let last = done.last().unwrap_or_else(|| panic!("{second:?}"));
+    let said = last.to_string();
+    assert!(
+        said.contains("grown here") || said.contains("pending trust for mcp server 'g'"),
+        "{said}"
+    );
+    assert_eq!(acp.finish(), 0);
+}

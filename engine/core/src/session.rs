@@ -213,6 +213,10 @@ pub struct LateTools {
     /// server that did not connect: `mcp__<server>__` and what it said): a
     /// call to one is told why, not only that the tool is unknown.
     pub unavailable: Vec<(String, String)>,
+    /// For an update ([`Session::with_tool_updates`]): the prefix whose
+    /// tools these replace (a server that changed its tools), all of them
+    /// leaving first.
+    pub replacing: Option<String>,
 }
 
 /// Where late tools come from: awaited once, before the first request.
@@ -602,7 +606,7 @@ where
             if !update.unavailable.is_empty() {
                 self.fixed.set_unavailable(update.unavailable);
             }
-            if update.tools.is_empty() {
+            if update.tools.is_empty() && update.replacing.is_none() {
                 continue;
             }
             let names: Vec<String> = update.tools.iter().map(|t| t.name().to_owned()).collect();
@@ -612,15 +616,22 @@ where
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .retain(|(prefix, _)| !names.iter().any(|n| n.starts_with(prefix.as_str())));
-            self.fixed.join(update.tools, None);
-            self.out.notice(
-                NoticeLevel::Info,
-                format!(
-                    "{} tool(s) joined: {}; the tool block changed, so the prompt cache starts \
-                     again once",
+            self.fixed.join(update.tools, update.replacing.as_deref());
+            let what = match &update.replacing {
+                Some(prefix) => format!(
+                    "MCP server '{}' changed its tools (now {}: {})",
+                    prefix
+                        .strip_prefix("mcp__")
+                        .unwrap_or(prefix)
+                        .trim_end_matches('_'),
                     names.len(),
                     names.join(", ")
                 ),
+                None => format!("{} tool(s) joined: {}", names.len(), names.join(", ")),
+            };
+            self.out.notice(
+                NoticeLevel::Info,
+                format!("{what}; the tool block changed, so the prompt cache starts again once"),
             );
         }
     }

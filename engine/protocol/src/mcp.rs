@@ -245,6 +245,19 @@ pub struct Connected {
     pub states: Vec<(String, ServerState)>,
     /// The connected servers' prompts and resources, when one has any.
     pub expander: Option<Arc<dyn Expander>>,
+    /// A server's tools as it changes them later
+    /// (`notifications/tools/list_changed`), for as long as it is
+    /// connected.
+    pub changes: Option<futures::channel::mpsc::UnboundedReceiver<ToolsChanged>>,
+}
+
+/// A connected server's tools after it said they changed: all of them now,
+/// each through trust again (a changed definition waits for it), and what
+/// is worth saying.
+pub struct ToolsChanged {
+    pub server: String,
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub notices: Vec<String>,
 }
 
 impl std::fmt::Debug for Connected {

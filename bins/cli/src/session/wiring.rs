@@ -176,12 +176,10 @@ pub(super) fn with_mcp<W: cox_core::World>(
         return session;
     }
     let client = crate::mcp::installed();
+    // What joins later: servers still connecting (where a person types),
+    // and a server's changed tools (anywhere).
     let (updates, joined) = futures::channel::mpsc::unbounded();
-    let session = if late {
-        session.with_tool_updates(joined)
-    } else {
-        session
-    };
+    let session = session.with_tool_updates(joined);
     session.with_late_tools(Box::pin(async move {
         let mut first = cox_core::LateTools {
             tools: Vec::new(),
@@ -195,7 +193,12 @@ pub(super) fn with_mcp<W: cox_core::World>(
         let connecting = client.connect(servers, cx);
         if !late {
             let connected = connecting.await;
-            absorb(&mut first, connected, (&only, expand), &statuses);
+            absorb(
+                &mut first,
+                connected,
+                (&only, expand),
+                (&statuses, &updates),
+            );
             return first;
         }
         // Connected on a task of its own: the first request goes at the
@@ -206,7 +209,12 @@ pub(super) fn with_mcp<W: cox_core::World>(
         });
         let mut arrived = arrived;
         match tokio::time::timeout(crate::mcp::FIRST_WAIT, &mut arrived).await {
-            Ok(Ok(connected)) => absorb(&mut first, connected, (&only, expand), &statuses),
+            Ok(Ok(connected)) => absorb(
+                &mut first,
+                connected,
+                (&only, expand),
+                (&statuses, &updates),
+            ),
             Ok(Err(_)) => {}
             Err(_) => {
                 first.notices.push(format!(
@@ -218,7 +226,12 @@ pub(super) fn with_mcp<W: cox_core::World>(
                         let mut update = cox_core::LateTools::default();
                         // The servers' prompts are for sessions that
                         // waited for them: an expander cannot join late.
-                        absorb(&mut update, connected, (&only, false), &statuses);
+                        absorb(
+                            &mut update,
+                            connected,
+                            (&only, false),
+                            (&statuses, &updates),
+                        );
                         let _ = updates.unbounded_send(update);
                     }
                 });
@@ -234,10 +247,36 @@ pub(super) fn with_mcp<W: cox_core::World>(
 /// `statuses`.
 fn absorb(
     late: &mut cox_core::LateTools,
-    connected: crate::mcp::Connected,
+    mut connected: crate::mcp::Connected,
     (only, expand): (&Option<Vec<String>>, bool),
-    statuses: &crate::mcp::Statuses,
+    (statuses, updates): (
+        &crate::mcp::Statuses,
+        &futures::channel::mpsc::UnboundedSender<cox_core::LateTools>,
+    ),
 ) {
+    // A server's tools changing later reach the session as updates, each
+    // replacing that server's tools (a subagent's still narrowed).
+    if let Some(mut changes) = connected.changes.take() {
+        let (updates, only) = (updates.clone(), only.clone());
+        tokio::spawn(async move {
+            use futures::StreamExt as _;
+            while let Some(changed) = changes.next().await {
+                let mut tools = changed.tools;
+                if let Some(names) = &only {
+                    tools.retain(|t| names.iter().any(|n| n == t.name()));
+                }
+                let update = cox_core::LateTools {
+                    tools,
+                    notices: changed.notices,
+                    replacing: Some(format!("mcp__{}__", changed.server)),
+                    ..cox_core::LateTools::default()
+                };
+                if updates.unbounded_send(update).is_err() {
+                    return;
+                }
+            }
+        });
+    }
     let mut shown = Vec::new();
     for (name, state) in &connected.states {
         tracing::info!(server = %name, ?state, "mcp server");

@@ -1,0 +1,99 @@
+//! cox as an MCP client, to each server: who it is (`clientInfo`: cox and
+//! its version), and what it does when the server says its tools changed
+//! (`notifications/tools/list_changed`): it lists them again, puts each
+//! through trust again (a changed definition waits for the person, as at
+//! connect), and sends the server's whole new set to the session, which
+//! offers it from the next turn.
+//!
+//! Invariants: nothing is offered to servers beyond the defaults (no
+//! sampling: a server cannot spend the person's model; elicitation is
+//! declined); a change from a server that is gone, or whose trust cannot
+//! be read, is a notice and no tools, never an error of the session.
+
+use std::sync::{Arc, OnceLock, Weak};
+
+use cox_protocol::mcp::{McpServer, ToolsChanged};
+use cox_protocol::tool::Tool;
+use futures::channel::mpsc::UnboundedSender;
+use rmcp::model::{ClientConfig, Implementation};
+use rmcp::service::NotificationContext;
+
+use crate::Server;
+
+/// Where a server's changed tools go, and what building them needs.
+pub(crate) struct Changes {
+    pub(crate) config: McpServer,
+    pub(crate) home: cox_store::CoxHome,
+    /// The live connection, once it is made (the handler exists first).
+    pub(crate) server: OnceLock<Weak<Server>>,
+    pub(crate) to: UnboundedSender<ToolsChanged>,
+}
+
+/// The handler every server connection runs with.
+#[derive(Clone, Default)]
+pub(crate) struct CoxClient {
+    pub(crate) changes: Option<Arc<Changes>>,
+}
+
+impl CoxClient {
+    /// The tools the server has now, built and trusted as at connect.
+    async fn relist(
+        &self,
+        context: &NotificationContext<rmcp::RoleClient>,
+    ) -> Option<ToolsChanged> {
+        let changes = self.changes.as_ref()?;
+        let name = changes.config.name.clone();
+        let server = changes.server.get().and_then(Weak::upgrade)?;
+        let listed = match context.peer.list_all_tools().await {
+            Ok(listed) => listed,
+            Err(e) => {
+                return Some(ToolsChanged {
+                    server: name.clone(),
+                    tools: Vec::new(),
+                    notices: vec![format!(
+                        "MCP server '{name}' said its tools changed, but listing them failed: {e}"
+                    )],
+                });
+            }
+        };
+        let db = match cox_store::Db::open(&changes.home.db_path()) {
+            Ok(db) => db,
+            Err(e) => {
+                return Some(ToolsChanged {
+                    server: name.clone(),
+                    tools: Vec::new(),
+                    notices: vec![format!(
+                        "MCP server '{name}' changed its tools, which are left out: their trust \
+                         cannot be read: {e}"
+                    )],
+                });
+            }
+        };
+        let (tools, notices, _) = crate::tool::build(&db, &changes.config, &server, listed);
+        Some(ToolsChanged {
+            server: name,
+            tools: tools
+                .into_iter()
+                .map(|t| Arc::new(t) as Arc<dyn Tool>)
+                .collect(),
+            notices,
+        })
+    }
+}
+
+impl rmcp::ClientHandler for CoxClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::default();
+        config.client_info = Implementation::new("cox", env!("CARGO_PKG_VERSION"));
+        config
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<rmcp::RoleClient>) {
+        if let Some(changed) = self.relist(&context).await
+            && let Some(changes) = &self.changes
+        {
+            tracing::info!(server = %changed.server, tools = changed.tools.len(), "mcp tools changed");
+            let _ = changes.to.unbounded_send(changed);
+        }
+    }
+}
