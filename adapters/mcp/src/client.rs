@@ -27,6 +27,20 @@ pub(crate) struct Changes {
     /// The live connection, once it is made (the handler exists first).
     pub(crate) server: OnceLock<Weak<Server>>,
     pub(crate) to: UnboundedSender<ToolsChanged>,
+    /// The hashes of the definitions the session has now: a notification
+    /// that changes none of them changes nothing (some servers send one
+    /// as they start).
+    pub(crate) known: std::sync::Mutex<Vec<String>>,
+}
+
+/// The sorted hashes of `tools`' definitions.
+pub(crate) fn hashes(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    let mut out: Vec<String> = tools
+        .iter()
+        .map(|t| crate::trust::Definition::of(t).hash())
+        .collect();
+    out.sort();
+    out
 }
 
 /// The handler every server connection runs with.
@@ -56,6 +70,17 @@ impl CoxClient {
                 });
             }
         };
+        {
+            let mut known = changes
+                .known
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let now = hashes(&listed);
+            if *known == now {
+                return None;
+            }
+            *known = now;
+        }
         let db = match cox_store::Db::open(&changes.home.db_path()) {
             Ok(db) => db,
             Err(e) => {

@@ -151,6 +151,7 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
             home: options.home.clone(),
             server: std::sync::OnceLock::new(),
             to: changed.clone(),
+            known: std::sync::Mutex::default(),
         })),
     };
     let results = futures::future::join_all(
@@ -485,6 +486,12 @@ async fn start(
         .list_all_tools()
         .await
         .map_err(|e| format!("listing its tools failed: {e}{}", server.last_words()))?;
+    if let Some(changes) = &handler.changes {
+        *changes
+            .known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = client::hashes(&tools);
+    }
     let offers = server
         .service
         .peer()
