@@ -2,7 +2,8 @@
 //! chunks, a tool call as `tool_call` then `tool_call_update`s (an edit's
 //! or a write's with its diff), the slash commands, the mode, the model's
 //! plan, and after each provider call the context used and the session's
-//! cost so far. An approval the session waits for and the end of a
+//! cost so far; a warning as a marked paragraph of the agent's message.
+//! An approval the session waits for and the end of a
 //! turn are said apart ([`Out::Ask`], [`Out::Done`]): the server answers
 //! them, they are not updates.
 //!
@@ -252,6 +253,15 @@ impl Updates {
                 self.error = Some(text.clone());
                 Vec::new()
             }
+            // A warning the person should see (an MCP server that did not
+            // start, one still connecting, a setting ignored): a paragraph
+            // of the agent's own, marked, apart from the model's text.
+            Event::Notice {
+                level: NoticeLevel::Warn,
+                text: said,
+            } => update(acp::SessionUpdate::AgentMessageChunk(text(&format!(
+                "\n\n⚠ {said}\n\n"
+            )))),
             Event::TurnStarted { .. } => {
                 self.error = None;
                 Vec::new()

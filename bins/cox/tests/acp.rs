@@ -838,6 +838,11 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
     );
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert!(said.contains("First, without it."), "{said}");
+    // The editor is told, as a marked paragraph of its own.
+    assert!(
+        said.contains("⚠ MCP servers late are still connecting"),
+        "{said}"
+    );
     // Past the server's 2.5 s, its tools join the next prompt.
     std::thread::sleep(Duration::from_millis(3000).saturating_sub(started.elapsed()));
     let (answer, said) = prompt(&mut acp, "two");
