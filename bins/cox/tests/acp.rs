@@ -814,6 +814,11 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
             "command": "node",
             "args": [server],
             "env": [{"name": "FAKE_START_MS", "value": "2500"}]
+        }, {
+            "name": "dead",
+            "command": "node",
+            "args": [server],
+            "env": [{"name": "FAKE_MODE", "value": "exit"}]
         }]}),
     );
     let session = answer["result"]["sessionId"].as_str().unwrap().to_owned();
@@ -840,7 +845,7 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
     assert!(said.contains("First, without it."), "{said}");
     // The editor is told, as a marked paragraph of its own.
     assert!(
-        said.contains("⚠ MCP servers late are still connecting"),
+        said.contains("⚠ MCP servers dead, late are still connecting"),
         "{said}"
     );
     // Past the server's 2.5 s, its tools join the next prompt.
@@ -848,6 +853,11 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
     let (answer, said) = prompt(&mut acp, "two");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert!(said.contains("Second, with it."), "{said}");
+    // A server from session/new that did not start is said, with why.
+    assert!(
+        said.contains("⚠ MCP server 'dead' is not available") && said.contains("boom, no config"),
+        "{said}"
+    );
     assert_eq!(acp.finish(), 0);
 }
 
