@@ -1208,3 +1208,79 @@ fn the_persons_settings_approve_or_turn_off_a_projects_servers() {
         notices(&out)
     );
 }
+
+/// Under load (two processes keeping both cores busy), two reference
+/// servers and the Python SDK's all connect, with the default bound, in
+/// each of three runs: nothing is lost to a tight deadline.
+#[test]
+fn under_load_no_server_is_lost() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let env = Env::new();
+    let config = servers_json(&[
+        (
+            "every",
+            serde_json::json!({"command": "node", "args": [modules.join(".bin/mcp-server-everything"), "stdio"]}),
+        ),
+        (
+            "fs",
+            serde_json::json!({"command": "node", "args": [modules.join(".bin/mcp-server-filesystem"), env.work.path()]}),
+        ),
+        (
+            "py",
+            serde_json::json!({
+                "command": python,
+                "args": ["-c", include_str!("../../../tests/mcp/py-server.py"), "stdio"],
+            }),
+        ),
+    ]);
+    let busy: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let scenario = calls(
+        &env,
+        &[
+            ("mcp__every__echo", serde_json::json!({"message": "x"})),
+            ("mcp__py__add", serde_json::json!({"a": 1, "b": 1})),
+        ],
+    );
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        let out = cox(&env)
+            .env_remove("MCP_TIMEOUT")
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &scenario)
+            .args(["run", "-p", "x", "--permission-mode", "bypassPermissions"])
+            .args(["--output-format", "stream-json", "--mcp-config", &config])
+            .output()
+            .unwrap();
+        outcomes.push(out);
+    }
+    for mut child in busy {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    for out in &outcomes {
+        assert!(out.status.success(), "{}", text(out));
+        let offered = tools(out);
+        for server in ["every", "fs", "py"] {
+            assert!(
+                offered
+                    .iter()
+                    .any(|t| t.starts_with(&format!("mcp__{server}__"))),
+                "{server} lost under load: {offered:?} {}",
+                text(out)
+            );
+        }
+        assert_eq!(results(out)[1], (true, "2".to_owned()), "{}", text(out));
+    }
+}
