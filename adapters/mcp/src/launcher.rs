@@ -10,10 +10,11 @@
 //!   server could otherwise fill with a package that the person's next
 //!   `npx` outside cox would run unconfined. Nothing else of the home is
 //!   writable.
-//! - The sandbox's `/tmp` is private; a program or an argument that names
-//!   an existing path under `/tmp` has that path's top folder there
-//!   (`/tmp/x` for `/tmp/x/node_modules/.bin/server`), read-only, so the
-//!   script and the modules beside it are found.
+//! - The sandbox's `/tmp` is private; a program, or its script (the first
+//!   argument that is not a flag), that is under `/tmp` has its top folder
+//!   there (`/tmp/x` for `/tmp/x/node_modules/.bin/server`), read-only, so
+//!   the script and the modules beside it are found. Nothing else of
+//!   `/tmp` is.
 //!
 //! The network is the entry's `network` (on unless it says false): a
 //! launcher reaches its registry, a server its API; the file system stays
@@ -54,11 +55,19 @@ pub fn cache(program: &Path, home: &Path) -> Option<(PathBuf, Vec<(String, Strin
     Some((dir, set))
 }
 
-/// The top folders under `/tmp` of the paths `argv` names that exist.
+/// The top folders under `/tmp` of the program and its script (the
+/// first argument that is not a flag) where they exist there. Only those
+/// two: a data path the command also names under `/tmp` (a Kerberos
+/// ticket cache, another tool's socket) stays out of the server's sight,
+/// as the rest of `/tmp` does.
 #[must_use]
 pub fn visible_in_tmp(argv: &[OsString]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    for arg in argv {
+    let script = argv
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'));
+    for arg in argv.first().into_iter().chain(script) {
         let path = Path::new(arg);
         let Ok(rest) = path.strip_prefix("/tmp") else {
             continue;
@@ -150,16 +159,21 @@ mod tests {
     }
 
     #[test]
-    fn only_existing_paths_under_tmp_are_made_visible_by_their_top_folder() {
+    fn only_the_program_and_its_script_under_tmp_are_made_visible() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let script = dir.path().join("node_modules/.bin/server");
         std::fs::create_dir_all(script.parent().unwrap_or(dir.path()))
             .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(&script, "").unwrap_or_else(|e| panic!("{e}"));
+        // A data path after the script (a folder to serve, a ticket cache)
+        // stays out of sight.
+        let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let argv: Vec<OsString> = vec![
             "node".into(),
+            "--no-warnings".into(),
             script.clone().into(),
-            "/tmp/does-not-exist-cox/x".into(),
+            data.path().into(),
+            "/tmp".into(),
             "--flag".into(),
         ];
         let seen = visible_in_tmp(&argv);
@@ -170,6 +184,7 @@ mod tests {
                 .find(|a| a.parent() == Some(Path::new("/tmp")))
                 .map(Path::to_path_buf);
             assert_eq!(seen, top.into_iter().collect::<Vec<_>>());
+            assert!(!seen.iter().any(|p| data.path().starts_with(p)));
         } else {
             assert!(seen.is_empty());
         }

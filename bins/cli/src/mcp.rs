@@ -46,9 +46,9 @@ pub fn confinement(server: &McpServer) -> Option<String> {
     }
     Some(format!(
         "reads the file system but cox's secret folders; writes only the workspace and, for \
-         a package launcher (npx, uvx, pipx, bunx), a cache of cox's own in ~/.cache/cox-mcp; a private /tmp, with the folders \
-         its command names there read-only; {} (set sandbox = false in its entry to lift all \
-         of it)",
+         a package launcher (npx, uvx, pipx, bunx), a cache of cox's own in ~/.cache/cox-mcp; \
+         a private /tmp, with its program's or script's folder there read-only; {} (set \
+         sandbox = false in its entry to lift all of it)",
         if server.network {
             "the network (network = false cuts it off)"
         } else {
