@@ -541,6 +541,16 @@ fn hint(words: &str, server: &McpServer) -> String {
         );
     }
     if server.sandbox
+        && lower.contains("/tmp/")
+        && (lower.contains("enoent") || lower.contains("no such file"))
+    {
+        return format!(
+            " (the sandbox's /tmp is private: only the folder of {}'s program or script is there; \
+             keep its data elsewhere, or set sandbox = false for it)",
+            server.name
+        );
+    }
+    if server.sandbox
         && (lower.contains("eacces")
             || lower.contains("read-only file system")
             || lower.contains("permission denied"))
@@ -563,5 +573,52 @@ fn plain(text: &str) -> String {
     match text.split_once("] error: ") {
         Some((_, rest)) => rest.to_owned(),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cox_protocol::mcp::{Origin, OriginKind};
+
+    fn server(network: bool) -> McpServer {
+        McpServer {
+            name: "s".into(),
+            origin: Origin {
+                kind: OriginKind::User,
+                file: "f".into(),
+                line: 1,
+            },
+            transport: Transport::Stdio {
+                command: "node".into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+            },
+            sandbox: true,
+            network,
+            oauth: None,
+        }
+    }
+
+    #[test]
+    fn a_failure_that_points_at_the_sandbox_says_what_to_change() {
+        let offline = hint(
+            "npm error code ENOTFOUND registry.npmjs.org",
+            &server(false),
+        );
+        assert!(offline.contains("set network = true for s"), "{offline}");
+        assert_eq!(hint("npm error code ENOTFOUND", &server(true)), "");
+        let tmp = hint(
+            "Error: ENOENT: no such file or directory, open '/tmp/data/x'",
+            &server(true),
+        );
+        assert!(tmp.contains("the sandbox's /tmp is private"), "{tmp}");
+        let write = hint(
+            "EACCES: permission denied, mkdir '/home/a/.cache/x'",
+            &server(true),
+        );
+        assert!(write.contains("set sandbox = false for s"), "{write}");
+        assert_eq!(hint("TypeError: x is not a function", &server(true)), "");
     }
 }
