@@ -192,15 +192,7 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         let flag_model = main_tier.then(|| choice.model.clone()).flatten();
         let settings_model = main_tier.then(|| choice.settings_model.clone()).flatten();
         // Claude Code's aliases name a tier's model, as cox routes it.
-        let alias = |model: String| match alias_tier(&model) {
-            Some(aliased) => config
-                .tiers
-                .get(&TierName::from_tier(aliased))
-                .and_then(|t| t.model.clone())
-                .or_else(|| catalog::default_model(&provider_name, aliased).map(str::to_owned))
-                .unwrap_or(model),
-            None => model,
-        };
+        let alias = |model: String| unalias(model, &provider_name, config);
         let local = provider_name == "openai" && is_local_openai(config);
         let fallback = if local {
             None
@@ -265,6 +257,22 @@ fn routes(choice: &ProviderChoice, main: &str) -> Result<Router<AnyProvider>> {
         choice.main_tier,
     )
     .with_catalog(catalog))
+}
+
+/// `model`, or the model the tier an alias names runs on with
+/// `provider`: `[tiers]` of the config, else the provider's default for
+/// that tier; an alias with neither stays as written.
+#[must_use]
+pub fn unalias(model: String, provider: &str, config: &ModelConfig) -> String {
+    match alias_tier(&model) {
+        Some(aliased) => config
+            .tiers
+            .get(&TierName::from_tier(aliased))
+            .and_then(|t| t.model.clone())
+            .or_else(|| catalog::default_model(provider, aliased).map(str::to_owned))
+            .unwrap_or(model),
+        None => model,
+    }
 }
 
 /// The tier one of Claude Code's model aliases names (`sonnet`,
@@ -403,4 +411,41 @@ pub fn scripted_provider(choice: &ProviderChoice) -> Result<cox_scripted::Script
         scenario = scenario.played_as(model.clone());
     }
     Ok(cox_scripted::ScriptedProvider::new(scenario))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_codes_aliases_name_the_tiers_model() {
+        let mut config = ModelConfig::default();
+        assert_eq!(
+            unalias("opus".into(), "anthropic", &config),
+            catalog::default_model("anthropic", Tier::Think).unwrap_or_default()
+        );
+        assert_eq!(
+            unalias("haiku".into(), "anthropic", &config),
+            catalog::default_model("anthropic", Tier::Cheap).unwrap_or_default()
+        );
+        assert_eq!(
+            unalias("sonnet[1m]".into(), "anthropic", &config),
+            catalog::default_model("anthropic", Tier::Code).unwrap_or_default()
+        );
+        // The config's [tiers] first; a model's own name as it is.
+        config.tiers.insert(
+            TierName::Think,
+            crate::config::TierConfig {
+                model: Some("my-think".into()),
+                ..Default::default()
+            },
+        );
+        assert_eq!(unalias("opus".into(), "anthropic", &config), "my-think");
+        assert_eq!(
+            unalias("claude-x-1".into(), "anthropic", &config),
+            "claude-x-1"
+        );
+        // No default and no [tiers]: as written.
+        assert_eq!(unalias("haiku".into(), "nowhere", &config), "haiku");
+    }
 }

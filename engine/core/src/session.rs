@@ -47,11 +47,14 @@ use crate::tool_set::ToolSet;
 use crate::turn::{Done, Turn};
 use crate::world::{Adapters, World};
 
+pub use late::{LateSource, LateTools};
+
 mod budget;
 mod calls;
 mod checkpoints;
 mod compaction;
 mod hooks;
+mod late;
 mod modes;
 mod request;
 mod results;
@@ -193,35 +196,6 @@ struct State {
     start_interrupted: bool,
 }
 
-/// Tools that join the session as its run starts (an MCP client's, whose
-/// servers connect meanwhile), and the notices about those that could not.
-#[derive(Default)]
-pub struct LateTools {
-    pub tools: Vec<Arc<dyn Tool>>,
-    /// One line each, emitted as warnings once the session has started.
-    pub notices: Vec<String>,
-    /// The servers' prompts and resources, which prompts may name.
-    pub expander: Option<Arc<dyn Expander>>,
-    /// The whole system prompt, when the client set it as the session
-    /// started (the Agent SDK's `initialize`): it replaces the configured
-    /// one before the first request, so every request has the same.
-    pub system_prompt: Option<String>,
-    /// The session's title, when the client named it: said once the
-    /// session has started, and no title job runs.
-    pub title: Option<String>,
-    /// Tool name prefixes whose tools are not there, and why (an MCP
-    /// server that did not connect: `mcp__<server>__` and what it said): a
-    /// call to one is told why, not only that the tool is unknown.
-    pub unavailable: Vec<(String, String)>,
-    /// For an update ([`Session::with_tool_updates`]): the prefix whose
-    /// tools these replace (a server that changed its tools), all of them
-    /// leaving first.
-    pub replacing: Option<String>,
-}
-
-/// Where late tools come from: awaited once, before the first request.
-pub type LateSource = cox_protocol::provider::BoxFuture<'static, LateTools>;
-
 /// What a session left behind when it ended.
 #[derive(Debug)]
 pub struct SessionEnd {
@@ -312,45 +286,6 @@ impl<W: World> Session<W> {
     #[must_use]
     pub fn with_checkpoints(mut self, checkpoints: Arc<dyn Checkpoints>) -> Self {
         self.fixed.checkpoints = Some(checkpoints);
-        self
-    }
-
-    /// Adds the tools `source` gives once it resolves: awaited as the run
-    /// starts, so the first request (and the `session_started` event) has
-    /// them; its notices are said as warnings. Several sources are awaited
-    /// together, their tools and notices joined (the first expander kept).
-    #[must_use]
-    pub fn with_late_tools(mut self, source: LateSource) -> Self {
-        self.fixed.late = Some(match self.fixed.late.take() {
-            None => source,
-            Some(first) => Box::pin(async move {
-                let (mut joined, second) = futures::join!(first, source);
-                joined.tools.extend(second.tools);
-                joined.notices.extend(second.notices);
-                joined.expander = joined.expander.or(second.expander);
-                joined.system_prompt = joined.system_prompt.or(second.system_prompt);
-                joined.title = joined.title.or(second.title);
-                joined.unavailable.extend(second.unavailable);
-                joined
-            }),
-        });
-        self
-    }
-
-    /// Tools that join after the session started: each [`LateTools`]
-    /// sent on `updates` joins as the next turn starts (its notices said
-    /// then, and that the tool block changed), so a server that connects
-    /// late is there for the next prompt, and no prompt waits for it.
-    #[must_use]
-    pub fn with_tool_updates(
-        self,
-        updates: futures::channel::mpsc::UnboundedReceiver<LateTools>,
-    ) -> Self {
-        *self
-            .fixed
-            .updates
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(updates);
         self
     }
 
@@ -499,76 +434,6 @@ impl<W: World> Session<W> {
     }
 }
 
-impl<W: World> Fixed<W> {
-    /// The tools offered now.
-    pub(crate) fn tools(&self) -> Arc<ToolSet> {
-        Arc::clone(
-            &self
-                .tools
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-    }
-
-    /// `late` joins the tools (those of prefix `replacing` leave first):
-    /// the set is built again with every tool joined so far.
-    fn join(&self, late: Vec<Arc<dyn Tool>>, replacing: Option<&str>) {
-        let mut joined = self
-            .joined
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(prefix) = replacing {
-            joined.retain(|t| !t.name().starts_with(prefix));
-        }
-        joined.extend(late);
-        let mut tools = self.base_tools.clone();
-        tools.extend(joined.iter().cloned());
-        let max_tools = usize::try_from(self.config.context.max_tools).unwrap_or(usize::MAX);
-        *self
-            .tools
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Arc::new(ToolSet::new(tools, max_tools));
-    }
-
-    /// Why a call to `name` finds no tool, when its prefix is one that is
-    /// not there (an MCP server that did not connect).
-    pub(crate) fn unavailable(&self, name: &str) -> Option<(String, String)> {
-        self.unavailable
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .find(|(prefix, _)| name.starts_with(prefix.as_str()))
-            .cloned()
-    }
-
-    /// These prefixes are not there (more of them), and those of `joined`
-    /// tools are there again.
-    fn set_unavailable(&self, missing: Vec<(String, String)>) {
-        let mut unavailable = self
-            .unavailable
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        unavailable.retain(|(prefix, _)| !missing.iter().any(|(p, _)| p == prefix));
-        unavailable.extend(missing);
-    }
-
-    /// The updates waiting, taken (none when there is no channel).
-    fn waiting_updates(&self) -> Vec<LateTools> {
-        let mut out = Vec::new();
-        let mut updates = self
-            .updates
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(rx) = updates.as_mut() {
-            while let Ok(update) = rx.try_recv() {
-                out.push(update);
-            }
-        }
-        out
-    }
-}
-
 /// Marks the deferred tools a resumed conversation's `tool_search` calls
 /// found as found again.
 fn find_again(tools: &ToolSet, history: &History, state: &mut State) {
@@ -595,47 +460,6 @@ where
     I: Stream<Item = Submission> + Unpin,
     F: FnMut(&Event),
 {
-    /// Tools that joined since the last turn (a server that connected
-    /// late) join now, each update's notices said, and that the tool block
-    /// changed.
-    pub(super) fn join_waiting(&mut self) {
-        for update in self.fixed.waiting_updates() {
-            for notice in &update.notices {
-                self.out.notice(NoticeLevel::Warn, notice.clone());
-            }
-            if !update.unavailable.is_empty() {
-                self.fixed.set_unavailable(update.unavailable);
-            }
-            if update.tools.is_empty() && update.replacing.is_none() {
-                continue;
-            }
-            let names: Vec<String> = update.tools.iter().map(|t| t.name().to_owned()).collect();
-            // Joined: no longer unavailable.
-            self.fixed
-                .unavailable
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .retain(|(prefix, _)| !names.iter().any(|n| n.starts_with(prefix.as_str())));
-            self.fixed.join(update.tools, update.replacing.as_deref());
-            let what = match &update.replacing {
-                Some(prefix) => format!(
-                    "MCP server '{}' changed its tools (now {}: {})",
-                    prefix
-                        .strip_prefix("mcp__")
-                        .unwrap_or(prefix)
-                        .trim_end_matches('_'),
-                    names.len(),
-                    names.join(", ")
-                ),
-                None => format!("{} tool(s) joined: {}", names.len(), names.join(", ")),
-            };
-            self.out.notice(
-                NoticeLevel::Info,
-                format!("{what}; the tool block changed, so the prompt cache starts again once"),
-            );
-        }
-    }
-
     /// Says the session started.
     fn start(&mut self) {
         let fixed = self.fixed;

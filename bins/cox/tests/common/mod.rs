@@ -12,6 +12,7 @@ use std::thread;
 use serde_json::Value;
 use tempfile::TempDir;
 
+pub mod acp;
 pub mod ext;
 pub mod mcp;
 pub mod otlp;

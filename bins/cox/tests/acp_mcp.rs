@@ -1,0 +1,134 @@
+//! `cox acp` with MCP servers from `session/new`: a server that connects
+//! late joins at the next prompt, one that changes its tools mid-session
+//! has its new set offered, and what went wrong is said to the editor.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Env;
+use common::acp::{Acp, choose, updates};
+use serde_json::{Value, json};
+
+/// `session/new` in the work folder with `servers`, each the test server
+/// (`tests/mcp/fake-server.js`) under node with its name and variables.
+fn session_with(acp: &mut Acp, env: &Env, servers: &[(&str, &[(&str, &str)])]) -> String {
+    let cwd = env.work.path().canonicalize().unwrap();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fake-server.js");
+    let servers: Vec<Value> = servers
+        .iter()
+        .map(|(name, vars)| {
+            json!({
+                "name": name,
+                "command": "node",
+                "args": [script],
+                "env": vars.iter().map(|(n, v)| json!({"name": n, "value": v})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let answer = acp.call("session/new", json!({"cwd": cwd, "mcpServers": servers}));
+    answer["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .to_owned()
+}
+
+/// One prompt, its permission requests allowed: the answer, every update
+/// seen, and the agent's text.
+fn prompt(acp: &mut Acp, session: &str, text: &str) -> (Value, Vec<Value>, String) {
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+    );
+    let (answer, seen) = acp.response(id, choose("allow_once"));
+    let said: String = updates(&seen, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    (answer, seen, said)
+}
+
+fn no_bwrap() -> bool {
+    if std::path::Path::new("/usr/bin/bwrap").exists() {
+        return false;
+    }
+    eprintln!("skipped: no bwrap");
+    true
+}
+
+/// Where a person types, a slow MCP server never holds a prompt: the
+/// first request goes after at most a second, without the server's tools
+/// (a notice says it is still connecting), and once it has connected its
+/// tools are in the next request; a server that did not start is said to
+/// the editor, with its last words.
+#[test]
+fn a_server_that_connects_late_joins_at_the_next_prompt() {
+    if no_bwrap() {
+        return;
+    }
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "mcp_late", &[]);
+    acp.initialize();
+    let session = session_with(
+        &mut acp,
+        &env,
+        &[
+            ("late", &[("FAKE_START_MS", "2500")]),
+            ("dead", &[("FAKE_MODE", "exit")]),
+        ],
+    );
+    let started = Instant::now();
+    let (answer, _, said) = prompt(&mut acp, &session, "one");
+    assert!(
+        started.elapsed() < Duration::from_millis(2400),
+        "the first prompt waited for the server: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(said.contains("First, without it."), "{said}");
+    // The editor is told, as a marked paragraph of its own.
+    assert!(
+        said.contains("⚠ MCP servers dead, late are still connecting"),
+        "{said}"
+    );
+    // Past the server's 2.5 s, its tools join the next prompt.
+    std::thread::sleep(Duration::from_millis(3000).saturating_sub(started.elapsed()));
+    let (answer, _, said) = prompt(&mut acp, &session, "two");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(said.contains("Second, with it."), "{said}");
+    assert!(
+        said.contains("⚠ MCP server 'dead' is not available") && said.contains("boom, no config"),
+        "{said}"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+/// A server that adds a tool mid-session and says so
+/// (`notifications/tools/list_changed`): from the next prompt the tool is
+/// offered, through trust again, and a call to it is answered.
+#[test]
+fn a_tool_a_server_adds_mid_session_is_offered_from_the_next_prompt() {
+    if no_bwrap() {
+        return;
+    }
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "mcp_grows", &[]);
+    acp.initialize();
+    let session = session_with(&mut acp, &env, &[("g", &[("FAKE_MODE", "grows")])]);
+    let (answer, first, _) = prompt(&mut acp, &session, "one");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(!updates(&first, "tool_call_update").is_empty(), "{first:?}");
+    // The change reaches the session while it waits for the next prompt.
+    std::thread::sleep(Duration::from_millis(300));
+    let (answer, second, _) = prompt(&mut acp, &session, "two");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let done = updates(&second, "tool_call_update");
+    let last = done.last().unwrap_or_else(|| panic!("{second:?}"));
+    let said = last.to_string();
+    assert!(
+        said.contains("grown here") || said.contains("pending trust for mcp server 'g'"),
+        "{said}"
+    );
+    assert_eq!(acp.finish(), 0);
+}
