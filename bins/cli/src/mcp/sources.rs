@@ -646,5 +646,27 @@ mod tests {
         assert!(matches!(sse.transport, Transport::Sse { .. }));
         let bad = resolve("a__b", &Entry::default(), origin.clone(), &vars).unwrap_err();
         assert!(bad.contains("single '_'"), "{bad}");
+        // A pre-registered OAuth client: for an http server, its secret from
+        // a variable, never in Debug output.
+        let with_client = entry(|e| {
+            e.url = Some("https://x/mcp".into());
+            e.oauth = Some(crate::config::McpOAuth {
+                client_id: "cox-by-hand".into(),
+                client_secret: Some("${TOKEN}".into()),
+            });
+        })
+        .unwrap();
+        let client = with_client.oauth.clone().unwrap();
+        assert_eq!(client.client_id, "cox-by-hand");
+        assert_eq!(client.client_secret.as_deref(), Some("t0k"));
+        assert!(!format!("{with_client:?}").contains("t0k"));
+        assert!(
+            entry(|e| {
+                e.command = Some("node".into());
+                e.oauth = Some(crate::config::McpOAuth::default());
+            })
+            .unwrap_err()
+            .contains("oauth is for an http server")
+        );
     }
 }
