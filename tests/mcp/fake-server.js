@@ -7,7 +7,10 @@
 // input schema is not an object schema), "big" (a 10 MB result), "net"
 // (a `connect` tool that dials 127.0.0.1:FAKE_PORT), "slow" (a `sleep` tool
 // that never answers), "grows" (after its first call it adds a `grown`
-// tool and says so: notifications/tools/list_changed).
+// tool and says so: notifications/tools/list_changed), "grows-at-start"
+// (at the first tools/list it adds an `early` tool and says so, then
+// answers 200 ms later, as servers that register tools once initialized
+// do: the change is said while the client still waits for its listing).
 // FAKE_START_MS, when set, delays the answer to the handshake by that
 // many milliseconds (a server that starts slowly).
 // FAKE_DESCRIPTION is the echo tool's description, or FAKE_DESCRIPTION_FILE
@@ -75,7 +78,7 @@ function handle(request) {
       id,
       result: {
         protocolVersion: params.protocolVersion,
-        capabilities: { tools: mode === 'grows' ? { listChanged: true } : {} },
+        capabilities: { tools: mode.startsWith('grows') ? { listChanged: true } : {} },
         serverInfo: { name: 'fake', version: '1.0.0' },
       },
     });
@@ -83,6 +86,12 @@ function handle(request) {
     if (delay > 0) setTimeout(answer, delay);
     else answer();
   } else if (method === 'tools/list') {
+    if (mode === 'grows-at-start' && !tools.some((t) => t.name === 'early')) {
+      tools.push({ name: 'early', description: 'Added as it started.', inputSchema: { type: 'object' } });
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      setTimeout(() => send({ jsonrpc: '2.0', id, result: { tools } }), 200);
+      return;
+    }
     send({ jsonrpc: '2.0', id, result: { tools } });
   } else if (method === 'tools/call') {
     if (process.env.FAKE_LOG) {
@@ -102,7 +111,7 @@ function handle(request) {
         send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
         return;
       }
-    } else if (params.name === 'grown') {
+    } else if (params.name === 'grown' || params.name === 'early') {
       result = { content: [{ type: 'text', text: 'grown here' }] };
     } else if (params.name === 'shout') {
       result = { content: [{ type: 'text', text: message.toUpperCase() }], isError: true };

@@ -10,7 +10,7 @@
 //! declined); a change from a server that is gone, or whose trust cannot
 //! be read, is a notice and no tools, never an error of the session.
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use cox_protocol::mcp::{McpServer, ToolsChanged};
 use cox_protocol::tool::Tool;
@@ -24,13 +24,25 @@ use crate::Server;
 pub(crate) struct Changes {
     pub(crate) config: McpServer,
     pub(crate) home: cox_store::CoxHome,
-    /// The live connection, once it is made (the handler exists first).
-    pub(crate) server: OnceLock<Weak<Server>>,
+    /// The connection, once it is made and its first listing is in
+    /// `known` (the handler exists first).
+    pub(crate) phase: Mutex<Phase>,
     pub(crate) to: UnboundedSender<ToolsChanged>,
     /// The hashes of the definitions the session has now: a notification
     /// that changes none of them changes nothing (some servers send one
     /// as they start).
     pub(crate) known: std::sync::Mutex<Vec<String>>,
+}
+
+/// Where a server's connection is, for a change it says.
+#[derive(Default)]
+pub(crate) enum Phase {
+    #[default]
+    Connecting,
+    /// Still connecting, and a change was said meanwhile: the first
+    /// listing may predate it, so it is taken again.
+    ChangedWhileConnecting,
+    Live(Weak<Server>),
 }
 
 /// The sorted hashes of `tools`' definitions.
@@ -51,14 +63,25 @@ pub(crate) struct CoxClient {
 
 impl CoxClient {
     /// The tools the server has now, built and trusted as at connect.
-    async fn relist(
-        &self,
-        context: &NotificationContext<rmcp::RoleClient>,
-    ) -> Option<ToolsChanged> {
+    async fn relist(&self, peer: &rmcp::Peer<rmcp::RoleClient>) -> Option<ToolsChanged> {
         let changes = self.changes.as_ref()?;
         let name = changes.config.name.clone();
-        let server = changes.server.get().and_then(Weak::upgrade)?;
-        let listed = match context.peer.list_all_tools().await {
+        let server = {
+            let mut phase = changes
+                .phase
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match &*phase {
+                Phase::Live(server) => server.upgrade()?,
+                // Still connecting: the listing is taken again once the
+                // first is recorded.
+                _ => {
+                    *phase = Phase::ChangedWhileConnecting;
+                    return None;
+                }
+            }
+        };
+        let listed = match peer.list_all_tools().await {
             Ok(listed) => listed,
             Err(e) => {
                 return Some(ToolsChanged {
@@ -106,6 +129,46 @@ impl CoxClient {
     }
 }
 
+impl CoxClient {
+    /// The server said its tools changed: those that differ go to the
+    /// session.
+    async fn changed(&self, peer: &rmcp::Peer<rmcp::RoleClient>) {
+        if let Some(changed) = self.relist(peer).await
+            && let Some(changes) = &self.changes
+        {
+            tracing::info!(server = %changed.server, tools = changed.tools.len(), "mcp tools changed");
+            let _ = changes.to.unbounded_send(changed);
+        }
+    }
+
+    /// The connection is made and its first listing recorded: from now on
+    /// a change is listed again. True when one was said while connecting,
+    /// so the first listing may predate it and is to be taken again.
+    pub(crate) fn published(&self, server: &Arc<Server>) -> bool {
+        let Some(changes) = &self.changes else {
+            return false;
+        };
+        let before = std::mem::replace(
+            &mut *changes
+                .phase
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            Phase::Live(Arc::downgrade(server)),
+        );
+        matches!(before, Phase::ChangedWhileConnecting)
+    }
+
+    /// Records `tools` as what the session is given.
+    pub(crate) fn listed(&self, tools: &[rmcp::model::Tool]) {
+        if let Some(changes) = &self.changes {
+            *changes
+                .known
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = hashes(tools);
+        }
+    }
+}
+
 impl rmcp::ClientHandler for CoxClient {
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
@@ -114,11 +177,6 @@ impl rmcp::ClientHandler for CoxClient {
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<rmcp::RoleClient>) {
-        if let Some(changed) = self.relist(&context).await
-            && let Some(changes) = &self.changes
-        {
-            tracing::info!(server = %changed.server, tools = changed.tools.len(), "mcp tools changed");
-            let _ = changes.to.unbounded_send(changed);
-        }
+        self.changed(&context.peer).await;
     }
 }

@@ -149,7 +149,7 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
         changes: Some(Arc::new(client::Changes {
             config: server.clone(),
             home: options.home.clone(),
-            server: std::sync::OnceLock::new(),
+            phase: std::sync::Mutex::default(),
             to: changed.clone(),
             known: std::sync::Mutex::default(),
         })),
@@ -477,20 +477,22 @@ async fn start(
         process,
         call_timeout: options.call_timeout,
     });
-    if let Some(changes) = &handler.changes {
-        let _ = changes.server.set(Arc::downgrade(&server));
-    }
-    let tools = server
-        .service
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| format!("listing its tools failed: {e}{}", server.last_words()))?;
-    if let Some(changes) = &handler.changes {
-        *changes
-            .known
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = client::hashes(&tools);
+    let list = || async {
+        server
+            .service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("listing its tools failed: {e}{}", server.last_words()))
+    };
+    let mut tools = list().await?;
+    handler.listed(&tools);
+    // A change said while connecting (some servers add tools as they
+    // start) is taken now, before the session sees any: the first request
+    // has the tools the server ends up with, and no notice is needed.
+    if handler.published(&server) {
+        tools = list().await?;
+        handler.listed(&tools);
     }
     let offers = server
         .service

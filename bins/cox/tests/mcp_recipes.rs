@@ -243,3 +243,32 @@ fn under_load_no_server_is_lost() {
         assert_eq!(results(out)[1], (true, "2".to_owned()), "{}", text(out));
     }
 }
+
+/// A server that adds a tool while it connects (and says so before its
+/// first listing is answered) gets it offered in the first request, with
+/// nothing said about a changed tool block: no request was sent yet, so no
+/// prompt cache was lost.
+#[test]
+fn a_tool_added_while_connecting_is_in_the_first_request_unremarked() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let config = servers_json(&[("g", fake(&[("FAKE_MODE", "grows-at-start")]))]);
+    let scenario = calls(&env, &[("mcp__g__early", serde_json::json!({}))]);
+    for _ in 0..3 {
+        let out = run(&env, &scenario, &["--mcp-config", &config]);
+        assert!(out.status.success(), "{}", text(&out));
+        let offered = tools(&out);
+        assert!(offered.contains(&"mcp__g__early".to_owned()), "{offered:?}");
+        let results = results(&out);
+        assert_eq!(
+            results[0],
+            (true, "grown here".to_owned()),
+            "{}",
+            text(&out)
+        );
+        assert!(notices(&out).is_empty(), "{:?}", notices(&out));
+    }
+}

@@ -370,6 +370,7 @@ impl<W: World> Session<W> {
             }
             late_notices = late.notices;
             fixed.set_unavailable(late.unavailable);
+            late_notices.extend(fixed.absorb_waiting());
             fixed.expanders.extend(late.expander);
             if let Some(prompt) = late.system_prompt {
                 fixed.config.system.prompt = prompt;

@@ -110,6 +110,24 @@ impl<W: World> Fixed<W> {
             .retain(|(prefix, _)| !names.iter().any(|n| n.starts_with(prefix.as_str())));
     }
 
+    /// Updates that came while the session's late tools were awaited (a
+    /// server that changed its tools as it connected) join as they are,
+    /// before anything was sent: nothing is said of them but their
+    /// notices, which are returned.
+    pub(super) fn absorb_waiting(&self) -> Vec<String> {
+        let mut notices = Vec::new();
+        for update in self.waiting_updates() {
+            notices.extend(update.notices);
+            if !update.unavailable.is_empty() {
+                self.set_unavailable(update.unavailable);
+            }
+            let names: Vec<String> = update.tools.iter().map(|t| t.name().to_owned()).collect();
+            self.available_again(&names);
+            self.join(update.tools, update.replacing.as_deref());
+        }
+        notices
+    }
+
     /// The updates waiting, taken (none when there is no channel).
     fn waiting_updates(&self) -> Vec<LateTools> {
         let mut out = Vec::new();
@@ -175,8 +193,11 @@ where
 {
     /// Tools that joined since the last turn (a server that connected
     /// late) join now, each update's notices said, and that the tool block
-    /// changed.
+    /// changed. Before this run's first request there is no cache to
+    /// lose: a server that changed its tools while connecting is said
+    /// nothing about, and tools that joined are said without the cache.
     pub(super) fn join_waiting(&mut self) {
+        let sent = self.state.resumed || self.state.last_context > 0;
         for update in self.fixed.waiting_updates() {
             for notice in &update.notices {
                 self.out.notice(NoticeLevel::Warn, notice.clone());
@@ -191,6 +212,7 @@ where
             self.fixed.available_again(&names);
             self.fixed.join(update.tools, update.replacing.as_deref());
             let what = match &update.replacing {
+                Some(_) if !sent => continue,
                 Some(prefix) => format!(
                     "MCP server '{}' changed its tools (now {}: {})",
                     prefix
@@ -202,10 +224,12 @@ where
                 ),
                 None => format!("{} tool(s) joined: {}", names.len(), names.join(", ")),
             };
-            self.out.notice(
-                NoticeLevel::Info,
-                format!("{what}; the tool block changed, so the prompt cache starts again once"),
-            );
+            let text = if sent {
+                format!("{what}; the tool block changed, so the prompt cache starts again once")
+            } else {
+                what
+            };
+            self.out.notice(NoticeLevel::Info, text);
         }
     }
 }
