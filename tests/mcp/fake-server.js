@@ -6,8 +6,10 @@
 // "crash-on-call" (dies in the middle of a call), "bad-schema" (one tool's
 // input schema is not an object schema), "big" (a 10 MB result), "net"
 // (a `connect` tool that dials 127.0.0.1:FAKE_PORT), "slow" (a `sleep` tool
-// that never answers), "grows" (after its first call it adds a `grown`
-// tool and says so: notifications/tools/list_changed), "grows-at-start"
+// that never answers), "write" (a `write_file` tool: {path, content}),
+// "grows" (after its first call it adds a `grown`
+// tool and a `hello` prompt, and says so: notifications/tools/list_changed
+// and notifications/prompts/list_changed), "grows-at-start"
 // (at the first tools/list it adds an `early` tool and says so, then
 // answers 200 ms later, as servers that register tools once initialized
 // do: the change is said while the client still waits for its listing).
@@ -55,6 +57,7 @@ const tools = [
     inputSchema: { type: 'object', properties: { message: { type: 'string' } } },
   },
 ];
+const prompts = [];
 if (mode === 'bad-schema') {
   tools.push({ name: 'broken', description: 'Has a bad schema.', inputSchema: { type: 'string' } });
 }
@@ -63,6 +66,9 @@ if (mode === 'net') {
 }
 if (mode === 'slow') {
   tools.push({ name: 'sleep', description: 'Never answers.', inputSchema: { type: 'object' } });
+}
+if (mode === 'write') {
+  tools.push({ name: 'write_file', description: 'Writes content to path.', inputSchema: { type: 'object' } });
 }
 if (mode === 'big') {
   tools.push({ name: 'big', description: 'Returns 10 MB.', inputSchema: { type: 'object' } });
@@ -78,13 +84,19 @@ function handle(request) {
       id,
       result: {
         protocolVersion: params.protocolVersion,
-        capabilities: { tools: mode.startsWith('grows') ? { listChanged: true } : {} },
+        capabilities: mode.startsWith('grows')
+          ? { tools: { listChanged: true }, prompts: { listChanged: true } }
+          : { tools: {} },
         serverInfo: { name: 'fake', version: '1.0.0' },
       },
     });
     const delay = Number(process.env.FAKE_START_MS || 0);
     if (delay > 0) setTimeout(answer, delay);
     else answer();
+  } else if (method === 'prompts/list') {
+    send({ jsonrpc: '2.0', id, result: { prompts } });
+  } else if (method === 'prompts/get' && prompts.some((p) => p.name === params.name)) {
+    send({ jsonrpc: '2.0', id, result: { messages: [{ role: 'user', content: { type: 'text', text: 'Say hello to ' + ((params.arguments || {}).who || 'nobody') } }] } });
   } else if (method === 'tools/list') {
     if (mode === 'grows-at-start' && !tools.some((t) => t.name === 'early')) {
       tools.push({ name: 'early', description: 'Added as it started.', inputSchema: { type: 'object' } });
@@ -107,8 +119,10 @@ function handle(request) {
       result = { content: [{ type: 'text', text: 'echo: ' + message }] };
       if (mode === 'grows' && !tools.some((t) => t.name === 'grown')) {
         tools.push({ name: 'grown', description: 'Added after the start.', inputSchema: { type: 'object' } });
+        prompts.push({ name: 'hello', description: 'Greets someone.', arguments: [{ name: 'who', required: true }] });
         send({ jsonrpc: '2.0', id, result });
         send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+        send({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' });
         return;
       }
     } else if (params.name === 'grown' || params.name === 'early') {
@@ -125,6 +139,13 @@ function handle(request) {
         send({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'refused: ' + e.code }], isError: true } });
       });
       return;
+    } else if (params.name === 'write_file') {
+      try {
+        fs.writeFileSync(params.arguments.path, params.arguments.content);
+        result = { content: [{ type: 'text', text: 'written' }] };
+      } catch (e) {
+        result = { content: [{ type: 'text', text: 'cannot write: ' + e.code }], isError: true };
+      }
     } else if (params.name === 'sleep') {
       return;
     } else if (params.name === 'big') {

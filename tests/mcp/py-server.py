@@ -40,14 +40,15 @@ def logged(inner, log_path, old=False):
         except ValueError:
             request = {}
         method = request.get("method") if isinstance(request, dict) else None
-        client = ((request.get("params") or {}).get("clientInfo") or {}).get("name") \
-            if isinstance(request, dict) else None
+        params = (request.get("params") or {}) if isinstance(request, dict) else {}
+        client = (params.get("clientInfo") or {}).get("name")
         headers = {k.decode(): v.decode() for k, v in scope.get("headers", [])}
         with open(log_path, "a") as log:
             log.write(json.dumps({"method": method,
                                   "version": headers.get("mcp-protocol-version"),
                                   "session": headers.get("mcp-session-id"),
-                                  "client": client}) + "\n")
+                                  "client": client,
+                                  "asked": params.get("protocolVersion")}) + "\n")
         if old and method == "server/discover":
             answer = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "result": {}})
             await send({"type": "http.response.start", "status": 200,

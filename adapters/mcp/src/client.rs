@@ -5,14 +5,18 @@
 //! connect), and sends the server's whole new set to the session, which
 //! offers it from the next turn.
 //!
-//! Invariants: nothing is offered to servers beyond the defaults (no
-//! sampling: a server cannot spend the person's model; elicitation is
-//! declined); a change from a server that is gone, or whose trust cannot
+//! It offers the workspace's roots (`roots/list`: each root folder as a
+//! `file://` URI), which servers such as the reference file system server
+//! take as the folders they serve.
+//!
+//! Invariants: nothing else is offered to servers (no sampling: a server
+//! cannot spend the person's model; elicitation is declined); a change from a server that is gone, or whose trust cannot
 //! be read, is a notice and no tools, never an error of the session.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use cox_protocol::mcp::{McpServer, ToolsChanged};
+use cox_protocol::mcp::{Change, McpServer, ServerChanged};
 use cox_protocol::tool::Tool;
 use futures::channel::mpsc::UnboundedSender;
 use rmcp::model::{ClientConfig, Implementation};
@@ -27,11 +31,14 @@ pub(crate) struct Changes {
     /// The connection, once it is made and its first listing is in
     /// `known` (the handler exists first).
     pub(crate) phase: Mutex<Phase>,
-    pub(crate) to: UnboundedSender<ToolsChanged>,
+    pub(crate) to: UnboundedSender<ServerChanged>,
     /// The hashes of the definitions the session has now: a notification
     /// that changes none of them changes nothing (some servers send one
     /// as they start).
     pub(crate) known: std::sync::Mutex<Vec<String>>,
+    /// The session's prompts, once made: a server's changed prompts go
+    /// there.
+    pub(crate) expander: std::sync::OnceLock<Weak<crate::prompts::McpExpander>>,
 }
 
 /// Where a server's connection is, for a change it says.
@@ -59,11 +66,37 @@ pub(crate) fn hashes(tools: &[rmcp::model::Tool]) -> Vec<String> {
 #[derive(Clone, Default)]
 pub(crate) struct CoxClient {
     pub(crate) changes: Option<Arc<Changes>>,
+    /// The workspace's roots, offered to a server that asks (`roots/list`);
+    /// none: the capability is not offered.
+    pub(crate) roots: Arc<[PathBuf]>,
+}
+
+/// `path` as a `file://` URI, each byte outside the unreserved set and `/`
+/// percent-encoded.
+fn file_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut out = String::from("file://");
+    for &byte in path.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 impl CoxClient {
+    /// A handler that follows no changes and offers `roots`.
+    pub(crate) fn offering(roots: &[PathBuf]) -> Self {
+        Self {
+            changes: None,
+            roots: roots.into(),
+        }
+    }
+
     /// The tools the server has now, built and trusted as at connect.
-    async fn relist(&self, peer: &rmcp::Peer<rmcp::RoleClient>) -> Option<ToolsChanged> {
+    async fn relist(&self, peer: &rmcp::Peer<rmcp::RoleClient>) -> Option<ServerChanged> {
         let changes = self.changes.as_ref()?;
         let name = changes.config.name.clone();
         let server = {
@@ -84,9 +117,9 @@ impl CoxClient {
         let listed = match peer.list_all_tools().await {
             Ok(listed) => listed,
             Err(e) => {
-                return Some(ToolsChanged {
+                return Some(ServerChanged {
                     server: name.clone(),
-                    tools: Vec::new(),
+                    change: Change::Nothing,
                     notices: vec![format!(
                         "MCP server '{name}' said its tools changed, but listing them failed: {e}"
                     )],
@@ -107,9 +140,9 @@ impl CoxClient {
         let db = match cox_store::Db::open(&changes.home.db_path()) {
             Ok(db) => db,
             Err(e) => {
-                return Some(ToolsChanged {
+                return Some(ServerChanged {
                     server: name.clone(),
-                    tools: Vec::new(),
+                    change: Change::Nothing,
                     notices: vec![format!(
                         "MCP server '{name}' changed its tools, which are left out: their trust \
                          cannot be read: {e}"
@@ -118,12 +151,14 @@ impl CoxClient {
             }
         };
         let (tools, notices, _) = crate::tool::build(&db, &changes.config, &server, listed);
-        Some(ToolsChanged {
+        Some(ServerChanged {
             server: name,
-            tools: tools
-                .into_iter()
-                .map(|t| Arc::new(t) as Arc<dyn Tool>)
-                .collect(),
+            change: Change::Tools(
+                tools
+                    .into_iter()
+                    .map(|t| Arc::new(t) as Arc<dyn Tool>)
+                    .collect(),
+            ),
             notices,
         })
     }
@@ -136,7 +171,7 @@ impl CoxClient {
         if let Some(changed) = self.relist(peer).await
             && let Some(changes) = &self.changes
         {
-            tracing::info!(server = %changed.server, tools = changed.tools.len(), "mcp tools changed");
+            tracing::info!(server = %changed.server, "mcp tools changed");
             let _ = changes.to.unbounded_send(changed);
         }
     }
@@ -158,6 +193,58 @@ impl CoxClient {
         matches!(before, Phase::ChangedWhileConnecting)
     }
 
+    /// The session's prompts are in `expander`: a server's changed prompts
+    /// go there from now on.
+    pub(crate) fn serving(&self, expander: &Arc<crate::prompts::McpExpander>) {
+        if let Some(changes) = &self.changes {
+            let _ = changes.expander.set(Arc::downgrade(expander));
+        }
+    }
+
+    /// The server said its prompts changed: they are listed again and
+    /// offered from now on (a prompt is text the person sends, so it needs
+    /// no trust), and the session is told its commands changed.
+    async fn prompts_changed(&self, peer: &rmcp::Peer<rmcp::RoleClient>) {
+        let Some(changes) = &self.changes else {
+            return;
+        };
+        let Some(expander) = changes.expander.get().and_then(Weak::upgrade) else {
+            return;
+        };
+        let server = match &*changes
+            .phase
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            Phase::Live(server) => server.upgrade(),
+            _ => None,
+        };
+        let Some(server) = server else {
+            return;
+        };
+        let name = changes.config.name.clone();
+        let changed = match peer.list_all_prompts().await {
+            Ok(prompts) => {
+                let resources = peer
+                    .peer_info()
+                    .is_some_and(|info| info.capabilities.resources.is_some());
+                ServerChanged {
+                    change: Change::Prompts(expander.replace_prompts(&server, prompts, resources)),
+                    server: name,
+                    notices: Vec::new(),
+                }
+            }
+            Err(e) => ServerChanged {
+                notices: vec![format!(
+                    "MCP server '{name}' said its prompts changed, but listing them failed: {e}"
+                )],
+                server: name,
+                change: Change::Nothing,
+            },
+        };
+        let _ = changes.to.unbounded_send(changed);
+    }
+
     /// Records `tools` as what the session is given.
     pub(crate) fn listed(&self, tools: &[rmcp::model::Tool]) {
         if let Some(changes) = &self.changes {
@@ -173,10 +260,56 @@ impl rmcp::ClientHandler for CoxClient {
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
         config.client_info = Implementation::new("cox", env!("CARGO_PKG_VERSION"));
+        // The `initialize` handshake names the newest revision that has
+        // one; the stateless revision is asked by `server/discover`.
+        config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
+        if !self.roots.is_empty() {
+            config.capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
+        }
         config
+    }
+
+    // Roots are deprecated by the newest revision, and still what servers
+    // of the older ones (the reference file system server) ask for.
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListRootsResult::new(
+            self.roots
+                .iter()
+                .map(|root| {
+                    let name = root
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| root.display().to_string());
+                    rmcp::model::Root::new(file_uri(root)).with_name(name)
+                })
+                .collect(),
+        ))
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<rmcp::RoleClient>) {
         self.changed(&context.peer).await;
+    }
+
+    async fn on_prompt_list_changed(&self, context: NotificationContext<rmcp::RoleClient>) {
+        self.prompts_changed(&context.peer).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_uri;
+    use std::path::Path;
+
+    #[test]
+    fn a_root_is_a_file_uri_with_its_odd_bytes_encoded() {
+        assert_eq!(file_uri(Path::new("/home/a/proj")), "file:///home/a/proj");
+        assert_eq!(
+            file_uri(Path::new("/tmp/my dir/ü#?")),
+            "file:///tmp/my%20dir/%C3%BC%23%3F"
+        );
     }
 }

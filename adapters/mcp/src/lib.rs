@@ -61,6 +61,8 @@ pub struct Options {
     pub deadline: Duration,
     /// How long one call may take.
     pub call_timeout: Duration,
+    /// The workspace's root folders, offered to servers that ask for roots.
+    pub roots: Vec<PathBuf>,
 }
 
 /// One live connection, shared by the server's tools; dropping the last
@@ -142,22 +144,30 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
             }
         }
     }
-    // Each server's later tool changes come here, for the session.
+    // Each server's later tool and prompt changes come here, for the
+    // session.
     let (changed, changes) = futures::channel::mpsc::unbounded();
     out.changes = Some(changes);
-    let handler = |server: &McpServer| client::CoxClient {
-        changes: Some(Arc::new(client::Changes {
-            config: server.clone(),
-            home: options.home.clone(),
-            phase: std::sync::Mutex::default(),
-            to: changed.clone(),
-            known: std::sync::Mutex::default(),
-        })),
-    };
+    let roots: Arc<[PathBuf]> = options.roots.clone().into();
+    let handlers: Vec<client::CoxClient> = startable
+        .iter()
+        .map(|server| client::CoxClient {
+            roots: Arc::clone(&roots),
+            changes: Some(Arc::new(client::Changes {
+                config: server.clone(),
+                home: options.home.clone(),
+                phase: std::sync::Mutex::default(),
+                to: changed.clone(),
+                known: std::sync::Mutex::default(),
+                expander: std::sync::OnceLock::new(),
+            })),
+        })
+        .collect();
     let results = futures::future::join_all(
         startable
             .iter()
-            .map(|server| started(server, &options, handler(server))),
+            .zip(handlers.iter().cloned())
+            .map(|(server, handler)| started(server, &options, handler)),
     )
     .await;
     let mut names = std::collections::BTreeSet::new();
@@ -217,9 +227,11 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
         .filter(|(_, state)| matches!(state, ServerState::Connected { .. }))
         .map(|(name, _)| name.clone())
         .collect();
-    out.expander = Some(Arc::new(prompts::McpExpander::new(
-        offers, configured, connected,
-    )));
+    let expander = Arc::new(prompts::McpExpander::new(offers, configured, connected));
+    for handler in &handlers {
+        handler.serving(&expander);
+    }
+    out.expander = Some(expander);
     out
 }
 
@@ -269,43 +281,45 @@ pub async fn inspect(servers: Vec<McpServer>, options: Options) -> Vec<ServerRep
                     };
                 }
             }
-            let outcome = match started(server, options, client::CoxClient::default()).await {
-                Err(why) => Err(why),
-                Ok(live) => {
-                    protocol = live
-                        .server
-                        .service
-                        .peer()
-                        .peer_info()
-                        .map(|info| info.protocol_version.to_string());
-                    let (usable, _) = tool::usable(server, live.tools);
-                    let definitions: Vec<Definition> =
-                        usable.iter().map(|u| Definition::of(&u.tool)).collect();
-                    trust::check(db, server, &definitions).map(|states| {
-                        definitions
-                            .into_iter()
-                            .zip(states)
-                            .map(|(d, state)| ToolReport {
-                                trust: match state {
-                                    TrustState::Trusted { .. } => ToolTrust::Trusted,
-                                    TrustState::Pending | TrustState::Changed { trusted: None } => {
-                                        ToolTrust::Pending
-                                    }
-                                    TrustState::Changed { trusted: Some(old) } => {
-                                        ToolTrust::Changed {
-                                            description: old.description,
-                                            input_schema: old.input_schema,
+            let outcome =
+                match started(server, options, client::CoxClient::offering(&options.roots)).await {
+                    Err(why) => Err(why),
+                    Ok(live) => {
+                        protocol = live
+                            .server
+                            .service
+                            .peer()
+                            .peer_info()
+                            .map(|info| info.protocol_version.to_string());
+                        let (usable, _) = tool::usable(server, live.tools);
+                        let definitions: Vec<Definition> =
+                            usable.iter().map(|u| Definition::of(&u.tool)).collect();
+                        trust::check(db, server, &definitions).map(|states| {
+                            definitions
+                                .into_iter()
+                                .zip(states)
+                                .map(|(d, state)| ToolReport {
+                                    trust: match state {
+                                        TrustState::Trusted { .. } => ToolTrust::Trusted,
+                                        TrustState::Pending
+                                        | TrustState::Changed { trusted: None } => {
+                                            ToolTrust::Pending
                                         }
-                                    }
-                                },
-                                name: d.name,
-                                description: d.description,
-                                input_schema: d.input_schema,
-                            })
-                            .collect()
-                    })
-                }
-            };
+                                        TrustState::Changed { trusted: Some(old) } => {
+                                            ToolTrust::Changed {
+                                                description: old.description,
+                                                input_schema: old.input_schema,
+                                            }
+                                        }
+                                    },
+                                    name: d.name,
+                                    description: d.description,
+                                    input_schema: d.input_schema,
+                                })
+                                .collect()
+                        })
+                    }
+                };
             ServerReport {
                 name: server.name.clone(),
                 protocol,
@@ -327,7 +341,7 @@ pub async fn trust_server(
     server: &McpServer,
     options: &Options,
 ) -> Result<Vec<Definition>, String> {
-    let live = started(server, options, client::CoxClient::default()).await?;
+    let live = started(server, options, client::CoxClient::offering(&options.roots)).await?;
     let (usable, _) = tool::usable(server, live.tools);
     let definitions: Vec<Definition> = usable.iter().map(|u| Definition::of(&u.tool)).collect();
     let db = Db::open(&options.home.db_path()).map_err(|e| e.to_string())?;

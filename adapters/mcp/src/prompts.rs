@@ -39,28 +39,22 @@ pub const MENTIONS_MAX: usize = 20;
 const FETCH_MAX: Duration = Duration::from_secs(60);
 
 /// What one connected server offers a prompt.
+#[derive(Clone)]
 pub(crate) struct Offer {
     pub server: Arc<Server>,
     pub prompts: Vec<rmcp::model::Prompt>,
     pub resources: bool,
 }
 
-/// The connected servers' prompts and resources.
-pub struct McpExpander {
+/// The offers and the commands they make, swapped whole when a server's
+/// prompts change.
+struct Book {
     offers: Vec<Offer>,
-    /// Every server configured, connected or not.
-    configured: BTreeSet<String>,
-    /// The servers that connected (with or without prompts and resources).
-    connected: BTreeSet<String>,
     commands: Vec<(SlashCommand, usize, usize)>,
 }
 
-impl McpExpander {
-    pub(crate) fn new(
-        offers: Vec<Offer>,
-        configured: BTreeSet<String>,
-        connected: BTreeSet<String>,
-    ) -> Self {
+impl Book {
+    fn new(offers: Vec<Offer>) -> Self {
         let mut commands = Vec::new();
         for (at, offer) in offers.iter().enumerate() {
             for (index, prompt) in offer.prompts.iter().enumerate() {
@@ -88,23 +82,81 @@ impl McpExpander {
                 ));
             }
         }
-        Self {
-            offers,
-            configured,
-            connected,
-            commands,
-        }
+        Self { offers, commands }
     }
 
     fn offer(&self, server: &str) -> Option<&Offer> {
         self.offers.iter().find(|o| o.server.name == server)
     }
+}
+
+/// The connected servers' prompts and resources.
+pub struct McpExpander {
+    book: std::sync::RwLock<Arc<Book>>,
+    /// Every server configured, connected or not.
+    configured: BTreeSet<String>,
+    /// The servers that connected (with or without prompts and resources).
+    connected: BTreeSet<String>,
+}
+
+impl McpExpander {
+    pub(crate) fn new(
+        offers: Vec<Offer>,
+        configured: BTreeSet<String>,
+        connected: BTreeSet<String>,
+    ) -> Self {
+        Self {
+            book: std::sync::RwLock::new(Arc::new(Book::new(offers))),
+            configured,
+            connected,
+        }
+    }
+
+    /// The offers now (one snapshot per use: a change mid-use waits).
+    fn book(&self) -> Arc<Book> {
+        Arc::clone(
+            &self
+                .book
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// `server` offers `prompts` now (it said they changed); its resources
+    /// as at connect. The names of its prompts are returned.
+    pub(crate) fn replace_prompts(
+        &self,
+        server: &Arc<Server>,
+        prompts: Vec<rmcp::model::Prompt>,
+        resources: bool,
+    ) -> Vec<String> {
+        let mut book = self
+            .book
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut offers = book.offers.clone();
+        offers.retain(|o| o.server.name != server.name);
+        let names = prompts
+            .iter()
+            .map(|p| cox_protocol::mcp::tool_name(&server.name, &p.name))
+            .collect();
+        if !prompts.is_empty() || resources {
+            offers.push(Offer {
+                server: Arc::clone(server),
+                prompts,
+                resources,
+            });
+        }
+        *book = Arc::new(Book::new(offers));
+        names
+    }
 
     async fn prompt(&self, word: &str, rest: &str) -> Result<Expanded, String> {
-        let Some((command, at, index)) = self.commands.iter().find(|(c, ..)| c.name == word) else {
-            return Err(self.unknown_prompt(word));
+        let book = self.book();
+        let Some((command, at, index)) = book.commands.iter().find(|(c, ..)| c.name == word) else {
+            return Err(unknown_prompt(&book, word));
         };
-        let offer = &self.offers[*at];
+        let offer = &book.offers[*at];
         let prompt = &offer.prompts[*index];
         let arguments = arguments(prompt, rest).map_err(|why| {
             let usage = if command.hint.is_empty() {
@@ -157,37 +209,15 @@ impl McpExpander {
         })
     }
 
-    fn unknown_prompt(&self, word: &str) -> String {
-        let server = word
-            .strip_prefix("mcp__")
-            .and_then(|rest| rest.split_once("__"))
-            .map_or("", |(server, _)| server);
-        let Some(offer) = self.offer(server) else {
-            return format!("/{word}: no connected MCP server is called '{server}'");
-        };
-        if offer.prompts.is_empty() {
-            return format!("/{word}: MCP server '{server}' offers no prompts");
-        }
-        let names: Vec<&str> = self
-            .commands
-            .iter()
-            .filter(|(_, at, _)| self.offers[*at].server.name == server)
-            .map(|(c, ..)| c.name.as_str())
-            .collect();
-        format!(
-            "/{word}: MCP server '{server}' has no such prompt; it has /{}",
-            names.join(", /")
-        )
-    }
-
     async fn attach(&self, text: &str) -> Result<Option<Expanded>, String> {
+        let book = self.book();
         let mut notices = Vec::new();
         let mut wanted: Vec<(&Offer, &str)> = Vec::new();
         for (server, uri) in mentions(text) {
             let seen = wanted
                 .iter()
                 .any(|(o, u)| o.server.name == server && *u == uri);
-            match self.offer(server) {
+            match book.offer(server) {
                 Some(_) if seen => {}
                 Some(offer) if offer.resources => wanted.push((offer, uri)),
                 Some(_) => {
@@ -271,7 +301,11 @@ impl McpExpander {
 
 impl Expander for McpExpander {
     fn commands(&self) -> Vec<SlashCommand> {
-        self.commands.iter().map(|(c, ..)| c.clone()).collect()
+        self.book()
+            .commands
+            .iter()
+            .map(|(c, ..)| c.clone())
+            .collect()
     }
 
     fn expand<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Option<Expanded>, String>> {
@@ -286,6 +320,30 @@ impl Expander for McpExpander {
             self.attach(text).await
         })
     }
+}
+
+/// Why `word` names no prompt of `book`.
+fn unknown_prompt(book: &Book, word: &str) -> String {
+    let server = word
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+        .map_or("", |(server, _)| server);
+    let Some(offer) = book.offer(server) else {
+        return format!("/{word}: no connected MCP server is called '{server}'");
+    };
+    if offer.prompts.is_empty() {
+        return format!("/{word}: MCP server '{server}' offers no prompts");
+    }
+    let names: Vec<&str> = book
+        .commands
+        .iter()
+        .filter(|(_, at, _)| book.offers[*at].server.name == server)
+        .map(|(c, ..)| c.name.as_str())
+        .collect();
+    format!(
+        "/{word}: MCP server '{server}' has no such prompt; it has /{}",
+        names.join(", /")
+    )
 }
 
 /// The bound of one prompt or resource request.

@@ -71,6 +71,8 @@ pub struct ConnectContext {
     pub deadline: Duration,
     /// How long one tool call may take (`MCP_TOOL_TIMEOUT`, milliseconds).
     pub call_timeout: Duration,
+    /// The workspace's root folders, offered to servers that ask (`roots`).
+    pub roots: Vec<PathBuf>,
 }
 
 /// The handshakes' bound when `MCP_TIMEOUT` does not set one: 30 s, as in

@@ -135,6 +135,7 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
             sandbox: policy,
             deadline,
             call_timeout: Duration::from_secs(30),
+            roots: vec![scratch.0.clone()],
         }
     };
     let three = || vec![server("a", "ok"), server("b", "ok"), server("c", "ok")];

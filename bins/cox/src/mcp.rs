@@ -22,6 +22,7 @@ fn options(cx: ConnectContext) -> cox_mcp::Options {
         sandbox: cx.sandbox,
         deadline: cx.deadline,
         call_timeout: cx.call_timeout,
+        roots: cx.roots,
     }
 }
 

@@ -104,11 +104,12 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
     assert_eq!(acp.finish(), 0);
 }
 
-/// A server that adds a tool mid-session and says so
-/// (`notifications/tools/list_changed`): from the next prompt the tool is
-/// offered, through trust again, and a call to it is answered.
+/// A server that adds a tool and a prompt mid-session and says so
+/// (`notifications/tools/list_changed`, `…/prompts/list_changed`): from
+/// the next prompt the tool is offered, through trust again, and a call to
+/// it is answered; the editor is sent the new command, which expands.
 #[test]
-fn a_tool_a_server_adds_mid_session_is_offered_from_the_next_prompt() {
+fn a_tool_and_a_prompt_a_server_adds_mid_session_are_offered_from_the_next_prompt() {
     if no_bwrap() {
         return;
     }
@@ -130,5 +131,15 @@ fn a_tool_a_server_adds_mid_session_is_offered_from_the_next_prompt() {
         said.contains("grown here") || said.contains("pending trust for mcp server 'g'"),
         "{said}"
     );
+    let commands = updates(&second, "available_commands_update");
+    assert!(
+        commands
+            .iter()
+            .any(|u| u.to_string().contains("\"mcp__g__hello\"")),
+        "{second:?}"
+    );
+    let (answer, _, said) = prompt(&mut acp, &session, "/mcp__g__hello world");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(said.contains("Hello done."), "{said}");
     assert_eq!(acp.finish(), 0);
 }

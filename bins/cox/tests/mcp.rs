@@ -35,6 +35,7 @@ fn the_reference_servers_tools_are_offered_and_their_results_read() {
                 "mcp__every__get-structured-content",
                 serde_json::json!({"location": "New York"}),
             ),
+            ("mcp__every__get-roots-list", serde_json::json!({})),
         ],
     );
     let out = run(
@@ -61,6 +62,16 @@ fn the_reference_servers_tools_are_offered_and_their_results_read() {
         results[3].1.contains("temperature"),
         "structured content reads as JSON: {:?}",
         results[3]
+    );
+    // cox offers roots: the workspace's folder, as a file URI.
+    let root = format!(
+        "file://{}",
+        env.work.path().canonicalize().unwrap().display()
+    );
+    assert!(
+        results[4].0 && results[4].1.contains(&root),
+        "{:?}",
+        results[4]
     );
     assert!(notices(&out).is_empty(), "{:?}", notices(&out));
 }
@@ -451,25 +462,24 @@ fn a_stdio_server_gets_no_credential_but_its_own() {
     }
 }
 
-/// A stdio server runs inside the session's sandbox: the filesystem
-/// server cannot write to a folder outside the workspace, though it was
-/// told to serve it; with `sandbox = false` it can.
+/// A stdio server runs inside the session's sandbox: a server that
+/// writes where it is asked cannot write to a folder outside the
+/// workspace; with `sandbox = false` it can.
 #[test]
 fn a_stdio_server_runs_inside_the_sandbox_unless_its_config_says_not() {
-    let Some(modules) = sandboxed_node_modules() else {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
         return;
-    };
+    }
     let env = Env::new();
-    let outside = tempfile::tempdir().unwrap();
+    // Outside the workspace and not under the private /tmp: seen read-only.
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
     let outside_dir = outside.path().canonicalize().unwrap();
     let target = outside_dir.join("note.txt");
-    let filesystem = modules.join(".bin/mcp-server-filesystem");
     let entry = |sandbox: bool| {
-        serde_json::json!({
-            "command": "node",
-            "args": [filesystem, outside_dir],
-            "sandbox": sandbox,
-        })
+        let mut entry = fake(&[("FAKE_MODE", "write")]);
+        entry["sandbox"] = sandbox.into();
+        entry
     };
     let scenario = calls(
         &env,
@@ -486,7 +496,11 @@ fn a_stdio_server_runs_inside_the_sandbox_unless_its_config_says_not() {
     );
     assert!(out.status.success(), "{}", text(&out));
     let results = results(&out);
-    assert!(!results[0].0, "{}", text(&out));
+    assert!(
+        !results[0].0 && results[0].1.contains("cannot write: EROFS"),
+        "{}",
+        text(&out)
+    );
     assert!(!target.exists(), "the sandbox kept the write out");
 
     let free = servers_json(&[("fs", entry(false))]);

@@ -15,7 +15,8 @@ use serde_json::Value;
 
 /// A server of an older revision answers `server/discover` with an empty
 /// result (not a discovery result, not an error): cox asks it the
-/// `initialize` handshake instead, and names itself in it.
+/// `initialize` handshake instead, names itself in it, and asks for the
+/// newest revision that has that handshake.
 #[test]
 fn a_server_that_does_not_discover_is_asked_to_initialize() {
     let Some(python) = sdk_python() else {
@@ -67,6 +68,7 @@ fn a_server_that_does_not_discover_is_asked_to_initialize() {
         .find(|r| r["method"] == "initialize")
         .unwrap();
     assert_eq!(hello["client"], "cox", "{requests:?}");
+    assert_eq!(hello["asked"], "2025-11-25", "{requests:?}");
 }
 
 /// The recipe people paste: `npx -y PKG`, with the defaults (no

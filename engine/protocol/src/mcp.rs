@@ -245,19 +245,30 @@ pub struct Connected {
     pub states: Vec<(String, ServerState)>,
     /// The connected servers' prompts and resources, when one has any.
     pub expander: Option<Arc<dyn Expander>>,
-    /// A server's tools as it changes them later
-    /// (`notifications/tools/list_changed`), for as long as it is
-    /// connected.
-    pub changes: Option<futures::channel::mpsc::UnboundedReceiver<ToolsChanged>>,
+    /// A server's tools and prompts as it changes them later
+    /// (`notifications/tools/list_changed`, `…/prompts/list_changed`), for
+    /// as long as it is connected.
+    pub changes: Option<futures::channel::mpsc::UnboundedReceiver<ServerChanged>>,
 }
 
-/// A connected server's tools after it said they changed: all of them now,
-/// each through trust again (a changed definition waits for it), and what
-/// is worth saying.
-pub struct ToolsChanged {
+/// A connected server said its tools or its prompts changed: what it has
+/// now, and what is worth saying.
+pub struct ServerChanged {
     pub server: String,
-    pub tools: Vec<Arc<dyn Tool>>,
+    pub change: Change,
     pub notices: Vec<String>,
+}
+
+/// What a server changed.
+pub enum Change {
+    /// All its tools now, each through trust again (a changed definition
+    /// waits for it).
+    Tools(Vec<Arc<dyn Tool>>),
+    /// Its prompts: the commands that name them now (the expander already
+    /// offers them).
+    Prompts(Vec<String>),
+    /// Nothing the session offers (a listing that failed): only notices.
+    Nothing,
 }
 
 impl std::fmt::Debug for Connected {

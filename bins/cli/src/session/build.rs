@@ -57,7 +57,7 @@ pub(crate) fn build_session<P: Provider>(
     // read and trusted (a subagent's: its parent's folder), so what runs
     // is what was trusted, not a copy in another checkout.
     let settings_cwd = lineage.settings_from.clone().unwrap_or_else(|| cwd.clone());
-    let connect = connect_context(&home, &settings_cwd, &sandbox)?;
+    let connect = connect_context(&home, &settings_cwd, &sandbox, &workspace)?;
     let info = catalog.get(provider.model()).cloned();
     let main_model = provider.model().to_owned();
     let mut models: Vec<_> = catalog

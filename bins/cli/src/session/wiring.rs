@@ -66,10 +66,12 @@ pub(super) fn connect_context(
     home: &CoxHome,
     cwd: &std::path::Path,
     sandbox: &SandboxPolicy,
+    workspace: &Workspace,
 ) -> Result<crate::mcp::ConnectContext> {
     Ok(crate::mcp::ConnectContext {
         home: home.clone(),
         cwd: cwd.to_path_buf(),
+        roots: workspace.roots.clone(),
         sandbox: sandbox.clone(),
         deadline: crate::mcp::millis(
             "MCP_TIMEOUT",
@@ -155,7 +157,7 @@ pub(crate) fn mcp_outside_a_session(
     );
     let plugins = crate::ext::plugins::discover(home.root(), &args.plugin_dir).plugins;
     let loaded = mcp_servers(args, &home, &cwd, &plugins, &plan.mcp)?;
-    Ok((loaded, connect_context(&home, &cwd, &sandbox)?))
+    Ok((loaded, connect_context(&home, &cwd, &sandbox, &workspace)?))
 }
 
 /// `session` with the MCP servers of `loaded` connecting as its run starts
@@ -261,16 +263,34 @@ fn absorb(
         tokio::spawn(async move {
             use futures::StreamExt as _;
             while let Some(changed) = changes.next().await {
-                let mut tools = changed.tools;
-                if let Some(names) = &only {
-                    tools.retain(|t| names.iter().any(|n| n == t.name()));
-                }
-                let update = cox_core::LateTools {
-                    tools,
+                let server = changed.server;
+                let mut update = cox_core::LateTools {
                     notices: changed.notices,
-                    replacing: Some(format!("mcp__{}__", changed.server)),
                     ..cox_core::LateTools::default()
                 };
+                match changed.change {
+                    cox_protocol::mcp::Change::Tools(mut tools) => {
+                        if let Some(names) = &only {
+                            tools.retain(|t| names.iter().any(|n| n == t.name()));
+                        }
+                        update.tools = tools;
+                        update.replacing = Some(format!("mcp__{server}__"));
+                    }
+                    // A subagent does not expand prompts: nothing to say.
+                    cox_protocol::mcp::Change::Prompts(_) if !expand => {}
+                    cox_protocol::mcp::Change::Prompts(names) => {
+                        update.commands_changed = Some(format!(
+                            "MCP server '{server}' changed its prompts (now {}{})",
+                            names.len(),
+                            if names.is_empty() {
+                                String::new()
+                            } else {
+                                format!(": /{}", names.join(", /"))
+                            }
+                        ));
+                    }
+                    cox_protocol::mcp::Change::Nothing => {}
+                }
                 if updates.unbounded_send(update).is_err() {
                     return;
                 }

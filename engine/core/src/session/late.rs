@@ -43,6 +43,10 @@ pub struct LateTools {
     /// tools these replace (a server that changed its tools), all of them
     /// leaving first.
     pub replacing: Option<String>,
+    /// For an update: the expanders' commands changed (a server changed
+    /// its prompts), with the line that says how; the commands are said
+    /// again.
+    pub commands_changed: Option<String>,
 }
 
 /// Where late tools come from: awaited once, before the first request.
@@ -204,6 +208,16 @@ where
             }
             if !update.unavailable.is_empty() {
                 self.fixed.set_unavailable(update.unavailable);
+            }
+            if let Some(said) = update.commands_changed {
+                let commands = self
+                    .fixed
+                    .expanders
+                    .iter()
+                    .flat_map(|e| e.commands())
+                    .collect();
+                self.out.emit(Event::Commands { commands });
+                self.out.notice(NoticeLevel::Info, said);
             }
             if update.tools.is_empty() && update.replacing.is_none() {
                 continue;
