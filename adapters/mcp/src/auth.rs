@@ -341,6 +341,10 @@ pub struct Login<'a> {
     pub show: &'a (dyn Fn(&str) + Sync),
     /// How long to wait for the browser's redirect.
     pub wait: Duration,
+    /// The URL of a client metadata document (`MCP_OAUTH_CLIENT_METADATA_URL`):
+    /// its URL is the client id where the authorization server takes such
+    /// documents, in place of dynamic registration.
+    pub client_metadata_url: Option<&'a str>,
 }
 
 /// Runs the authorization code flow for server `name` at `url` and files
@@ -362,11 +366,21 @@ pub async fn login(
     let mut manager = AuthorizationManager::new(url)
         .await
         .map_err(|e| format!("{url}: {e}"))?;
-    let resolution = manager
-        .resolve_metadata_from_challenge(Some(&challenge))
-        .await
-        .map_err(|e| format!("discovering {url}'s authorization server failed: {e}"))?;
-    let metadata = resolution.metadata;
+    let metadata =
+        match manager
+            .resolve_metadata_from_challenge(Some(&challenge))
+            .await
+        {
+            Ok(resolution) => resolution.metadata,
+            Err(e @ AuthError::AuthorizationServerMismatch { .. }) => same_origin_metadata(url)
+                .await
+                .ok_or_else(|| format!("discovering {url}'s authorization server failed: {e}"))?,
+            Err(e) => {
+                return Err(format!(
+                    "discovering {url}'s authorization server failed: {e}"
+                ));
+            }
+        };
     manager.set_metadata(metadata.clone());
     manager.set_credential_store(Store {
         file: TokenFile::new(how.home, name, url),
@@ -385,6 +399,13 @@ pub async fn login(
         .with_client_name("cox")
         .with_challenge(challenge);
     // A client registered out of band: no dynamic registration is tried.
+    // Else a client metadata document, where there is one and the server
+    // takes them.
+    if client.is_none()
+        && let Some(document) = how.client_metadata_url
+    {
+        request = request.with_client_metadata_url(document);
+    }
     if let Some(client) = client {
         request = request.with_preregistered_client(client.client_id.clone());
         if let Some(secret) = &client.client_secret {
@@ -410,28 +431,97 @@ pub async fn login(
     Ok(metadata.issuer.unwrap_or_else(|| url.to_owned()))
 }
 
-/// An unauthenticated `initialize` to `url`: the `WWW-Authenticate` of
-/// its 401.
-async fn probe(url: &str, headers: &[(String, String)]) -> Result<String, String> {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .timeout(Duration::from_secs(30));
-    for (key, value) in headers {
-        request = request.header(key, value);
-    }
-    let response = request
-        .body(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "cox", "version": env!("CARGO_PKG_VERSION")}}})
-            .to_string(),
-        )
+/// The authorization server metadata at the origin of `url`
+/// (`/.well-known/oauth-authorization-server`), as servers of the
+/// 2025-03-26 revision serve it, when its issuer is on that same origin
+/// though at another path (`https://host/oauth`): a strict reading of RFC
+/// 8414 wants the issuer at the root there, and such servers exist. An
+/// issuer on another origin is never taken (that is the mix-up the check
+/// guards against).
+async fn same_origin_metadata(url: &str) -> Option<AuthorizationMetadata> {
+    let base = reqwest::Url::parse(url).ok()?;
+    let origin = base.origin();
+    let well_known = base.join("/.well-known/oauth-authorization-server").ok()?;
+    let metadata: AuthorizationMetadata = reqwest::Client::new()
+        .get(well_known)
+        .timeout(Duration::from_secs(30))
         .send()
         .await
-        .map_err(|e| format!("{url}: {}", e.without_url()))?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        .ok()?
+        .error_for_status()
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    let issuer = reqwest::Url::parse(metadata.issuer.as_deref()?).ok()?;
+    let same = |endpoint: &str| reqwest::Url::parse(endpoint).is_ok_and(|e| e.origin() == origin);
+    (issuer.origin() == origin
+        && same(&metadata.authorization_endpoint)
+        && same(&metadata.token_endpoint))
+    .then(|| {
+        tracing::info!(%issuer, "authorization server metadata at the origin, issuer at a path");
+        metadata
+    })
+}
+
+/// Unauthenticated requests to `url` until one is refused: the
+/// `WWW-Authenticate` of that 401 (or 403). `initialize` first; a server
+/// that lets anyone start a session and guards its tools is asked
+/// `tools/list` in that session.
+async fn probe(url: &str, headers: &[(String, String)]) -> Result<String, String> {
+    let client = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .timeout(Duration::from_secs(30));
+        for (key, value) in headers {
+            request = request.header(key, value);
+        }
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        request.body(body.to_string()).send()
+    };
+    let sent = |e: reqwest::Error| format!("{url}: {}", e.without_url());
+    let response = post(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "cox", "version": env!("CARGO_PKG_VERSION")}}}),
+        None,
+    )
+    .await
+    .map_err(sent)?;
+    let response = if response.status().is_success() {
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let _ = response.bytes().await;
+        post(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            session.as_deref(),
+        )
+        .await
+        .map_err(sent)?;
+        post(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+            session.as_deref(),
+        )
+        .await
+        .map_err(sent)?
+    } else {
+        response
+    };
+    let refused = matches!(
+        response.status(),
+        reqwest::StatusCode::UNAUTHORIZED | reqwest::StatusCode::FORBIDDEN
+    );
+    if !refused {
         return Err(format!(
             "{url} answered {} without asking for a login; it needs none",
             response.status()
@@ -442,7 +532,12 @@ async fn probe(url: &str, headers: &[(String, String)]) -> Result<String, String
         .get(reqwest::header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
-        .ok_or_else(|| format!("{url} answered 401 with no WWW-Authenticate challenge"))
+        .ok_or_else(|| {
+            format!(
+                "{url} answered {} with no WWW-Authenticate challenge",
+                response.status()
+            )
+        })
 }
 
 /// The query of the first request to `/callback` on `listener`, answered

@@ -12,6 +12,28 @@ use cox_protocol::provider::BoxFuture;
 /// How long `cox mcp login` waits for the browser to come back.
 const LOGIN_WAIT: Duration = Duration::from_secs(300);
 
+/// The client metadata document `MCP_OAUTH_CLIENT_METADATA_URL` names (as
+/// in Claude Code), which must be an `https://` URL with a path.
+///
+/// # Errors
+/// A value that is not such a URL.
+fn client_metadata_url(value: Option<String>) -> Result<Option<String>, String> {
+    let Some(value) = value.filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let fine = value
+        .strip_prefix("https://")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(host, path)| !host.is_empty() && !path.is_empty());
+    if fine {
+        Ok(Some(value))
+    } else {
+        Err(format!(
+            "MCP_OAUTH_CLIENT_METADATA_URL: {value:?} is not an https:// URL with a path"
+        ))
+    }
+}
+
 /// Connects servers with `cox-mcp`.
 pub(crate) struct Client;
 
@@ -75,6 +97,8 @@ impl McpClient for Client {
                     server.name
                 ));
             };
+            let document =
+                client_metadata_url(std::env::var("MCP_OAUTH_CLIENT_METADATA_URL").ok())?;
             cox_mcp::auth::login(
                 &server.name,
                 (url, headers),
@@ -83,6 +107,7 @@ impl McpClient for Client {
                     home: cx.home.root(),
                     show,
                     wait: LOGIN_WAIT,
+                    client_metadata_url: document.as_deref(),
                 },
             )
             .await
@@ -114,5 +139,27 @@ impl McpClient for Client {
     fn may_start(&self, home: &Path, server: &McpServer) -> Result<bool, String> {
         let db = cox_store::Db::open(&home.join("cox.db")).map_err(|e| e.to_string())?;
         cox_mcp::trust::may_start(&db, server)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_metadata_url;
+
+    #[test]
+    fn a_client_metadata_document_is_an_https_url_with_a_path() {
+        let url = "https://example.com/cox/client.json";
+        assert_eq!(client_metadata_url(Some(url.into())), Ok(Some(url.into())));
+        assert_eq!(client_metadata_url(None), Ok(None));
+        assert_eq!(client_metadata_url(Some(String::new())), Ok(None));
+        for bad in [
+            "http://example.com/a.json",
+            "https://example.com/",
+            "https://example.com",
+            "example.com/a",
+        ] {
+            let e = client_metadata_url(Some(bad.into())).unwrap_err();
+            assert!(e.starts_with("MCP_OAUTH_CLIENT_METADATA_URL: "), "{e}");
+        }
     }
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# cox as the client under test of the MCP conformance suite's client mode
+# (bins/cox/tests/mcp_conformance.rs). The suite runs this with the test
+# server's URL as the last argument, the scenario's name in
+# MCP_CONFORMANCE_SCENARIO and, for some auth scenarios, a JSON context in
+# MCP_CONFORMANCE_CONTEXT (a pre-registered client's id and secret).
+#
+# What a person would do, scripted: name the server in config.toml, log in
+# where the scenario wants a login (the "browser" follows the authorization
+# server's redirect back to cox), then run one headless session whose
+# scripted model calls the scenario's tool. COX is the binary to run.
+set -u
+url=${!#}
+scenario=${MCP_CONFORMANCE_SCENARIO:-initialize}
+cox=${COX:?COX names the cox binary}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/home" "$scratch/work"
+export COX_HOME=$scratch/home HOME=$scratch/home MCP_TIMEOUT=20000
+# The suite's own client metadata document, which its mock authorization
+# server knows.
+export MCP_OAUTH_CLIENT_METADATA_URL=https://conformance-test.local/client-metadata.json
+unset DBUS_SESSION_BUS_ADDRESS
+cd "$scratch/work" || exit 1
+
+python3 - "$url" > "$COX_HOME/config.toml" <<'PY'
+import json, os, sys
+print('[mcp_servers.conf]\ntype = "http"\nurl = %s' % json.dumps(sys.argv[1]))
+context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+if "client_id" in context:
+    print("[mcp_servers.conf.oauth]")
+    print("client_id = %s" % json.dumps(context["client_id"]))
+    if "client_secret" in context:
+        print("client_secret = %s" % json.dumps(context["client_secret"]))
+PY
+
+case $scenario in
+  tools_call) call='name = "mcp__conf__add_numbers"
+input = { a = 5, b = 3 }' ;;
+  sse-retry) call='name = "mcp__conf__test_reconnection"
+input = {}' ;;
+  elicitation-*) call='name = "mcp__conf__test_client_elicitation_defaults"
+input = {}' ;;
+  auth/*) call='name = "mcp__conf__test-tool"
+input = {}' ;;
+  *) call='' ;;
+esac
+{
+  if [ -n "$call" ]; then printf '[[turn]]\n[[turn.tool_call]]\n%s\n\n' "$call"; fi
+  printf '[[turn]]\ntext = "done"\n'
+} > "$scratch/scenario.toml"
+
+case $scenario in
+  auth/*) BROWSER="curl -s -L -o /dev/null" "$cox" mcp login conf >&2 ;;
+esac
+
+COX_PROVIDER=scripted COX_SCENARIO=$scratch/scenario.toml \
+  "$cox" run -p "use the tools" --permission-mode bypassPermissions \
+  --output-format stream-json </dev/null
