@@ -54,6 +54,19 @@ case $scenario in
   auth/*) BROWSER="curl -s -L -o /dev/null" "$cox" mcp login conf >&2 ;;
 esac
 
-COX_PROVIDER=scripted COX_SCENARIO=$scratch/scenario.toml \
-  "$cox" run -p "use the tools" --permission-mode bypassPermissions \
-  --output-format stream-json </dev/null
+session() {
+  COX_PROVIDER=scripted COX_SCENARIO=$scratch/scenario.toml \
+    "$cox" run -p "use the tools" --permission-mode bypassPermissions \
+    --output-format stream-json </dev/null | tee "$scratch/out.jsonl"
+  return "${PIPESTATUS[0]}"
+}
+session
+status=$?
+# A call refused for want of scope says to log in again (which asks for
+# it); the person does, and asks again.
+if grep -q 'the login does not grant it' "$scratch/out.jsonl"; then
+  BROWSER="curl -s -L -o /dev/null" "$cox" mcp login conf >&2
+  session
+  status=$?
+fi
+exit "$status"

@@ -174,6 +174,36 @@ impl TokenFile {
         serde_json::from_value(file.get("metadata")?.clone()).ok()
     }
 
+    /// The scopes a refused call asked for since the last login, which
+    /// the next login asks for too.
+    fn wanted(&self) -> Vec<String> {
+        self.read()
+            .ok()
+            .flatten()
+            .and_then(|file| file.get("wanted_scope")?.as_str().map(str::to_owned))
+            .map(|scope| scope.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
+    /// A call was refused for want of `scope` (space-separated): the next
+    /// login asks for it, beside what it asked before.
+    ///
+    /// # Errors
+    /// The login cannot be read or written.
+    pub fn want(&self, scope: &str) -> Result<(), String> {
+        let Some(mut file) = self.read()? else {
+            return Ok(());
+        };
+        let mut scopes = self.wanted();
+        for word in scope.split_whitespace() {
+            if !scopes.iter().any(|s| s == word) {
+                scopes.push(word.to_owned());
+            }
+        }
+        file["wanted_scope"] = Value::from(scopes.join(" "));
+        self.write(&file)
+    }
+
     /// Forgets this server's tokens. Returns whether there were any.
     ///
     /// # Errors
@@ -302,6 +332,42 @@ pub async fn authorized(
     Ok(Some(AuthClient::new(reqwest::Client::new(), manager)))
 }
 
+/// The scope a call needs, when an rmcp error says the login does not
+/// grant it (a 403 with `insufficient_scope`): the challenge's `scope`,
+/// or nothing when it names none.
+#[must_use]
+pub fn insufficient_scope(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut said = false;
+    while let Some(e) = at {
+        if let Some(refused) =
+            e.downcast_ref::<rmcp::transport::streamable_http_client::InsufficientScopeError>()
+        {
+            return Some(
+                refused
+                    .required_scope
+                    .clone()
+                    .or_else(|| challenge_scope(&refused.www_authenticate_header))
+                    .unwrap_or_default(),
+            );
+        }
+        said |= e.to_string().contains("Insufficient scope");
+        at = e.source();
+    }
+    said.then(String::new)
+}
+
+/// The `scope` parameter of a `WWW-Authenticate` challenge.
+fn challenge_scope(challenge: &str) -> Option<String> {
+    let at = challenge.find("scope=")? + "scope=".len();
+    let rest = &challenge[at..];
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split([',', ' ']).next()?,
+    };
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
 /// Whether an rmcp error says the server wants a (new) login.
 #[must_use]
 pub fn wants_login(error: &(dyn std::error::Error + 'static)) -> bool {
@@ -395,9 +461,24 @@ pub async fn login(
         .map_err(|e| format!("cannot listen on 127.0.0.1 for the redirect: {e}"))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let mut request = AuthorizationRequest::new(redirect.clone())
-        .with_client_name("cox")
-        .with_challenge(challenge);
+    // Scopes calls were refused for since the last login are asked for
+    // with the challenge's (a step-up).
+    let wanted = off_thread(&TokenFile::new(how.home, name, url), |f| Ok(f.wanted()))
+        .await
+        .unwrap_or_default();
+    let mut request = AuthorizationRequest::new(redirect.clone()).with_client_name("cox");
+    if !wanted.is_empty() {
+        let mut scopes: Vec<String> = challenge_scope(&challenge)
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        for scope in wanted {
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        request = request.with_scopes(scopes);
+    }
+    let mut request = request.with_challenge(challenge);
     // A client registered out of band: no dynamic registration is tried.
     // Else a client metadata document, where there is one and the server
     // takes them.
@@ -602,6 +683,35 @@ async fn redirected(listener: &tokio::net::TcpListener) -> Result<String, String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_challenges_scope_is_read_quoted_or_bare() {
+        assert_eq!(
+            challenge_scope(r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write""#),
+            Some("mcp:basic mcp:write".to_owned())
+        );
+        assert_eq!(
+            challenge_scope("Bearer scope=files, realm=x"),
+            Some("files".to_owned())
+        );
+        assert_eq!(challenge_scope(r#"Bearer realm="x""#), None);
+        assert_eq!(challenge_scope(r#"Bearer scope="""#), None);
+    }
+
+    #[test]
+    fn a_refused_scope_is_asked_for_at_the_next_login() {
+        let home = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(home.path(), "docs", "http://127.0.0.1:1/mcp");
+        // No login yet: nothing to remember it with.
+        file.want("mcp:write").unwrap();
+        assert!(file.wanted().is_empty());
+        file.vault
+            .write_file(&json!({"url": "http://127.0.0.1:1/mcp"}).to_string())
+            .unwrap();
+        file.want("mcp:basic mcp:write").unwrap();
+        file.want("mcp:write admin").unwrap();
+        assert_eq!(file.wanted(), ["mcp:basic", "mcp:write", "admin"]);
+    }
 
     #[test]
     fn a_token_file_is_private_and_bound_to_its_url() {

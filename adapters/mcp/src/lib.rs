@@ -74,6 +74,9 @@ pub(crate) struct Server {
     /// drop, and its last words on stderr for the errors.
     pub process: Option<process::Child>,
     pub call_timeout: Duration,
+    /// An HTTP server's login, where a call refused for want of scope
+    /// records the scope the next login asks for.
+    pub login: Option<auth::TokenFile>,
 }
 
 impl Server {
@@ -485,11 +488,18 @@ async fn start(
             ));
         }
     };
+    let login = match &server.transport {
+        Transport::Http { url, .. } => {
+            Some(auth::TokenFile::new(options.home.root(), &server.name, url))
+        }
+        _ => None,
+    };
     let server = Arc::new(Server {
         name: server.name.clone(),
         service,
         process,
         call_timeout: options.call_timeout,
+        login,
     });
     let list = || async {
         server

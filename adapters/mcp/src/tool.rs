@@ -271,6 +271,39 @@ impl Tool for McpTool {
     }
 
     fn run<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
+        self.call(input, cx)
+    }
+}
+
+impl McpTool {
+    /// The server refused the call for want of `scope` (the login does not
+    /// grant it): the next `cox mcp login` asks for it, and the model is
+    /// told what the person has to do.
+    async fn needs_scope(&self, scope: String) -> ToolResult {
+        let name = &self.server.name;
+        if let Some(login) = self.server.login.clone()
+            && !scope.is_empty()
+        {
+            let wanted = scope.clone();
+            match tokio::task::spawn_blocking(move || login.want(&wanted)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(server = %name, error = %e, "cannot record the scope"),
+                Err(e) => tracing::warn!(server = %name, error = %e, "cannot record the scope"),
+            }
+        }
+        let needs = if scope.is_empty() {
+            String::new()
+        } else {
+            format!(" (it needs scope \"{scope}\")")
+        };
+        ToolResult::error(format!(
+            "MCP server '{name}' refused {}: the login does not grant it{needs}; the person \
+             can run `cox mcp login {name}` to log in with it, then try again",
+            self.remote
+        ))
+    }
+
+    fn call<'a>(&'a self, input: Value, cx: ToolContext<'a>) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             if self.pending {
                 return ToolResult::error(pending(&self.server.name));
@@ -301,12 +334,15 @@ impl Tool for McpTool {
                     self.remote,
                     self.server.call_timeout.as_secs()
                 )),
-                Ok(Err(e)) => ToolResult::error(format!(
-                    "MCP server '{}' failed on {}: {e}{}",
-                    self.server.name,
-                    self.remote,
-                    self.server.last_words()
-                )),
+                Ok(Err(e)) => match crate::auth::insufficient_scope(&e) {
+                    Some(scope) => self.needs_scope(scope).await,
+                    None => ToolResult::error(format!(
+                        "MCP server '{}' failed on {}: {e}{}",
+                        self.server.name,
+                        self.remote,
+                        self.server.last_words()
+                    )),
+                },
                 Ok(Ok(result)) => {
                     let value = serde_json::to_value(&result).unwrap_or(Value::Null);
                     let (text, is_error) = crate::render::result(&value);
