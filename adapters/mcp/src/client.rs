@@ -9,15 +9,20 @@
 //! `file://` URI), which servers such as the reference file system server
 //! take as the folders they serve.
 //!
+//! A session's servers may ask the person for input (elicitation, forms
+//! only): the ask goes to the session, which says it to the person, and
+//! their answer comes back.
+//!
 //! Invariants: nothing else is offered to servers (no sampling: a server
-//! cannot spend the person's model; elicitation is declined); a change from a server that is gone, or whose trust cannot
+//! cannot spend the person's model; no elicitation by URL); a change from a server that is gone, or whose trust cannot
 //! be read, is a notice and no tools, never an error of the session.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use cox_protocol::mcp::{Change, McpServer, ServerChanged};
+use cox_protocol::mcp::{Change, Elicitation, McpServer, ServerChanged};
 use cox_protocol::tool::Tool;
+use cox_protocol::types::ElicitAnswer;
 use futures::channel::mpsc::UnboundedSender;
 use rmcp::model::{ClientConfig, Implementation};
 use rmcp::service::NotificationContext;
@@ -69,6 +74,9 @@ pub(crate) struct CoxClient {
     /// The workspace's roots, offered to a server that asks (`roots/list`);
     /// none: the capability is not offered.
     pub(crate) roots: Arc<[PathBuf]>,
+    /// Where a server's asks for input go (the session, which says them
+    /// to the person); none: elicitation is not offered.
+    pub(crate) asks: Option<UnboundedSender<Elicitation>>,
 }
 
 /// `path` as a `file://` URI, each byte outside the unreserved set and `/`
@@ -92,6 +100,7 @@ impl CoxClient {
         Self {
             changes: None,
             roots: roots.into(),
+            asks: None,
         }
     }
 
@@ -266,7 +275,57 @@ impl rmcp::ClientHandler for CoxClient {
         if !self.roots.is_empty() {
             config.capabilities.roots = Some(rmcp::model::RootsCapabilities::default());
         }
+        if self.asks.is_some() {
+            config.capabilities.elicitation = Some(
+                rmcp::model::ElicitationCapability::new()
+                    .with_form(rmcp::model::FormElicitationCapability::new()),
+            );
+        }
         config
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let server = self
+            .changes
+            .as_ref()
+            .map(|c| c.config.name.clone())
+            .unwrap_or_default();
+        let rmcp::model::ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            // Only forms are offered.
+            tracing::info!(%server, "mcp elicitation by URL declined");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let Some(asks) = &self.asks else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let (reply, answer) = futures::channel::oneshot::channel();
+        let ask = Elicitation {
+            server: server.clone(),
+            message,
+            schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
+            reply,
+        };
+        if asks.unbounded_send(ask).is_err() {
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        }
+        // An ask the session dropped (its calls ended) is a cancel.
+        Ok(match answer.await {
+            Ok(ElicitAnswer::Accept { content }) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content.into())
+            }
+            Ok(ElicitAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
+            Ok(ElicitAnswer::Cancel) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     // Roots are deprecated by the newest revision, and still what servers

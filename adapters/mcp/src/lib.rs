@@ -63,6 +63,9 @@ pub struct Options {
     pub call_timeout: Duration,
     /// The workspace's root folders, offered to servers that ask for roots.
     pub roots: Vec<PathBuf>,
+    /// Where servers' asks for input go (a session's); none: elicitation
+    /// is not offered.
+    pub asks: Option<futures::channel::mpsc::UnboundedSender<cox_protocol::mcp::Elicitation>>,
 }
 
 /// One live connection, shared by the server's tools; dropping the last
@@ -156,6 +159,7 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
         .iter()
         .map(|server| client::CoxClient {
             roots: Arc::clone(&roots),
+            asks: options.asks.clone(),
             changes: Some(Arc::new(client::Changes {
                 config: server.clone(),
                 home: options.home.clone(),

@@ -120,6 +120,8 @@ fn between_calls(event: &Event) -> bool {
         Event::SessionStarted { .. }
         | Event::TurnStarted { .. }
         | Event::ApprovalRequired { .. }
+        | Event::Elicitation { .. }
+        | Event::Elicited { .. }
         | Event::ToolCallOutput { .. }
         | Event::ToolCallDone { .. }
         | Event::Usage { .. }

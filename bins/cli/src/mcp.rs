@@ -73,6 +73,8 @@ pub struct ConnectContext {
     pub call_timeout: Duration,
     /// The workspace's root folders, offered to servers that ask (`roots`).
     pub roots: Vec<PathBuf>,
+    /// Where servers' asks for input go: the session's (none outside one).
+    pub asks: Option<futures::channel::mpsc::UnboundedSender<cox_protocol::mcp::Elicitation>>,
 }
 
 /// The handshakes' bound when `MCP_TIMEOUT` does not set one: 30 s, as in

@@ -136,6 +136,7 @@ pub(crate) fn run(n: usize) -> Result<(), String> {
             deadline,
             call_timeout: Duration::from_secs(30),
             roots: vec![scratch.0.clone()],
+            asks: None,
         }
     };
     let three = || vec![server("a", "ok"), server("b", "ok"), server("c", "ok")];

@@ -45,6 +45,7 @@ fn options(cx: ConnectContext) -> cox_mcp::Options {
         deadline: cx.deadline,
         call_timeout: cx.call_timeout,
         roots: cx.roots,
+        asks: cx.asks,
     }
 }
 

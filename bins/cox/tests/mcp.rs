@@ -1067,3 +1067,41 @@ fn the_persons_settings_approve_or_turn_off_a_projects_servers() {
         notices(&out)
     );
 }
+
+/// A server asks for input in the middle of a call (`elicitation/create`):
+/// a headless run has no one to ask, so it declines at once, says so with
+/// the server's message, and the call goes on to its result.
+#[test]
+fn a_headless_run_declines_a_servers_request_for_input_and_says_so() {
+    let env = Env::new();
+    let Some(config) = everything_config(&env) else {
+        return;
+    };
+    let scenario = calls(
+        &env,
+        &[(
+            "mcp__every__trigger-elicitation-request",
+            serde_json::json!({}),
+        )],
+    );
+    let out = run(
+        &env,
+        &scenario,
+        &["--mcp-config", &config.display().to_string()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let said = notices(&out);
+    assert!(
+        said.iter().any(|n| n.contains(
+            "MCP server 'every' asked for input (Please provide inputs for the following fields:), \
+             which was declined: this session cannot ask"
+        )),
+        "{said:?}"
+    );
+    let results = results(&out);
+    assert!(
+        results[0].1.to_lowercase().contains("declined"),
+        "{:?}",
+        results[0]
+    );
+}

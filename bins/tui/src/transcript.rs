@@ -232,6 +232,24 @@ impl Transcript {
                 level: *level,
                 text: sanitize(text).into_owned(),
             }),
+            Event::Elicitation {
+                server, message, ..
+            } => self.entries.push(Entry::Notice {
+                level: NoticeLevel::Info,
+                text: format!(
+                    "MCP server '{}' asks: {}",
+                    sanitize(server),
+                    sanitize(message)
+                ),
+            }),
+            Event::Elicited { action, .. } => self.entries.push(Entry::Notice {
+                level: NoticeLevel::Info,
+                text: match action.as_str() {
+                    "accept" => "you sent the form".to_owned(),
+                    "decline" => "you declined the request".to_owned(),
+                    _ => "the request was cancelled".to_owned(),
+                },
+            }),
             Event::ServerTool { block } => self.entries.push(Entry::Notice {
                 level: NoticeLevel::Info,
                 text: match &block.step {

@@ -221,6 +221,9 @@ impl History {
             | Event::Commands { .. }
             | Event::Checkpoint { .. }
             | Event::RewindConflict { .. }
+            // What a server asked the person is not the model's.
+            | Event::Elicitation { .. }
+            | Event::Elicited { .. }
             // A subagent's events are its own session's, not this one's.
             | Event::Subagent { .. }
             // The text they cite is in the conversation already.

@@ -53,6 +53,7 @@ mod budget;
 mod calls;
 mod checkpoints;
 mod compaction;
+mod elicit;
 mod hooks;
 mod late;
 mod modes;
@@ -132,6 +133,10 @@ struct Fixed<W> {
     updates: std::sync::Mutex<Option<futures::channel::mpsc::UnboundedReceiver<LateTools>>>,
     /// Tool name prefixes that are not there, and why ([`LateTools`]).
     unavailable: std::sync::Mutex<Vec<(String, String)>>,
+    /// Where MCP servers' asks for input come from; taken while calls run.
+    asks: std::sync::Mutex<
+        Option<futures::channel::mpsc::UnboundedReceiver<cox_protocol::mcp::Elicitation>>,
+    >,
     /// Tools that are still connecting (MCP servers): awaited once, as the
     /// run starts, before the first request.
     late: Option<LateSource>,
@@ -194,6 +199,8 @@ struct State {
     /// task is queued before it starts, and its parent's cancel must
     /// reach it).
     start_interrupted: bool,
+    /// MCP servers' asks for input open now.
+    elicitations: elicit::Open,
 }
 
 /// What a session left behind when it ended.
@@ -246,6 +253,7 @@ impl<W: World> Session<W> {
             joined: std::sync::Mutex::default(),
             updates: std::sync::Mutex::default(),
             unavailable: std::sync::Mutex::default(),
+            asks: std::sync::Mutex::default(),
             late: None,
             expanders: Vec::new(),
             memory: None,
@@ -499,6 +507,7 @@ where
                 NoticeLevel::Warn,
                 format!("no call {call_id} is waiting for approval; the answer was ignored"),
             ),
+            Submission::Elicited { id, answer } => self.elicited(id, answer),
             Submission::Rewind {
                 to_turn,
                 what,
@@ -570,6 +579,10 @@ where
                     NoticeLevel::Warn,
                     format!("no call {call_id} is waiting for approval; the answer was ignored"),
                 );
+                MidTurn::Ignored
+            }
+            Submission::Elicited { id, answer } => {
+                self.elicited(id, answer);
                 MidTurn::Ignored
             }
             // A new permission mode alone takes effect at once: the calls

@@ -251,6 +251,25 @@ pub struct Connected {
     pub changes: Option<futures::channel::mpsc::UnboundedReceiver<ServerChanged>>,
 }
 
+/// An MCP server asks the person for input (`elicitation/create`, a
+/// form): the session says it and sends the answer back on `reply` (a
+/// reply dropped unanswered is a cancel).
+pub struct Elicitation {
+    pub server: String,
+    pub message: String,
+    pub schema: serde_json::Value,
+    pub reply: futures::channel::oneshot::Sender<crate::types::ElicitAnswer>,
+}
+
+impl std::fmt::Debug for Elicitation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Elicitation")
+            .field("server", &self.server)
+            .field("message", &self.message)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A connected server said its tools or its prompts changed: what it has
 /// now, and what is worth saying.
 pub struct ServerChanged {

@@ -75,6 +75,34 @@ pub enum Submission {
     Shell { command: String },
     /// Finish: the session ends once what came before it is done.
     Shutdown,
+    /// The person's answer to an [`Event::Elicitation`].
+    Elicited { id: String, answer: ElicitAnswer },
+}
+
+/// How a person answered an MCP server's request for input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ElicitAnswer {
+    /// They filled in the form: each field's value, by its name.
+    Accept {
+        content: serde_json::Map<String, Value>,
+    },
+    /// They said no.
+    Decline,
+    /// They dismissed it without choosing.
+    Cancel,
+}
+
+impl ElicitAnswer {
+    /// The answer's action, without what was typed.
+    #[must_use]
+    pub fn action(&self) -> &'static str {
+        match self {
+            Self::Accept { .. } => "accept",
+            Self::Decline => "decline",
+            Self::Cancel => "cancel",
+        }
+    }
 }
 
 /// How much a tool call can change the world. Ordered from least to most.
@@ -584,6 +612,19 @@ pub enum Event {
     Commands { commands: Vec<SlashCommand> },
     /// The turn is over. Nothing of this turn follows it.
     TurnDone { stop: StopReason },
+    /// An MCP server asks the person for input while a call runs: a form
+    /// (`schema`, a flat JSON Schema object of strings, numbers, booleans
+    /// and enums) to fill in, answered with [`Submission::Elicited`]. The
+    /// call waits; an interrupt cancels it.
+    Elicitation {
+        id: String,
+        server: String,
+        message: String,
+        schema: Value,
+    },
+    /// How elicitation `id` was answered (`accept`, `decline`, `cancel`),
+    /// never what was typed: that goes to the server only.
+    Elicited { id: String, action: String },
     /// The pre-images of what call `call_id` changed are kept (said after
     /// its result, and only once they are on disk).
     Checkpoint {
@@ -679,6 +720,8 @@ impl Event {
             Event::SessionTitled { .. } => "session_titled",
             Event::Notice { .. } => "notice",
             Event::TurnDone { .. } => "turn_done",
+            Event::Elicitation { .. } => "elicitation",
+            Event::Elicited { .. } => "elicited",
             Event::Checkpoint { .. } => "checkpoint",
             Event::Rewound { .. } => "rewound",
             Event::RewindConflict { .. } => "rewind_conflict",

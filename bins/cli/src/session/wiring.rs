@@ -72,6 +72,7 @@ pub(super) fn connect_context(
         home: home.clone(),
         cwd: cwd.to_path_buf(),
         roots: workspace.roots.clone(),
+        asks: None,
         sandbox: sandbox.clone(),
         deadline: crate::mcp::millis(
             "MCP_TIMEOUT",
@@ -182,6 +183,16 @@ pub(super) fn with_mcp<W: cox_core::World>(
     // and a server's changed tools (anywhere).
     let (updates, joined) = futures::channel::mpsc::unbounded();
     let session = session.with_tool_updates(joined);
+    // A main session's servers may ask the person for input (a subagent's
+    // are not offered it: its surface is its parent's).
+    let mut cx = cx;
+    let session = if expand {
+        let (asks, asked) = futures::channel::mpsc::unbounded();
+        cx.asks = Some(asks);
+        session.with_elicitations(asked)
+    } else {
+        session
+    };
     session.with_late_tools(Box::pin(async move {
         let mut first = cox_core::LateTools {
             tools: Vec::new(),

@@ -391,6 +391,8 @@ impl<S: Sink> Spans<S> {
             | Event::UserShell { .. }
             | Event::ServerTool { .. }
             | Event::Citations { .. }
+            | Event::Elicitation { .. }
+            | Event::Elicited { .. }
             | Event::Plan { .. } => {}
         }
     }

@@ -187,6 +187,8 @@ where
             let mut group = group;
             drop(tx);
             drop(up);
+            // MCP servers ask for input while their calls run.
+            let mut asks = self.take_asks();
             let slot_of = |call_id: &CallId| calls.iter().position(|c| &c.id == call_id);
             // Results land in their slots as they come; an interrupt keeps the
             // ones already finished (a write that happened is reported as done).
@@ -210,6 +212,7 @@ where
                         }
                     }
                     Some((call_id, chunk)) = rx.next() => self.out.emit(Event::ToolCallOutput { call_id, chunk }),
+                    ask = super::elicit::next_ask(&mut asks) => self.elicit(ask),
                     Some((call_id, session_id, event)) = nested_rx.next() => {
                         let event = tagged(event, &session_id);
                         if let Some(asked) = subagent_ids::asked(&event)
@@ -242,6 +245,7 @@ where
             }
             // Dropping the unfinished futures kills what they started.
             drop(group);
+            self.put_back_asks(asks);
             while let Ok((call_id, chunk)) = rx.try_recv() {
                 self.out.emit(Event::ToolCallOutput { call_id, chunk });
             }
