@@ -474,6 +474,7 @@ impl Server {
             }) as Arc<dyn cox_sandbox::CommandHost>
         });
         let wait = self.wait;
+        let forms = caps.elicitation.as_ref().is_some_and(|e| e.form.is_some());
         let (submissions, incoming) = mpsc::unbounded();
         let turn: Arc<Mutex<Option<oneshot::Sender<Ended>>>> = Arc::default();
         let (ready, started) = oneshot::channel();
@@ -492,6 +493,7 @@ impl Server {
                         },
                         terminals,
                         wait,
+                        forms,
                         incoming,
                         submissions,
                         turn,

@@ -85,6 +85,8 @@ pub(crate) struct SessionThread {
     pub(crate) terminals: crate::terminal::Terminals,
     /// How long a permission request waits.
     pub(crate) wait: Duration,
+    /// The client fills in forms (`elicitation/create`).
+    pub(crate) forms: bool,
     pub(crate) incoming: mpsc::UnboundedReceiver<Submission>,
     pub(crate) submissions: mpsc::UnboundedSender<Submission>,
     pub(crate) turn: Arc<Mutex<Option<oneshot::Sender<Ended>>>>,
@@ -101,6 +103,7 @@ impl SessionThread {
             editor,
             terminals,
             wait,
+            forms,
             incoming,
             submissions,
             turn,
@@ -179,6 +182,31 @@ impl SessionThread {
                         tracing::info!(call = %call_id, %reason, "acp permission request");
                         ask(&cx, &session_id, (call_id, call), submissions.clone(), wait);
                     }
+                    Out::Elicit {
+                        id,
+                        server,
+                        message,
+                        schema,
+                    } => {
+                        tracing::info!(%id, %server, "acp elicitation");
+                        if forms {
+                            elicit(&cx, &session_id, (id, &server, message, schema), submissions.clone());
+                        } else {
+                            // Said before the answer, so it precedes the
+                            // server's reply to it.
+                            let said = format!(
+                                "\n\n⚠ MCP server '{server}' asked for input ({message}); this editor does not fill in forms, so it was declined\n\n"
+                            );
+                            let _ = cx.send_notification(acp::SessionNotification::new(
+                                session_id.clone(),
+                                acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(said.into())),
+                            ));
+                            let _ = submissions.unbounded_send(Submission::Elicited {
+                                id,
+                                answer: cox_protocol::types::ElicitAnswer::Decline,
+                            });
+                        }
+                    }
                     Out::Done(stop, why) => {
                         if let Some(done) = lock(&turn).take() {
                             let _ = done.send((stop, why));
@@ -194,6 +222,60 @@ impl SessionThread {
         // A prompt still waiting learns the session is gone.
         lock(&turn).take();
     }
+}
+
+/// Asks the client to fill in an MCP server's form (`elicitation/create`,
+/// tied to the session), and passes its answer to the session. A schema
+/// the client's types cannot carry is declined; a failed or unanswered
+/// request cancels.
+pub(crate) fn elicit(
+    cx: &Cx,
+    session_id: &acp::SessionId,
+    (id, server, message, schema): (String, &str, String, serde_json::Value),
+    submissions: mpsc::UnboundedSender<Submission>,
+) {
+    use cox_protocol::types::ElicitAnswer;
+    let request = serde_json::from_value::<acp::CreateElicitationRequest>(serde_json::json!({
+        "mode": "form",
+        "sessionId": session_id,
+        "requestedSchema": schema,
+        "message": format!("MCP server '{server}' asks: {message}"),
+    }));
+    let request = match request {
+        Ok(request) => request,
+        Err(err) => {
+            tracing::warn!(%err, "an MCP form the client's types cannot carry; declined");
+            let _ = submissions.unbounded_send(Submission::Elicited {
+                id,
+                answer: ElicitAnswer::Decline,
+            });
+            return;
+        }
+    };
+    let sent = cx.send_request(request);
+    tokio::spawn(async move {
+        let answer = match sent.block_task().await {
+            Ok(response) => {
+                let value = serde_json::to_value(&response).unwrap_or_default();
+                match value.get("action").and_then(serde_json::Value::as_str) {
+                    Some("accept") => ElicitAnswer::Accept {
+                        content: value
+                            .get("content")
+                            .and_then(serde_json::Value::as_object)
+                            .cloned()
+                            .unwrap_or_default(),
+                    },
+                    Some("decline") => ElicitAnswer::Decline,
+                    _ => ElicitAnswer::Cancel,
+                }
+            }
+            Err(err) => {
+                tracing::warn!(%err, "the client failed the elicitation");
+                ElicitAnswer::Cancel
+            }
+        };
+        let _ = submissions.unbounded_send(Submission::Elicited { id, answer });
+    });
 }
 
 /// Asks the client about a call, and passes its answer to the session

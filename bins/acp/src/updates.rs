@@ -28,6 +28,13 @@ pub enum Out {
     },
     /// The turn ended; with the last error said in it, if any.
     Done(StopReason, Option<String>),
+    /// An MCP server asks the person for input: a form for the client.
+    Elicit {
+        id: String,
+        server: String,
+        message: String,
+        schema: serde_json::Value,
+    },
 }
 
 /// The translator; it remembers the calls it has announced and what the
@@ -151,6 +158,17 @@ impl Updates {
                 self.calls.insert(call.id.as_str().to_owned(), call.clone());
                 update(acp::SessionUpdate::ToolCall(announced))
             }
+            Event::Elicitation {
+                id,
+                server,
+                message,
+                schema,
+            } => vec![Out::Elicit {
+                id: id.clone(),
+                server: server.clone(),
+                message: message.clone(),
+                schema: schema.clone(),
+            }],
             Event::ApprovalRequired { call_id, reason } => {
                 let Some(call) = self.calls.get(call_id.as_str()) else {
                     return Vec::new();

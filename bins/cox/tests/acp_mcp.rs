@@ -143,3 +143,134 @@ fn a_tool_and_a_prompt_a_server_adds_mid_session_are_offered_from_the_next_promp
     assert!(said.contains("Hello done."), "{said}");
     assert_eq!(acp.finish(), 0);
 }
+
+/// `session/new` in the work folder with the reference server
+/// (`server-everything`), or `None` where it is not installed.
+fn everything_session(acp: &mut Acp, env: &Env) -> Option<String> {
+    let modules = std::env::var_os("COX_TEST_MCP_NODE_MODULES")?;
+    let server = std::path::Path::new(&modules).join(".bin/mcp-server-everything");
+    let cwd = env.work.path().canonicalize().unwrap();
+    let servers =
+        json!([{"name": "every", "command": "node", "args": [server, "stdio"], "env": []}]);
+    let answer = acp.call("session/new", json!({"cwd": cwd, "mcpServers": servers}));
+    Some(
+        answer["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .to_owned(),
+    )
+}
+
+/// Whether `params` is a valid `CreateElicitationRequest` of the protocol's
+/// published schema (checked by Python's jsonschema, as the SDK test does);
+/// `None` where neither is installed.
+fn schema_says(params: &Value) -> Option<String> {
+    let python = std::env::var_os("COX_TEST_ACP_PYTHON")?;
+    let schema = std::env::var_os("COX_TEST_ACP_SCHEMA")?;
+    let check = "import json, sys, jsonschema\n\
+        root = json.load(open(sys.argv[1]))\n\
+        root = {'$schema': root['$schema'], '$defs': root['$defs'], '$ref': '#/$defs/CreateElicitationRequest'}\n\
+        errors = [e.message for e in jsonschema.Draft202012Validator(root).iter_errors(json.loads(sys.argv[2]))]\n\
+        print('; '.join(errors) or 'valid')";
+    let out = std::process::Command::new(python)
+        .args(["-c", check])
+        .arg(schema)
+        .arg(params.to_string())
+        .output()
+        .unwrap();
+    Some(
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+            + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// A server asks for input mid-call: an editor that fills in forms gets
+/// `elicitation/create` (tied to the session, valid by the protocol's
+/// schema, with the server's form), and what the person filled in reaches
+/// the server, whose result says it.
+#[test]
+fn an_editor_fills_in_a_servers_form_and_the_server_gets_it() {
+    if no_bwrap() {
+        return;
+    }
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "mcp_elicit", &[]);
+    acp.initialize_with(json!({"elicitation": {"form": {}}}));
+    let Some(session) = everything_session(&mut acp, &env) else {
+        eprintln!("skipped: COX_TEST_MCP_NODE_MODULES is not set");
+        return;
+    };
+    let mut asked = Vec::new();
+    let id = acp.request(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "fill it"}]}),
+    );
+    let (answer, seen) = acp.response(id, |request| {
+        if request["method"] == "elicitation/create" {
+            asked.push(request["params"].clone());
+            json!({"action": "accept", "content": {"name": "Ada Lovelace", "check": true, "integer": 7}})
+        } else {
+            choose("allow_once")(request)
+        }
+    });
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked.len(), 1, "{seen:?}");
+    let params = &asked[0];
+    assert_eq!(params["mode"], "form", "{params}");
+    assert_eq!(params["sessionId"], session.as_str(), "{params}");
+    assert!(
+        params["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("MCP server 'every' asks")),
+        "{params}"
+    );
+    assert_eq!(
+        params["requestedSchema"]["required"],
+        json!(["name"]),
+        "{params}"
+    );
+    if let Some(said) = schema_says(params) {
+        assert_eq!(said, "valid", "{params}");
+    }
+    let done = updates(&seen, "tool_call_update");
+    let result = done
+        .last()
+        .unwrap_or_else(|| panic!("{seen:?}"))
+        .to_string();
+    assert!(
+        result.contains("User provided the requested information")
+            && result.contains("Ada Lovelace"),
+        "{result}"
+    );
+    assert_eq!(acp.finish(), 0);
+}
+
+/// An editor that does not fill in forms: the ask is declined at once,
+/// and the person is told in the agent's message.
+#[test]
+fn an_editor_without_forms_hears_the_servers_ask_was_declined() {
+    if no_bwrap() {
+        return;
+    }
+    let env = Env::new();
+    let mut acp = Acp::start(&env, "mcp_elicit", &[]);
+    acp.initialize();
+    let Some(session) = everything_session(&mut acp, &env) else {
+        eprintln!("skipped: COX_TEST_MCP_NODE_MODULES is not set");
+        return;
+    };
+    let (answer, seen, said) = prompt(&mut acp, &session, "fill it");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(
+        said.contains("⚠ MCP server 'every' asked for input")
+            && said.contains("this editor does not fill in forms, so it was declined"),
+        "{said}"
+    );
+    let done = updates(&seen, "tool_call_update");
+    let result = done
+        .last()
+        .unwrap_or_else(|| panic!("{seen:?}"))
+        .to_string();
+    assert!(result.to_lowercase().contains("declined"), "{result}");
+    assert_eq!(acp.finish(), 0);
+}

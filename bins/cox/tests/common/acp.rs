@@ -121,9 +121,20 @@ impl Acp {
     }
 
     pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// `initialize` with `more` client capabilities besides no files and
+    /// no terminal.
+    pub fn initialize_with(&mut self, more: Value) -> Value {
+        let mut capabilities =
+            json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
+        if let (Some(all), Some(more)) = (capabilities.as_object_mut(), more.as_object()) {
+            all.extend(more.clone());
+        }
         self.call(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
         )
     }
 
