@@ -375,6 +375,7 @@ mod tests {
                 Out::Update(u) => serde_json::to_value(u).unwrap(),
                 Out::Ask { call, .. } => json!({"ask": serde_json::to_value(call).unwrap()}),
                 Out::Done(stop, _) => json!({"done": stop.as_str()}),
+                Out::Elicit { id, .. } => json!({"elicit": id}),
             })
             .collect()
     }
