@@ -12,6 +12,10 @@
 //            mcp: a query() whose system prompt, title and in-process MCP
 //            server (createSdkMcpServer) travel in `initialize`, as this
 //            SDK sends them; the model calls the script's tool.
+//            elicit: the reference MCP server (its node_modules folder in
+//            the environment's MCP_MODULES) asks for input mid-call; the
+//            script's onElicitation fills in the form, and the server's
+//            result must carry what it filled in.
 // Prints `ok <session id>` when the result is a success, else exits
 // non-zero saying why.
 
@@ -62,6 +66,40 @@ if (kase === "mcp") {
   const result = messages.find((m) => m.type === "result");
   if (!result || result.is_error) fail(`no good result: ${JSON.stringify(result)}`);
   if (result.result !== "It is 42.") fail(`result ${result.result}`);
+  console.log(`ok ${result.session_id}`);
+  process.exit(0);
+}
+
+if (kase === "elicit") {
+  const server = join(process.env.MCP_MODULES, ".bin/mcp-server-everything");
+  const forms = [];
+  const messages = [];
+  for await (const message of sdk.query({
+    prompt: "fill it",
+    options: {
+      pathToClaudeCodeExecutable: cox,
+      cwd: work,
+      env: { ...process.env },
+      mcpServers: { every: { type: "stdio", command: "node", args: [server, "stdio"] } },
+      // On the command line (--mcp-config), not in `initialize`.
+      mcpServersDelivery: "argv",
+      canUseTool: async (_name, input) => ({ behavior: "allow", updatedInput: input }),
+      onElicitation: async (request) => {
+        forms.push(request);
+        return { action: "accept", content: { name: "Ada Lovelace" } };
+      },
+    },
+  })) {
+    messages.push(message);
+  }
+  if (forms.length !== 1) fail(`forms ${JSON.stringify(forms)}`);
+  const form = forms[0];
+  if (form.serverName !== "every" || form.mode !== "form") fail(`form ${JSON.stringify(form)}`);
+  if (JSON.stringify(form.requestedSchema.required) !== '["name"]') fail(`schema ${JSON.stringify(form)}`);
+  const said = JSON.stringify(messages.filter((m) => m.type === "user"));
+  if (!said.includes("Ada Lovelace")) fail(`the server did not get the form: ${said.slice(0, 2000)}`);
+  const result = messages.find((m) => m.type === "result");
+  if (!result || result.is_error || result.result !== "Form done.") fail(`result ${JSON.stringify(result)}`);
   console.log(`ok ${result.session_id}`);
   process.exit(0);
 }

@@ -54,6 +54,39 @@ case $scenario in
   auth/*) BROWSER="curl -s -L -o /dev/null" "$cox" mcp login conf >&2 ;;
 esac
 
+# A form is for a person: the scenario's is answered by a small SDK host
+# (stream-json on cox's stdin and stdout, as the Agent SDK drives it) that
+# accepts the form as shown, its defaults filled in.
+case $scenario in
+  elicitation-*)
+    COX_PROVIDER=scripted COX_SCENARIO=$scratch/scenario.toml exec python3 - "$cox" <<'PY'
+import json, subprocess, sys
+cox = subprocess.Popen(
+    [sys.argv[1], "--input-format", "stream-json", "--output-format", "stream-json",
+     "--verbose", "--permission-mode", "bypassPermissions"],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def send(message):
+    cox.stdin.write(json.dumps(message) + "\n")
+    cox.stdin.flush()
+send({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize"}})
+send({"type": "user", "message": {"role": "user", "content": "use the tools"}})
+failed = True
+for line in cox.stdout:
+    message = json.loads(line)
+    request = message.get("request") or {}
+    if message.get("type") == "control_request" and request.get("subtype") == "elicitation":
+        send({"type": "control_response", "response": {
+            "subtype": "success", "request_id": message["request_id"],
+            "response": {"action": "accept", "content": {}}}})
+    elif message.get("type") == "result":
+        failed = message.get("is_error", True)
+        cox.stdin.close()
+        break
+sys.exit(cox.wait() or int(failed))
+PY
+    ;;
+esac
+
 session() {
   COX_PROVIDER=scripted COX_SCENARIO=$scratch/scenario.toml \
     "$cox" run -p "use the tools" --permission-mode bypassPermissions \

@@ -79,6 +79,24 @@ pub(crate) struct CoxClient {
     pub(crate) asks: Option<UnboundedSender<Elicitation>>,
 }
 
+/// Each field of `schema` the answer leaves out and the schema gives a
+/// default is sent as that default (the form showed it filled in).
+fn with_defaults(
+    content: &mut serde_json::Map<String, serde_json::Value>,
+    schema: &serde_json::Value,
+) {
+    let Some(properties) = schema["properties"].as_object() else {
+        return;
+    };
+    for (name, property) in properties {
+        if let Some(default) = property.get("default").filter(|d| !d.is_null())
+            && !content.contains_key(name)
+        {
+            content.insert(name.clone(), default.clone());
+        }
+    }
+}
+
 /// `path` as a `file://` URI, each byte outside the unreserved set and `/`
 /// percent-encoded.
 fn file_uri(path: &Path) -> String {
@@ -309,10 +327,11 @@ impl rmcp::ClientHandler for CoxClient {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         let (reply, answer) = futures::channel::oneshot::channel();
+        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
         let ask = Elicitation {
             server: server.clone(),
             message,
-            schema: serde_json::to_value(&requested_schema).unwrap_or_default(),
+            schema: schema.clone(),
             reply,
         };
         if asks.unbounded_send(ask).is_err() {
@@ -320,7 +339,8 @@ impl rmcp::ClientHandler for CoxClient {
         }
         // An ask the session dropped (its calls ended) is a cancel.
         Ok(match answer.await {
-            Ok(ElicitAnswer::Accept { content }) => {
+            Ok(ElicitAnswer::Accept { mut content }) => {
+                with_defaults(&mut content, &schema);
                 ElicitResult::new(ElicitationAction::Accept).with_content(content.into())
             }
             Ok(ElicitAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
@@ -362,6 +382,23 @@ impl rmcp::ClientHandler for CoxClient {
 mod tests {
     use super::file_uri;
     use std::path::Path;
+
+    #[test]
+    fn an_accepted_form_is_sent_with_the_defaults_it_left_out() {
+        let schema = serde_json::json!({"properties": {
+            "name": {"type": "string"},
+            "tone": {"type": "string", "default": "warm"},
+            "count": {"type": "integer", "default": 3},
+        }});
+        let mut content = serde_json::Map::new();
+        content.insert("name".into(), "Ada".into());
+        content.insert("count".into(), 9.into());
+        super::with_defaults(&mut content, &schema);
+        assert_eq!(
+            serde_json::Value::Object(content),
+            serde_json::json!({"name": "Ada", "tone": "warm", "count": 9})
+        );
+    }
 
     #[test]
     fn a_root_is_a_file_uri_with_its_odd_bytes_encoded() {

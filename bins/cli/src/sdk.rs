@@ -140,7 +140,11 @@ where
             rollouts: Some(cox_store::CoxHome::resolve(None)?.sessions_dir()),
         },
     ));
-    let session = session.with_hooks(Arc::clone(&sdk_hooks) as _);
+    // Its host is asked for input an MCP server wants (its
+    // `onElicitation`), whether or not it judges calls.
+    let session = session
+        .with_hooks(Arc::clone(&sdk_hooks) as _)
+        .with_input_answered();
     // Its subagents' calls are the script's to judge too.
     facts.surface_hooks.set(Arc::clone(&sdk_hooks) as _);
     // The tools are settled once `initialize` has been taken (its agents
@@ -252,6 +256,22 @@ where
         if let Some(call_id) = cox_core::subagent_ids::asked(event) {
             ask(&out, &shared, &tx, (&frames, &cwd), call_id);
         }
+        if let cox_protocol::types::Event::Elicitation {
+            id,
+            server,
+            message,
+            schema,
+        } = event
+        {
+            elicit(
+                Arc::clone(&requester),
+                tx.clone(),
+                id,
+                server,
+                message,
+                schema,
+            );
+        }
         // A rewrite allowed for a call that is over must not allow a later
         // call given the same id.
         if let Some(call_id) = done_call(event) {
@@ -265,6 +285,42 @@ where
         Ok(_) => Ok(i32::from(frames.failed || lock(&shared).refused_last)),
         Err(err) => bail!("{err}"),
     }
+}
+
+/// An MCP server's ask for input, put to the SDK as Claude Code does (a
+/// `control_request` of subtype `elicitation`: the server's name, its
+/// message and form); the SDK's `{action, content}` goes back to the
+/// session. An error, or no answer, cancels.
+fn elicit(
+    requester: Arc<mcp::Requester>,
+    tx: futures::channel::mpsc::UnboundedSender<Submission>,
+    id: &str,
+    server: &str,
+    message: &str,
+    schema: &Value,
+) {
+    use cox_protocol::types::ElicitAnswer;
+    let request = json!({
+        "subtype": "elicitation", "mcp_server_name": server, "message": message,
+        "mode": "form", "requested_schema": schema, "elicitation_id": id,
+    });
+    let id = id.to_owned();
+    tokio::spawn(async move {
+        let answer = match requester.request(request, true).await {
+            Ok((answer, _)) => match answer["action"].as_str() {
+                Some("accept") => ElicitAnswer::Accept {
+                    content: answer["content"].as_object().cloned().unwrap_or_default(),
+                },
+                Some("decline") => ElicitAnswer::Decline,
+                _ => ElicitAnswer::Cancel,
+            },
+            Err(why) => {
+                tracing::warn!(%why, "the SDK did not answer an MCP server's ask for input");
+                ElicitAnswer::Cancel
+            }
+        };
+        let _ = tx.unbounded_send(Submission::Elicited { id, answer });
+    });
 }
 
 /// The in-process SDK servers `--mcp-config` names (`"type": "sdk"`:

@@ -159,6 +159,9 @@ fn npm(env: &Env, case: &str, scenario_name: &str) -> Option<Output> {
     cox.env("COX_PROVIDER", "scripted")
         .env("COX_SCENARIO", scenario(scenario_name));
     let mut command = std::process::Command::new("node");
+    if let Some(modules) = std::env::var_os("COX_TEST_MCP_NODE_MODULES") {
+        command.env("MCP_MODULES", modules);
+    }
     for (key, value) in cox.get_envs() {
         match value {
             Some(value) => command.env(key, value),
@@ -199,6 +202,23 @@ fn the_npm_sdk_s_initialize_sets_the_prompt_the_title_and_its_mcp_server() {
     let listed = env.cox().args(["sessions", "--json"]).output().unwrap();
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(listed[0]["title"], "Adding numbers", "{listed}");
+}
+
+/// An MCP server asks for input mid-call: the npm SDK's `onElicitation`
+/// is asked (Claude Code's `elicitation` control request), and what it
+/// filled in reaches the server.
+#[test]
+fn the_npm_sdk_fills_in_an_mcp_servers_form() {
+    if std::env::var_os("COX_TEST_MCP_NODE_MODULES").is_none()
+        || !Path::new("/usr/bin/bwrap").exists()
+    {
+        eprintln!("skipped: COX_TEST_MCP_NODE_MODULES is not set, or no bwrap");
+        return;
+    }
+    let env = Env::new();
+    if let Some(out) = npm(&env, "elicit", "mcp_elicit") {
+        session_of(&out);
+    }
 }
 
 #[test]

@@ -17,10 +17,6 @@ use common::mcp::installed;
 /// that passes is taken off this list.
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "elicitation-sep1034-client-defaults",
-        "cox declines elicitation requests",
-    ),
-    (
         "auth/client-credentials-jwt",
         "no client-credentials grant (an extension)",
     ),

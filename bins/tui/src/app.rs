@@ -88,6 +88,8 @@ pub enum Overlay {
     /// `/quit` in a clean worktree: `y` removes it (its branch stays), `n`
     /// (or Esc) keeps it; both leave.
     RemoveWorktree { path: String, branch: String },
+    /// An MCP server's form, asked while its call runs.
+    Form(Box<crate::form::Form>),
 }
 
 /// What a key typed during an approval is for.
@@ -374,6 +376,22 @@ impl App {
                 self.worktree_stat = self.facts.worktree.as_ref().and_then(|w| w.stat());
             }
             Event::Commands { commands } => self.commands.clone_from(commands),
+            Event::Elicitation {
+                id,
+                server,
+                message,
+                schema,
+            } => {
+                self.overlay = Some(Overlay::Form(Box::new(crate::form::Form::new(
+                    id, server, message, schema,
+                ))));
+            }
+            // Answered elsewhere, or cancelled as its call ended.
+            Event::Elicited { id, .. } => {
+                if matches!(&self.overlay, Some(Overlay::Form(form)) if form.id == *id) {
+                    self.overlay = None;
+                }
+            }
             Event::RewindConflict { to_turn, files } => {
                 let what = self
                     .rewinding
@@ -757,6 +775,16 @@ impl App {
     }
 
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if let Some(Overlay::Form(form)) = &mut self.overlay {
+            return match form.key(key) {
+                crate::form::Outcome::Open => Vec::new(),
+                crate::form::Outcome::Answered(answer) => {
+                    let id = form.id.clone();
+                    self.overlay = None;
+                    vec![Action::Submit(Submission::Elicited { id, answer })]
+                }
+            };
+        }
         if let Some(Overlay::RemoveWorktree { path, branch }) = &self.overlay {
             let (path, branch) = (path.clone(), branch.clone());
             let remove = match key.code {

@@ -15,7 +15,8 @@
 //! - [`app`]: the whole screen's state, events and keys in, submissions out;
 //! - [`view`]: drawing the state (pure: a `Buffer` in tests);
 //! - [`run`]: the terminal, the event loop and the session together;
-//! - [`trust`]: the question a project's hooks get before they may run.
+//! - [`trust`]: the question a project's hooks get before they may run;
+//! - [`form`]: the form an MCP server asks the person to fill in.
 //!
 //! Invariants: nothing but [`view`] (and [`trust`]'s one question) draws,
 //! nothing but [`run`] and [`trust`] touch the terminal, and [`app`] never awaits: it is a state machine a test can
@@ -25,6 +26,7 @@ pub mod agents;
 pub mod app;
 pub mod composer;
 pub mod diff;
+pub mod form;
 pub mod markdown;
 pub mod mentions;
 pub mod preview;

@@ -398,7 +398,7 @@ fn indent(block: Vec<Line<'static>>, lines: &mut Vec<Line<'static>>) {
 }
 
 /// `text` in at most `width` display columns, cut with `…` when longer.
-fn clip(text: &str, width: u16) -> String {
+pub(crate) fn clip(text: &str, width: u16) -> String {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     let width = usize::from(width);
     if text.width() <= width {
@@ -570,6 +570,10 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
                 })
                 .collect(),
         ),
+        Overlay::Form(form) => (
+            " ↑↓ field · type · Space/←→ choose · Enter send · Esc decline ".into(),
+            form.lines(area.width),
+        ),
         Overlay::Rewind { prompts, selected } => (
             " rewind to before · Enter code+conversation · c code · v conversation · e edit · Esc "
                 .into(),
@@ -605,6 +609,7 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
     // Keep a list's selection in view.
     let selected = match overlay {
         Overlay::Rewind { selected, .. } | Overlay::Sessions { selected, .. } => *selected,
+        Overlay::Form(form) => form.selected_row(),
         Overlay::Text { .. }
         | Overlay::RewindConflict { .. }
         | Overlay::ThinkConsent { .. }

@@ -872,3 +872,59 @@ fn a_bang_runs_the_persons_command_and_its_card_shows_the_output() {
     assert!(drawn.contains("ls -la src"), "{drawn}");
     assert!(drawn.contains("main.rs"), "{drawn}");
 }
+
+#[test]
+fn a_servers_form_is_drawn_filled_in_and_sent_to_the_session() {
+    let mut app = app();
+    turn(&mut app, "fill it");
+    app.on_event(&Event::Elicitation {
+        id: "elicit-1".into(),
+        server: "every".into(),
+        message: "Please provide inputs for the following fields:".into(),
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "title": "Name", "description": "Your full, legal name"},
+                "check": {"type": "boolean", "title": "Agree"}
+            },
+            "required": ["name"]
+        }),
+    });
+    let drawn = screen(&app, 80, 20);
+    assert!(drawn.contains("MCP server 'every' asks:"), "{drawn}");
+    assert!(drawn.contains("Name*:"), "{drawn}");
+    assert!(drawn.contains("Your full, legal name"), "{drawn}");
+    assert!(drawn.contains("Esc decline"), "{drawn}");
+    // Keys fill the form, not the composer.
+    type_text(&mut app, "Ada");
+    assert_eq!(app.composer.text(), "");
+    app.on_key(key(KeyCode::Down), Instant::now());
+    app.on_key(key(KeyCode::Char(' ')), Instant::now());
+    let sent = app.on_key(key(KeyCode::Enter), Instant::now());
+    let mut content = serde_json::Map::new();
+    content.insert("name".into(), "Ada".into());
+    content.insert("check".into(), true.into());
+    assert_eq!(
+        sent,
+        [Action::Submit(Submission::Elicited {
+            id: "elicit-1".into(),
+            answer: cox_protocol::types::ElicitAnswer::Accept { content },
+        })]
+    );
+    assert!(app.overlay.is_none());
+    assert!(!screen(&app, 80, 20).contains("Esc decline"));
+    // One cancelled as its call ends closes by itself.
+    app.on_event(&Event::Elicitation {
+        id: "elicit-2".into(),
+        server: "every".into(),
+        message: "Again?".into(),
+        schema: serde_json::json!({"type": "object", "properties": {}}),
+    });
+    app.on_event(&Event::Elicited {
+        id: "elicit-2".into(),
+        action: "cancel".into(),
+    });
+    assert!(app.overlay.is_none());
+    let drawn = screen(&app, 80, 20);
+    assert!(drawn.contains("the request was cancelled"), "{drawn}");
+}

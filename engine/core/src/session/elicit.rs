@@ -4,7 +4,8 @@
 //!
 //! Invariants: asks are read only while calls run (a server asks within a
 //! call); a session that cannot ask (approval policy `never`: a headless
-//! run) declines at once and says so; what the person typed goes to the
+//! run, unless its surface answers asks for input all the same) declines
+//! at once and says so; what the person typed goes to the
 //! server only, the rollout and the model see the action alone; asks still
 //! open when their calls are over are cancelled, and said so.
 
@@ -23,6 +24,8 @@ use crate::world::World;
 pub(super) struct Open {
     waiting: BTreeMap<String, futures::channel::oneshot::Sender<ElicitAnswer>>,
     next: u32,
+    /// See [`Session::with_input_answered`].
+    answered: bool,
 }
 
 impl<W: World> Session<W> {
@@ -34,6 +37,15 @@ impl<W: World> Session<W> {
             .asks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(asks);
+        self
+    }
+
+    /// The surface answers asks for input even though it answers no
+    /// approvals (the Agent SDK's host, whose `onElicitation` is asked
+    /// whether or not it judges calls): asks are said, not declined.
+    #[must_use]
+    pub fn with_input_answered(mut self) -> Self {
+        self.state.elicitations.answered = true;
         self
     }
 }
@@ -86,7 +98,8 @@ where
 
     /// A server asks: said, or declined where no one can answer.
     pub(super) fn elicit(&mut self, ask: Elicitation) {
-        if self.fixed.config.approval == ApprovalPolicy::Never {
+        if self.fixed.config.approval == ApprovalPolicy::Never && !self.state.elicitations.answered
+        {
             let _ = ask.reply.send(ElicitAnswer::Decline);
             self.out.notice(
                 NoticeLevel::Warn,
