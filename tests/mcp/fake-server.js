@@ -13,6 +13,7 @@
 // (at the first tools/list it adds an `early` tool and says so, then
 // answers 200 ms later, as servers that register tools once initialized
 // do: the change is said while the client still waits for its listing).
+// FAKE_PROMPTS, when set, gives it a `hello` prompt from the start.
 // FAKE_START_MS, when set, delays the answer to the handshake by that
 // many milliseconds (a server that starts slowly).
 // FAKE_DESCRIPTION is the echo tool's description, or FAKE_DESCRIPTION_FILE
@@ -57,7 +58,8 @@ const tools = [
     inputSchema: { type: 'object', properties: { message: { type: 'string' } } },
   },
 ];
-const prompts = [];
+const hello = { name: 'hello', description: 'Greets someone.', arguments: [{ name: 'who', required: true }] };
+const prompts = process.env.FAKE_PROMPTS ? [hello] : [];
 if (mode === 'bad-schema') {
   tools.push({ name: 'broken', description: 'Has a bad schema.', inputSchema: { type: 'string' } });
 }
@@ -86,7 +88,7 @@ function handle(request) {
         protocolVersion: params.protocolVersion,
         capabilities: mode.startsWith('grows')
           ? { tools: { listChanged: true }, prompts: { listChanged: true } }
-          : { tools: {} },
+          : process.env.FAKE_PROMPTS ? { tools: {}, prompts: {} } : { tools: {} },
         serverInfo: { name: 'fake', version: '1.0.0' },
       },
     });
@@ -119,7 +121,7 @@ function handle(request) {
       result = { content: [{ type: 'text', text: 'echo: ' + message }] };
       if (mode === 'grows' && !tools.some((t) => t.name === 'grown')) {
         tools.push({ name: 'grown', description: 'Added after the start.', inputSchema: { type: 'object' } });
-        prompts.push({ name: 'hello', description: 'Greets someone.', arguments: [{ name: 'who', required: true }] });
+        prompts.push(hello);
         send({ jsonrpc: '2.0', id, result });
         send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
         send({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' });

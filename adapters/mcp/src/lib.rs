@@ -103,13 +103,41 @@ struct Live {
     resources: bool,
 }
 
-/// Connects `servers` at once and builds their tools. A project's server
-/// that is not trusted as it is configured now is not started.
+/// Connects `servers` at once and builds their tools, once every one has
+/// connected or failed. A project's server that is not trusted as it is
+/// configured now is not started.
 pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
+    use futures::StreamExt as _;
+    let order: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+    let (mut out, mut each) = connect_each(servers, options);
+    while let Some(one) = each.next().await {
+        out.tools.extend(one.tools);
+        out.notices.extend(one.notices);
+        out.states.extend(one.states);
+    }
+    // The states in the order the servers were given.
+    out.states
+        .sort_by_key(|(name, _)| order.iter().position(|n| n == name));
+    out
+}
+
+/// Starts connecting `servers` at once: what is known now (the servers not
+/// started and why, the expander every server's prompts join, the channel
+/// of later changes), and each server's tools, notices and state as it
+/// connects or fails, in the order they do. A tool whose name an earlier
+/// server's tool took is left out, with a notice.
+pub fn connect_each(
+    servers: Vec<McpServer>,
+    options: Options,
+) -> (Connected, futures::stream::BoxStream<'static, Connected>) {
+    use futures::StreamExt as _;
     let mut out = Connected::default();
     if servers.is_empty() {
-        return out;
+        return (out, futures::stream::empty().boxed());
     }
+    let configured = servers.iter().map(|s| s.name.clone()).collect();
+    let expander = Arc::new(prompts::McpExpander::new(configured));
+    out.expander = Some(Arc::clone(&expander) as Arc<dyn cox_protocol::mcp::Expander>);
     let db = match Db::open(&options.home.db_path()) {
         Ok(db) => db,
         Err(e) => {
@@ -121,7 +149,7 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
                 out.states
                     .push((server.name.clone(), ServerState::Failed(e.to_string())));
             }
-            return out;
+            return (out, futures::stream::empty().boxed());
         }
     };
     let mut startable = Vec::new();
@@ -155,90 +183,97 @@ pub async fn connect(servers: Vec<McpServer>, options: Options) -> Connected {
     let (changed, changes) = futures::channel::mpsc::unbounded();
     out.changes = Some(changes);
     let roots: Arc<[PathBuf]> = options.roots.clone().into();
-    let handlers: Vec<client::CoxClient> = startable
-        .iter()
-        .map(|server| client::CoxClient {
-            roots: Arc::clone(&roots),
-            asks: options.asks.clone(),
-            changes: Some(Arc::new(client::Changes {
-                config: server.clone(),
-                home: options.home.clone(),
-                phase: std::sync::Mutex::default(),
-                to: changed.clone(),
-                known: std::sync::Mutex::default(),
-                expander: std::sync::OnceLock::new(),
-            })),
+    let db = Arc::new(std::sync::Mutex::new(db));
+    let names = Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let each: futures::stream::FuturesUnordered<_> = startable
+        .into_iter()
+        .map(|server| {
+            let handler = client::CoxClient {
+                roots: Arc::clone(&roots),
+                asks: options.asks.clone(),
+                changes: Some(Arc::new(client::Changes {
+                    config: server.clone(),
+                    home: options.home.clone(),
+                    phase: std::sync::Mutex::default(),
+                    to: changed.clone(),
+                    known: std::sync::Mutex::default(),
+                    expander: std::sync::OnceLock::new(),
+                })),
+            };
+            handler.serving(&expander);
+            let (options, db, names, expander) = (
+                options.clone(),
+                Arc::clone(&db),
+                Arc::clone(&names),
+                Arc::clone(&expander),
+            );
+            async move {
+                let result = started(&server, &options, handler).await;
+                joined(&server, result, (&db, &names), &expander)
+            }
         })
         .collect();
-    let results = futures::future::join_all(
-        startable
-            .iter()
-            .zip(handlers.iter().cloned())
-            .map(|(server, handler)| started(server, &options, handler)),
-    )
-    .await;
-    let mut names = std::collections::BTreeSet::new();
-    let mut offers = Vec::new();
-    for (server, result) in startable.iter().zip(results) {
-        match result {
-            Ok(live) => {
-                if !live.prompts.is_empty() || live.resources {
-                    offers.push(prompts::Offer {
-                        server: Arc::clone(&live.server),
-                        prompts: live.prompts,
-                        resources: live.resources,
-                    });
-                }
-                let (tools, notices, pending) = tool::build(&db, server, &live.server, live.tools);
-                out.notices.extend(notices);
-                let mut kept = 0;
-                for tool in tools {
-                    if names.insert(tool.name().to_owned()) {
-                        kept += 1;
-                        out.tools.push(Arc::new(tool) as Arc<dyn Tool>);
-                    } else {
-                        out.notices.push(format!(
-                            "MCP server '{}': tool {} is left out: another server's tool has \
-                             that name",
-                            server.name,
-                            tool.name()
-                        ));
-                    }
-                }
-                out.states.push((
-                    server.name.clone(),
-                    ServerState::Connected {
-                        tools: kept,
-                        pending,
-                    },
-                ));
-            }
-            Err(why) => {
-                out.notices.push(format!(
-                    "MCP server '{}' is not available: {why}",
-                    server.name
-                ));
-                let state = if why.starts_with(NEEDS_LOGIN) {
-                    ServerState::NeedsLogin
-                } else {
-                    ServerState::Failed(why)
-                };
-                out.states.push((server.name.clone(), state));
-            }
+    (out, each.boxed())
+}
+
+/// What one server's connection brings: its tools (those whose names no
+/// earlier server's took), its notices and its state; its prompts join
+/// `expander`.
+fn joined(
+    server: &McpServer,
+    result: Result<Live, String>,
+    (db, names): (
+        &std::sync::Mutex<Db>,
+        &std::sync::Mutex<std::collections::BTreeSet<String>>,
+    ),
+    expander: &prompts::McpExpander,
+) -> Connected {
+    let mut out = Connected::default();
+    let live = match result {
+        Ok(live) => live,
+        Err(why) => {
+            out.notices.push(format!(
+                "MCP server '{}' is not available: {why}",
+                server.name
+            ));
+            let state = if why.starts_with(NEEDS_LOGIN) {
+                ServerState::NeedsLogin
+            } else {
+                ServerState::Failed(why)
+            };
+            out.states.push((server.name.clone(), state));
+            return out;
+        }
+    };
+    expander.connected(&live.server, live.prompts, live.resources);
+    let (tools, notices, pending) = {
+        let db = db.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        tool::build(&db, server, &live.server, live.tools)
+    };
+    out.notices.extend(notices);
+    let mut names = names
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut kept = 0;
+    for tool in tools {
+        if names.insert(tool.name().to_owned()) {
+            kept += 1;
+            out.tools.push(Arc::new(tool) as Arc<dyn Tool>);
+        } else {
+            out.notices.push(format!(
+                "MCP server '{}': tool {} is left out: another server's tool has that name",
+                server.name,
+                tool.name()
+            ));
         }
     }
-    let configured = out.states.iter().map(|(name, _)| name.clone()).collect();
-    let connected = out
-        .states
-        .iter()
-        .filter(|(_, state)| matches!(state, ServerState::Connected { .. }))
-        .map(|(name, _)| name.clone())
-        .collect();
-    let expander = Arc::new(prompts::McpExpander::new(offers, configured, connected));
-    for handler in &handlers {
-        handler.serving(&expander);
-    }
-    out.expander = Some(expander);
+    out.states.push((
+        server.name.clone(),
+        ServerState::Connected {
+            tools: kept,
+            pending,
+        },
+    ));
     out
 }
 

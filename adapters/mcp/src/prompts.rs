@@ -46,15 +46,17 @@ pub(crate) struct Offer {
     pub resources: bool,
 }
 
-/// The offers and the commands they make, swapped whole when a server's
-/// prompts change.
+/// The offers and the commands they make, and the servers connected:
+/// swapped whole when a server connects or changes its prompts.
 struct Book {
     offers: Vec<Offer>,
     commands: Vec<(SlashCommand, usize, usize)>,
+    /// The servers that connected (with or without prompts and resources).
+    connected: BTreeSet<String>,
 }
 
 impl Book {
-    fn new(offers: Vec<Offer>) -> Self {
+    fn new(offers: Vec<Offer>, connected: BTreeSet<String>) -> Self {
         let mut commands = Vec::new();
         for (at, offer) in offers.iter().enumerate() {
             for (index, prompt) in offer.prompts.iter().enumerate() {
@@ -82,7 +84,11 @@ impl Book {
                 ));
             }
         }
-        Self { offers, commands }
+        Self {
+            offers,
+            commands,
+            connected,
+        }
     }
 
     fn offer(&self, server: &str) -> Option<&Offer> {
@@ -90,25 +96,20 @@ impl Book {
     }
 }
 
-/// The connected servers' prompts and resources.
+/// The connected servers' prompts and resources: servers join it as they
+/// connect.
 pub struct McpExpander {
     book: std::sync::RwLock<Arc<Book>>,
     /// Every server configured, connected or not.
     configured: BTreeSet<String>,
-    /// The servers that connected (with or without prompts and resources).
-    connected: BTreeSet<String>,
 }
 
 impl McpExpander {
-    pub(crate) fn new(
-        offers: Vec<Offer>,
-        configured: BTreeSet<String>,
-        connected: BTreeSet<String>,
-    ) -> Self {
+    /// An expander for `configured` servers, none connected yet.
+    pub(crate) fn new(configured: BTreeSet<String>) -> Self {
         Self {
-            book: std::sync::RwLock::new(Arc::new(Book::new(offers))),
+            book: std::sync::RwLock::new(Arc::new(Book::new(Vec::new(), BTreeSet::new()))),
             configured,
-            connected,
         }
     }
 
@@ -120,6 +121,16 @@ impl McpExpander {
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         )
+    }
+
+    /// `server` connected, offering `prompts` (and resources, or not).
+    pub(crate) fn connected(
+        &self,
+        server: &Arc<Server>,
+        prompts: Vec<rmcp::model::Prompt>,
+        resources: bool,
+    ) {
+        self.replace_prompts(server, prompts, resources);
     }
 
     /// `server` offers `prompts` now (it said they changed); its resources
@@ -136,6 +147,8 @@ impl McpExpander {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut offers = book.offers.clone();
         offers.retain(|o| o.server.name != server.name);
+        let mut connected = book.connected.clone();
+        connected.insert(server.name.clone());
         let names = prompts
             .iter()
             .map(|p| cox_protocol::mcp::tool_name(&server.name, &p.name))
@@ -147,7 +160,7 @@ impl McpExpander {
                 resources,
             });
         }
-        *book = Arc::new(Book::new(offers));
+        *book = Arc::new(Book::new(offers, connected));
         names
     }
 
@@ -225,7 +238,7 @@ impl McpExpander {
                         "@{server}:{uri}: MCP server '{server}' offers no resources"
                     ));
                 }
-                None if self.connected.contains(server) => {
+                None if book.connected.contains(server) => {
                     return Err(format!(
                         "@{server}:{uri}: MCP server '{server}' offers no resources"
                     ));

@@ -136,6 +136,15 @@ pub trait McpClient: Send + Sync {
         cx: ConnectContext,
     ) -> BoxFuture<'a, Connected>;
 
+    /// Starts connecting every server for a session: what is known at once
+    /// (the servers not started, the prompts every server joins, later
+    /// changes), then each server's tools and state as it connects.
+    fn connect_each(
+        &self,
+        servers: Vec<McpServer>,
+        cx: ConnectContext,
+    ) -> (Connected, futures::stream::BoxStream<'static, Connected>);
+
     /// Looks at every server: its tools and their trust (`cox mcp list`,
     /// `cox mcp trust`).
     fn inspect<'a>(

@@ -58,6 +58,14 @@ impl McpClient for Client {
         Box::pin(cox_mcp::connect(servers, options(cx)))
     }
 
+    fn connect_each(
+        &self,
+        servers: Vec<McpServer>,
+        cx: ConnectContext,
+    ) -> (Connected, futures::stream::BoxStream<'static, Connected>) {
+        cox_mcp::connect_each(servers, options(cx))
+    }
+
     fn inspect<'a>(
         &'a self,
         servers: Vec<McpServer>,

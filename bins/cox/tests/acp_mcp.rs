@@ -57,11 +57,12 @@ fn no_bwrap() -> bool {
     true
 }
 
-/// Where a person types, a slow MCP server never holds a prompt: the
-/// first request goes after at most a second, without the server's tools
-/// (a notice says it is still connecting), and once it has connected its
-/// tools are in the next request; a server that did not start is said to
-/// the editor, with its last words.
+/// Where a person types, a slow MCP server never holds a prompt, nor the
+/// quick ones: the first request goes after at most a second, with the
+/// quick server's tools and without the slow one's (a notice says it is
+/// still connecting), and once it has connected its tools are in the next
+/// request, and its prompts the editor's commands; a server that did not
+/// start is said to the editor at once, with its last words.
 #[test]
 fn a_server_that_connects_late_joins_at_the_next_prompt() {
     if no_bwrap() {
@@ -74,8 +75,9 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
         &mut acp,
         &env,
         &[
-            ("late", &[("FAKE_START_MS", "2500")]),
+            ("late", &[("FAKE_START_MS", "2500"), ("FAKE_PROMPTS", "1")]),
             ("dead", &[("FAKE_MODE", "exit")]),
+            ("quick", &[]),
         ],
     );
     let started = Instant::now();
@@ -89,17 +91,24 @@ fn a_server_that_connects_late_joins_at_the_next_prompt() {
     assert!(said.contains("First, without it."), "{said}");
     // The editor is told, as a marked paragraph of its own.
     assert!(
-        said.contains("⚠ MCP servers dead, late are still connecting"),
+        said.contains("⚠ MCP servers late are still connecting"),
+        "{said}"
+    );
+    assert!(
+        said.contains("⚠ MCP server 'dead' is not available") && said.contains("boom, no config"),
         "{said}"
     );
     // Past the server's 2.5 s, its tools join the next prompt.
     std::thread::sleep(Duration::from_millis(3000).saturating_sub(started.elapsed()));
-    let (answer, _, said) = prompt(&mut acp, &session, "two");
+    let (answer, seen, said) = prompt(&mut acp, &session, "two");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert!(said.contains("Second, with it."), "{said}");
+    // Its prompts are the editor's commands from then on.
     assert!(
-        said.contains("⚠ MCP server 'dead' is not available") && said.contains("boom, no config"),
-        "{said}"
+        updates(&seen, "available_commands_update")
+            .iter()
+            .any(|u| u.to_string().contains("\"mcp__late__hello\"")),
+        "{seen:?}"
     );
     assert_eq!(acp.finish(), 0);
 }

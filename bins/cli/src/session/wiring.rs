@@ -202,10 +202,8 @@ pub(super) fn with_mcp<W: cox_core::World>(
         let Some(client) = client.filter(|_| !servers.is_empty()) else {
             return first;
         };
-        let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
-        let connecting = client.connect(servers, cx);
         if !late {
-            let connected = connecting.await;
+            let connected = client.connect(servers, cx).await;
             absorb(
                 &mut first,
                 connected,
@@ -214,48 +212,71 @@ pub(super) fn with_mcp<W: cox_core::World>(
             );
             return first;
         }
-        // Connected on a task of its own: the first request goes at the
-        // latest after FIRST_WAIT, the servers go on connecting.
-        let (done, arrived) = futures::channel::oneshot::channel();
-        tokio::spawn(async move {
-            let _ = done.send(connecting.await);
-        });
-        let mut arrived = arrived;
-        match tokio::time::timeout(crate::mcp::FIRST_WAIT, &mut arrived).await {
-            Ok(Ok(connected)) => absorb(
-                &mut first,
-                connected,
-                (&only, expand),
-                (&statuses, &updates),
-            ),
-            Ok(Err(_)) => {}
-            Err(_) => {
-                first.notices.push(format!(
-                    "MCP servers {} are still connecting: their tools join at your next prompt",
-                    names.join(", ")
-                ));
-                tokio::spawn(async move {
-                    if let Ok(connected) = arrived.await {
-                        let mut update = cox_core::LateTools::default();
-                        // The servers' prompts are for sessions that
-                        // waited for them: an expander cannot join late.
-                        absorb(
-                            &mut update,
-                            connected,
-                            (&only, false),
-                            (&statuses, &updates),
-                        );
-                        let _ = updates.unbounded_send(update);
+        // Each server as it connects: those within FIRST_WAIT join the
+        // first request, each later one the request after it arrives.
+        let mut waiting: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+        let (known, mut each) = client.connect_each(servers, cx);
+        let prompts = known.expander.clone().filter(|_| expand);
+        let arrived = |one: &crate::mcp::Connected, waiting: &mut Vec<String>| {
+            waiting.retain(|name| !one.states.iter().any(|(n, _)| n == name));
+        };
+        // The servers not started are known at once.
+        arrived(&known, &mut waiting);
+        absorb(&mut first, known, (&only, expand), (&statuses, &updates));
+        let deadline = tokio::time::sleep(crate::mcp::FIRST_WAIT);
+        tokio::pin!(deadline);
+        loop {
+            use futures::StreamExt as _;
+            tokio::select! {
+                one = each.next() => match one {
+                    Some(one) => {
+                        arrived(&one, &mut waiting);
+                        absorb(&mut first, one, (&only, expand), (&statuses, &updates));
                     }
-                });
+                    None => return first,
+                },
+                () = &mut deadline => break,
             }
         }
+        first.notices.push(format!(
+            "MCP servers {} are still connecting: each one's tools join at your next prompt \
+             after it connects",
+            waiting.join(", ")
+        ));
+        tokio::spawn(async move {
+            use futures::StreamExt as _;
+            while let Some(one) = each.next().await {
+                let server = one
+                    .states
+                    .first()
+                    .map(|(n, _)| n.clone())
+                    .unwrap_or_default();
+                let mut update = cox_core::LateTools::default();
+                absorb(&mut update, one, (&only, expand), (&statuses, &updates));
+                // Its prompts are commands from now on.
+                let theirs: Vec<String> = prompts
+                    .iter()
+                    .flat_map(|p| p.commands())
+                    .map(|c| c.name)
+                    .filter(|c| c.starts_with(&format!("mcp__{server}__")))
+                    .collect();
+                if !theirs.is_empty() {
+                    update.commands_changed = Some(format!(
+                        "MCP server '{server}' connected: its prompts are commands now (/{})",
+                        theirs.join(", /")
+                    ));
+                }
+                if updates.unbounded_send(update).is_err() {
+                    return;
+                }
+            }
+        });
         first
     }))
 }
 
-/// What `connected` brings into `late`: its tools (a subagent's narrowed
-/// to `only`), its notices, why the servers that did not connect are not
+/// What `connected` brings into `late` (beside what earlier servers
+/// brought): its tools (a subagent's narrowed to `only`), its notices, why the servers that did not connect are not
 /// there, its prompts where `expand`; and each server's state in
 /// `statuses`.
 fn absorb(
@@ -335,12 +356,15 @@ fn absorb(
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .extend(shown);
-    late.tools = connected.tools;
+    let mut tools = connected.tools;
     // A subagent's definition may narrow its tools.
     if let Some(names) = only {
-        late.tools.retain(|t| names.iter().any(|n| n == t.name()));
+        tools.retain(|t| names.iter().any(|n| n == t.name()));
     }
-    late.expander = connected.expander.filter(|_| expand);
+    late.tools.extend(tools);
+    if let Some(expander) = connected.expander.filter(|_| expand) {
+        late.expander = Some(expander);
+    }
     late.notices.extend(connected.notices);
 }
 
