@@ -35,7 +35,20 @@ pub use sources::{Sources, load};
 /// The MCP servers of a session as Claude Code's `system/init` lists them
 /// (`{"name", "status"}`: connected, failed, pending, needs-auth), filled
 /// once they have connected, before the session starts.
+/// Each entry may also say `why` (what it serves, or why it is not there),
+/// for `/mcp`; [`listed`] leaves that out.
 pub type Statuses = std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
+
+/// `statuses` as `system/init` lists them: `{"name", "status"}` each.
+#[must_use]
+pub fn listed(statuses: &Statuses) -> Vec<serde_json::Value> {
+    statuses
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .map(|e| serde_json::json!({"name": e["name"], "status": e["status"]}))
+        .collect()
+}
 
 /// What the sandbox leaves a stdio server (see docs/mcp.md), or `None`
 /// for one that runs unconfined or over HTTP.

@@ -163,10 +163,7 @@ impl<W: Write> Renderer<W> {
                         "model": model,
                         "provider": provider,
                         "tools": tools,
-                        "mcp_servers": *self
-                            .mcp_servers
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner),
+                        "mcp_servers": crate::mcp::listed(&self.mcp_servers),
                         "permissionMode": permission_mode,
                     });
                     self.line(&init);

@@ -177,6 +177,26 @@ impl cox_tui::app::Notes for Notes {
     }
 }
 
+/// The session's MCP servers as `/mcp` lists them: the states the
+/// session's connections filled in (late ones join as they connect).
+#[derive(Debug)]
+struct McpView(cox_cli::mcp::Statuses);
+
+impl cox_tui::app::McpServers for McpView {
+    fn states(&self) -> Vec<cox_tui::app::McpState> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|e| cox_tui::app::McpState {
+                name: e["name"].as_str().unwrap_or_default().to_owned(),
+                status: e["status"].as_str().unwrap_or_default().to_owned(),
+                detail: e["why"].as_str().unwrap_or_default().to_owned(),
+            })
+            .collect()
+    }
+}
+
 /// The session's spans, in the log, as the terminal UI feeds them; they
 /// end when the last holder drops them.
 struct Spans(cox_cli::telemetry::Watch);
@@ -211,6 +231,10 @@ fn tui(args: RunArgs) -> i32 {
                 let _ = lines.unbounded_send(line.to_owned());
             }),
         )
+    };
+    let trust_args = args.clone();
+    let trust = move |server: String, _lines: futures::channel::mpsc::UnboundedSender<String>| {
+        cox_cli::commands::mcp::trust_flow(trust_args.clone(), server)
     };
     let make = |start| {
         let mut args = args.clone();
@@ -253,6 +277,7 @@ fn tui(args: RunArgs) -> i32 {
                 }),
                 shells: Some(std::sync::Arc::new(ShellsView(facts.shells))),
                 cwd: Some(facts.cwd),
+                mcp: Some(std::sync::Arc::new(McpView(facts.mcp_servers))),
             },
         ))
     };
@@ -264,7 +289,11 @@ fn tui(args: RunArgs) -> i32 {
             hooks: pending.lines(),
             trust: Box::new(move || pending.trust().map_err(|e| cox_cli::error_chain(&e))),
         });
-    cox_tui::run::run(make, &login, question)
+    let flows = cox_tui::run::McpFlows {
+        login: &login,
+        trust: &trust,
+    };
+    cox_tui::run::run(make, &flows, question)
 }
 
 /// `cox run` (or `cox record -- run`): the flags after `run` over those

@@ -766,3 +766,92 @@ fn the_plan_shows_as_a_panel_while_a_step_is_left() {
     assert!(screen.contains("▶ Write the parser"), "{screen}");
     assert!(screen.contains("· Run the tests"), "{screen}");
 }
+
+/// A project's MCP server (`.mcp.json`) waits for trust: `/mcp` lists it
+/// as pending with what to do; `t` trusts it there, the session is picked
+/// up again, and its tools answer the next prompt, without quitting.
+#[test]
+fn a_pending_project_server_is_trusted_from_mcp_and_joins_the_session() {
+    if !std::path::Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    let env = Env::new();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp/fake-server.js")
+        .canonicalize()
+        .unwrap();
+    std::fs::write(
+        env.work.path().join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"proj": {"command": "node", "args": [script]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let scenario = env.home.path().join("scenario.toml");
+    std::fs::write(
+        &scenario,
+        "[[turn]]\n[[turn.tool_call]]\nname = \"mcp__proj__echo\"\ninput = { message = \"trusted now\" }\n\
+         [[turn]]\ntext = \"the project server answered\"\n",
+    )
+    .unwrap();
+    let args = format!(
+        "--provider scripted --scenario {} --permission-mode bypassPermissions",
+        scenario.display()
+    );
+    let Some(tmux) = Tmux::start_with(&env, "MCP_TIMEOUT=20000", &args) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    tmux.keys(&["/mcp", "Enter"]);
+    let screen = tmux.wait_for("MCP servers");
+    assert!(
+        screen.contains("proj") && screen.contains("pending"),
+        "{screen}"
+    );
+    assert!(screen.contains("cox mcp trust proj"), "{screen}");
+    tmux.keys(&["t"]);
+    tmux.wait_for("trusted MCP server 'proj'");
+    std::thread::sleep(Duration::from_millis(800));
+    tmux.keys(&["/mcp", "Enter"]);
+    let screen = tmux.wait_for("connected");
+    assert!(screen.contains("2 tool(s)"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["ask it", "Enter"]);
+    let screen = tmux.wait_for("the project server answered");
+    assert!(screen.contains("echo: trusted now"), "{screen}");
+}
+
+/// A server asks for input mid-call: the form is drawn over the
+/// transcript, filled in with keys, and what was typed reaches the
+/// server, whose result says it.
+#[test]
+fn a_servers_form_is_filled_in_in_the_terminal_ui() {
+    let Some(modules) = common::mcp::sandboxed_node_modules() else {
+        return;
+    };
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        format!(
+            "[mcp_servers.every]\ncommand = \"node\"\nargs = [\"{}\", \"stdio\"]\n",
+            modules.join(".bin/mcp-server-everything").display()
+        ),
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start_with(
+        &env,
+        "MCP_TIMEOUT=20000",
+        &args("mcp_elicit", "--permission-mode bypassPermissions"),
+    ) else {
+        return;
+    };
+    tmux.wait_for("/ commands");
+    std::thread::sleep(Duration::from_millis(1500));
+    tmux.keys(&["fill it", "Enter"]);
+    let screen = tmux.wait_for("Esc decline");
+    assert!(screen.contains("MCP server 'every' asks:"), "{screen}");
+    tmux.keys(&["Ada Lovelace", "Enter"]);
+    let screen = tmux.wait_for("Form done.");
+    assert!(screen.contains("you sent the form"), "{screen}");
+    assert!(screen.contains("Ada Lovelace"), "{screen}");
+}

@@ -55,6 +55,12 @@ pub enum Action {
     /// Log in to MCP server `name` (`/mcp login <name>`); once logged in,
     /// this session is picked up again, its servers connected anew.
     McpLogin(String),
+    /// Trust MCP server `name` as it is configured now (`/mcp trust
+    /// <name>`); once trusted, this session is picked up again.
+    McpTrust(String),
+    /// Pick this session up again, its servers connected anew (`/mcp
+    /// retry`).
+    McpRetry,
 }
 
 /// A panel over the transcript.
@@ -90,6 +96,30 @@ pub enum Overlay {
     RemoveWorktree { path: String, branch: String },
     /// An MCP server's form, asked while its call runs.
     Form(Box<crate::form::Form>),
+    /// The session's MCP servers (`/mcp`): each with its state and why;
+    /// `t` trusts the selected one, `l` logs in to it, `r` connects every
+    /// server anew.
+    Mcp {
+        servers: Vec<McpState>,
+        selected: usize,
+    },
+}
+
+/// One MCP server as `/mcp` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpState {
+    pub name: String,
+    /// `connected`, `failed`, `pending` (a project's server not trusted
+    /// yet), `needs-auth` (an HTTP server that needs a login), or
+    /// `connecting`.
+    pub status: String,
+    /// Why it is not connected, or what it serves.
+    pub detail: String,
+}
+
+/// The session's MCP servers, as they stand now (late ones join).
+pub trait McpServers: Send + Sync + std::fmt::Debug {
+    fn states(&self) -> Vec<McpState>;
 }
 
 /// What a key typed during an approval is for.
@@ -141,6 +171,8 @@ pub struct Facts {
     pub shells: Option<std::sync::Arc<dyn BackgroundShells>>,
     /// The session's folder, where `@path` completes.
     pub cwd: Option<std::path::PathBuf>,
+    /// The session's MCP servers, for `/mcp`.
+    pub mcp: Option<std::sync::Arc<dyn McpServers>>,
 }
 
 /// The session's background shells, as `/shells` shows and stops them.
@@ -775,6 +807,32 @@ impl App {
     }
 
     fn overlay_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if let Some(Overlay::Mcp { servers, selected }) = &mut self.overlay {
+            let chosen = servers.get(*selected).cloned();
+            match key.code {
+                KeyCode::Up => *selected = selected.saturating_sub(1),
+                KeyCode::Down => *selected = (*selected + 1).min(servers.len().saturating_sub(1)),
+                KeyCode::Esc | KeyCode::Char('q') => self.overlay = None,
+                KeyCode::Char('t') => {
+                    if let Some(server) = chosen {
+                        self.overlay = None;
+                        return vec![Action::McpTrust(server.name)];
+                    }
+                }
+                KeyCode::Char('l') => {
+                    if let Some(server) = chosen {
+                        self.overlay = None;
+                        return self.submit(&format!("/mcp login {}", server.name));
+                    }
+                }
+                KeyCode::Char('r') => {
+                    self.overlay = None;
+                    return vec![Action::McpRetry];
+                }
+                _ => {}
+            }
+            return Vec::new();
+        }
         if let Some(Overlay::Form(form)) = &mut self.overlay {
             return match form.key(key) {
                 crate::form::Outcome::Open => Vec::new(),
@@ -1173,6 +1231,28 @@ impl App {
                     return Vec::new();
                 }
                 vec![Action::McpLogin(server)]
+            }
+            Command::McpTrust(server) => vec![Action::McpTrust(server)],
+            Command::McpRetry => vec![Action::McpRetry],
+            Command::Mcp => {
+                let servers = self
+                    .facts
+                    .mcp
+                    .as_ref()
+                    .map(|m| m.states())
+                    .unwrap_or_default();
+                if servers.is_empty() {
+                    self.flash = Some(
+                        "this session has no MCP servers (cox mcp add, or .mcp.json, adds one)"
+                            .into(),
+                    );
+                } else {
+                    self.overlay = Some(Overlay::Mcp {
+                        servers,
+                        selected: 0,
+                    });
+                }
+                Vec::new()
             }
             Command::Clear => {
                 self.transcript = Transcript::new();

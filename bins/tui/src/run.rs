@@ -15,7 +15,9 @@
 //! A `/mcp login` runs beside the session: the URL to open is drawn in
 //! the transcript (the caller's `login` also opens a browser), and once
 //! the browser's redirect brings the token the session is picked up again,
-//! so the server's tools join it.
+//! so the server's tools join it. `/mcp trust` (a project's server not
+//! trusted yet) runs the same way, and `/mcp retry` picks the session up
+//! again at once (when no turn runs), its servers connected anew.
 //!
 //! The one file read: when the session asks for a write or an edit, the file
 //! it names is read right there, in the session's event callback, before
@@ -71,6 +73,14 @@ enum Ended {
 pub type Login =
     dyn Fn(String, mpsc::UnboundedSender<String>) -> BoxFuture<'static, Result<String, String>>;
 
+/// What `/mcp` does to a server besides the session: log in to it, or
+/// trust it as it is configured now (a project's server); each answers
+/// what to say once done, and the session is then picked up again.
+pub struct McpFlows<'a> {
+    pub login: &'a Login,
+    pub trust: &'a Login,
+}
+
 /// What `make` is asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Start {
@@ -84,10 +94,11 @@ pub enum Start {
 
 /// Runs the TUI until the person quits. `make` builds a session and the
 /// facts for its status line; it is called again after `/clear`,
-/// `/resume` and a `/mcp login` (which `login` runs). With a `question`
+/// `/resume`, a `/mcp login` or `/mcp trust` (which `flows` run) and a
+/// `/mcp retry`. With a `question`
 /// (a project's hooks wait for trust), it is asked first, and the session
 /// is built after the answer. Returns the exit code.
-pub fn run<W, M>(mut make: M, login: &Login, question: Option<TrustQuestion>) -> i32
+pub fn run<W, M>(mut make: M, flows: &McpFlows<'_>, question: Option<TrustQuestion>) -> i32
 where
     W: World,
     M: FnMut(Start) -> Result<(Session<W>, Facts), String>,
@@ -205,7 +216,7 @@ where
     let mut session = Some(session);
     let mut code = 0;
     while let Some(current) = session.take() {
-        let ended = runtime.block_on(drive(current, &mut app, &mut terminal, login));
+        let ended = runtime.block_on(drive(current, &mut app, &mut terminal, flows));
         match ended {
             Ok(Ended::Quit) => break,
             Ok(next) => match make(match &next {
@@ -261,7 +272,7 @@ async fn drive<W: World>(
     session: Session<W>,
     app: &mut App,
     terminal: &mut DefaultTerminal,
-    login: &Login,
+    flows: &McpFlows<'_>,
 ) -> io::Result<Ended> {
     let (events_tx, mut events) = mpsc::unbounded::<(Event, Option<(CallId, Read)>)>();
     let (subs, subs_rx) = mpsc::unbounded::<Submission>();
@@ -481,10 +492,40 @@ async fn drive<W: World>(
                                     NoticeLevel::Info,
                                     &format!("logging in to MCP server '{server}'…"),
                                 );
-                                let flow = login(server.clone(), lines_tx.clone());
+                                let flow = (flows.login)(server.clone(), lines_tx.clone());
                                 logging_in = Some((server, flow));
                             }
                         },
+                        // Trusting reads and writes cox.db and lists the
+                        // server's tools: a flow like a login's, whose end
+                        // picks the session up again.
+                        Action::McpTrust(server) => match &logging_in {
+                            Some((running, _)) => {
+                                app.flash = Some(format!(
+                                    "MCP server {running} is being logged in to or trusted; try again once it is done"
+                                ));
+                            }
+                            None => {
+                                app.note(
+                                    NoticeLevel::Info,
+                                    &format!("trusting MCP server '{server}'…"),
+                                );
+                                let flow = (flows.trust)(server.clone(), lines_tx.clone());
+                                logging_in = Some((server, flow));
+                            }
+                        },
+                        Action::McpRetry => {
+                            let when = if app.transcript.busy {
+                                " when this turn ends"
+                            } else {
+                                ""
+                            };
+                            app.note(
+                                NoticeLevel::Info,
+                                &format!("connecting the MCP servers anew{when}"),
+                            );
+                            reconnect = true;
+                        }
                     }
                 }
                 dirty = true;

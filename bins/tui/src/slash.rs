@@ -59,9 +59,18 @@ pub enum Command {
     Rewind,
     /// `/clear`: start a new conversation.
     Clear,
+    /// `/mcp`: the session's MCP servers, each with its state, to trust,
+    /// retry or log in to.
+    Mcp,
     /// `/mcp login <server>`: log in to an HTTP MCP server, then pick
     /// this session up again with its tools.
     McpLogin(String),
+    /// `/mcp trust <server>`: trust a project's server as it is
+    /// configured now, then pick this session up again with it.
+    McpTrust(String),
+    /// `/mcp retry`: pick this session up again, its servers connected
+    /// anew.
+    McpRetry,
     /// `/help`: the commands and keys.
     Help,
     /// `/quit` or `/exit`.
@@ -173,8 +182,8 @@ const COMMANDS: &[Spec] = &[
     },
     Spec {
         name: "/mcp",
-        usage: "/mcp login <server>",
-        help: "log in to an MCP server that needs one; its tools join this session",
+        usage: "/mcp [login <server> | trust <server> | retry]",
+        help: "the MCP servers: trust, retry or log in to one; its tools join this session",
         arg: Arg::Mcp,
     },
     Spec {
@@ -297,12 +306,16 @@ fn parse_arg(spec: &Spec, arg: &str) -> Result<Command, String> {
         Arg::Nothing(command) => Ok(command.clone()),
         Arg::Mode => parse_mode(arg).map(Command::Mode),
         Arg::Mcp => match split_word(arg) {
-            (word, server)
-                if word.eq_ignore_ascii_case("login")
-                    && !server.is_empty()
-                    && !server.contains(char::is_whitespace) =>
-            {
-                Ok(Command::McpLogin(server.to_owned()))
+            ("", "") => Ok(Command::Mcp),
+            (word, "") if word.eq_ignore_ascii_case("retry") => Ok(Command::McpRetry),
+            (word, server) if !server.is_empty() && !server.contains(char::is_whitespace) => {
+                if word.eq_ignore_ascii_case("login") {
+                    Ok(Command::McpLogin(server.to_owned()))
+                } else if word.eq_ignore_ascii_case("trust") {
+                    Ok(Command::McpTrust(server.to_owned()))
+                } else {
+                    Err(format!("usage: {}", spec.usage))
+                }
             }
             _ => Err(format!("usage: {}", spec.usage)),
         },

@@ -570,6 +570,29 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
                 })
                 .collect(),
         ),
+        Overlay::Mcp { servers, selected } => (
+            " MCP servers · t trust · l log in · r connect all anew · Esc ".into(),
+            servers
+                .iter()
+                .enumerate()
+                .map(|(i, server)| {
+                    let line = clip(
+                        &format!(
+                            "{:<16} {:<11} {}",
+                            crate::sanitize::sanitize(&server.name),
+                            server.status,
+                            crate::sanitize::sanitize(&server.detail)
+                        ),
+                        area.width.saturating_sub(2),
+                    );
+                    if i == *selected {
+                        Line::styled(line, Style::new().add_modifier(Modifier::REVERSED))
+                    } else {
+                        Line::raw(line)
+                    }
+                })
+                .collect(),
+        ),
         Overlay::Form(form) => (
             " ↑↓ field · type · Space/←→ choose · Enter send · Esc decline ".into(),
             form.lines(area.width),
@@ -608,7 +631,9 @@ fn draw_overlay(frame: &mut Frame<'_>, overlay: &Overlay, area: Rect) {
     };
     // Keep a list's selection in view.
     let selected = match overlay {
-        Overlay::Rewind { selected, .. } | Overlay::Sessions { selected, .. } => *selected,
+        Overlay::Rewind { selected, .. }
+        | Overlay::Sessions { selected, .. }
+        | Overlay::Mcp { selected, .. } => *selected,
         Overlay::Form(form) => form.selected_row(),
         Overlay::Text { .. }
         | Overlay::RewindConflict { .. }

@@ -348,28 +348,48 @@ fn pending(args: &RunArgs) -> Result<String> {
 }
 
 fn trust(args: &RunArgs, name: &str) -> Result<String> {
-    let client = client()?;
-    let (loaded, cx) = crate::session::mcp_outside_a_session(args)?;
-    let Some(server) = loaded.servers.into_iter().find(|s| s.name == name) else {
-        bail!("no MCP server is called {name:?} here (cox mcp list shows them)");
-    };
-    let what = printable(&transport_line(&server));
-    let trusted = runtime()?
-        .block_on(client.trust(server, cx))
-        .map_err(|why| anyhow!("MCP server '{name}' could not be trusted: {why}"))?;
-    let mut out = format!(
-        "trusted MCP server '{name}' as it runs now ({what}), and the {} tools it serves:",
-        trusted.len()
-    );
-    for tool in &trusted {
-        let _ = write!(
-            out,
-            "\n  {}  {}",
-            printable(&tool.name),
-            printable(tool.description.lines().next().unwrap_or_default())
+    let trusted = runtime()?.block_on(trust_flow(args.clone(), name.to_owned()));
+    trusted.map_err(|why| anyhow!(why))
+}
+
+/// Trusts MCP server `name` of the configuration `args` reads as it runs
+/// now (`cox mcp trust`, the terminal UI's `/mcp trust`): what to say, the
+/// tools it serves one per line, or why not in one line.
+///
+/// # Errors
+/// No such server here, or it could not be reached or its trust written.
+pub fn trust_flow(
+    args: RunArgs,
+    name: String,
+) -> cox_protocol::provider::BoxFuture<'static, Result<String, String>> {
+    Box::pin(async move {
+        let client = client().map_err(|e| e.to_string())?;
+        let (loaded, cx) =
+            crate::session::mcp_outside_a_session(&args).map_err(|e| crate::error_chain(&e))?;
+        let Some(server) = loaded.servers.into_iter().find(|s| s.name == name) else {
+            return Err(format!(
+                "no MCP server is called {name:?} here (cox mcp list shows them)"
+            ));
+        };
+        let what = printable(&transport_line(&server));
+        let trusted = client
+            .trust(server, cx)
+            .await
+            .map_err(|why| format!("MCP server '{name}' could not be trusted: {why}"))?;
+        let mut out = format!(
+            "trusted MCP server '{name}' as it runs now ({what}), and the {} tools it serves:",
+            trusted.len()
         );
-    }
-    Ok(out)
+        for tool in &trusted {
+            let _ = write!(
+                out,
+                "\n  {}  {}",
+                printable(&tool.name),
+                printable(tool.description.lines().next().unwrap_or_default())
+            );
+        }
+        Ok(out)
+    })
 }
 
 /// A TOML basic string.

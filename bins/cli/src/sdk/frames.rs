@@ -256,7 +256,7 @@ impl Frames {
             "type": "system", "subtype": "init", "uuid": uuid(),
             "session_id": self.session_id, "cwd": self.cwd, "model": self.model,
             "tools": self.tools,
-            "mcp_servers": *self.mcp_servers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            "mcp_servers": crate::mcp::listed(&self.mcp_servers),
             "permissionMode": self.permission_mode,
             "slash_commands": [], "apiKeySource": "none", "output_style": "default",
             "skills": [], "plugins": [],

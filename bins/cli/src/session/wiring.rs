@@ -215,6 +215,12 @@ pub(super) fn with_mcp<W: cox_core::World>(
         // Each server as it connects: those within FIRST_WAIT join the
         // first request, each later one the request after it arrives.
         let mut waiting: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+        statuses
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(waiting.iter().map(|name| {
+                serde_json::json!({"name": name, "status": "connecting", "why": "still connecting"})
+            }));
         let (known, mut each) = client.connect_each(servers, cx);
         let prompts = known.expander.clone().filter(|_| expand);
         let arrived = |one: &crate::mcp::Connected, waiting: &mut Vec<String>| {
@@ -346,16 +352,32 @@ fn absorb(
                 Some(format!("it needs a login: cox mcp login {name}")),
             ),
         };
-        shown.push(serde_json::json!({"name": name, "status": status}));
+        let mut entry = serde_json::json!({"name": name, "status": status});
+        if let ServerState::Connected { tools, pending } = state {
+            entry["why"] = match pending {
+                0 => format!("{tools} tool(s)"),
+                _ => format!("{tools} tool(s), {pending} waiting for trust: cox mcp trust {name}"),
+            }
+            .into();
+        }
         if let Some(why) = why {
+            entry["why"] = why.clone().into();
             late.unavailable.push((format!("mcp__{name}__"), why));
         }
+        shown.push(entry);
     }
-    // Beside any a surface adds (the Agent SDK's own servers).
-    statuses
+    // In place of a server's earlier state (`connecting`), beside any a
+    // surface adds (the Agent SDK's own servers).
+    let mut listed = statuses
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .extend(shown);
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for entry in shown {
+        match listed.iter_mut().find(|e| e["name"] == entry["name"]) {
+            Some(earlier) => *earlier = entry,
+            None => listed.push(entry),
+        }
+    }
+    drop(listed);
     let mut tools = connected.tools;
     // A subagent's definition may narrow its tools.
     if let Some(names) = only {

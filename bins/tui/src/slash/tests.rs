@@ -224,7 +224,7 @@ fn help_has_a_line_for_every_command() {
             "/resume [id]",
             "/rewind",
             "/clear",
-            "/mcp login <server>",
+            "/mcp [login <server> | trust <server> | retry]",
             "/help",
             "/quit"
         ]
@@ -286,7 +286,9 @@ fn a_model_must_be_known_to_switch_to() {
 }
 
 #[test]
-fn mcp_login_names_one_server() {
+fn mcp_lists_and_its_login_and_trust_name_one_server() {
+    assert_eq!(parse("/mcp"), Some(Ok(Command::Mcp)));
+    assert_eq!(parse("/mcp retry"), Some(Ok(Command::McpRetry)));
     assert_eq!(
         parse("/mcp login docs"),
         Some(Ok(Command::McpLogin("docs".into())))
@@ -295,10 +297,22 @@ fn mcp_login_names_one_server() {
         parse("/MCP LOGIN docs"),
         Some(Ok(Command::McpLogin("docs".into())))
     );
-    for bad in ["/mcp", "/mcp login", "/mcp logout docs", "/mcp login a b"] {
+    assert_eq!(
+        parse("/mcp trust proj"),
+        Some(Ok(Command::McpTrust("proj".into())))
+    );
+    for bad in [
+        "/mcp login",
+        "/mcp logout docs",
+        "/mcp login a b",
+        "/mcp trust",
+        "/mcp retry now",
+    ] {
         assert_eq!(
             parse(bad),
-            Some(Err("usage: /mcp login <server>".into())),
+            Some(Err(
+                "usage: /mcp [login <server> | trust <server> | retry]".into()
+            )),
             "{bad}"
         );
     }

@@ -47,6 +47,7 @@ pub fn app() -> App {
             worktree: None,
             shells: None,
             cwd: None,
+            mcp: None,
         },
         Vec::new(),
     );
