@@ -605,6 +605,13 @@ fn hint(words: &str, server: &McpServer) -> String {
             server.name
         );
     }
+    if server.sandbox && (lower.contains("docker daemon") || lower.contains("docker.sock")) {
+        return format!(
+            " (the docker socket is outside the sandbox, since it gives root on the host: name \
+             it in [sandbox] allow_unix_sockets, or set sandbox = false for {})",
+            server.name
+        );
+    }
     if server.sandbox
         && lower.contains("/tmp/")
         && (lower.contains("enoent") || lower.contains("no such file"))
@@ -685,5 +692,16 @@ mod tests {
         );
         assert!(write.contains("set sandbox = false for s"), "{write}");
         assert_eq!(hint("TypeError: x is not a function", &server(true)), "");
+        let docker = hint(
+            "docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the \
+             docker daemon running?",
+            &server(true),
+        );
+        assert!(docker.contains("[sandbox] allow_unix_sockets"), "{docker}");
+        let denied = hint(
+            "permission denied while trying to connect to the docker API at unix:///var/run/docker.sock",
+            &server(true),
+        );
+        assert!(denied.contains("docker socket"), "{denied}");
     }
 }

@@ -274,3 +274,36 @@ fn a_tool_added_while_connecting_is_in_the_first_request_unremarked() {
         assert!(notices(&out).is_empty(), "{:?}", notices(&out));
     }
 }
+
+/// The docker recipe (`docker run -i --rm IMAGE`) in the sandbox: the
+/// docker socket stays out of sight (it gives root on the host), and the
+/// server's failure says so and what lifts it, with docker's own words.
+#[test]
+fn a_docker_server_is_told_the_socket_is_outside_the_sandbox() {
+    let docker = ["/usr/local/bin/docker", "/usr/bin/docker"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let (Some(docker), true) = (docker, Path::new("/usr/bin/bwrap").exists()) else {
+        eprintln!("skipped: no docker client, or no bwrap");
+        return;
+    };
+    let env = Env::new();
+    let config = servers_json(&[(
+        "box",
+        serde_json::json!({"command": docker, "args": ["run", "-i", "--rm", "mcp/everything"]}),
+    )]);
+    let scenario = calls(&env, &[]);
+    let out = run(&env, &scenario, &["--mcp-config", &config]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = notices(&out);
+    let failed = said
+        .iter()
+        .find(|n| n.starts_with("MCP server 'box' is not available"))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    assert!(failed.to_lowercase().contains("docker"), "{failed}");
+    assert!(
+        failed.contains("the docker socket is outside the sandbox")
+            && failed.contains("allow_unix_sockets"),
+        "{failed}"
+    );
+}
