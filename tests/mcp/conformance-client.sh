@@ -32,6 +32,18 @@ if "client_id" in context:
     print("client_id = %s" % json.dumps(context["client_id"]))
     if "client_secret" in context:
         print("client_secret = %s" % json.dumps(context["client_secret"]))
+    if "private_key_pem" in context:
+        print("private_key = %s" % json.dumps(context["private_key_pem"]))
+        print("signing_algorithm = %s" % json.dumps(context.get("signing_algorithm", "ES256")))
+    # A machine's account: its own id and secret get the token.
+    if os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/client-credentials"):
+        print('grant = "client_credentials"')
+    # Cross-app access: the person's ID token from the identity provider.
+    if "idp_id_token" in context:
+        print('grant = "cross_app"')
+        for key, name in [("idp_issuer", "idp_issuer"), ("idp_token_endpoint", "idp_token_endpoint"),
+                          ("idp_client_id", "idp_client_id"), ("idp_id_token", "id_token")]:
+            print("%s = %s" % (name, json.dumps(context[key])))
 PY
 
 case $scenario in
@@ -51,6 +63,8 @@ esac
 } > "$scratch/scenario.toml"
 
 case $scenario in
+  # No one logs in for a machine's account: the session gets its token.
+  auth/client-credentials-* | auth/cross-app-*) ;;
   auth/*) BROWSER="curl -s -L -o /dev/null" "$cox" mcp login conf >&2 ;;
 esac
 

@@ -428,31 +428,18 @@ pub async fn login(
     client: Option<&cox_protocol::mcp::OAuthClient>,
     how: &Login<'_>,
 ) -> Result<String, String> {
-    let challenge = probe(url, headers).await?;
-    let mut manager = AuthorizationManager::new(url)
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    let metadata =
-        match manager
-            .resolve_metadata_from_challenge(Some(&challenge))
-            .await
-        {
-            Ok(resolution) => resolution.metadata,
-            Err(e @ AuthError::AuthorizationServerMismatch { .. }) => same_origin_metadata(url)
-                .await
-                .ok_or_else(|| format!("discovering {url}'s authorization server failed: {e}"))?,
-            Err(e) => {
-                return Err(format!(
-                    "discovering {url}'s authorization server failed: {e}"
-                ));
-            }
-        };
-    manager.set_metadata(metadata.clone());
-    manager.set_credential_store(Store {
-        file: TokenFile::new(how.home, name, url),
-        metadata: Some(metadata.clone()),
-        refresh: Arc::default(),
-    });
+    if let Some(client) =
+        client.filter(|c| c.grant != cox_protocol::mcp::OAuthGrant::AuthorizationCode)
+    {
+        return client_credentials_apart(
+            how.home.to_path_buf(),
+            name.to_owned(),
+            (url.to_owned(), headers.to_vec()),
+            client.clone(),
+        )
+        .await;
+    }
+    let (challenge, manager, metadata) = discovered(how.home, name, (url, headers)).await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1 for the redirect: {e}"))?;
@@ -510,6 +497,219 @@ pub async fn login(
         .await
         .map_err(|e| format!("the token exchange failed: {e}"))?;
     Ok(metadata.issuer.unwrap_or_else(|| url.to_owned()))
+}
+
+/// The challenge of the server at `url`, and an authorization manager
+/// set up with its authorization server's metadata and a store over the
+/// login of server `name`.
+async fn discovered(
+    home: &Path,
+    name: &str,
+    (url, headers): (&str, &[(String, String)]),
+) -> Result<(String, AuthorizationManager, AuthorizationMetadata), String> {
+    let challenge = probe(url, headers).await?;
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    let metadata =
+        match manager
+            .resolve_metadata_from_challenge(Some(&challenge))
+            .await
+        {
+            Ok(resolution) => resolution.metadata,
+            Err(e @ AuthError::AuthorizationServerMismatch { .. }) => same_origin_metadata(url)
+                .await
+                .ok_or_else(|| format!("discovering {url}'s authorization server failed: {e}"))?,
+            Err(e) => {
+                return Err(format!(
+                    "discovering {url}'s authorization server failed: {e}"
+                ));
+            }
+        };
+    manager.set_metadata(metadata.clone());
+    manager.set_credential_store(Store {
+        file: TokenFile::new(home, name, url),
+        metadata: Some(metadata.clone()),
+        refresh: Arc::default(),
+    });
+    Ok((challenge, manager, metadata))
+}
+
+/// Exchanges `client`'s id and secret for a token of server `name` at
+/// `url` (the client credentials grant: no person, no browser) and files
+/// it. Returns the issuer.
+///
+/// # Errors
+/// The server asks for no login, discovery fails, the authorization
+/// server does not take this client's way of authenticating, or refuses.
+async fn client_credentials(
+    home: &Path,
+    name: &str,
+    (url, headers): (&str, &[(String, String)]),
+    client: &cox_protocol::mcp::OAuthClient,
+) -> Result<String, String> {
+    use rmcp::transport::auth::{ClientCredentialsConfig, JwtSigningAlgorithm};
+    let (challenge, mut manager, metadata) = discovered(home, name, (url, headers)).await?;
+    let scopes: Vec<String> = challenge_scope(&challenge)
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let resource = Some(url.to_owned());
+    let config = match (&client.private_key, &client.client_secret) {
+        // A key signs the client's assertion (RFC 7523), no secret sent.
+        (Some(key), _) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id: client.client_id.clone(),
+            signing_key: key.clone().into_bytes(),
+            signing_algorithm: match client.signing_algorithm.as_deref() {
+                Some("RS256") => JwtSigningAlgorithm::RS256,
+                Some("RS384") => JwtSigningAlgorithm::RS384,
+                Some("RS512") => JwtSigningAlgorithm::RS512,
+                Some("ES384") => JwtSigningAlgorithm::ES384,
+                _ => JwtSigningAlgorithm::ES256,
+            },
+            token_endpoint_audience: None,
+            scopes,
+            resource,
+        },
+        (None, Some(secret)) => ClientCredentialsConfig::ClientSecret {
+            client_id: client.client_id.clone(),
+            client_secret: secret.clone(),
+            scopes,
+            resource,
+        },
+        (None, None) => {
+            return Err("the client credentials grant needs the client's secret or key".into());
+        }
+    };
+    let refused = |e: AuthError| format!("the client credentials exchange failed: {e}");
+    manager
+        .validate_client_credentials_metadata(&config)
+        .map_err(refused)?;
+    manager
+        .configure_client_credentials(&config)
+        .map_err(refused)?;
+    manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(refused)?;
+    Ok(metadata.issuer.unwrap_or_else(|| url.to_owned()))
+}
+
+/// Cross-app access for server `name` at `url`: `client`'s identity
+/// provider exchanges the person's ID token for an assertion (an ID-JAG)
+/// meant for the server's authorization server, which exchanges it for a
+/// token, filed as a login is. Returns the issuer.
+///
+/// # Errors
+/// Discovery fails, or either exchange is refused.
+async fn cross_app(
+    home: &Path,
+    name: &str,
+    (url, headers): (&str, &[(String, String)]),
+    client: &cox_protocol::mcp::OAuthClient,
+) -> Result<String, String> {
+    use rmcp::transport::auth::enterprise::{
+        EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+    };
+    let (Some(idp), Some(secret)) = (&client.idp, &client.client_secret) else {
+        return Err("cross-app access needs the identity provider and the client's secret".into());
+    };
+    let (challenge, _, metadata) = discovered(home, name, (url, headers)).await?;
+    let issuer = metadata.issuer.clone().unwrap_or_else(|| url.to_owned());
+    // The method the server's authorization server names; Basic by default.
+    let post_only = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(Value::as_array)
+        .is_some_and(|m| {
+            m.iter().any(|v| v == "client_secret_post")
+                && !m.iter().any(|v| v == "client_secret_basic")
+        });
+    let secret = oauth2::ClientSecret::new(secret.clone());
+    let resource_as = EmaAuthorizationServer::new(
+        issuer.clone(),
+        metadata.token_endpoint.clone(),
+        client.client_id.clone(),
+    )
+    .with_client_authentication(if post_only {
+        EmaClientAuthentication::ClientSecretPost(secret)
+    } else {
+        EmaClientAuthentication::ClientSecretBasic(secret)
+    });
+    let provider = EmaAuthorizationServer::new(
+        idp.issuer.clone(),
+        idp.token_endpoint.clone(),
+        idp.client_id.clone(),
+    )
+    .with_client_authentication(match &idp.client_secret {
+        Some(secret) => {
+            EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(secret.clone()))
+        }
+        None => EmaClientAuthentication::None,
+    });
+    let scopes: Vec<String> = challenge_scope(&challenge)
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let http = rmcp::transport::auth::default_oauth_http_client()
+        .map_err(|e| format!("cannot reach the authorization servers: {e}"))?;
+    let token = EmaExchangeRequest::new_with_id_token(provider, resource_as, url, &idp.id_token)
+        .with_scopes(scopes)
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| format!("the cross-app exchange failed: {e}"))?;
+    let mut response = json!({
+        "access_token": token.access_token.secret(),
+        "token_type": "Bearer",
+    });
+    if let Some(expires) = token.expires_in {
+        response["expires_in"] = expires.as_secs().into();
+    }
+    // Built as JSON: the credentials' type is rmcp's to extend.
+    let credentials: StoredCredentials = serde_json::from_value(json!({
+        "client_id": client.client_id,
+        "token_response": response,
+        "granted_scopes": token.scopes.into_iter().collect::<Vec<_>>(),
+        "token_received_at": now(),
+        "issuer": issuer,
+    }))
+    .map_err(|e| format!("the cross-app token cannot be kept: {e}"))?;
+    Store {
+        file: TokenFile::new(home, name, url),
+        metadata: Some(metadata),
+        refresh: Arc::default(),
+    }
+    .save(credentials)
+    .await
+    .map_err(|e| format!("the cross-app token cannot be kept: {e}"))?;
+    Ok(issuer)
+}
+
+/// [`client_credentials`] (or [`cross_app`], for that grant) on a thread
+/// and runtime of its own: the signed assertion's exchange is not a future
+/// that may move between threads, and a server connects on any.
+///
+/// # Errors
+/// As [`client_credentials`].
+pub async fn client_credentials_apart(
+    home: PathBuf,
+    name: String,
+    (url, headers): (String, Vec<(String, String)>),
+    client: cox_protocol::mcp::OAuthClient,
+) -> Result<String, String> {
+    tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the token exchange: {e}"))?;
+        runtime.block_on(async {
+            if client.grant == cox_protocol::mcp::OAuthGrant::CrossApp {
+                cross_app(&home, &name, (&url, &headers), &client).await
+            } else {
+                client_credentials(&home, &name, (&url, &headers), &client).await
+            }
+        })
+    })
+    .await
+    .map_err(|e| format!("the token exchange failed: {e}"))?
 }
 
 /// The authorization server metadata at the origin of `url`

@@ -474,6 +474,27 @@ async fn start(
                 preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
                 legacy_version: None,
             };
+            // A machine's client (and cross-app access) gets its token
+            // itself, with no browser, whenever it has none or it expired.
+            if let Some(client) = server
+                .oauth
+                .as_ref()
+                .filter(|c| c.grant != cox_protocol::mcp::OAuthGrant::AuthorizationCode)
+            {
+                let file = auth::TokenFile::new(options.home.root(), &server.name, url);
+                let status = tokio::task::spawn_blocking(move || file.status())
+                    .await
+                    .map_err(|e| format!("reading the login failed: {e}"))?;
+                if !matches!(status, auth::Status::Ok { .. }) {
+                    auth::client_credentials_apart(
+                        options.home.root().to_path_buf(),
+                        server.name.clone(),
+                        (url.clone(), headers.clone()),
+                        client.clone(),
+                    )
+                    .await?;
+                }
+            }
             let authorized = auth::authorized(options.home.root(), &server.name, url).await?;
             let serve = |lifecycle: rmcp::ClientLifecycleMode| {
                 let (authorized, config) = (authorized.clone(), config.clone());

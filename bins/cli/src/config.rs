@@ -154,6 +154,23 @@ pub struct McpOAuth {
     pub client_id: String,
     #[serde(alias = "clientSecret")]
     pub client_secret: Option<String>,
+    /// `authorization_code` (a person logs in; the default) or
+    /// `client_credentials` (the id and secret get the token, no person).
+    pub grant: Option<String>,
+    /// For `client_credentials`: a PEM private key that signs the
+    /// client's assertion in place of a secret (`"${VAR}"`).
+    pub private_key: Option<String>,
+    /// The private key's algorithm (RS256, RS384, RS512, ES256, ES384);
+    /// read from a PKCS#1 or SEC1 key when left out.
+    pub signing_algorithm: Option<String>,
+    /// For `cross_app`: the identity provider's issuer, token endpoint
+    /// and cox's client there (id, and secret if it has one), and the
+    /// person's ID token from it (`"${VAR}"`).
+    pub idp_issuer: Option<String>,
+    pub idp_token_endpoint: Option<String>,
+    pub idp_client_id: Option<String>,
+    pub idp_client_secret: Option<String>,
+    pub id_token: Option<String>,
 }
 
 /// `[tools]`: the tools that reach beyond the machine, each on or off.

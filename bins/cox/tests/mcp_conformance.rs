@@ -14,21 +14,8 @@ use std::process::Command;
 use common::mcp::installed;
 
 /// Scenarios cox does not pass yet, and why. Each must still fail: one
-/// that passes is taken off this list.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "auth/client-credentials-jwt",
-        "no client-credentials grant (an extension)",
-    ),
-    (
-        "auth/client-credentials-basic",
-        "no client-credentials grant (an extension)",
-    ),
-    (
-        "auth/cross-app-access-complete-flow",
-        "no enterprise-managed authorization (an extension)",
-    ),
-];
+/// that passes is taken off this list. (None now.)
+const NOT_YET: &[(&str, &str)] = &[];
 
 fn suite(dir: &Path) -> (PathBuf, PathBuf) {
     (

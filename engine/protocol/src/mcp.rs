@@ -162,6 +162,58 @@ pub struct OAuthClient {
     /// For a confidential client; never shown (`Debug` says only whether
     /// there is one).
     pub client_secret: Option<String>,
+    /// How it gets its tokens.
+    pub grant: OAuthGrant,
+    /// For the client credentials grant, a private key (PEM) that signs
+    /// the client's assertion in place of a secret (`private_key_jwt`);
+    /// never shown.
+    pub private_key: Option<String>,
+    /// The key's algorithm: RS256, RS384, RS512, ES256 or ES384.
+    pub signing_algorithm: Option<String>,
+    /// For the cross-app grant: the enterprise identity provider and the
+    /// person's ID token from it.
+    pub idp: Option<IdentityProvider>,
+}
+
+/// An enterprise identity provider (cross-app access): the person's ID
+/// token from it is exchanged there for an assertion the server's
+/// authorization server takes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdentityProvider {
+    pub issuer: String,
+    pub token_endpoint: String,
+    pub client_id: String,
+    /// Never shown.
+    pub client_secret: Option<String>,
+    /// The person's ID token (from a variable); never shown.
+    pub id_token: String,
+}
+
+impl std::fmt::Debug for IdentityProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdentityProvider")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a pre-registered client gets its tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OAuthGrant {
+    /// A person logs in in a browser (`cox mcp login`).
+    #[default]
+    AuthorizationCode,
+    /// The client's own id and secret are exchanged for a token, with no
+    /// person: as the server connects, whenever there is no token or it
+    /// expired (a machine's account).
+    ClientCredentials,
+    /// Cross-app access (enterprise-managed): the person's ID token from
+    /// their identity provider is exchanged there for an assertion, and
+    /// that at the server's authorization server for a token, as the
+    /// server connects, with no browser.
+    CrossApp,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -172,6 +224,13 @@ impl std::fmt::Debug for OAuthClient {
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "<hidden>"),
             )
+            .field("grant", &self.grant)
+            .field(
+                "private_key",
+                &self.private_key.as_ref().map(|_| "<hidden>"),
+            )
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp)
             .finish()
     }
 }

@@ -81,7 +81,18 @@ const MCP_SERVER: Shape = Table(&[
     ("network", Value),
     (
         "oauth",
-        Table(&[("client_id", Value), ("client_secret", Value)]),
+        Table(&[
+            ("client_id", Value),
+            ("client_secret", Value),
+            ("grant", Value),
+            ("private_key", Value),
+            ("signing_algorithm", Value),
+            ("idp_issuer", Value),
+            ("idp_token_endpoint", Value),
+            ("idp_client_id", Value),
+            ("idp_client_secret", Value),
+            ("id_token", Value),
+        ]),
     ),
 ]);
 

@@ -443,10 +443,81 @@ pub(crate) fn resolve(
         return Err(fail("oauth is for an http server".into()));
     }
     let oauth = match &entry.oauth {
-        Some(o) => Some(cox_protocol::mcp::OAuthClient {
-            client_id: x(&o.client_id)?,
-            client_secret: o.client_secret.as_deref().map(x).transpose()?,
-        }),
+        Some(o) => {
+            let grant = match o.grant.as_deref() {
+                None | Some("authorization_code") => {
+                    cox_protocol::mcp::OAuthGrant::AuthorizationCode
+                }
+                Some("client_credentials") => cox_protocol::mcp::OAuthGrant::ClientCredentials,
+                Some("cross_app") => cox_protocol::mcp::OAuthGrant::CrossApp,
+                Some(other) => {
+                    return Err(fail(format!(
+                        "oauth.grant {other:?} is not one cox knows: authorization_code, \
+                         client_credentials or cross_app"
+                    )));
+                }
+            };
+            let client_secret = o.client_secret.as_deref().map(x).transpose()?;
+            let private_key = o.private_key.as_deref().map(x).transpose()?;
+            let machine = grant == cox_protocol::mcp::OAuthGrant::ClientCredentials;
+            if machine && client_secret.is_none() && private_key.is_none() {
+                return Err(fail(
+                    "oauth.grant client_credentials needs a client_secret or a private_key".into(),
+                ));
+            }
+            if !machine && private_key.is_some() {
+                return Err(fail(
+                    "oauth.private_key is for grant = \"client_credentials\"".into(),
+                ));
+            }
+            let signing_algorithm = match (&private_key, o.signing_algorithm.as_deref()) {
+                (None, Some(_)) => {
+                    return Err(fail(
+                        "oauth.signing_algorithm goes with a private_key".into(),
+                    ));
+                }
+                (None, None) => None,
+                (Some(_), Some(a))
+                    if ["RS256", "RS384", "RS512", "ES256", "ES384"].contains(&a) =>
+                {
+                    Some(a.to_owned())
+                }
+                (Some(_), Some(a)) => {
+                    return Err(fail(format!(
+                        "oauth.signing_algorithm {a:?} is not one cox knows: RS256, RS384, \
+                         RS512, ES256 or ES384"
+                    )));
+                }
+                (Some(key), None) if key.contains("BEGIN RSA PRIVATE KEY") => Some("RS256".into()),
+                (Some(key), None) if key.contains("BEGIN EC PRIVATE KEY") => Some("ES256".into()),
+                (Some(_), None) => {
+                    return Err(fail(
+                        "oauth.signing_algorithm is needed for this private_key (its PEM does \
+                         not say its kind): RS256, RS384, RS512, ES256 or ES384"
+                            .into(),
+                    ));
+                }
+            };
+            let idp = identity_provider(o, grant).map_err(fail)?;
+            let idp = match idp {
+                Some(idp) => Some(cox_protocol::mcp::IdentityProvider {
+                    issuer: x(&idp.issuer)?,
+                    token_endpoint: x(&idp.token_endpoint)?,
+                    client_id: x(&idp.client_id)?,
+                    client_secret: idp.client_secret.as_deref().map(x).transpose()?,
+                    id_token: x(&idp.id_token)?,
+                }),
+                None => None,
+            };
+            Some(cox_protocol::mcp::OAuthClient {
+                client_id: x(&o.client_id)?,
+                client_secret,
+                grant,
+                private_key,
+                signing_algorithm,
+                idp,
+            })
+        }
         None => None,
     };
     let sandbox = entry.sandbox.unwrap_or(true);
@@ -502,6 +573,46 @@ pub(crate) fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The identity provider of a cross-app `oauth` entry, as written (its
+/// variables not expanded yet); its keys belong to that grant only.
+fn identity_provider(
+    o: &crate::config::McpOAuth,
+    grant: cox_protocol::mcp::OAuthGrant,
+) -> Result<Option<cox_protocol::mcp::IdentityProvider>, String> {
+    let given = [
+        ("idp_issuer", &o.idp_issuer),
+        ("idp_token_endpoint", &o.idp_token_endpoint),
+        ("idp_client_id", &o.idp_client_id),
+        ("idp_client_secret", &o.idp_client_secret),
+        ("id_token", &o.id_token),
+    ];
+    if grant != cox_protocol::mcp::OAuthGrant::CrossApp {
+        return match given.iter().find(|(_, v)| v.is_some()) {
+            Some((key, _)) => Err(format!("oauth.{key} is for grant = \"cross_app\"")),
+            None => Ok(None),
+        };
+    }
+    let need = |(key, value): (&str, &Option<String>)| {
+        value
+            .clone()
+            .ok_or_else(|| format!("oauth.grant cross_app needs oauth.{key}"))
+    };
+    if o.client_secret.is_none() {
+        return Err(
+            "oauth.grant cross_app needs the client_secret of cox's client at the \
+                    server's authorization server"
+                .into(),
+        );
+    }
+    Ok(Some(cox_protocol::mcp::IdentityProvider {
+        issuer: need(given[0])?,
+        token_endpoint: need(given[1])?,
+        client_id: need(given[2])?,
+        client_secret: o.idp_client_secret.clone(),
+        id_token: need(given[4])?,
+    }))
 }
 
 #[cfg(test)]
@@ -653,6 +764,7 @@ mod tests {
             e.oauth = Some(crate::config::McpOAuth {
                 client_id: "cox-by-hand".into(),
                 client_secret: Some("${TOKEN}".into()),
+                ..Default::default()
             });
         })
         .unwrap();
@@ -667,6 +779,91 @@ mod tests {
             })
             .unwrap_err()
             .contains("oauth is for an http server")
+        );
+    }
+
+    /// Each grant takes its own keys and says which one it misses; a key
+    /// of another grant is refused by name; the secrets stay out of Debug.
+    #[test]
+    fn an_oauth_grant_takes_its_keys_and_refuses_the_others() {
+        let vars = |name: &str| (name == "TOKEN").then(|| "t0k".to_owned());
+        let origin = Origin {
+            file: "cfg".into(),
+            line: 1,
+            kind: OriginKind::User,
+        };
+        let with = |oauth: crate::config::McpOAuth| {
+            let entry = Entry {
+                url: Some("http://127.0.0.1:1/mcp".into()),
+                kind: Some("http".into()),
+                oauth: Some(oauth),
+                ..Entry::default()
+            };
+            resolve("s", &entry, origin.clone(), &vars)
+        };
+        let oauth = |grant: &str| crate::config::McpOAuth {
+            client_id: "c".into(),
+            grant: Some(grant.into()),
+            ..Default::default()
+        };
+        let machine = with(crate::config::McpOAuth {
+            client_secret: Some("${TOKEN}".into()),
+            ..oauth("client_credentials")
+        })
+        .unwrap();
+        let client = machine.oauth.clone().unwrap();
+        assert_eq!(
+            client.grant,
+            cox_protocol::mcp::OAuthGrant::ClientCredentials
+        );
+        assert!(!format!("{machine:?}").contains("t0k"));
+        let keyed = with(crate::config::McpOAuth {
+            private_key: Some("-----BEGIN EC PRIVATE KEY-----\n…".into()),
+            ..oauth("client_credentials")
+        })
+        .unwrap();
+        let client = keyed.oauth.clone().unwrap();
+        assert_eq!(client.signing_algorithm.as_deref(), Some("ES256"));
+        assert!(!format!("{keyed:?}").contains("BEGIN EC"));
+        let refused = |oauth: crate::config::McpOAuth| with(oauth).unwrap_err();
+        assert!(
+            refused(oauth("client_credentials")).contains("needs a client_secret or a private_key")
+        );
+        assert!(
+            refused(oauth("password")).contains("oauth.grant \"password\" is not one cox knows")
+        );
+        assert!(
+            refused(crate::config::McpOAuth {
+                private_key: Some("-----BEGIN PRIVATE KEY-----".into()),
+                ..oauth("client_credentials")
+            })
+            .contains("oauth.signing_algorithm is needed")
+        );
+        assert!(
+            refused(crate::config::McpOAuth {
+                id_token: Some("x".into()),
+                ..oauth("authorization_code")
+            })
+            .contains("oauth.id_token is for grant = \"cross_app\"")
+        );
+        let cross = crate::config::McpOAuth {
+            client_secret: Some("s".into()),
+            idp_issuer: Some("https://idp".into()),
+            idp_token_endpoint: Some("https://idp/token".into()),
+            idp_client_id: Some("i".into()),
+            id_token: Some("${TOKEN}".into()),
+            ..oauth("cross_app")
+        };
+        let app = with(cross.clone()).unwrap();
+        let idp = app.oauth.clone().unwrap().idp.unwrap();
+        assert_eq!(idp.id_token, "t0k");
+        assert!(!format!("{app:?}").contains("t0k"));
+        assert!(
+            refused(crate::config::McpOAuth {
+                idp_token_endpoint: None,
+                ..cross
+            })
+            .contains("oauth.grant cross_app needs oauth.idp_token_endpoint")
         );
     }
 }
