@@ -23,6 +23,17 @@ export MCP_OAUTH_CLIENT_METADATA_URL=https://conformance-test.local/client-metad
 unset DBUS_SESSION_BUS_ADDRESS
 cd "$scratch/work" || exit 1
 
+# A client registered out of band, added as a person does: its secret is
+# asked for (here from MCP_CLIENT_SECRET) and kept beside the login, not in
+# the config.
+if [ "$scenario" = auth/pre-registration ]; then
+  read -r id secret < <(python3 -c '
+import json, os
+c = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+print(c["client_id"], c["client_secret"])')
+  MCP_CLIENT_SECRET=$secret "$cox" mcp add --transport http --client-id "$id" \
+    --client-secret conf "$url" >&2 || exit 1
+else
 python3 - "$url" > "$COX_HOME/config.toml" <<'PY'
 import json, os, sys
 print('[mcp_servers.conf]\ntype = "http"\nurl = %s' % json.dumps(sys.argv[1]))
@@ -45,6 +56,7 @@ if "client_id" in context:
                           ("idp_client_id", "idp_client_id"), ("idp_id_token", "id_token")]:
             print("%s = %s" % (name, json.dumps(context[key])))
 PY
+fi
 
 case $scenario in
   tools_call) call='name = "mcp__conf__add_numbers"

@@ -368,6 +368,56 @@ fn challenge_scope(challenge: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_owned())
 }
 
+/// Where server `name`'s pre-registered client secret is kept (`cox mcp
+/// add --client-secret`): beside its login, in the keyring or a 0600 file.
+fn secret_vault(home: &Path, name: &str) -> vault::Vault {
+    vault::Vault::new(&folder(home), &format!("{name}.client-secret"))
+}
+
+/// Why a client that needs a secret has none.
+fn no_secret(name: &str) -> String {
+    format!(
+        "no client secret: set oauth.client_secret (\"${{VAR}}\"), or keep one with cox mcp add \
+         {name} … --client-secret"
+    )
+}
+
+/// Keeps server `name`'s client secret; where it went.
+///
+/// # Errors
+/// It cannot be written.
+pub fn keep_client_secret(home: &Path, name: &str, secret: &str) -> Result<String, String> {
+    let vault = secret_vault(home, name);
+    vault.write(secret)?;
+    Ok(vault.label())
+}
+
+/// Forgets server `name`'s kept client secret; whether there was one.
+///
+/// # Errors
+/// It exists and cannot be removed.
+pub fn forget_client_secret(home: &Path, name: &str) -> Result<bool, String> {
+    secret_vault(home, name).forget()
+}
+
+/// `client` with the secret kept for server `name` when its entry names
+/// none (the keyring may wait on the person: off the async threads).
+async fn with_kept_secret(
+    home: &Path,
+    name: &str,
+    client: &cox_protocol::mcp::OAuthClient,
+) -> Result<cox_protocol::mcp::OAuthClient, String> {
+    let mut client = client.clone();
+    if client.client_secret.is_none() {
+        let vault = secret_vault(home, name);
+        let kept = tokio::task::spawn_blocking(move || vault.read())
+            .await
+            .map_err(|e| format!("reading the client secret failed: {e}"))??;
+        client.client_secret = kept.into_iter().next().map(|(_, secret)| secret);
+    }
+    Ok(client)
+}
+
 /// Whether an rmcp error says the server wants a (new) login.
 #[must_use]
 pub fn wants_login(error: &(dyn std::error::Error + 'static)) -> bool {
@@ -428,6 +478,11 @@ pub async fn login(
     client: Option<&cox_protocol::mcp::OAuthClient>,
     how: &Login<'_>,
 ) -> Result<String, String> {
+    let kept = match client {
+        Some(client) => Some(with_kept_secret(how.home, name, client).await?),
+        None => None,
+    };
+    let client = kept.as_ref();
     if let Some(client) =
         client.filter(|c| c.grant != cox_protocol::mcp::OAuthGrant::AuthorizationCode)
     {
@@ -440,7 +495,8 @@ pub async fn login(
         .await;
     }
     let (challenge, manager, metadata) = discovered(how.home, name, (url, headers)).await?;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+    let port = client.and_then(|c| c.callback_port).unwrap_or(0);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1 for the redirect: {e}"))?;
     let port = listener
@@ -576,9 +632,7 @@ async fn client_credentials(
             scopes,
             resource,
         },
-        (None, None) => {
-            return Err("the client credentials grant needs the client's secret or key".into());
-        }
+        (None, None) => return Err(no_secret(name)),
     };
     let refused = |e: AuthError| format!("the client credentials exchange failed: {e}");
     manager
@@ -610,8 +664,11 @@ async fn cross_app(
     use rmcp::transport::auth::enterprise::{
         EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
     };
-    let (Some(idp), Some(secret)) = (&client.idp, &client.client_secret) else {
-        return Err("cross-app access needs the identity provider and the client's secret".into());
+    let Some(idp) = &client.idp else {
+        return Err("cross-app access needs the identity provider (oauth.idp_…)".into());
+    };
+    let Some(secret) = &client.client_secret else {
+        return Err(no_secret(name));
     };
     let (challenge, _, metadata) = discovered(home, name, (url, headers)).await?;
     let issuer = metadata.issuer.clone().unwrap_or_else(|| url.to_owned());
@@ -695,6 +752,7 @@ pub async fn client_credentials_apart(
     (url, headers): (String, Vec<(String, String)>),
     client: cox_protocol::mcp::OAuthClient,
 ) -> Result<String, String> {
+    let client = with_kept_secret(&home, &name, &client).await?;
     tokio::task::spawn_blocking(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

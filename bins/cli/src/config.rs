@@ -171,6 +171,10 @@ pub struct McpOAuth {
     pub idp_client_id: Option<String>,
     pub idp_client_secret: Option<String>,
     pub id_token: Option<String>,
+    /// The loopback port a login's redirect comes back to (Claude Code's
+    /// `callbackPort`), for a client registered with one redirect URI.
+    #[serde(alias = "callbackPort")]
+    pub callback_port: Option<u16>,
 }
 
 /// `[tools]`: the tools that reach beyond the machine, each on or off.

@@ -197,6 +197,24 @@ pub trait McpClient: Send + Sync {
     /// Where logins are kept, for `cox doctor`.
     fn login_store(&self, home: &std::path::Path) -> String;
 
+    /// Keeps server `name`'s pre-registered client secret beside its
+    /// login (`cox mcp add --client-secret`); where it went.
+    ///
+    /// # Errors
+    /// It cannot be written.
+    fn keep_client_secret(
+        &self,
+        home: &std::path::Path,
+        name: &str,
+        secret: &str,
+    ) -> Result<String, String>;
+
+    /// Forgets server `name`'s kept client secret; whether there was one.
+    ///
+    /// # Errors
+    /// It exists and cannot be removed.
+    fn forget_client_secret(&self, home: &std::path::Path, name: &str) -> Result<bool, String>;
+
     /// Whether `server` may be started: a project's or a plugin's only once
     /// trusted as it is configured now (`cox ext list`).
     ///

@@ -132,6 +132,14 @@ impl McpClient for Client {
         }
     }
 
+    fn keep_client_secret(&self, home: &Path, name: &str, secret: &str) -> Result<String, String> {
+        cox_mcp::auth::keep_client_secret(home, name, secret)
+    }
+
+    fn forget_client_secret(&self, home: &Path, name: &str) -> Result<bool, String> {
+        cox_mcp::auth::forget_client_secret(home, name)
+    }
+
     fn logout(&self, home: &Path, server: &McpServer) -> Result<bool, String> {
         match &server.transport {
             Transport::Http { url, .. } => {

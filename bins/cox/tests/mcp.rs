@@ -1105,3 +1105,60 @@ fn a_headless_run_declines_a_servers_request_for_input_and_says_so() {
         results[0]
     );
 }
+
+/// `cox mcp add --client-id … --client-secret`: the secret comes from
+/// `MCP_CLIENT_SECRET` (or a prompt on a terminal), is kept beside the
+/// server's login (a 0600 file here, where no keyring answers), never in
+/// the config; without either, nothing is written; `cox mcp remove` forgets
+/// it.
+#[test]
+fn a_client_secret_is_kept_beside_the_login_not_in_the_config() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = Env::new();
+    let add = |secret: Option<&str>| {
+        let mut command = cox(&env);
+        command.env_remove("MCP_CLIENT_SECRET");
+        if let Some(secret) = secret {
+            command.env("MCP_CLIENT_SECRET", secret);
+        }
+        command
+            .args([
+                "mcp",
+                "add",
+                "--transport",
+                "http",
+                "--client-id",
+                "corp-cli",
+            ])
+            .args(["--client-secret", "--callback-port", "8421", "corp"])
+            .arg("https://mcp.example.com/mcp")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let config = env.home.path().join("config.toml");
+    let out = add(None);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("set MCP_CLIENT_SECRET"),
+        "{}",
+        text(&out)
+    );
+    assert!(!config.exists(), "nothing written");
+    let out = add(Some("s3cret-value"));
+    assert!(out.status.success(), "{}", text(&out));
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(written.contains("client_id = \"corp-cli\""), "{written}");
+    assert!(written.contains("callback_port = 8421"), "{written}");
+    assert!(!written.contains("s3cret"), "{written}");
+    assert!(!text(&out).contains("s3cret"), "{}", text(&out));
+    let kept = env.home.path().join("mcp-auth/corp.client-secret.json");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "s3cret-value");
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let out = cox(&env).args(["mcp", "remove", "corp"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!kept.exists(), "the secret went with the server");
+}

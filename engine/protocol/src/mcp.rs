@@ -173,6 +173,10 @@ pub struct OAuthClient {
     /// For the cross-app grant: the enterprise identity provider and the
     /// person's ID token from it.
     pub idp: Option<IdentityProvider>,
+    /// The loopback port a login's redirect comes back to, for an
+    /// authorization server that registered one exact redirect URI (any
+    /// free port when unset).
+    pub callback_port: Option<u16>,
 }
 
 /// An enterprise identity provider (cross-app access): the person's ID
@@ -231,6 +235,7 @@ impl std::fmt::Debug for OAuthClient {
             )
             .field("signing_algorithm", &self.signing_algorithm)
             .field("idp", &self.idp)
+            .field("callback_port", &self.callback_port)
             .finish()
     }
 }

@@ -29,6 +29,7 @@ use crate::mcp::{McpServer, OriginKind, ServerReport, ToolTrust, Transport};
 use crate::output::printable;
 
 mod login;
+mod secret;
 
 pub use login::login_flow;
 use login::{login, logout};
@@ -84,6 +85,18 @@ pub struct AddArgs {
     pub headers: Vec<String>,
     #[arg(long, short = 's', value_enum, default_value = "user")]
     pub scope: Scope,
+    /// An HTTP server's client, registered with its authorization server
+    /// out of band.
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+    /// Ask for that client's secret (or read `MCP_CLIENT_SECRET`) and keep
+    /// it beside the server's login, in the OS keyring where there is one.
+    #[arg(long, requires = "client_id")]
+    pub client_secret: bool,
+    /// The loopback port a login's redirect comes back to, for a client
+    /// registered with one exact redirect URI.
+    #[arg(long, value_name = "PORT")]
+    pub callback_port: Option<u16>,
     /// The command and its arguments (after `--`), or the URL.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub target: Vec<String>,
@@ -436,6 +449,15 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
         "stdio" | "http" | "sse" => {}
         other => bail!("--transport {other}: give stdio, http or sse"),
     }
+    if kind == "stdio" && (add.client_id.is_some() || add.callback_port.is_some()) {
+        bail!("--client-id and --callback-port are for http and sse servers");
+    }
+    // Asked before anything is written, so a refused answer leaves nothing.
+    let secret = if add.client_secret {
+        Some(secret::read()?)
+    } else {
+        None
+    };
     let (loaded, cx) = crate::session::mcp_outside_a_session(args)?;
     if let Some(there) = loaded.servers.iter().find(|s| s.name == add.name) {
         bail!(
@@ -485,12 +507,23 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
                         .collect();
                     let _ = writeln!(text, "headers = {{ {} }}", inline.join(", "));
                 }
+                let mut oauth = Vec::new();
+                if let Some(id) = &add.client_id {
+                    oauth.push(format!("client_id = {}", toml_string(id)));
+                }
+                if let Some(port) = add.callback_port {
+                    oauth.push(format!("callback_port = {port}"));
+                }
+                if !oauth.is_empty() {
+                    let _ = writeln!(text, "oauth = {{ {} }}", oauth.join(", "));
+                }
             }
             write_checked(&path, &text, || {
                 crate::config::load_mcp_servers(&path).map(drop)
             })?;
+            let kept = secret::keep(&cx.home, &add.name, secret.as_deref())?;
             Ok(format!(
-                "added MCP server '{}' to {}",
+                "added MCP server '{}' to {}{kept}",
                 add.name,
                 path.display()
             ))
@@ -518,6 +551,16 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
                         Value::Object(headers.into_iter().map(|(k, v)| (k, v.into())).collect()),
                     );
                 }
+                let mut oauth = serde_json::Map::new();
+                if let Some(id) = &add.client_id {
+                    oauth.insert("clientId".into(), id.clone().into());
+                }
+                if let Some(port) = add.callback_port {
+                    oauth.insert("callbackPort".into(), port.into());
+                }
+                if !oauth.is_empty() {
+                    entry.insert("oauth".into(), Value::Object(oauth));
+                }
             }
             let servers = servers_of(&mut file, &path)?;
             if servers.contains_key(&add.name) {
@@ -530,8 +573,9 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
             }
             servers.insert(add.name.clone(), Value::Object(entry));
             write_json(&path, &file)?;
+            let kept = secret::keep(&cx.home, &add.name, secret.as_deref())?;
             Ok(format!(
-                "added MCP server '{}' to {}; it waits for `cox mcp trust {}`",
+                "added MCP server '{}' to {}{kept}; it waits for `cox mcp trust {}`",
                 add.name,
                 path.display(),
                 add.name
@@ -697,6 +741,12 @@ fn remove(args: &RunArgs, name: &str, scope: Option<Scope>) -> Result<String> {
         ),
         (None, None) => bail!("no MCP server is called {name:?} here (cox mcp list shows them)"),
     };
+    // A client secret kept for it goes with it.
+    if let Ok(client) = client()
+        && let Err(why) = client.forget_client_secret(cx.home.root(), name)
+    {
+        bail!("MCP server '{name}': its client secret cannot be forgotten: {why}");
+    }
     match scope {
         Scope::Project => {
             let path = cx.cwd.join(".mcp.json");
@@ -732,21 +782,4 @@ fn remove(args: &RunArgs, name: &str, scope: Option<Scope>) -> Result<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn removing_a_server_takes_all_its_tables_and_leaves_the_rest() {
-        let text = "[core]\nmode = \"editor\"\n\n[mcp_servers.a]\ncommand = \"x\"\n\n\
-                    # the b server\n[mcp_servers.b]\ncommand = \"y\"\n\n[mcp_servers.a.env]\nK = \"v\"\n";
-        assert_eq!(
-            without_server(text, "a").unwrap(),
-            "[core]\nmode = \"editor\"\n\n# the b server\n[mcp_servers.b]\ncommand = \"y\"\n"
-        );
-        assert_eq!(without_server(text, "c"), None);
-        let crlf = "[mcp_servers.a]\r\ncommand = \"x\"\r\n[tui]\r\n";
-        assert_eq!(without_server(crlf, "a").unwrap(), "[tui]\r\n");
-        assert!(toml_defines(text, "b") && !toml_defines(text, "ab"));
-        assert!(toml_defines("mcp_servers.z = { command = \"x\" }\n", "z"));
-    }
-}
+mod tests;

@@ -92,6 +92,7 @@ const MCP_SERVER: Shape = Table(&[
             ("idp_client_id", Value),
             ("idp_client_secret", Value),
             ("id_token", Value),
+            ("callback_port", Value),
         ]),
     ),
 ]);
