@@ -307,3 +307,63 @@ fn a_docker_server_is_told_the_socket_is_outside_the_sandbox() {
         "{failed}"
     );
 }
+
+/// The Python recipes as people paste them, `uvx PKG` and `pipx run PKG`
+/// (the reference time server from PyPI), start in the sandbox with the
+/// defaults: each launcher fetches into a cache of cox's own, and never
+/// the person's.
+#[test]
+fn uvx_and_pipx_run_start_with_the_defaults() {
+    let Some(bin) = installed("COX_TEST_LAUNCHERS", "uv and pipx") else {
+        return;
+    };
+    if !Path::new("/usr/bin/bwrap").exists() {
+        eprintln!("skipped: no bwrap");
+        return;
+    }
+    for (launcher, args, cached) in [
+        ("uvx", vec!["mcp-server-time"], "uv"),
+        ("pipx", vec!["run", "mcp-server-time"], "pipx"),
+    ] {
+        let env = Env::new();
+        // The person's home, apart from cox's own.
+        let home = tempfile::tempdir().unwrap();
+        let config = servers_json(&[(
+            "time",
+            serde_json::json!({"command": bin.join(launcher), "args": args}),
+        )]);
+        let scenario = calls(
+            &env,
+            &[(
+                "mcp__time__get_current_time",
+                serde_json::json!({"timezone": "UTC"}),
+            )],
+        );
+        let out = env
+            .cox()
+            .env("HOME", home.path())
+            .env_remove("MCP_TIMEOUT")
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", &scenario)
+            .args(["run", "-p", "use the tools", "--permission-mode"])
+            .args(["bypassPermissions", "--output-format", "stream-json"])
+            .args(["--mcp-config", &config])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{launcher}: {}", text(&out));
+        let results = results(&out);
+        assert!(
+            results[0].0 && results[0].1.contains("\"timezone\": \"UTC\""),
+            "{launcher}: {}",
+            text(&out)
+        );
+        let cache = home.path().join(".cache/cox-mcp").join(cached);
+        assert!(
+            std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some()),
+            "{launcher} fetched into {}",
+            cache.display()
+        );
+        assert!(!home.path().join(".cache/uv").exists());
+        assert!(!home.path().join(".local/pipx").exists());
+    }
+}
