@@ -1,13 +1,15 @@
 """An MCP server that wants a login, on the official MCP Python SDK, for
 cox's OAuth tests.
 
-`py-auth-server.py PORT LOG LIFETIME [CLIENT_ID]` serves streamable HTTP at
+`py-auth-server.py PORT LOG LIFETIME [CLIENT_ID[:SECRET]]` serves streamable HTTP at
 http://127.0.0.1:PORT/mcp and is its own authorization server (metadata,
 dynamic client registration, authorization code with PKCE, refresh,
 revocation), all from the SDK; this file only keeps the codes and tokens.
 With CLIENT_ID it has no dynamic registration and knows that one public
 client, registered out of band (any loopback redirect URI), as
-authorization servers of companies often do.
+authorization servers of companies often do: a public one, or with
+SECRET a confidential one, which authenticates with HTTP Basic at the
+token endpoint (its code exchange and every refresh).
 The authorize step approves at once (no person in a test) by redirecting
 to the client's redirect URI. Access tokens live LIFETIME seconds.
 
@@ -32,7 +34,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.responses import PlainTextResponse
 
 PORT, LOG, LIFETIME = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-PRE_CLIENT = sys.argv[4] if len(sys.argv) > 4 else None
+PRE_CLIENT, _, PRE_SECRET = (sys.argv[4] if len(sys.argv) > 4 else "").partition(":")
+PRE_CLIENT = PRE_CLIENT or None
 BASE = f"http://127.0.0.1:{PORT}"
 
 
@@ -57,7 +60,8 @@ class Provider:
         if PRE_CLIENT:
             self.clients[PRE_CLIENT] = LoopbackClient(
                 client_id=PRE_CLIENT, redirect_uris=["http://127.0.0.1:1/callback"],
-                token_endpoint_auth_method="none",
+                client_secret=PRE_SECRET or None,
+                token_endpoint_auth_method="client_secret_basic" if PRE_SECRET else "none",
                 grant_types=["authorization_code", "refresh_token"], response_types=["code"])
         self.codes = {}
         self.access = {}
@@ -154,7 +158,47 @@ async def revoke_all(request):
     return PlainTextResponse("ok")
 
 
+def basic_names_the_client(inner):
+    """The SDK's token endpoint wants `client_id` in the form even when
+    HTTP Basic carries it (RFC 6749 2.3.1 does not ask for both): it is
+    copied there from the header, as a standard authorization server reads
+    it."""
+    import base64
+    from urllib.parse import quote, unquote
+
+    async def asgi(scope, receive, send):
+        headers = dict(scope.get("headers") or [])
+        basic = headers.get(b"authorization", b"")
+        if scope["type"] != "http" or scope["path"] != "/token" or not basic.startswith(b"Basic "):
+            return await inner(scope, receive, send)
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        if b"client_id=" not in body:
+            client = unquote(base64.b64decode(basic[6:]).decode().split(":", 1)[0])
+            body += b"&client_id=" + quote(client).encode()
+        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k != b"content-length"]
+                     + [(b"content-length", str(len(body)).encode())])
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await inner(scope, replay, send)
+
+    return asgi
+
+
 if __name__ == "__main__":
     import uvicorn
 
-    uvicorn.run(app.streamable_http_app(), host="127.0.0.1", port=PORT, log_level="warning")
+    uvicorn.run(basic_names_the_client(app.streamable_http_app()), host="127.0.0.1", port=PORT,
+                log_level="warning")

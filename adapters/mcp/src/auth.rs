@@ -296,6 +296,7 @@ pub async fn authorized(
     home: &Path,
     name: &str,
     url: &str,
+    client: Option<&cox_protocol::mcp::OAuthClient>,
 ) -> Result<Option<AuthClient<reqwest::Client>>, String> {
     let file = TokenFile::new(home, name, url);
     // A keyring may block (an unlock prompt): off the async threads.
@@ -328,6 +329,21 @@ pub async fn authorized(
         Ok(true) => {}
         Ok(false) => return Ok(None),
         Err(e) => return Err(format!("the stored login cannot be used: {e}")),
+    }
+    // A confidential client authenticates its refreshes too: the store
+    // keeps no secret, so the entry's (or the kept one) is set again.
+    if let Some(client) = client {
+        let client = with_kept_secret(home, name, client).await?;
+        if let Some(secret) = client.client_secret {
+            let config = rmcp::transport::auth::OAuthClientConfig::new(
+                client.client_id.clone(),
+                "http://127.0.0.1/callback",
+            )
+            .with_client_secret(secret);
+            manager
+                .configure_client(config)
+                .map_err(|e| format!("the stored login cannot be used: {e}"))?;
+        }
     }
     Ok(Some(AuthClient::new(reqwest::Client::new(), manager)))
 }

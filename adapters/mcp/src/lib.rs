@@ -495,7 +495,13 @@ async fn start(
                     .await?;
                 }
             }
-            let authorized = auth::authorized(options.home.root(), &server.name, url).await?;
+            let authorized = auth::authorized(
+                options.home.root(),
+                &server.name,
+                url,
+                server.oauth.as_ref(),
+            )
+            .await?;
             let serve = |lifecycle: rmcp::ClientLifecycleMode| {
                 let (authorized, config) = (authorized.clone(), config.clone());
                 let handler = handler.clone();

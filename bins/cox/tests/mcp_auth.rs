@@ -446,3 +446,76 @@ fn a_preregistered_client_logs_in_where_registration_is_off() {
         text(&out)
     );
 }
+
+/// A confidential client registered out of band (its secret from a
+/// variable): its login authenticates at the token endpoint, and so does
+/// every refresh after its token expires, so the session goes on without a
+/// new login.
+#[test]
+fn a_confidential_clients_token_is_refreshed_with_its_secret() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let env = Env::new();
+    let log = env.home.path().join("auth.log");
+    let port = free_port();
+    let mut server = python_server(
+        &python,
+        "py-auth-server.py",
+        &[
+            port.to_string().as_ref(),
+            log.as_os_str(),
+            "2".as_ref(),
+            "corp-app:s3cret".as_ref(),
+        ],
+        port,
+    );
+    write(
+        &env.home.path().join("config.toml"),
+        &format!(
+            "[mcp_servers.corp]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n\
+             oauth = {{ client_id = \"corp-app\", client_secret = \"${{CORP_SECRET}}\" }}\n"
+        ),
+    );
+    let browser = write(
+        &env.home.path().join("browser.py"),
+        "import sys, urllib.request\nurllib.request.urlopen(sys.argv[1]).read()\n",
+    );
+    let out = cox(&env)
+        .env("CORP_SECRET", "s3cret")
+        .env(
+            "BROWSER",
+            format!("{} {}", python.display(), browser.display()),
+        )
+        .args(["mcp", "login", "corp"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // Past the token's 2 s.
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    let scenario = calls(&env, &[("mcp__corp__whoami", serde_json::json!({}))]);
+    let out = cox(&env)
+        .env("CORP_SECRET", "s3cret")
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &scenario)
+        .args(["run", "-p", "use the tools", "--permission-mode"])
+        .args(["bypassPermissions", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(
+        results(&out).first().cloned(),
+        Some((true, "client corp-app".to_owned())),
+        "{}",
+        text(&out)
+    );
+    let kinds: Vec<String> = auth_events(&log)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["authorize", "code", "refresh", "call"], "{kinds:?}");
+}
