@@ -492,9 +492,16 @@ impl App {
             MouseEventKind::ScrollUp => {
                 self.scroll = self.scroll.saturating_add(3).min(self.max_scroll.get());
             }
-            MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(3),
+            MouseEventKind::ScrollDown => self.scroll_down(3),
             _ => {}
         }
+    }
+
+    /// Scrolls `lines` toward the end, from where the transcript is
+    /// really scrolled (the last frame may have found less to scroll than
+    /// was asked for).
+    fn scroll_down(&mut self, lines: usize) {
+        self.scroll = self.scroll.min(self.max_scroll.get()).saturating_sub(lines);
     }
 
     /// Handles one key; returns what the runner must do.
@@ -519,7 +526,23 @@ impl App {
                 return Vec::new();
             }
             KeyCode::PageDown => {
-                self.scroll = self.scroll.saturating_sub(10);
+                self.scroll_down(10);
+                return Vec::new();
+            }
+            // With nothing typed, Home and End go to the transcript's start
+            // and end (Ctrl+Home and Ctrl+End always do).
+            KeyCode::Home
+                if key.modifiers.contains(KeyModifiers::CONTROL)
+                    || self.composer.text().is_empty() =>
+            {
+                self.scroll = self.max_scroll.get();
+                return Vec::new();
+            }
+            KeyCode::End
+                if key.modifiers.contains(KeyModifiers::CONTROL)
+                    || self.composer.text().is_empty() =>
+            {
+                self.scroll = 0;
                 return Vec::new();
             }
             KeyCode::Tab => {

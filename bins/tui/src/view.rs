@@ -419,11 +419,19 @@ pub(crate) fn clip(text: &str, width: u16) -> String {
 }
 
 fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let lines = last_lines(app, area.width, usize::from(area.height) + app.scroll);
+    let lines = last_lines(
+        app,
+        area.width,
+        usize::from(area.height).saturating_add(app.scroll),
+    );
     let max = lines.len().saturating_sub(usize::from(area.height));
-    if lines.len() < usize::from(area.height) + app.scroll {
+    if lines.len() < usize::from(area.height).saturating_add(app.scroll) {
         // Everything was rendered: this is how far it can scroll.
         app.max_scroll.set(max);
+    } else {
+        // Only the last lines were: there is at least one more above, so
+        // the next scroll up may go on (and finds the real end then).
+        app.max_scroll.set(usize::MAX);
     }
     let height = usize::from(area.height);
     let end = lines

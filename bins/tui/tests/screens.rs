@@ -928,3 +928,49 @@ fn a_servers_form_is_drawn_filled_in_and_sent_to_the_session() {
     let drawn = screen(&app, 80, 20);
     assert!(drawn.contains("the request was cancelled"), "{drawn}");
 }
+
+/// Scrollback from the first frame of a new session: a long answer's start
+/// and the prompt before it come back with PgUp (and Home), and PgDn and
+/// End go back down, the wheel likewise.
+#[test]
+fn a_new_sessions_long_answer_scrolls_back_from_the_first_frame() {
+    let mut app = app();
+    // The first frame: empty.
+    let _ = screen(&app, 80, 20);
+    turn(&mut app, "tell me everything");
+    let answer: String = (1..=120)
+        .map(|i| format!("line {i} of the answer\n\n"))
+        .collect();
+    app.on_event(&Event::TextDelta { text: answer });
+    let bottom = screen(&app, 80, 20);
+    assert!(bottom.contains("line 120 of the answer"), "{bottom}");
+    assert!(!bottom.contains("tell me everything"), "{bottom}");
+    for _ in 0..40 {
+        app.on_key(key(KeyCode::PageUp), Instant::now());
+        let _ = screen(&app, 80, 20);
+    }
+    let top = screen(&app, 80, 20);
+    assert!(top.contains("tell me everything"), "{top}");
+    assert!(top.contains("line 1 of the answer"), "{top}");
+    // Back down a page at once, though PgUp was pressed past the top.
+    app.on_key(key(KeyCode::PageDown), Instant::now());
+    let lower = screen(&app, 80, 20);
+    assert!(!lower.contains("tell me everything"), "{lower}");
+    app.on_key(key(KeyCode::End), Instant::now());
+    assert!(screen(&app, 80, 20).contains("line 120 of the answer"));
+    app.on_key(key(KeyCode::Home), Instant::now());
+    let _ = screen(&app, 80, 20);
+    assert!(screen(&app, 80, 20).contains("tell me everything"));
+    app.on_key(key(KeyCode::End), Instant::now());
+    app.on_mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::ScrollUp,
+        column: 0,
+        row: 0,
+        modifiers: crossterm::event::KeyModifiers::NONE,
+    });
+    let up = screen(&app, 80, 20);
+    assert!(
+        !up.contains("line 120 of the answer"),
+        "the wheel scrolls: {up}"
+    );
+}
