@@ -509,6 +509,9 @@ fn a_status_line_command_draws_the_status_line() {
 #[test]
 fn a_projects_hooks_are_asked_about_once_before_the_session() {
     let env = Env::new();
+    // A first launch: COX_HOME does not exist yet when the question is
+    // answered.
+    std::fs::remove_dir_all(env.home.path()).unwrap();
     // Inside the workspace: a project's hooks run in the sandbox.
     let marker = env.work.path().join("started");
     std::fs::create_dir_all(env.work.path().join(".claude")).unwrap();

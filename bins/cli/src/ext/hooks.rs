@@ -349,6 +349,8 @@ impl Pending {
     /// # Errors
     /// `cox.db` cannot be opened or written.
     pub fn trust(&self) -> Result<()> {
+        // Asked before any session has made the home (a first launch).
+        self.home.prepare()?;
         let db = Db::open(&self.home.db_path())?;
         let user_config = self.home.root().join("config.toml");
         let places = Places {
