@@ -530,6 +530,7 @@ fn a_projects_hooks_are_asked_about_once_before_the_session() {
     assert!(screen.contains("project:SessionStart:1"), "{screen}");
     assert!(screen.contains("allow rule Bash(make:*)"), "{screen}");
     assert!(screen.contains("inside the session's sandbox"), "{screen}");
+    assert!(screen.contains("sandbox (they"), "{screen}");
     assert!(!marker.exists(), "a hook ran before it was trusted");
     tmux.keys(&["y"]);
     tmux.wait_for("trusted 1 hook(s) and 1 allow rule(s) of this folder");

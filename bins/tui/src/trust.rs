@@ -53,7 +53,8 @@ pub fn body(question: &TrustQuestion) -> Text<'static> {
         Line::raw(""),
         Line::raw(format!(
             "{} defines {}: hooks are commands that run at points of every session (before and \
-             after tool calls, at each prompt), inside the session's sandbox; allow rules let the \
+             after tool calls, at each prompt), inside the session's sandbox (they write only the \
+             workspace, and see a /tmp of their own); allow rules let the \
              model make those calls without asking you. A repository could use them against you, \
              so they take effect only once you trust them.",
             sanitize(&question.project),
