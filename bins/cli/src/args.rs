@@ -68,6 +68,11 @@ pub struct RunArgs {
     )]
     pub prompt: Option<String>,
 
+    /// The task, as Claude Code takes it: with -p (anywhere before it) it
+    /// runs headless; without, the terminal UI opens with it sent.
+    #[arg(value_name = "TASK")]
+    pub task: Option<String>,
+
     /// How to print the session: the final text, one JSON result, or every
     /// event as a JSON line [default: text].
     #[arg(long, value_enum)]
@@ -241,6 +246,32 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The positional task joined to `-p`, as Claude Code reads them: a
+    /// `-p` given no value of its own (`cox -p --output-format json
+    /// "task"`) takes the task; without `-p`, the task is the terminal
+    /// UI's first prompt, returned.
+    ///
+    /// # Errors
+    /// Both `-p "…"` and a task: two prompts.
+    pub fn take_task(&mut self) -> Result<Option<String>, String> {
+        let Some(task) = self.task.take() else {
+            return Ok(None);
+        };
+        match self.prompt.as_deref() {
+            None => Ok(Some(task)),
+            // `-p` alone (its value would be stdin): the task is the
+            // prompt, and text piped in still follows it.
+            Some("-") => {
+                self.prompt = Some(task);
+                Ok(None)
+            }
+            Some(given) => Err(format!(
+                "two prompts: -p {given:?} and {task:?}; give the task once, after -p or as -p's \
+                 value"
+            )),
+        }
+    }
+
     /// These flags, given after the subcommand, over `outer`, the same
     /// flags given before it. A value given in both places must agree;
     /// lists add up.
@@ -269,6 +300,7 @@ impl RunArgs {
         }
         let merged = RunArgs {
             prompt: one("-p/--prompt", self.prompt, outer.prompt)?,
+            task: one("the task", self.task, outer.task)?,
             output_format: one("--output-format", self.output_format, outer.output_format)?,
             cwd: one("--cwd", self.cwd, outer.cwd)?,
             add_dir: list(outer.add_dir, self.add_dir),
@@ -572,10 +604,14 @@ impl HeadlessCli {
     /// # Errors
     /// A flag given twice with different values, or no prompt at all.
     pub fn into_run(self) -> Result<RunArgs, String> {
-        let args = match self.command {
+        let mut args = match self.command {
             Some(HeadlessCommand::Run(args)) => args.merge(self.session)?,
             None => self.session,
         };
+        // This binary only runs headless: a task alone is the prompt.
+        if let Some(task) = args.take_task()? {
+            args.prompt = Some(task);
+        }
         Ok(args)
     }
 }

@@ -215,7 +215,7 @@ impl cox_tui::app::Watcher for Spans {
 
 /// Plain `cox`: the terminal UI over a session built as `cox run` builds
 /// one, with approvals asked of the person.
-fn tui(args: RunArgs) -> i32 {
+fn tui(args: RunArgs, first: Option<String>) -> i32 {
     if let Some(flag) = args.headless_only() {
         eprintln!(
             "cox: error: {flag} is for headless runs: add -p \"…\" (or use cox run) to run one task without the terminal UI"
@@ -236,7 +236,14 @@ fn tui(args: RunArgs) -> i32 {
     let trust = move |server: String, _lines: futures::channel::mpsc::UnboundedSender<String>| {
         cox_cli::commands::mcp::trust_flow(trust_args.clone(), server)
     };
+    // The task given on the command line, sent as the first session's
+    // first prompt (never again after /clear or /resume).
+    let mut first = first;
     let make = |start| {
+        let first = match start {
+            cox_tui::run::Start::First => first.take(),
+            _ => None,
+        };
         let mut args = args.clone();
         match start {
             cox_tui::run::Start::First => {}
@@ -278,6 +285,7 @@ fn tui(args: RunArgs) -> i32 {
                 shells: Some(std::sync::Arc::new(ShellsView(facts.shells))),
                 cwd: Some(facts.cwd),
                 mcp: Some(std::sync::Arc::new(McpView(facts.mcp_servers))),
+                first_prompt: first,
             },
         ))
     };
@@ -323,6 +331,7 @@ fn mcp_serve(args: RunArgs, before: RunArgs) -> i32 {
     let flags = server_flags("cox mcp serve", args, before, |args| {
         vec![
             (args.prompt.is_some(), "-p (each call sends its prompt)"),
+            (args.task.is_some(), "a task (each call sends its prompt)"),
             (
                 args.output_format.is_some(),
                 "--output-format (stdout carries the protocol)",
@@ -354,6 +363,7 @@ fn acp(args: RunArgs, before: RunArgs) -> i32 {
     let flags = server_flags("cox acp", args, before, |args| {
         vec![
             (args.prompt.is_some(), "-p (the editor sends the prompts)"),
+            (args.task.is_some(), "a task (the editor sends the prompts)"),
             (
                 args.output_format.is_some(),
                 "--output-format (stdout carries the protocol)",
@@ -384,7 +394,14 @@ fn acp(args: RunArgs, before: RunArgs) -> i32 {
 }
 
 fn headless(args: RunArgs, before: RunArgs) -> i32 {
-    match args.merge(before) {
+    let merged = args.merge(before).and_then(|mut args| {
+        // `cox run "task"` runs it headless too.
+        if let Some(task) = args.take_task()? {
+            args.prompt = Some(task);
+        }
+        Ok(args)
+    });
+    match merged {
         Ok(args) => commands::run::execute(args, cox_cli::providers::any_provider),
         Err(err) => {
             eprintln!("cox: error: {err}");
@@ -410,6 +427,37 @@ fn recorded(args: RunArgs, before: RunArgs, out: std::path::PathBuf) -> i32 {
         },
         before,
     )
+}
+
+/// The command `word` is a near miss of (one or two letters off), when it
+/// is a single word that names none: a typo such as `cox sesions` is not
+/// sent to the model as a task. A task after `--` is taken as it is.
+fn mistyped_command(word: &str) -> Option<String> {
+    use clap::CommandFactory as _;
+    if word.contains(char::is_whitespace) || std::env::args().any(|a| a == "--") {
+        return None;
+    }
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut last = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let here = row[j + 1];
+                row[j + 1] = (last + usize::from(ca != *cb))
+                    .min(row[j] + 1)
+                    .min(here + 1);
+                last = here;
+            }
+        }
+        row[b.len()]
+    }
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .filter(|name| name.len() > 2)
+        .find(|name| distance(word, name) <= 2)
 }
 
 /// A session flag typed before a subcommand that runs no session.
@@ -522,11 +570,31 @@ fn dispatch(cli: Cli) -> i32 {
                 }
             }
         }
-        // `cox -p "…"`: Claude Code's way to run one task headless.
+        // `cox -p "…"` and `cox -p [flags] "…"`: Claude Code's ways to
+        // run one task headless.
         None if cli.session.prompt.is_some() => headless(RunArgs::default(), cli.session),
         // The Claude Agent SDKs: prompts and control requests on stdin.
         None if cli.session.sdk.streaming() => headless(RunArgs::default(), cli.session),
-        None => tui(cli.session),
+        // `cox "task"`: the terminal UI, with the task sent.
+        None => {
+            if let Some(near) = cli.session.task.as_deref().and_then(mistyped_command) {
+                eprintln!(
+                    "cox: error: {:?} is not a command; did you mean `cox {near}`? (a one-word \
+                     task goes after --: cox -- {:?})",
+                    cli.session.task.as_deref().unwrap_or_default(),
+                    cli.session.task.as_deref().unwrap_or_default(),
+                );
+                return 1;
+            }
+            let mut session = cli.session;
+            match session.take_task() {
+                Ok(first) => tui(session, first),
+                Err(err) => {
+                    eprintln!("cox: error: {err}");
+                    1
+                }
+            }
+        }
     }
 }
 

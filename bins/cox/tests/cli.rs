@@ -371,7 +371,12 @@ fn bad_input_is_one_line_and_exit_one() {
         &["similar argument exists: '--prompt'"],
     );
     usage(&["run", "-p", "x", "--permission-mode", "yolo"], &["yolo"]);
-    usage(&["sesions"], &["similar", "sessions"]);
+    // A one-word near miss of a command is not sent as a task.
+    let out = env.cox().args(["sesions"]).output().unwrap();
+    assert_one_line_error(
+        &out,
+        "\"sesions\" is not a command; did you mean `cox sessions`?",
+    );
     usage(&["run", "-p", "x", "--max-turns"], &["--max-turns <N>"]);
 
     let out = env
@@ -521,4 +526,51 @@ fn text_output_on_a_terminal_is_sanitised_and_piped_it_is_byte_exact() {
         bytes.contains("\u{1b}[31mred") && bytes.contains('\u{202e}'),
         "{bytes:?}"
     );
+}
+
+/// The task as Claude Code's scripts pass it: after `-p` and its flags
+/// (`cox -p --output-format json "task"`), or to `cox run "task"`; with
+/// both `-p "…"` and a task, one error naming both; a server command takes
+/// none.
+#[test]
+fn a_positional_task_runs_headless_after_p_and_its_flags() {
+    let env = Env::new();
+    let run = |args: &[&str]| {
+        env.cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario("hello"))
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "-p",
+        "--output-format",
+        "json",
+        "--permission-mode",
+        "acceptEdits",
+        "create hello.txt containing hi",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], "Created hello.txt.", "{result}");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    std::fs::remove_file(env.work.path().join("hello.txt")).unwrap();
+    let out = run(&[
+        "run",
+        "--permission-mode",
+        "acceptEdits",
+        "create hello.txt containing hi",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(env.work.path().join("hello.txt").exists());
+    assert_one_line_error(
+        &run(&["-p", "one", "two"]),
+        "two prompts: -p \"one\" and \"two\"",
+    );
+    assert_one_line_error(&run(&["acp", "task"]), "cox acp does not take a task");
 }

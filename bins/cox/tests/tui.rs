@@ -859,3 +859,22 @@ fn a_servers_form_is_filled_in_in_the_terminal_ui() {
     assert!(screen.contains("you sent the form"), "{screen}");
     assert!(screen.contains("Ada Lovelace"), "{screen}");
 }
+
+/// `cox "task"`, as Claude Code takes it: the terminal UI opens with the
+/// task sent as its first prompt.
+#[test]
+fn a_task_on_the_command_line_opens_the_ui_with_it_sent() {
+    let env = Env::new();
+    let Some(tmux) = Tmux::start(&env, &args("hello", "'create hello.txt containing hi'")) else {
+        return;
+    };
+    let asked = tmux.wait_for("y allow once");
+    assert!(asked.contains("create hello.txt containing hi"), "{asked}");
+    std::thread::sleep(Duration::from_millis(400));
+    tmux.keys(&["y"]);
+    tmux.wait_for("Created hello.txt.");
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+}

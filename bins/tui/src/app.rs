@@ -173,6 +173,8 @@ pub struct Facts {
     pub cwd: Option<std::path::PathBuf>,
     /// The session's MCP servers, for `/mcp`.
     pub mcp: Option<std::sync::Arc<dyn McpServers>>,
+    /// A prompt to send as the session starts (`cox "task"`).
+    pub first_prompt: Option<String>,
 }
 
 /// The session's background shells, as `/shells` shows and stops them.
@@ -283,6 +285,7 @@ impl App {
     #[must_use]
     pub fn new(mut facts: Facts, mut history: Vec<String>) -> Self {
         let past = std::mem::take(&mut facts.past);
+        let first = facts.first_prompt.take();
         let worktree_stat = facts.worktree.as_ref().and_then(|w| w.stat());
         let mut transcript = Transcript::new();
         transcript.catalog = catalog_of(&facts.models);
@@ -312,7 +315,8 @@ impl App {
             esc_at: None,
             ctrl_c_at: None,
             quit: false,
-            queued: VecDeque::new(),
+            // Sent once the session is ready (`ready`).
+            queued: first.into_iter().collect(),
             rewinding: None,
             approval_since: None,
             max_scroll: Cell::new(usize::MAX),

@@ -48,6 +48,7 @@ pub fn app() -> App {
             shells: None,
             cwd: None,
             mcp: None,
+            first_prompt: None,
         },
         Vec::new(),
     );
