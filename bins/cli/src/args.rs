@@ -414,7 +414,7 @@ Claude Code flag → cox:
   claude -p \"…\", --print          cox -p \"…\" or cox run -p \"…\" (-p - reads stdin)
   cat f | claude -p \"…\"           the same: piped text is sent after the prompt
   --output-format FORMAT          the same (json has total_cost_usd, permission_denials)
-  --verbose                       the same (changes text format; stream-json is always whole)
+  --verbose                       the same (text: every call on stderr; stream-json: Claude Code's frames)
   -c, --continue / -r, --resume   the same
   --fork-session                  the same (the fork names the old session)
   --model, --permission-mode      the same

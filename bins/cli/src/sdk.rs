@@ -14,6 +14,11 @@
 //! every ask, with `--permission-prompt-tool stdio`). stdout carries
 //! Claude Code's frames (see [`frames`]) and cox's control traffic.
 //!
+//! The same frames serve a script that gives one prompt (`cox -p "…"
+//! --output-format stream-json --verbose`, as Claude Code prints them
+//! there; [`execute_one`]): that prompt is the one turn, stdin is not read
+//! for control traffic, and the run ends with its result.
+//!
 //! A reader thread takes stdin as it comes, so an interrupt or an answer
 //! reaches the session while a turn runs. Every control request is
 //! answered (success, or an error naming what is not supported), never
@@ -55,7 +60,30 @@ where
     P: Provider,
     B: FnOnce(&RunArgs, ApprovalPolicy) -> Result<Built<P>>,
 {
-    match start(&args, build) {
+    match start(&args, build, None) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("cox: error: {}", crate::one_line(&err));
+            1
+        }
+    }
+}
+
+/// One prompt (and its images), its run written as Claude Code's frames
+/// (`system/init`, `assistant`, `user`, `result`): what `-p
+/// --output-format stream-json --verbose` prints in Claude Code.
+pub fn execute_one<P, B>(
+    args: RunArgs,
+    prompt: (String, Vec<cox_protocol::types::Image>),
+    build: B,
+) -> i32
+where
+    P: Provider,
+    B: FnOnce(&RunArgs, ApprovalPolicy) -> Result<Built<P>>,
+{
+    let mut args = args;
+    args.prompt = None;
+    match start(&args, build, Some(prompt)) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("cox: error: {}", crate::one_line(&err));
@@ -72,13 +100,29 @@ pub type Built<P> = (
     cox_protocol::catalog::Catalog,
 );
 
-fn start<P, B>(args: &RunArgs, build: B) -> Result<i32>
+fn start<P, B>(
+    args: &RunArgs,
+    build: B,
+    one: Option<(String, Vec<cox_protocol::types::Image>)>,
+) -> Result<i32>
 where
     P: Provider,
     B: FnOnce(&RunArgs, ApprovalPolicy) -> Result<Built<P>>,
 {
     let stream_json = args.output_format == Some(crate::args::OutputFormat::StreamJson);
-    if let Some(line) = args.sdk.refusal(stream_json) {
+    // One prompt's frames take the flags that shape them; those that need
+    // the SDK's stdin (its permission answers, its user messages) still
+    // need it.
+    let refused = if one.is_some() {
+        let mut flags = args.sdk.clone();
+        flags.include_partial_messages = false;
+        flags.include_hook_events = false;
+        flags.allow_dangerously_skip_permissions = false;
+        flags.refusal(stream_json)
+    } else {
+        args.sdk.refusal(stream_json)
+    };
+    if let Some(line) = refused {
         bail!("{line}");
     }
     if args.prompt.is_some() {
@@ -206,20 +250,34 @@ where
         let schema = crate::structured::Schema::from_flags(&args.sdk)?;
         let bypass = args.sdk.allow_dangerously_skip_permissions
             || facts.permission_mode == PermissionMode::BypassPermissions;
-        std::thread::Builder::new()
-            .name("sdk stdin".into())
-            .spawn(move || {
-                let registry = Registry {
-                    requester: &requester,
-                    hooks: &sdk_hooks,
-                    agents: agents.as_ref(),
-                    ready: &ready,
-                    session: &session_uuid,
-                    schema,
-                    bypass,
-                };
-                read_stdin(&out, &shared, &registry, &tx, replay);
-            })?;
+        if let Some((text, images)) = one {
+            // One prompt, no reader: the session starts with nothing
+            // `initialize` set, runs the prompt, and ends with it.
+            if let Some(settle) = lock_ready(&ready).take() {
+                let _ = settle.send(Init::default());
+            }
+            {
+                let mut state = lock(&shared);
+                state.closed = true;
+                state.running = true;
+            }
+            let _ = tx.unbounded_send(Submission::UserTurn { text, images });
+        } else {
+            std::thread::Builder::new()
+                .name("sdk stdin".into())
+                .spawn(move || {
+                    let registry = Registry {
+                        requester: &requester,
+                        hooks: &sdk_hooks,
+                        agents: agents.as_ref(),
+                        ready: &ready,
+                        session: &session_uuid,
+                        schema,
+                        bypass,
+                    };
+                    read_stdin(&out, &shared, &registry, &tx, replay);
+                })?;
+        }
     }
     let cwd = facts.cwd.clone();
     let mut frames = Frames::new(catalog, args.sdk.include_partial_messages, schema)
@@ -285,6 +343,11 @@ where
         Ok(_) => Ok(i32::from(frames.failed || lock(&shared).refused_last)),
         Err(err) => bail!("{err}"),
     }
+}
+
+/// The `initialize` settlement, taken once.
+fn lock_ready<T>(ready: &Mutex<Option<T>>) -> std::sync::MutexGuard<'_, Option<T>> {
+    ready.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// An MCP server's ask for input, put to the SDK as Claude Code does (a

@@ -574,3 +574,57 @@ fn a_positional_task_runs_headless_after_p_and_its_flags() {
     );
     assert_one_line_error(&run(&["acp", "task"]), "cox acp does not take a task");
 }
+
+/// `-p … --output-format stream-json --verbose`, as Claude Code's scripts
+/// call it: Claude Code's frames (`system/init`, `assistant`, `user`,
+/// `result`), with the partial messages when asked; without `--verbose`
+/// the stream stays cox's own events, and a frames-only flag says to add
+/// `--verbose`.
+#[test]
+fn verbose_stream_json_prints_claude_codes_frames_for_a_script() {
+    let env = Env::new();
+    let run = |extra: &[&str]| {
+        env.cox()
+            .env("COX_PROVIDER", "scripted")
+            .env("COX_SCENARIO", scenario("hello"))
+            .args(["-p", "create hello.txt containing hi", "--output-format"])
+            .args(["stream-json", "--permission-mode", "acceptEdits"])
+            .args(extra)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--verbose", "--include-partial-messages"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let frames = lines(&out);
+    let kinds: Vec<&str> = frames.iter().filter_map(|f| f["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"system"), "{kinds:?}");
+    assert_eq!(frames[0]["subtype"], "init");
+    assert_eq!(kinds.last(), Some(&"result"), "{kinds:?}");
+    for kind in ["assistant", "user", "stream_event"] {
+        assert!(kinds.contains(&kind), "{kind}: {kinds:?}");
+    }
+    assert!(!kinds.contains(&"turn_started"), "{kinds:?}");
+    let result = frames.last().unwrap();
+    assert_eq!(result["result"], "Created hello.txt.", "{result}");
+    assert_eq!(result["is_error"], false, "{result}");
+    let tool_result = frames
+        .iter()
+        .find(|f| f["type"] == "user")
+        .map(|f| f["message"]["content"][0]["type"].clone());
+    assert_eq!(tool_result, Some(Value::from("tool_result")));
+    // cox's own stream without --verbose.
+    std::fs::remove_file(env.work.path().join("hello.txt")).unwrap();
+    let out = run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kinds: Vec<String> = lines(&out)
+        .iter()
+        .filter_map(|f| f["type"].as_str().map(str::to_owned))
+        .collect();
+    assert!(kinds.iter().any(|k| k == "turn_started"), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k == "assistant"), "{kinds:?}");
+    assert_one_line_error(
+        &run(&["--include-partial-messages"]),
+        "--include-partial-messages goes with Claude Code's frames: add --verbose",
+    );
+}

@@ -225,9 +225,22 @@ impl SdkFlags {
             ),
         ];
         if let Some((_, flag)) = needs_stream.iter().find(|(given, _)| *given && !streaming) {
-            return Some(format!(
-                "{flag} goes with --input-format stream-json (the Claude Agent SDK's protocol)"
-            ));
+            let frames = matches!(
+                *flag,
+                "--include-partial-messages"
+                    | "--include-hook-events"
+                    | "--allow-dangerously-skip-permissions"
+            );
+            return Some(if frames && output_stream_json {
+                format!(
+                    "{flag} goes with Claude Code's frames: add --verbose (as Claude Code wants \
+                     with --output-format stream-json), or use --input-format stream-json"
+                )
+            } else {
+                format!(
+                    "{flag} goes with --input-format stream-json (the Claude Agent SDK's protocol)"
+                )
+            });
         }
         if let Some(tool) = self
             .permission_prompt_tool

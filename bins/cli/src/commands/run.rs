@@ -48,8 +48,32 @@ where
             Ok((session, facts, catalog))
         });
     }
-    let started = Instant::now();
     let stream_json = args.output_format == Some(OutputFormat::StreamJson);
+    // Claude Code's frames for a script (`-p … --output-format stream-json
+    // --verbose`): the Agent SDK's writer, with this one prompt.
+    if stream_json && args.verbose {
+        let prompt = prompt::check(args.prompt.as_deref())
+            .and_then(|()| prompt::images(&args.image))
+            .and_then(|images| Ok((prompt::resolve(args.prompt.as_deref())?, images)));
+        return match prompt {
+            Ok(prompt) => crate::sdk::execute_one(args, prompt, |args, approval| {
+                let prepared = prepare(args, make_provider, crate::session::Consent::Flag)?;
+                let catalog = prepared.catalog.clone();
+                let (session, facts) = build_session(
+                    prepared,
+                    args.max_turns,
+                    approval,
+                    crate::session::Editor::default(),
+                )?;
+                Ok((session, facts, catalog))
+            }),
+            Err(err) => {
+                eprintln!("cox: error: {}", one_line(&err));
+                1
+            }
+        };
+    }
+    let started = Instant::now();
     let refused = args
         .sdk
         .refusal(stream_json)
