@@ -72,7 +72,12 @@ where
     M: FnOnce(&crate::providers::ProviderChoice) -> anyhow::Result<P>,
 {
     crate::sandbox::run_helper_if_asked();
-    let code = match args::parse::<HeadlessCli>(std::env::args_os()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(refused) = args::claude_code_only(&argv) {
+        eprintln!("cox: error: {refused}");
+        return 1;
+    }
+    let code = match args::parse::<HeadlessCli>(argv) {
         Parsed::Exit(code) => code,
         Parsed::Args(cli) => match cli.into_run() {
             Ok(args) => crate::commands::run::execute(args, make_provider),

@@ -481,13 +481,18 @@ fn main() {
     cox_cli::telemetry::export::provide(start_otlp);
     let mut args = std::env::args_os().skip(1);
     if let (Some(flag), None) = (args.next(), args.next())
-        && (flag == "--version" || flag == "-V")
+        && (flag == "--version" || flag == "-V" || flag == "-v")
     {
         use std::io::Write;
         let written = std::io::stdout().write_all(VERSION.as_bytes());
         std::process::exit(i32::from(written.is_err()));
     }
-    let code = match cox_cli::args::parse_top::<Cli>(std::env::args_os()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(refused) = cox_cli::args::claude_code_only(&argv) {
+        eprintln!("cox: error: {refused}");
+        std::process::exit(1);
+    }
+    let code = match cox_cli::args::parse_top::<Cli>(argv) {
         Parsed::Exit(code) => code,
         Parsed::Args((cli, typed)) => {
             let name = match &cli.command {

@@ -210,14 +210,17 @@ fn stdin_closed_while_an_ask_waits_denies_it_and_ends_cleanly() {
 fn flags_cox_cannot_honour_are_refused_by_name() {
     let env = Env::new();
     for (flags, needle) in [
-        (&["--betas", "x"][..], "--betas is not supported by cox"),
+        (
+            &["--betas", "x"][..],
+            "--betas is Claude Code's and not supported by cox",
+        ),
         (
             &["--json-schema", "{nope"][..],
             "--json-schema: the schema is not JSON",
         ),
         (
             &["--fallback-model", "x"][..],
-            "--fallback-model is not supported by cox",
+            "--fallback-model is Claude Code's and not supported by cox",
         ),
         (
             &["--permission-prompt-tool", "mcp__x__y"][..],

@@ -628,3 +628,61 @@ fn verbose_stream_json_prints_claude_codes_frames_for_a_script() {
         "--include-partial-messages goes with Claude Code's frames: add --verbose",
     );
 }
+
+/// Claude Code's flags: those cox has mean the same (`-v`, `-n/--name`,
+/// `--effort max`); those it lacks are refused by name with what to use
+/// instead, never taken for a near miss of another flag; `--help` lists
+/// none of them.
+#[test]
+fn claude_codes_flags_work_or_are_refused_by_name() {
+    let env = Env::new();
+    let out = env.cox().arg("-v").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("cox {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    for (flags, needle) in [
+        (
+            &["--ide"][..],
+            "--ide is Claude Code's and not supported by cox: editors reach cox over ACP",
+        ),
+        (&["-p", "x", "--chrome"][..], "--chrome is Claude Code's"),
+        (
+            &["-p", "x", "--thinking=adaptive"][..],
+            "--thinking is Claude Code's",
+        ),
+        (
+            &["run", "-p", "x", "--from-pr", "12"][..],
+            "--from-pr is Claude Code's",
+        ),
+        (
+            &["-p", "x", "--await-initialize"][..],
+            "mcpServersDelivery: 'argv'",
+        ),
+    ] {
+        assert_one_line_error(&env.cox().args(flags).output().unwrap(), needle);
+    }
+    let help = env.cox().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for hidden in ["--betas", "--fallback-model", "--thinking", "--task-budget"] {
+        assert!(!help.contains(hidden), "{hidden} in --help");
+    }
+    assert!(help.contains("-n, --name <NAME>"), "{help}");
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", scenario("hello"))
+        .args([
+            "-p",
+            "create hello.txt containing hi",
+            "-n",
+            "named by hand",
+        ])
+        .args(["--effort", "max", "--permission-mode", "acceptEdits"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = env.cox().args(["sessions", "--json"]).output().unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["title"], "named by hand", "{listed}");
+}

@@ -59,7 +59,7 @@ pub struct SdkFlags {
     pub replay_user_messages: bool,
 
     /// A model to fall back on when the main one is overloaded.
-    #[arg(long, value_name = "MODEL")]
+    #[arg(long, value_name = "MODEL", hide = true)]
     pub fallback_model: Option<String>,
 
     /// The new session's id (a UUID, or cox's own spelling).
@@ -82,15 +82,15 @@ pub struct SdkFlags {
     pub include_hook_events: bool,
 
     /// Extended thinking: adaptive, enabled or disabled.
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", hide = true)]
     pub thinking: Option<String>,
 
     /// How thinking is shown.
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", hide = true)]
     pub thinking_display: Option<String>,
 
     /// A thinking budget in tokens.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide = true)]
     pub max_thinking_tokens: Option<u32>,
 
     /// A JSON schema the final answer must validate against; the answer's
@@ -109,11 +109,11 @@ pub struct SdkFlags {
     pub allow_dangerously_skip_permissions: bool,
 
     /// Anthropic beta headers.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", hide = true)]
     pub betas: Option<String>,
 
     /// A task budget in tokens.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide = true)]
     pub task_budget: Option<u64>,
 }
 

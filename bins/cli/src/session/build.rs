@@ -53,6 +53,7 @@ pub(crate) fn build_session<P: Provider>(
         .filter_map(|tier| tier.model.clone())
         .collect();
     let append_system_prompt = args.append_system_prompt.clone();
+    let name = args.name.clone().filter(|n| !n.trim().is_empty());
     // The project's hooks and MCP servers run where their settings were
     // read and trusted (a subagent's: its parent's folder), so what runs
     // is what was trusted, not a copy in another checkout.
@@ -329,6 +330,14 @@ pub(crate) fn build_session<P: Provider>(
     }));
     let session = match resumed {
         Some(resumed) => session.resume(resumed),
+        None => session,
+    };
+    // `-n/--name`: the session's title, said as it starts; no title job.
+    let session = match name {
+        Some(name) => session.with_late_tools(Box::pin(std::future::ready(cox_core::LateTools {
+            title: Some(name),
+            ..cox_core::LateTools::default()
+        }))),
         None => session,
     };
     // A subagent's prompt is the model's words, never a person's slash
