@@ -187,6 +187,25 @@ fn max_turns_stops_a_model_that_keeps_calling_tools() {
         .count();
     assert_eq!(reads, 2);
     check("max_turns", &run);
+    // One round: said in the singular.
+    let options = Options {
+        files: notes(),
+        max_turns: Some(1),
+        ..Options::default()
+    };
+    let one = cox_tests::run("max_turns", options);
+    let said: Vec<&str> = one
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        said.contains(&"stopped after 1 model round: the --max-turns limit was reached"),
+        "{said:?}"
+    );
 }
 
 #[test]

@@ -255,7 +255,20 @@ impl Scenario {
                 },
             }
         };
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| locate(e.span(), e.message()))?;
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| {
+            // A scenario written as JSON is told the format it needs.
+            if text.trim_start().starts_with('{') {
+                locate(
+                    None,
+                    &format!(
+                        "scenarios are TOML ([[turn]] tables; see docs/scripted.md), not JSON: {}",
+                        e.message()
+                    ),
+                )
+            } else {
+                locate(e.span(), e.message())
+            }
+        })?;
         if file.turn.is_empty() {
             return Err(locate(
                 None,
@@ -455,6 +468,26 @@ fn one_line(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scenario_written_as_json_is_told_scenarios_are_toml() {
+        let err = Scenario::parse(r#"{"turn": [{"text": "hi"}]}"#, "s.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("scenario s.json: scenarios are TOML ([[turn]] tables"),
+            "{err}"
+        );
+        // A TOML mistake still names its line.
+        let err = Scenario::parse(
+            "[[turn]]
+text = \n",
+            "s.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("scenario s.toml:2:"), "{err}");
+    }
 
     #[test]
     fn a_subagent_s_script_is_a_scenario_of_its_own_and_checked_like_one() {

@@ -118,9 +118,26 @@ fn var(name: &str) -> Option<String> {
 }
 
 /// The line said when nothing names a provider.
-pub const NO_PROVIDER: &str = "no model provider is configured: set ANTHROPIC_API_KEY (or \
-    OPENAI_API_KEY, or OPENAI_BASE_URL for a local server), or run the offline demo with \
-    COX_PROVIDER=scripted COX_SCENARIO=tests/scenarios/hello.toml";
+#[must_use]
+pub fn no_provider() -> String {
+    format!(
+        "no model provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, or \
+         OPENAI_BASE_URL for a local server), or run the offline demo with COX_PROVIDER=scripted \
+         COX_SCENARIO={}",
+        demo_scenario()
+    )
+}
+
+/// The bundled demo scenario: its full path where this binary was built
+/// from a checkout that is still there, else where it is in one.
+fn demo_scenario() -> String {
+    let built =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenarios/hello.toml");
+    match built.canonicalize() {
+        Ok(path) => path.display().to_string(),
+        Err(_) => "tests/scenarios/hello.toml (in a cox checkout)".to_owned(),
+    }
+}
 
 /// Builds the provider the flags, the config and the environment ask for.
 ///
@@ -139,7 +156,7 @@ pub fn any_provider(choice: &ProviderChoice) -> Result<SessionProvider> {
             None if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() => {
                 "openai".to_owned()
             }
-            None => bail!("{NO_PROVIDER}"),
+            None => bail!("{}", no_provider()),
         },
     };
     let router = if main == "scripted" {
@@ -346,7 +363,8 @@ fn build(name: &str, model: &str, config: &ModelConfig, web_search: bool) -> Res
             let Some(key) = var(&key_var) else {
                 bail!(
                     "the anthropic provider needs an API key: set {key_var}, or run the offline \
-                     demo with COX_PROVIDER=scripted COX_SCENARIO=tests/scenarios/hello.toml"
+                     demo with COX_PROVIDER=scripted COX_SCENARIO={}",
+                    demo_scenario()
                 );
             };
             let base = var("ANTHROPIC_BASE_URL")

@@ -402,7 +402,7 @@ fn plant(env: &Env, path: &str) -> std::process::Output {
 }
 
 fn read_result(env: &Env, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let mut args = vec!["--output-format", "stream-json", "--verbose"];
+    let mut args = vec!["--output-format", "stream-json"];
     args.extend_from_slice(extra);
     let out = env.run("read_env", &args);
     let result = tool_result(&out);
@@ -671,10 +671,7 @@ fn check_json(env: &Env, tool: &str, input: &str, mode: &str) -> Value {
 fn the_check_classifies_every_tool_as_a_run_does() {
     let env = Env::new();
     write(&env.work.path().join("a.txt"), "a\n");
-    let out = env.run(
-        "every_tool",
-        &["--output-format", "stream-json", "--verbose"],
-    );
+    let out = env.run("every_tool", &["--output-format", "stream-json"]);
     let requested: Vec<Value> = lines(&out)
         .into_iter()
         .filter(|l| l["type"] == "tool_call_requested")

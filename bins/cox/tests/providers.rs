@@ -284,9 +284,16 @@ fn selection_errors_say_what_to_set() {
         (&[], &["--provider", "openai"], "set OPENAI_API_KEY"),
         (&[], &["--provider", "anthropic"], "set ANTHROPIC_API_KEY"),
         (&[], &["--provider", "gemini"], "unknown provider `gemini`"),
-        (&[], &[], "COX_SCENARIO=tests/scenarios/hello.toml"),
+        // The demo's whole path: the hint works from any folder.
+        (&[], &[], "/tests/scenarios/hello.toml"),
     ];
     let env = Env::new();
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/scenarios/hello.toml")
+        .canonicalize()
+        .unwrap();
+    let out = env.cox().args(["run", "-p", "hi"]).output().unwrap();
+    common::assert_one_line_error(&out, &format!("COX_SCENARIO={}", demo.display()));
     for (vars, flags, needle) in cases {
         let mut cmd = env.cox();
         cmd.args(["run", "-p", "hi"]).args(*flags);
@@ -299,12 +306,12 @@ fn selection_errors_say_what_to_set() {
     let out = env
         .cox()
         .env("ANTHROPIC_API_KEY", "k")
-        .args(["run", "-p", "hi", "--effort", "max"])
+        .args(["run", "-p", "hi", "--effort", "maximum"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("unknown effort `max` (low, medium, high, xhigh)"),
+        stderr(&out).contains("unknown effort `maximum` (low, medium, high, xhigh, max)"),
         "{}",
         stderr(&out)
     );

@@ -1248,7 +1248,6 @@ fn with_nothing_to_confine_it_nothing_runs() {
             "go",
             "--output-format",
             "stream-json",
-            "--verbose",
             "--allow",
             "Bash",
         ])
@@ -1272,7 +1271,6 @@ fn unsandboxed_always_asks_and_headless_refuses_it() {
                 "go",
                 "--output-format",
                 "stream-json",
-                "--verbose",
                 "--allow",
                 "Bash(echo:*)",
             ])
@@ -1421,14 +1419,7 @@ fn a_refused_connection_is_a_notice_and_in_the_result() {
         .cox(As::Root)
         .env("COX_PROVIDER", "scripted")
         .env("COX_SCENARIO", common::scenario("proxy_refused"))
-        .args([
-            "run",
-            "-p",
-            "go",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
+        .args(["run", "-p", "go", "--output-format", "stream-json"])
         .args(["--allow", "Bash(curl:*)"])
         .output()
         .unwrap();

@@ -429,7 +429,10 @@ where
             let rounds = done.ctx().rounds;
             self.out.notice(
                 NoticeLevel::Warn,
-                format!("stopped after {rounds} model rounds: the --max-turns limit was reached"),
+                format!(
+                    "stopped after {rounds} model round{}: the --max-turns limit was reached",
+                    if rounds == 1 { "" } else { "s" }
+                ),
             );
         }
         if done.stop() == StopReason::MaxTokens {
