@@ -347,7 +347,7 @@ pub fn resolve(inputs: &Inputs) -> Result<Plan> {
         args.max_budget_usd,
         &|name| inputs.var(name),
     )?;
-    let telemetry = telemetry(&models, &|name| inputs.var(name))?;
+    let telemetry = telemetry(&models, &|name| inputs.var(name), args.debug.as_deref())?;
     let mut mcp = claude::McpChoice::default();
     let mut additional_dirs = Vec::new();
     for file in claude.iter().filter(|c| c.scope != claude::Scope::Project) {
@@ -480,13 +480,18 @@ fn budget(
 fn telemetry(
     models: &config::ModelConfig,
     var: &dyn Fn(&str) -> Option<String>,
+    debug: Option<&str>,
 ) -> Result<Telemetry> {
     let export = if crate::telemetry::export::wanted_from(var, models.telemetry.otel)? {
         Some(crate::telemetry::export::signals(var)?)
     } else {
         None
     };
-    let cox_log = var("COX_LOG").filter(|v| !v.is_empty());
+    // `-d/--debug [filter]` over COX_LOG, for this run.
+    let cox_log = debug
+        .map(str::to_owned)
+        .or_else(|| var("COX_LOG"))
+        .filter(|v| !v.is_empty());
     Ok(Telemetry {
         export,
         endpoint: models.telemetry.endpoint.clone(),

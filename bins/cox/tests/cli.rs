@@ -686,3 +686,55 @@ fn claude_codes_flags_work_or_are_refused_by_name() {
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(listed[0]["title"], "named by hand", "{listed}");
 }
+
+/// `--agents JSON` (Claude Code's flag) defines subagents for the run, the
+/// model is told of them; bad JSON is one line. `-d/--debug [filter]` sets
+/// the log's filter for the run (here `warn`: no info lines).
+#[test]
+fn agents_and_debug_flags_take_effect() {
+    let env = Env::new();
+    let told = env.work.path().join("told.toml");
+    std::fs::write(
+        &told,
+        "[[turn]]\ntext = \"ok\"\n[turn.expect]\nrequest_contains = [\"Reviews diffs for risky changes\"]\n",
+    )
+    .unwrap();
+    let agents = r#"{"reviewer": {"description": "Reviews diffs for risky changes", "prompt": "You review."}}"#;
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &told)
+        .args(["-p", "review", "--agents", agents, "-d", "warn"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let logs = std::fs::read_dir(env.home.path().join("logs")).unwrap();
+    let text: String = logs
+        .filter_map(Result::ok)
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(!text.contains("\"level\":\"INFO\""), "{text}");
+    // Without it, the same run logs at info.
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &told)
+        .args(["-p", "review", "--agents", agents])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text: String = std::fs::read_dir(env.home.path().join("logs"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(text.contains("\"level\":\"INFO\""), "{text}");
+    let out = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", &told)
+        .args(["-p", "review", "--agents", "{nope"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "--agents: not JSON");
+}

@@ -140,6 +140,64 @@ fn tool_list(value: &str) -> Vec<String> {
         .collect()
 }
 
+/// Agents defined as JSON, Claude Code's shape (`{name: {description,
+/// prompt, tools?, model?}}`: the SDK's `initialize`, `--agents`); a field
+/// cox cannot honour is an error naming it.
+///
+/// # Errors
+/// Not an object of definitions, or a definition cox cannot honour.
+pub fn from_json(agents: &serde_json::Value) -> Result<Vec<Agent>, String> {
+    use serde_json::Value;
+    const TAKEN: &[&str] = &["description", "prompt", "tools", "model"];
+    let mut out = Vec::new();
+    let agents = match agents {
+        Value::Null => return Ok(out),
+        Value::Object(agents) => agents,
+        _ => return Err("agents: not an object of definitions".into()),
+    };
+    for (name, agent) in agents {
+        let Some(fields) = agent.as_object() else {
+            return Err(format!("agents: `{name}` is not an object"));
+        };
+        if let Some(other) = fields.keys().find(|k| !TAKEN.contains(&k.as_str())) {
+            return Err(format!(
+                "agents: `{name}`: `{other}` is not supported by cox (it takes description, \
+                 prompt, tools and model)"
+            ));
+        }
+        let text = |key: &str| fields.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (Some(description), Some(prompt)) = (text("description"), text("prompt")) else {
+            return Err(format!("agents: `{name}` needs a description and a prompt"));
+        };
+        if fields
+            .get("model")
+            .is_some_and(|m| !m.is_null() && !m.is_string())
+        {
+            return Err(format!("agents: `{name}`: model must be a name"));
+        }
+        let tools = match fields.get("tools") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(list)) => Some(
+                list.iter()
+                    .map(|t| t.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("agents: `{name}`: tools must be names"))?,
+            ),
+            Some(_) => return Err(format!("agents: `{name}`: tools must be a list of names")),
+        };
+        out.push(Agent {
+            name: name.clone(),
+            description,
+            file: std::path::PathBuf::from("(the Agent SDK)"),
+            tools,
+            model: text("model"),
+            prompt,
+            project: false,
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,14 @@ pub(crate) fn build_session<P: Provider>(
         .collect();
     let append_system_prompt = args.append_system_prompt.clone();
     let name = args.name.clone().filter(|n| !n.trim().is_empty());
+    // `--agents JSON`: beside the agents folders', over one of a name.
+    let flag_agents = match args.agents.as_deref() {
+        Some(json) => serde_json::from_str(json)
+            .map_err(|e| format!("--agents: not JSON: {e}"))
+            .and_then(|v| crate::ext::agents::from_json(&v).map_err(|e| format!("--{e}")))
+            .map_err(|e| anyhow::anyhow!(e))?,
+        None => Vec::new(),
+    };
     // The project's hooks and MCP servers run where their settings were
     // read and trusted (a subagent's: its parent's folder), so what runs
     // is what was trusted, not a copy in another checkout.
@@ -280,11 +288,13 @@ pub(crate) fn build_session<P: Provider>(
             spawn: super::subagents(),
         },
         || {
-            let (defs, warnings) =
+            let (mut defs, warnings) =
                 crate::ext::agents::find(&base, home.root(), home_dir.as_deref(), &plugins);
             if lineage.parent.is_none() {
                 warn_all(&warnings, "agents");
             }
+            defs.retain(|d| !flag_agents.iter().any(|f| f.name == d.name));
+            defs.extend(flag_agents);
             defs
         },
     ) {
