@@ -670,8 +670,11 @@ impl Source {
         }
         let file: ConfigFile = toml::from_str(&text).map_err(|err| {
             let line = err.span().map_or(1, |span| line_at(&text, span.start));
-            let message = err.message().lines().collect::<Vec<_>>().join(" ");
-            anyhow!("{}:{line}: {message}", path.display())
+            let message = plain_types(&err.message().lines().collect::<Vec<_>>().join(" "));
+            match key_at(&text, line) {
+                Some(key) => anyhow!("{}:{line}: `{key}`: {message}", path.display()),
+                None => anyhow!("{}:{line}: {message}", path.display()),
+            }
         })?;
         tracing::debug!(path = %path.display(), ?tables, "config read");
         let permissions = file.permissions.clone();
@@ -683,6 +686,56 @@ impl Source {
             tables,
         })
     }
+}
+
+/// The key written on line `line` of `text` (`key = value`), with the
+/// table it is in (`budget.session_usd`); `None` for a line that sets
+/// none.
+fn key_at(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let here = lines.get(line.checked_sub(1)?)?;
+    let (key, _) = here.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
+        return None;
+    }
+    let table = lines[..line - 1]
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('['))
+        .map(|l| {
+            l.trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim_matches(['[', ']'])
+        })
+        .map(str::trim);
+    Some(match table {
+        Some(table) if !table.is_empty() => format!("{table}.{key}"),
+        _ => key.to_owned(),
+    })
+}
+
+/// serde's type words as a person reads them (`expected f64`: `expected a
+/// number`).
+fn plain_types(message: &str) -> String {
+    let mut out = message.to_owned();
+    for (rust, plain) in [
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+        ("expected u8", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected a sequence", "expected a list"),
+        ("expected a map", "expected a table"),
+    ] {
+        out = out.replace(rust, plain);
+    }
+    out
 }
 
 /// The line (from 1) of a byte offset.

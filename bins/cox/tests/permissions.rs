@@ -167,6 +167,18 @@ fn config_errors_name_the_file_and_line() {
     let out = env.run("hello", &[]);
     assert_one_line_error(&out, "config.toml:1:");
 
+    // A value of the wrong type: the key with its table, in plain words.
+    write(&config, "[budget]\nsession_usd = \"ten\"\n");
+    let out = env.run("hello", &[]);
+    assert_one_line_error(
+        &out,
+        "config.toml:2: `budget.session_usd`: invalid type: string \"ten\", expected a number",
+    );
+    write(&config, "[context]\nkeep_turns = -1\n");
+    let out = env.run("hello", &[]);
+    assert_one_line_error(&out, "`context.keep_turns`:");
+    assert!(stderr(&out).contains("whole number"), "{}", stderr(&out));
+
     write(&config, "[permissions]\nallowed = []\n");
     let out = env.run("hello", &[]);
     assert_one_line_error(&out, "config.toml:2:");
