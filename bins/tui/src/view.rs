@@ -196,7 +196,7 @@ fn entry_lines(entry: &Entry, width: u16, lines: &mut Vec<Line<'static>>) {
                 };
                 let mut first = true;
                 for line in text.lines() {
-                    for piece in wrap_columns(line, width.saturating_sub(4)) {
+                    for piece in wrap_words(line, width.saturating_sub(4)) {
                         let lead = if first {
                             format!("  {mark} ")
                         } else {
@@ -385,6 +385,39 @@ pub(crate) fn wrap_columns(text: &str, width: u16) -> Vec<String> {
         }
         piece.push(c);
         used += w;
+    }
+    pieces.push(piece);
+    pieces
+}
+
+/// `text` cut into pieces of at most `width` display columns, at spaces
+/// where it can be (a word longer than the width is cut where it must
+/// be); the space a piece ends at is dropped.
+pub(crate) fn wrap_words(text: &str, width: u16) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let max = usize::from(width).max(1);
+    let mut pieces = Vec::new();
+    let mut piece = String::new();
+    for word in text.split(' ') {
+        let gap = usize::from(!piece.is_empty());
+        if piece.width() + gap + word.width() <= max {
+            if gap == 1 {
+                piece.push(' ');
+            }
+            piece.push_str(word);
+            continue;
+        }
+        if !piece.is_empty() {
+            pieces.push(std::mem::take(&mut piece));
+        }
+        if word.width() <= max {
+            piece.push_str(word);
+        } else {
+            // Too long for a line of its own: cut by columns.
+            let mut cut = wrap_columns(word, width);
+            piece = cut.pop().unwrap_or_default();
+            pieces.extend(cut);
+        }
     }
     pieces.push(piece);
     pieces

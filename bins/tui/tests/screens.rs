@@ -974,3 +974,31 @@ fn a_new_sessions_long_answer_scrolls_back_from_the_first_frame() {
         "the wheel scrolls: {up}"
     );
 }
+
+#[test]
+fn notices_wrap_at_words() {
+    let mut app = app();
+    app.on_event(&Event::Notice {
+        level: cox_protocol::types::NoticeLevel::Warn,
+        text: "the configured server misbehaved repeatedly: supercalifragilistic \
+               expialidocious answers arrived late and incomplete"
+            .into(),
+    });
+    let drawn = screen(&app, 40, 14);
+    for word in [
+        "supercalifragilistic",
+        "expialidocious",
+        "repeatedly:",
+        "incomplete",
+    ] {
+        assert!(drawn.contains(word), "{word} was cut: {drawn}");
+    }
+    // A word longer than the line is still cut where it must be.
+    let long = "x".repeat(90);
+    app.on_event(&Event::Notice {
+        level: cox_protocol::types::NoticeLevel::Info,
+        text: format!("token {long} end"),
+    });
+    let drawn = screen(&app, 40, 20);
+    assert!(drawn.contains("end"), "{drawn}");
+}
