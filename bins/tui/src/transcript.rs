@@ -550,6 +550,18 @@ impl Transcript {
                 let mut call = call.clone();
                 call.subject = sanitize(&call.subject).into_owned();
                 call.name = sanitize(&call.name).into_owned();
+                // A path in the workspace reads as relative to it (the
+                // session's calls carry it whole); a command stays as
+                // typed.
+                if call.name != "bash"
+                    && let Some(inside) = call
+                        .subject
+                        .strip_prefix(self.cwd.as_str())
+                        .and_then(|rest| rest.strip_prefix('/'))
+                        .filter(|rest| !rest.is_empty() && !self.cwd.is_empty())
+                {
+                    call.subject = inside.to_owned();
+                }
                 let preview = preview::preview(&call, None);
                 self.requested(via, call, preview);
             }

@@ -407,14 +407,20 @@ pub(crate) fn wrap_words(text: &str, width: u16) -> Vec<String> {
             piece.push_str(word);
             continue;
         }
-        if !piece.is_empty() {
-            pieces.push(std::mem::take(&mut piece));
-        }
         if word.width() <= max {
+            if !piece.is_empty() {
+                pieces.push(std::mem::take(&mut piece));
+            }
             piece.push_str(word);
         } else {
-            // Too long for a line of its own: cut by columns.
-            let mut cut = wrap_columns(word, width);
+            // Too long for any line (a URL): it goes on where the line
+            // is, cut by columns, so it reads as one run.
+            let joined = if piece.is_empty() {
+                word.to_owned()
+            } else {
+                format!("{piece} {word}")
+            };
+            let mut cut = wrap_columns(&joined, width);
             piece = cut.pop().unwrap_or_default();
             pieces.extend(cut);
         }

@@ -420,8 +420,8 @@ fn a_write_s_approval_shows_the_new_content_first() {
     let app = approve(new_file(3), Some(Read::Missing));
     let drawn = screen(&app, 80, 20);
     for needle in [
-        "Allow write /work/repo/notes.txt?",
-        "/work/repo/notes.txt (new, 3 lines)",
+        "Allow write notes.txt?",
+        "notes.txt (new, 3 lines)",
         "1 +row 1",
         "3 +row 3",
         "y allow once",
@@ -691,7 +691,7 @@ fn a_patch_s_approval_shows_each_file_and_its_hunks() {
     });
     let drawn = screen(&app, 80, 24);
     for needle in [
-        "● apply_patch /work/repo/src/lib.rs",
+        "● apply_patch src/lib.rs",
         "4 files +4 \u{2212}2",
         "M src/lib.rs",
         "+let y = 3;",
@@ -1001,4 +1001,41 @@ fn notices_wrap_at_words() {
     });
     let drawn = screen(&app, 40, 20);
     assert!(drawn.contains("end"), "{drawn}");
+}
+
+#[test]
+fn paths_in_the_workspace_read_relative_to_it() {
+    let mut app = app();
+    app.on_event(&Event::SessionStarted {
+        session_id: cox_protocol::SessionId::generate(),
+        cwd: "/work/repo".into(),
+        model: "m".into(),
+        provider: "p".into(),
+        tools: Vec::new(),
+        permission_mode: PermissionMode::Default,
+        at: String::new(),
+        resumed: false,
+        format: 1,
+    });
+    turn(&mut app, "write two files");
+    for (id, path) in [("c1", "/work/repo/src/a.rs"), ("c2", "/etc/hosts")] {
+        app.on_event(&Event::ToolCallRequested {
+            call: ToolCall {
+                id: id.into(),
+                name: "read".into(),
+                input: serde_json::json!({ "file_path": path }),
+                risk: cox_protocol::types::Risk::ReadOnly,
+                subject: path.into(),
+                segments: None,
+                writes: Vec::new(),
+            },
+        });
+    }
+    let drawn = screen(&app, 80, 20);
+    assert!(drawn.contains("read src/a.rs"), "{drawn}");
+    assert!(!drawn.contains("/work/repo/src/a.rs"), "{drawn}");
+    assert!(
+        drawn.contains("read /etc/hosts"),
+        "outside stays whole: {drawn}"
+    );
 }
