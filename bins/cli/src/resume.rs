@@ -143,22 +143,38 @@ fn by_id(home: &CoxHome, id: &str) -> Result<PathBuf> {
 
 fn latest_in(home: &CoxHome, cwd: &Path) -> Result<PathBuf> {
     let cwd_text = cwd.display().to_string();
+    let mut unreadable = Vec::new();
     for (_, path) in rollouts(home)?.into_iter().rev() {
-        if started_in(&path).as_deref() == Some(cwd_text.as_str()) {
-            return Ok(path);
+        match started_in(&path) {
+            Ok(Some(started)) if started == cwd_text => return Ok(path),
+            Ok(_) => {}
+            Err(why) => unreadable.push(format!("{}: {why}", path.display())),
         }
+    }
+    // A session of this folder may be among those that cannot be read:
+    // said, not taken for "none".
+    if let Some(first) = unreadable.first() {
+        bail!(
+            "no readable earlier session in {cwd_text} to continue; {} rollout(s) could not be \
+             read ({first}): `cox sessions` lists the sessions, cox --resume ID picks one",
+            unreadable.len()
+        );
     }
     bail!("no earlier session in {cwd_text} to continue: start one with cox run -p \"…\"")
 }
 
-/// The working folder of the rollout's first event.
-fn started_in(path: &Path) -> Option<String> {
+/// The working folder of the rollout's first event (`None`: it starts
+/// with another event), or why the rollout cannot be read.
+fn started_in(path: &Path) -> std::result::Result<Option<String>, String> {
     use std::io::BufRead;
-    let file = std::fs::File::open(path).ok()?;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut line = String::new();
-    std::io::BufReader::new(file).read_line(&mut line).ok()?;
-    match serde_json::from_str::<Event>(&line).ok()? {
-        Event::SessionStarted { cwd, .. } => Some(cwd),
-        _ => None,
+    std::io::BufReader::new(file)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    match serde_json::from_str::<Event>(&line) {
+        Ok(Event::SessionStarted { cwd, .. }) => Ok(Some(cwd)),
+        Ok(_) => Ok(None),
+        Err(e) => Err(format!("its first line is not a cox event: {e}")),
     }
 }

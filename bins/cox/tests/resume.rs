@@ -188,6 +188,31 @@ fn an_unknown_session_and_nothing_to_continue_are_one_line() {
         .output()
         .unwrap();
     common::assert_one_line_error(&out, "no earlier session in");
+    // A rollout that cannot be read may be this folder's: said so, not
+    // "no earlier session".
+    let first = env
+        .cox()
+        .env("COX_PROVIDER", "scripted")
+        .env("COX_SCENARIO", common::scenario("hello"))
+        .args(["run", "-p", "create hello.txt containing hi"])
+        .args(["--permission-mode", "acceptEdits"])
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let rollout = env.rollouts().pop().unwrap();
+    std::fs::write(&rollout, "not json\n").unwrap();
+    let out = env
+        .cox()
+        .env("ANTHROPIC_API_KEY", "k")
+        .args(["run", "-p", "hi", "--continue"])
+        .output()
+        .unwrap();
+    common::assert_one_line_error(&out, "no readable earlier session in");
+    assert!(
+        stderr(&out).contains("1 rollout(s) could not be read"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
