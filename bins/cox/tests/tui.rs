@@ -181,6 +181,8 @@ fn model_switches_to_a_tier_s_model_and_refuses_an_unknown_one() {
     tmux.keys(&["/model no-such-model", "Enter"]);
     tmux.wait_for("not switched");
     tmux.keys(&["Escape"]);
+    // Keys right after Esc would read as Alt+key to the terminal.
+    std::thread::sleep(Duration::from_millis(300));
     tmux.keys(&["/model local-thinker", "Enter"]);
     // The status line names the model main turns now run on.
     let screen = tmux.wait_for("local-thinker (code)");
@@ -699,6 +701,8 @@ fn subagents_fold_under_their_call_and_agents_lists_and_opens_them() {
     let _ = number("wait for b");
     let writer = number("write b");
     tmux.keys(&["Escape"]);
+    // Keys right after Esc would read as Alt+key to the terminal.
+    std::thread::sleep(Duration::from_millis(300));
     tmux.keys(&[&format!("/agents {writer}"), "Enter"]);
     let screen = tmux.wait_for(&format!("agent {writer}: write b"));
     assert!(screen.contains("› Create b.flag."), "{screen}");
@@ -820,6 +824,8 @@ fn a_pending_project_server_is_trusted_from_mcp_and_joins_the_session() {
     let screen = tmux.wait_for("connected");
     assert!(screen.contains("2 tool(s)"), "{screen}");
     tmux.keys(&["Escape"]);
+    // Keys right after Esc would read as Alt+key to the terminal.
+    std::thread::sleep(Duration::from_millis(300));
     tmux.keys(&["ask it", "Enter"]);
     let screen = tmux.wait_for("the project server answered");
     assert!(screen.contains("echo: trusted now"), "{screen}");
