@@ -333,7 +333,7 @@ pub async fn authorized(
     // A confidential client authenticates its refreshes too: the store
     // keeps no secret, so the entry's (or the kept one) is set again.
     if let Some(client) = client {
-        let client = with_kept_secret(home, name, client).await?;
+        let client = with_kept_secret(home, name, url, client).await?;
         if let Some(secret) = client.client_secret {
             let config = rmcp::transport::auth::OAuthClientConfig::new(
                 client.client_id.clone(),
@@ -398,13 +398,20 @@ fn no_secret(name: &str) -> String {
     )
 }
 
-/// Keeps server `name`'s client secret; where it went.
+/// Keeps server `name`'s client secret for the server at `url`; where it
+/// went. Like a login, it is bound to that URL: a server of the same name
+/// elsewhere (a project's) is never sent it.
 ///
 /// # Errors
 /// It cannot be written.
-pub fn keep_client_secret(home: &Path, name: &str, secret: &str) -> Result<String, String> {
+pub fn keep_client_secret(
+    home: &Path,
+    name: &str,
+    url: &str,
+    secret: &str,
+) -> Result<String, String> {
     let vault = secret_vault(home, name);
-    vault.write(secret)?;
+    vault.write(&json!({"url": url, "secret": secret}).to_string())?;
     Ok(vault.label())
 }
 
@@ -416,11 +423,13 @@ pub fn forget_client_secret(home: &Path, name: &str) -> Result<bool, String> {
     secret_vault(home, name).forget()
 }
 
-/// `client` with the secret kept for server `name` when its entry names
-/// none (the keyring may wait on the person: off the async threads).
+/// `client` with the secret kept for server `name` at `url` when its
+/// entry names none (the keyring may wait on the person: off the async
+/// threads). One kept for another URL is not taken.
 async fn with_kept_secret(
     home: &Path,
     name: &str,
+    url: &str,
     client: &cox_protocol::mcp::OAuthClient,
 ) -> Result<cox_protocol::mcp::OAuthClient, String> {
     let mut client = client.clone();
@@ -429,7 +438,12 @@ async fn with_kept_secret(
         let kept = tokio::task::spawn_blocking(move || vault.read())
             .await
             .map_err(|e| format!("reading the client secret failed: {e}"))??;
-        client.client_secret = kept.into_iter().next().map(|(_, secret)| secret);
+        client.client_secret = kept.into_iter().find_map(|(_, text)| {
+            let kept: Value = serde_json::from_str(&text).ok()?;
+            (kept.get("url").and_then(Value::as_str) == Some(url))
+                .then(|| kept.get("secret")?.as_str().map(str::to_owned))
+                .flatten()
+        });
     }
     Ok(client)
 }
@@ -495,7 +509,7 @@ pub async fn login(
     how: &Login<'_>,
 ) -> Result<String, String> {
     let kept = match client {
-        Some(client) => Some(with_kept_secret(how.home, name, client).await?),
+        Some(client) => Some(with_kept_secret(how.home, name, url, client).await?),
         None => None,
     };
     let client = kept.as_ref();
@@ -768,7 +782,7 @@ pub async fn client_credentials_apart(
     (url, headers): (String, Vec<(String, String)>),
     client: cox_protocol::mcp::OAuthClient,
 ) -> Result<String, String> {
-    let client = with_kept_secret(&home, &name, &client).await?;
+    let client = with_kept_secret(&home, &name, &url, &client).await?;
     tokio::task::spawn_blocking(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -970,6 +984,38 @@ mod tests {
         );
         assert_eq!(challenge_scope(r#"Bearer realm="x""#), None);
         assert_eq!(challenge_scope(r#"Bearer scope="""#), None);
+    }
+
+    #[tokio::test]
+    async fn a_kept_client_secret_goes_only_to_its_servers_url() {
+        let home = tempfile::tempdir().unwrap();
+        keep_client_secret(home.path(), "corp", "https://corp.example/mcp", "s3cret").unwrap();
+        let client = cox_protocol::mcp::OAuthClient {
+            client_id: "c".into(),
+            client_secret: None,
+            grant: cox_protocol::mcp::OAuthGrant::AuthorizationCode,
+            private_key: None,
+            signing_algorithm: None,
+            idp: None,
+            callback_port: None,
+        };
+        let at = |url: &'static str| {
+            let (home, client) = (home.path().to_path_buf(), client.clone());
+            async move {
+                with_kept_secret(&home, "corp", url, &client)
+                    .await
+                    .unwrap()
+                    .client_secret
+            }
+        };
+        assert_eq!(
+            at("https://corp.example/mcp").await.as_deref(),
+            Some("s3cret")
+        );
+        // A server of the same name elsewhere (a project's) never gets it.
+        assert_eq!(at("https://evil.example/mcp").await, None);
+        assert!(forget_client_secret(home.path(), "corp").unwrap());
+        assert_eq!(at("https://corp.example/mcp").await, None);
     }
 
     #[test]

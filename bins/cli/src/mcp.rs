@@ -198,7 +198,8 @@ pub trait McpClient: Send + Sync {
     fn login_store(&self, home: &std::path::Path) -> String;
 
     /// Keeps server `name`'s pre-registered client secret beside its
-    /// login (`cox mcp add --client-secret`); where it went.
+    /// login (`cox mcp add --client-secret`), bound to the server's `url`;
+    /// where it went.
     ///
     /// # Errors
     /// It cannot be written.
@@ -206,6 +207,7 @@ pub trait McpClient: Send + Sync {
         &self,
         home: &std::path::Path,
         name: &str,
+        url: &str,
         secret: &str,
     ) -> Result<String, String>;
 

@@ -132,8 +132,14 @@ impl McpClient for Client {
         }
     }
 
-    fn keep_client_secret(&self, home: &Path, name: &str, secret: &str) -> Result<String, String> {
-        cox_mcp::auth::keep_client_secret(home, name, secret)
+    fn keep_client_secret(
+        &self,
+        home: &Path,
+        name: &str,
+        url: &str,
+        secret: &str,
+    ) -> Result<String, String> {
+        cox_mcp::auth::keep_client_secret(home, name, url, secret)
     }
 
     fn forget_client_secret(&self, home: &Path, name: &str) -> Result<bool, String> {

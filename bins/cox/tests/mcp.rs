@@ -1153,7 +1153,12 @@ fn a_client_secret_is_kept_beside_the_login_not_in_the_config() {
     assert!(!written.contains("s3cret"), "{written}");
     assert!(!text(&out).contains("s3cret"), "{}", text(&out));
     let kept = env.home.path().join("mcp-auth/corp.client-secret.json");
-    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "s3cret-value");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(file["secret"], "s3cret-value");
+    assert_eq!(
+        file["url"], "https://mcp.example.com/mcp",
+        "bound to its server's URL"
+    );
     assert_eq!(
         std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
         0o600

@@ -521,7 +521,7 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
             write_checked(&path, &text, || {
                 crate::config::load_mcp_servers(&path).map(drop)
             })?;
-            let kept = secret::keep(&cx.home, &add.name, secret.as_deref())?;
+            let kept = secret::keep(&cx.home, (&add.name, command), secret.as_deref())?;
             Ok(format!(
                 "added MCP server '{}' to {}{kept}",
                 add.name,
@@ -573,7 +573,7 @@ fn add(args: &RunArgs, add: &AddArgs) -> Result<String> {
             }
             servers.insert(add.name.clone(), Value::Object(entry));
             write_json(&path, &file)?;
-            let kept = secret::keep(&cx.home, &add.name, secret.as_deref())?;
+            let kept = secret::keep(&cx.home, (&add.name, command), secret.as_deref())?;
             Ok(format!(
                 "added MCP server '{}' to {}{kept}; it waits for `cox mcp trust {}`",
                 add.name,

@@ -52,18 +52,22 @@ pub(super) fn read() -> Result<String> {
     Ok(secret)
 }
 
-/// Keeps `secret` for server `name`; what to add to the line saying the
-/// server was added.
+/// Keeps `secret` for server `name` at `url` (bound to it, as a login
+/// is); what to add to the line saying the server was added.
 ///
 /// # Errors
 /// It cannot be kept.
-pub(super) fn keep(home: &cox_store::CoxHome, name: &str, secret: Option<&str>) -> Result<String> {
+pub(super) fn keep(
+    home: &cox_store::CoxHome,
+    (name, url): (&str, &str),
+    secret: Option<&str>,
+) -> Result<String> {
     let Some(secret) = secret else {
         return Ok(String::new());
     };
     let client = super::client()?;
     let place = client
-        .keep_client_secret(home.root(), name, secret)
+        .keep_client_secret(home.root(), name, url, secret)
         .map_err(|why| anyhow!("MCP server '{name}': its client secret cannot be kept: {why}"))?;
     Ok(format!(", its client secret in {place}"))
 }
