@@ -151,10 +151,22 @@ pub fn scope(server: &McpServer) -> String {
         }),
         Transport::Http { url, headers } => {
             let mut how = serde_json::json!({"http": url, "headers": pairs(headers)});
-            // Whom it logs in as is part of what was trusted (the secret
-            // is not kept, even hashed).
+            // Whom it logs in as, and how and where it gets its tokens, are
+            // part of what was trusted: a changed grant or identity
+            // provider waits for trust again (the secrets are not kept,
+            // even hashed).
             if let Some(client) = &server.oauth {
                 how["client_id"] = Value::from(client.client_id.clone());
+                if client.grant != cox_protocol::mcp::OAuthGrant::AuthorizationCode {
+                    how["grant"] = Value::from(format!("{:?}", client.grant));
+                    how["signing_algorithm"] = Value::from(client.signing_algorithm.clone());
+                }
+                if let Some(idp) = &client.idp {
+                    how["idp"] = serde_json::json!([idp.issuer, idp.token_endpoint, idp.client_id]);
+                }
+                if let Some(port) = client.callback_port {
+                    how["callback_port"] = Value::from(port);
+                }
             }
             how
         }
@@ -264,6 +276,59 @@ pub fn trust(db: &Db, server: &McpServer, definitions: &[Definition]) -> Result<
     }));
     db.trust_tools(&server.name, &scope, &rows)
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod grant_tests {
+    use super::*;
+    use cox_protocol::mcp::{OAuthClient, OAuthGrant, Origin, OriginKind};
+
+    /// A project's HTTP server trusted with one way of getting tokens is
+    /// not trusted with another: the grant and the identity provider are
+    /// in what was trusted.
+    #[test]
+    fn a_changed_grant_or_identity_provider_is_another_trust() {
+        let server = |grant: OAuthGrant, idp: Option<&str>| McpServer {
+            name: "s".into(),
+            origin: Origin {
+                file: "/p/.mcp.json".into(),
+                line: 1,
+                kind: OriginKind::Project,
+            },
+            transport: Transport::Http {
+                url: "https://s.example/mcp".into(),
+                headers: Vec::new(),
+            },
+            sandbox: true,
+            network: true,
+            oauth: Some(OAuthClient {
+                client_id: "c".into(),
+                client_secret: None,
+                grant,
+                private_key: None,
+                signing_algorithm: None,
+                idp: idp.map(|endpoint| cox_protocol::mcp::IdentityProvider {
+                    issuer: "https://idp.example".into(),
+                    token_endpoint: endpoint.into(),
+                    client_id: "i".into(),
+                    client_secret: None,
+                    id_token: "t".into(),
+                }),
+                callback_port: None,
+            }),
+        };
+        let code = scope(&server(OAuthGrant::AuthorizationCode, None));
+        assert_ne!(code, scope(&server(OAuthGrant::ClientCredentials, None)));
+        let here = scope(&server(
+            OAuthGrant::CrossApp,
+            Some("https://idp.example/token"),
+        ));
+        let there = scope(&server(
+            OAuthGrant::CrossApp,
+            Some("https://evil.example/token"),
+        ));
+        assert_ne!(here, there);
+    }
 }
 
 #[cfg(test)]
